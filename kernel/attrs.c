@@ -1,0 +1,348 @@
+#include "attrs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+mxk_attrs *mxk_attrs_new(void) {
+    mxk_attrs *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an attribute dictionary");
+    return a;
+}
+
+void mxk_attrs_free(mxk_attrs *a) {
+    if (a == NULL)
+        return;
+    for (uint32_t i = 0; i < a->count; i++) {
+        free(a->keys[i]);
+        free(a->values[i]);
+    }
+    free(a->keys);
+    free(a->values);
+    free(a);
+}
+
+const char *mxk_attrs_get(const mxk_attrs *a, const char *key) {
+    if (a == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < a->count; i++)
+        if (strcmp(a->keys[i], key) == 0)
+            return a->values[i];
+    return NULL;
+}
+
+mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value) {
+    char *v = strdup(value);
+    if (v == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
+    for (uint32_t i = 0; i < a->count; i++) {
+        if (strcmp(a->keys[i], key) == 0) {
+            free(a->values[i]);
+            a->values[i] = v;
+            return MXK_OK;
+        }
+    }
+    if (a->count == a->capacity) {
+        uint32_t cap = a->capacity ? a->capacity * 2 : 8;
+        char **k = realloc(a->keys, cap * sizeof *k);
+        if (k == NULL) {
+            free(v);
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'",
+                                 key);
+        }
+        a->keys = k;
+        char **vs = realloc(a->values, cap * sizeof *vs);
+        if (vs == NULL) {
+            free(v);
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'",
+                                 key);
+        }
+        a->values = vs;
+        a->capacity = cap;
+    }
+    char *k = strdup(key);
+    if (k == NULL) {
+        free(v);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
+    }
+    a->keys[a->count] = k;
+    a->values[a->count] = v;
+    a->count++;
+    return MXK_OK;
+}
+
+mxk_attrs *mxk_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values) {
+    mxk_attrs *a = mxk_attrs_new();
+    if (a == NULL)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (keys[i] == NULL || values[i] == NULL) {
+            mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "attribute %u has a NULL key or value", i);
+            mxk_attrs_free(a);
+            return NULL;
+        }
+        if (mxk_attrs_set(a, keys[i], values[i]) != MXK_OK) {
+            mxk_attrs_free(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+int mxk_attr_key_is_hidden(const char *key) {
+    size_t n = strlen(key);
+    return n > 4 && strncmp(key, "__", 2) == 0 && strcmp(key + n - 2, "__") == 0;
+}
+
+static const char *skip_space(const char *s) {
+    while (isspace((unsigned char)*s))
+        s++;
+    return s;
+}
+
+mxk_status mxk_parse_int(const char *key, const char *s, int64_t *out, mxk_error_sink *err) {
+    const char *p = skip_space(s);
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || *skip_space(end) != '\0' || errno == ERANGE)
+        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                            "attribute '%s': expected an integer, got '%s'", key, s);
+    *out = v;
+    return MXK_OK;
+}
+
+mxk_status mxk_parse_float(const char *key, const char *s, double *out, mxk_error_sink *err) {
+    const char *p = skip_space(s);
+    char *end;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || *skip_space(end) != '\0' || errno == ERANGE)
+        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                            "attribute '%s': expected a real number, got '%s'", key, s);
+    *out = v;
+    return MXK_OK;
+}
+
+mxk_status mxk_parse_bool(const char *key, const char *s, int32_t *out, mxk_error_sink *err) {
+    static const char *const yes[] = {"1", "true", "True", "TRUE"};
+    static const char *const no[] = {"0", "false", "False", "FALSE"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcmp(s, yes[i]) == 0) {
+            *out = 1;
+            return MXK_OK;
+        }
+        if (strcmp(s, no[i]) == 0) {
+            *out = 0;
+            return MXK_OK;
+        }
+    }
+    return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                        "attribute '%s': expected a boolean (true/false/1/0), got '%s'", key, s);
+}
+
+mxk_status mxk_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_error_sink *err) {
+    mxk_shape r;
+    memset(&r, 0, sizeof r);
+    const char *p = skip_space(s);
+    char close = '\0';
+    if (*p == '(' || *p == '[') {
+        close = *p == '(' ? ')' : ']';
+        p = skip_space(p + 1);
+    }
+    while (*p != '\0' && *p != close) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE)
+            goto bad;
+        if (r.ndim == MXK_MAX_NDIM)
+            return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                                "attribute '%s': more than %d entries in '%s'", key, MXK_MAX_NDIM,
+                                s);
+        r.dims[r.ndim++] = v;
+        p = skip_space(end);
+        if (*p == ',')
+            p = skip_space(p + 1);
+        else if (*p != close && *p != '\0')
+            goto bad;
+    }
+    if (*p != close)
+        goto bad;
+    if (close != '\0')
+        p = skip_space(p + 1);
+    if (*p != '\0')
+        goto bad;
+    *out = r;
+    return MXK_OK;
+bad:
+    return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                        "attribute '%s': expected a tuple of integers like (2,2), got '%s'", key,
+                        s);
+}
+
+/* True when word is one of the '|'-separated entries of list. */
+static int enum_contains(const char *list, const char *word) {
+    size_t n = strlen(word);
+    const char *p = list;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0)
+            return 1;
+        if (bar == NULL)
+            break;
+        p = bar + 1;
+    }
+    return 0;
+}
+
+/* Parses `value` as the attribute type of `def`, for validation only. */
+static mxk_status check_value(const mxk_attr_def *def, const char *value, mxk_error_sink *err) {
+    int64_t i;
+    double f;
+    int32_t b;
+    mxk_shape s;
+    switch (def->type) {
+    case MXK_ATTR_INT:
+        return mxk_parse_int(def->name, value, &i, err);
+    case MXK_ATTR_FLOAT:
+        return mxk_parse_float(def->name, value, &f, err);
+    case MXK_ATTR_BOOL:
+        return mxk_parse_bool(def->name, value, &b, err);
+    case MXK_ATTR_SHAPE:
+        return mxk_parse_shape(def->name, value, &s, err);
+    case MXK_ATTR_STRING:
+        return MXK_OK;
+    case MXK_ATTR_ENUM:
+        if (enum_contains(def->enum_values, value))
+            return MXK_OK;
+        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                            "attribute '%s': '%s' is not one of {%s}", def->name, value,
+                            def->enum_values);
+    }
+    return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
+                        (int)def->type);
+}
+
+static int valid_identifier(const char *s) {
+    if (s == NULL || !(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (s++; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+mxk_status mxk_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err) {
+    if (!valid_identifier(def->name))
+        return mxk_sink_set(err, MXK_ERR_ABI, "attribute name '%s' is not a valid identifier",
+                            def->name ? def->name : "(null)");
+    if ((int)def->type < MXK_ATTR_INT || (int)def->type > MXK_ATTR_ENUM)
+        return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
+                            (int)def->type);
+    if (def->type == MXK_ATTR_ENUM && (def->enum_values == NULL || def->enum_values[0] == '\0'))
+        return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': enum without enum_values",
+                            def->name);
+    if (!def->required && def->default_value != NULL) {
+        mxk_error_sink inner;
+        mxk_error_sink_clear(&inner);
+        if (check_value(def, def->default_value, &inner) != MXK_OK)
+            return mxk_sink_set(err, MXK_ERR_ABI, "default value is invalid: %s", inner.msg);
+    }
+    return MXK_OK;
+}
+
+/* Writes "a, b, c" (the schema's attribute names) into buf. */
+static void list_names(const mxk_attr_def *schema, uint32_t n, char *buf, size_t size) {
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n && pos + 1 < size; i++)
+        pos += (size_t)snprintf(buf + pos, size - pos, i ? ", %s" : "%s", schema[i].name);
+    if (n == 0)
+        snprintf(buf, size, "(none)");
+}
+
+mxk_status mxk_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
+                              mxk_attrs **out, mxk_error_sink *err) {
+    mxk_attrs *r = mxk_attrs_new();
+    if (r == NULL)
+        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
+    uint32_t ngiven = given ? given->count : 0;
+    for (uint32_t i = 0; i < ngiven; i++) {
+        const char *key = given->keys[i];
+        if (mxk_attr_key_is_hidden(key))
+            continue;
+        const mxk_attr_def *def = NULL;
+        for (uint32_t j = 0; j < n && def == NULL; j++)
+            if (strcmp(schema[j].name, key) == 0)
+                def = &schema[j];
+        if (def == NULL) {
+            char names[1024];
+            list_names(schema, n, names, sizeof names);
+            mxk_attrs_free(r);
+            return mxk_sink_set(err, MXK_ERR_NOT_FOUND,
+                                "unknown attribute '%s'; valid attributes: %s", key, names);
+        }
+        if (check_value(def, given->values[i], err) != MXK_OK ||
+            mxk_attrs_set(r, key, given->values[i]) != MXK_OK) {
+            if (err && err->code == MXK_OK)
+                mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
+            mxk_attrs_free(r);
+            return err ? err->code : MXK_ERR_INVALID_ARGUMENT;
+        }
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        if (mxk_attrs_get(r, schema[j].name) != NULL)
+            continue;
+        if (schema[j].required) {
+            mxk_attrs_free(r);
+            return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                                "required attribute '%s' is missing%s%s", schema[j].name,
+                                schema[j].doc ? " (" : "", schema[j].doc ? schema[j].doc : "");
+        }
+        if (schema[j].default_value != NULL &&
+            mxk_attrs_set(r, schema[j].name, schema[j].default_value) != MXK_OK) {
+            mxk_attrs_free(r);
+            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
+        }
+    }
+    *out = r;
+    return MXK_OK;
+}
+
+mxk_name_list *mxk_name_list_new(void) {
+    return calloc(1, sizeof(mxk_name_list));
+}
+
+void mxk_name_list_free(mxk_name_list *l) {
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->count; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l);
+}
+
+mxk_status mxk_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err) {
+    if (name == NULL)
+        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "name_list_add: NULL name");
+    if (l->count == l->capacity) {
+        uint32_t cap = l->capacity ? l->capacity * 2 : 8;
+        char **n = realloc(l->names, cap * sizeof *n);
+        if (n == NULL)
+            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
+        l->names = n;
+        l->capacity = cap;
+    }
+    char *c = strdup(name);
+    if (c == NULL)
+        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
+    l->names[l->count++] = c;
+    return MXK_OK;
+}

@@ -1,0 +1,241 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attrs.h"
+#include "error.h"
+#include "loader.h"
+#include "mxk.h"
+#include "registry_internal.h"
+
+#ifndef MXK_REL_CONFDIR
+#define MXK_REL_CONFDIR "../etc/mxk"
+#endif
+
+static char config_dir[PATH_MAX];
+static int32_t conf_num_threads;
+
+const char *mxk_config_dir(void) {
+    return config_dir;
+}
+
+int32_t mxk_config_num_threads(void) {
+    return conf_num_threads;
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size) {
+    out[0] = '\0';
+    if (explicit_dir && *explicit_dir) {
+        if (!is_dir(explicit_dir))
+            return mxk_set_error(MXK_ERR_NOT_FOUND,
+                                 "config dir '%s' (given explicitly) is not a directory",
+                                 explicit_dir);
+        snprintf(out, size, "%s", explicit_dir);
+        return MXK_OK;
+    }
+    const char *env = getenv("MXK_CONFIG_DIR");
+    if (env && *env) {
+        if (!is_dir(env))
+            return mxk_set_error(MXK_ERR_NOT_FOUND,
+                                 "config dir '%s' (from MXK_CONFIG_DIR) is not a directory", env);
+        snprintf(out, size, "%s", env);
+        return MXK_OK;
+    }
+    char cand[PATH_MAX];
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(cand, sizeof cand, "%s/mxk", xdg);
+    else if (home && *home)
+        snprintf(cand, sizeof cand, "%s/.config/mxk", home);
+    else
+        cand[0] = '\0';
+    if (cand[0] && is_dir(cand)) {
+        snprintf(out, size, "%s", cand);
+        return MXK_OK;
+    }
+    const char *libdir = mxk_loader_library_dir();
+    if (*libdir) {
+        snprintf(cand, sizeof cand, "%s/%s", libdir, MXK_REL_CONFDIR);
+        char real[PATH_MAX];
+        if (is_dir(cand) && realpath(cand, real) != NULL)
+            snprintf(out, size, "%s", real);
+    }
+    return MXK_OK;
+}
+
+/* ---- mxk.conf ---- */
+
+typedef struct global_conf_state {
+    char error[512];
+} global_conf_state;
+
+static int global_handler(void *user, const char *section, const char *name, const char *value) {
+    global_conf_state *st = user;
+    mxk_error_sink sink;
+    mxk_error_sink_clear(&sink);
+    if (strcmp(section, "mxk") == 0 || section[0] == '\0') {
+        if (strcmp(name, "backend") == 0) {
+            mxk_registry_set_conf_preference(value);
+            return 1;
+        }
+        if (strcmp(name, "num_threads") == 0) {
+            int64_t n;
+            if (mxk_parse_int(name, value, &n, &sink) != MXK_OK || n < 0 || n > 4096) {
+                snprintf(st->error, sizeof st->error,
+                         "num_threads must be an integer in [0, 4096], got '%s'", value);
+                return 0;
+            }
+            conf_num_threads = (int32_t)n;
+            return 1;
+        }
+        snprintf(st->error, sizeof st->error,
+                 "unknown key '%s' in [mxk]; valid keys: backend, num_threads", name);
+        return 0;
+    }
+    if (strcmp(section, "op_backend") == 0) {
+        mxk_registry_set_conf_op_backend(name, value);
+        return 1;
+    }
+    snprintf(st->error, sizeof st->error,
+             "unknown section [%s]; valid sections: [mxk], [op_backend]", section);
+    return 0;
+}
+
+static mxk_status read_global_conf(const char *dir) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/mxk.conf", dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return MXK_OK; /* optional */
+    global_conf_state st = {""};
+    int line = ini_parse_file(f, global_handler, &st);
+    fclose(f);
+    if (line != 0)
+        return mxk_set_error(MXK_ERR_FORMAT, "%s:%d: %s", path, line,
+                             st.error[0] ? st.error : "syntax error");
+    return MXK_OK;
+}
+
+/* ---- plugins.d/<name>.conf ---- */
+
+typedef struct plugin_conf {
+    char library[PATH_MAX];
+    int32_t enabled;
+    int64_t priority;
+    mxk_attrs *options;
+    char error[512];
+} plugin_conf;
+
+static int plugin_handler(void *user, const char *section, const char *name, const char *value) {
+    plugin_conf *pc = user;
+    mxk_error_sink sink;
+    mxk_error_sink_clear(&sink);
+    if (strcmp(section, "plugin") == 0) {
+        if (strcmp(name, "library") == 0) {
+            snprintf(pc->library, sizeof pc->library, "%s", value);
+            return 1;
+        }
+        if (strcmp(name, "enabled") == 0) {
+            if (mxk_parse_bool(name, value, &pc->enabled, &sink) == MXK_OK)
+                return 1;
+        } else if (strcmp(name, "priority") == 0) {
+            if (mxk_parse_int(name, value, &pc->priority, &sink) == MXK_OK)
+                return 1;
+        } else {
+            snprintf(sink.msg, sizeof sink.msg,
+                     "unknown key '%s' in [plugin]; valid keys: library, enabled, priority", name);
+        }
+        snprintf(pc->error, sizeof pc->error, "%s", sink.msg);
+        return 0;
+    }
+    if (strcmp(section, "options") == 0) {
+        if (mxk_attrs_set(pc->options, name, value) == MXK_OK)
+            return 1;
+        snprintf(pc->error, sizeof pc->error, "out of memory");
+        return 0;
+    }
+    snprintf(pc->error, sizeof pc->error,
+             "unknown section [%s]; valid sections: [plugin], [options]", section);
+    return 0;
+}
+
+/* Reads one plugin conf file and loads its library; problems become rejections. */
+static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
+    plugin_conf pc;
+    memset(&pc, 0, sizeof pc);
+    pc.enabled = 1;
+    pc.options = mxk_attrs_new();
+    if (pc.options == NULL)
+        return;
+    FILE *f = fopen(conf_path, "r");
+    int line = f ? ini_parse_file(f, plugin_handler, &pc) : -1;
+    if (f)
+        fclose(f);
+    char reason[1024];
+    reason[0] = '\0';
+    if (line < 0)
+        snprintf(reason, sizeof reason, "cannot read the conf file");
+    else if (line > 0)
+        snprintf(reason, sizeof reason, "line %d: %s", line,
+                 pc.error[0] ? pc.error : "syntax error");
+    else if (pc.library[0] == '\0')
+        snprintf(reason, sizeof reason, "[plugin] has no 'library' key");
+    if (reason[0]) {
+        mxk_registry_reject(conf_path, reason);
+        mxk_attrs_free(pc.options);
+        return;
+    }
+    if (!pc.enabled) {
+        mxk_attrs_free(pc.options);
+        return;
+    }
+    char lib[PATH_MAX];
+    if (mxk_loader_resolve(pc.library, conf_dir, lib, sizeof lib) != MXK_OK)
+        mxk_registry_reject(conf_path, mxk_last_error_message());
+    else
+        mxk_loader_load(lib, conf_path, pc.options, (int32_t)pc.priority);
+    mxk_attrs_free(pc.options);
+}
+
+static int conf_name_filter(const struct dirent *d) {
+    size_t n = strlen(d->d_name);
+    return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+static void load_plugins_dir(const char *dir) {
+    char pdir[PATH_MAX];
+    snprintf(pdir, sizeof pdir, "%s/plugins.d", dir);
+    struct dirent **list = NULL;
+    int n = scandir(pdir, &list, conf_name_filter, alphasort);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", pdir, list[i]->d_name);
+        load_plugin_conf(pdir, path);
+        free(list[i]);
+    }
+    free(list);
+}
+
+mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins) {
+    mxk_status rc = mxk_config_find_dir(explicit_dir, config_dir, sizeof config_dir);
+    if (rc != MXK_OK || config_dir[0] == '\0')
+        return rc;
+    rc = read_global_conf(config_dir);
+    if (rc != MXK_OK)
+        return rc;
+    if (!no_plugins)
+        load_plugins_dir(config_dir);
+    return MXK_OK;
+}

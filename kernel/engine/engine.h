@@ -1,0 +1,155 @@
+/*
+ * The dependency engine (kernel-internal API).
+ *
+ * Semantics: MXNet's engine (seed note_engine; upstream src/engine/threaded_engine.{h,cc},
+ * threaded_engine_perdevice.cc, naive_engine.cc) and its error propagation (seed
+ * exception_handling). Digest: ../shared/reference/engine-memory-io.md §1-2.
+ *
+ * - Every function is pushed with the engine variables it reads and writes.
+ *   Per variable, requests are served in push order; consecutive reads run in
+ *   parallel; a write runs alone. So the result per variable equals running its
+ *   functions in push order.
+ * - Sync functions return a status; async functions finish when
+ *   mxk_engine_complete() is called on their handle, from any thread.
+ * - A failing function's error is recorded on every variable it writes. A later
+ *   function that reads or writes such a variable inherits the error and is skipped
+ *   (unless pushed with MXK_ENGINE_PROP_NO_SKIP); it passes the error on to the
+ *   variables it writes. mxk_engine_wait_var() / mxk_engine_wait_all() report an
+ *   error once: the slot is shared by all variables the failing op wrote and is
+ *   cleared when reported.
+ * - Engine types (env MXK_ENGINE_TYPE): "ThreadedEnginePerDevice" (default):
+ *   per-device worker pools; "NaiveEngine": runs every push synchronously in the
+ *   pushing thread (for debugging); errors then still follow the rules above
+ *   (unlike upstream's NaiveEngine, which loses async errors).
+ * - Worker counts: MXK_CPU_WORKER_NTHREADS (default 1), MXK_CPU_PRIORITY_NTHREADS
+ *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2), MXK_GPU_COPY_NTHREADS (default 2).
+ *
+ * Threading: pushes may come from any thread, but push order is only defined
+ * between pushes of one thread (as upstream). All functions here are thread-safe.
+ */
+#ifndef MXK_ENGINE_H
+#define MXK_ENGINE_H
+
+#include "mxk_abi_base.h"
+
+/** Where a function runs: device type/id and the worker's stream (NULL on CPU). */
+typedef struct mxk_run_ctx {
+    int32_t dev_type; /**< mxk_dev_type */
+    int32_t dev_id;
+    void *stream; /**< backend stream of the worker thread, NULL when none */
+} mxk_run_ctx;
+
+/**
+ * A synchronous engine function. Returns MXK_OK, or an error code with the message
+ * written into `err`; the engine then records the error on the written variables.
+ */
+typedef mxk_status (*mxk_engine_sync_fn)(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err);
+
+/**
+ * An asynchronous engine function: it starts work and returns; the work is finished
+ * when mxk_engine_complete(done, ...) is called (once), from any thread.
+ */
+typedef void (*mxk_engine_async_fn)(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *done);
+
+/** Frees a function's `arg` after the function has completed (or was skipped). May be NULL. */
+typedef void (*mxk_engine_arg_free)(void *arg);
+
+/** Properties of a pushed function (bit flags). */
+enum mxk_engine_prop {
+    MXK_ENGINE_PROP_NORMAL = 0,
+    MXK_ENGINE_PROP_COPY = 1 << 0,        /**< a device copy: goes to the copy workers */
+    MXK_ENGINE_PROP_PRIORITIZED = 1 << 1, /**< goes to the priority queue (higher first) */
+    MXK_ENGINE_PROP_NO_SKIP = 1 << 2      /**< runs even when it inherited an error */
+};
+
+/** Full description of one push. Lists may contain duplicates; a var both read and written is a
+ * write. */
+typedef struct mxk_engine_push_desc {
+    mxk_engine_sync_fn sync_fn; /**< exactly one of sync_fn / async_fn is non-NULL */
+    mxk_engine_async_fn async_fn;
+    void *arg;
+    mxk_engine_arg_free arg_free;
+    int32_t dev_type; /**< where to run: mxk_dev_type */
+    int32_t dev_id;
+    mxk_engine_var *const *read_vars;
+    uint32_t num_read;
+    mxk_engine_var *const *write_vars;
+    uint32_t num_write;
+    uint32_t props;   /**< mxk_engine_prop bits */
+    int32_t priority; /**< used by priority queues; higher runs first */
+    const char *name; /**< for error messages and debugging; copied; may be NULL */
+} mxk_engine_push_desc;
+
+/**
+ * Starts the engine (idempotent). The type comes from MXK_ENGINE_TYPE; an unknown
+ * value gives MXK_ERR_INVALID_ARGUMENT naming the valid ones. Called by mxk_init().
+ */
+mxk_status mxk_engine_start(void);
+
+/** Waits for all work, then stops the workers. Further pushes fail with MXK_ERR_STATE. */
+void mxk_engine_stop(void);
+
+/** Name of the running engine type ("ThreadedEnginePerDevice" or "NaiveEngine"). */
+const char *mxk_engine_type_name(void);
+
+/**
+ * Supplies the stream a worker of (dev_type, dev_id) should use; called once per
+ * worker thread at its start. Used by device backends that have streams (CUDA).
+ * May be set once, before the first push to such a device; NULL (default) gives NULL streams.
+ */
+typedef void *(*mxk_engine_stream_provider)(int32_t dev_type, int32_t dev_id, int is_copy_worker);
+void mxk_engine_set_stream_provider(mxk_engine_stream_provider provider);
+
+/** Creates a variable. Returns NULL only when out of memory (last error set). */
+mxk_engine_var *mxk_engine_new_var(void);
+
+/**
+ * Schedules deletion of `var`: runs after every function pushed earlier that uses it,
+ * then calls `deleter(arg)` (may be NULL; used to free the memory the var guards)
+ * and frees the var. The caller must not use `var` afterwards.
+ */
+void mxk_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *arg,
+                           int32_t dev_type, int32_t dev_id);
+
+/**
+ * Pushes a function. Never reports the function's own failure (that comes at a
+ * wait); fails only for a malformed descriptor (MXK_ERR_INVALID_ARGUMENT) or a
+ * stopped engine (MXK_ERR_STATE). On failure `arg_free(arg)` has been called.
+ */
+mxk_status mxk_engine_push(const mxk_engine_push_desc *desc);
+
+/** Convenience wrapper of mxk_engine_push for a sync function. */
+mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg_free arg_free,
+                                int32_t dev_type, int32_t dev_id, mxk_engine_var *const *read_vars,
+                                uint32_t num_read, mxk_engine_var *const *write_vars,
+                                uint32_t num_write, uint32_t props, int32_t priority,
+                                const char *name);
+
+/**
+ * Completes an async function. `status` MXK_OK for success; otherwise `msg` (may be
+ * NULL) describes the error, which is recorded like a sync function's error.
+ * Thread-safe; must be called exactly once per async invocation.
+ */
+void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *msg);
+
+/**
+ * Blocks until every function pushed before this call that reads or writes `var`
+ * has completed. If an error was recorded on `var`, returns it once (message in the
+ * thread's last error) and clears it, for every variable that shares it.
+ * Must not be called from inside an engine function on a variable that function
+ * uses (it would wait for itself). Does not count as a write (version unchanged).
+ */
+mxk_status mxk_engine_wait_var(mxk_engine_var *var);
+
+/**
+ * Blocks until all pushed functions have completed. Reports the first recorded,
+ * not yet reported error (once) and clears every pending error. Errors of functions
+ * that write no variable are reported here too. Must not be called from inside an
+ * engine function (it would wait for itself).
+ */
+mxk_status mxk_engine_wait_all(void);
+
+/** Number of completed writes to `var` (MXNet's version counter). Thread-safe. */
+uint64_t mxk_engine_var_version(const mxk_engine_var *var);
+
+#endif /* MXK_ENGINE_H */

@@ -1,0 +1,165 @@
+/*
+ * Error slots of the engine (digest §1.2): shared, refcounted error objects, their
+ * inheritance by ops, and the global list that mxk_engine_wait_all() reports from.
+ */
+#include "engine_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/**
+ * The error recorded when allocating an error object fails. Its refcount never
+ * reaches zero; its code is re-armed each time it is used.
+ */
+static engine_error oom_error = {1 << 30, MXK_ERR_OUT_OF_MEMORY, false,
+                                 "out of memory while recording an engine error"};
+
+/**
+ * The global list of errors recorded on variables and not yet cleared by
+ * mxk_engine_wait_all(), in the order they were recorded. Each entry holds a reference.
+ */
+static struct {
+    pthread_mutex_t mu;
+    engine_error **items;
+    size_t len;
+    size_t cap;
+} g_errs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+engine_error *engine_error_new(mxk_status code, const char *msg) {
+    size_t n = strlen(msg);
+    if (n >= MXK_ERROR_MSG_MAX)
+        n = MXK_ERROR_MSG_MAX - 1;
+    engine_error *e = malloc(sizeof *e + n + 1);
+    if (e == NULL) {
+        atomic_store(&oom_error.code, MXK_ERR_OUT_OF_MEMORY);
+        return &oom_error;
+    }
+    atomic_init(&e->refcount, 1);
+    atomic_init(&e->code, (int)code);
+    e->listed = false;
+    char *text = (char *)(e + 1);
+    memcpy(text, msg, n);
+    text[n] = '\0';
+    e->msg = text;
+    return e;
+}
+
+void engine_error_ref(engine_error *e) {
+    atomic_fetch_add_explicit(&e->refcount, 1, memory_order_relaxed);
+}
+
+void engine_error_unref(engine_error *e) {
+    if (e == NULL || e == &oom_error)
+        return;
+    if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1)
+        free(e);
+}
+
+bool engine_error_pending(const engine_error *e) {
+    return e != NULL && atomic_load(&((engine_error *)e)->code) != MXK_OK;
+}
+
+void engine_op_set_error(engine_op *op, mxk_status code, const char *msg) {
+    engine_error *e = engine_error_new(code, msg);
+    engine_error_unref(op->err);
+    op->err = e;
+}
+
+void engine_op_inherit_error(engine_op *op) {
+    if (engine_error_pending(op->err))
+        return;
+    /* Pass 0: read variables; pass 1: write variables (upstream's order). */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < op->ndeps; i++) {
+            const engine_dep *d = &op->deps[i];
+            if (d->write != (pass == 1))
+                continue;
+            /* Safe without the lock: only an exclusive holder replaces the slot, and
+             * this op holds a granted request on the variable. */
+            engine_error *e = atomic_load(&d->var->err);
+            if (engine_error_pending(e)) {
+                engine_error_ref(e);
+                engine_error_unref(op->err);
+                op->err = e;
+                return;
+            }
+        }
+    }
+}
+
+/** Drops cleared errors from the list (called with the list locked, before growing it). */
+static void prune_cleared_locked(void) {
+    size_t j = 0;
+    for (size_t i = 0; i < g_errs.len; i++) {
+        engine_error *e = g_errs.items[i];
+        if (engine_error_pending(e)) {
+            g_errs.items[j++] = e;
+        } else {
+            e->listed = false;
+            engine_error_unref(e);
+        }
+    }
+    g_errs.len = j;
+}
+
+void engine_errors_add_global(engine_error *e) {
+    pthread_mutex_lock(&g_errs.mu);
+    if (!e->listed) {
+        if (g_errs.len == g_errs.cap)
+            prune_cleared_locked();
+        if (g_errs.len == g_errs.cap) {
+            size_t cap = g_errs.cap ? 2 * g_errs.cap : 16;
+            engine_error **items = realloc(g_errs.items, cap * sizeof *items);
+            if (items == NULL) {
+                /* Cannot list it: it still reaches waiters through the variables. */
+                pthread_mutex_unlock(&g_errs.mu);
+                fprintf(stderr, "mxk engine: out of memory listing an error: %s\n", e->msg);
+                return;
+            }
+            g_errs.items = items;
+            g_errs.cap = cap;
+        }
+        e->listed = true;
+        engine_error_ref(e);
+        g_errs.items[g_errs.len++] = e;
+    }
+    pthread_mutex_unlock(&g_errs.mu);
+}
+
+/** Claims `e` for reporting: clears it and returns its former code (MXK_OK if already cleared). */
+static mxk_status claim(engine_error *e) {
+    return (mxk_status)atomic_exchange(&e->code, MXK_OK);
+}
+
+mxk_status engine_var_take_error(mxk_engine_var *var) {
+    pthread_mutex_lock(&var->mu);
+    engine_error *e = atomic_load(&var->err);
+    atomic_store(&var->err, NULL);
+    pthread_mutex_unlock(&var->mu);
+    if (e == NULL)
+        return MXK_OK;
+    mxk_status code = claim(e);
+    if (code != MXK_OK)
+        mxk_set_error(code, "%s", e->msg);
+    engine_error_unref(e);
+    return code;
+}
+
+mxk_status engine_errors_take_all(void) {
+    mxk_status first = MXK_OK;
+    pthread_mutex_lock(&g_errs.mu);
+    for (size_t i = 0; i < g_errs.len; i++) {
+        engine_error *e = g_errs.items[i];
+        mxk_status code = claim(e);
+        if (code != MXK_OK && first == MXK_OK) {
+            first = code;
+            mxk_set_error(code, "%s", e->msg);
+        }
+        e->listed = false;
+        engine_error_unref(e);
+    }
+    g_errs.len = 0;
+    pthread_mutex_unlock(&g_errs.mu);
+    return first;
+}

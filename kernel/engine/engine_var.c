@@ -1,0 +1,153 @@
+/*
+ * Engine variables and their request queues (digest §2.5, upstream ThreadedVar):
+ * consecutive reads share a variable, a write (or wait/delete) holds it alone, and
+ * requests are granted in the order they were queued.
+ */
+#include "engine_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+mxk_engine_var *mxk_engine_new_var(void) {
+    mxk_engine_var *var = calloc(1, sizeof *var);
+    if (var == NULL) {
+        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_engine_new_var: out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&var->mu, NULL);
+    atomic_init(&var->version, 0);
+    atomic_init(&var->err, NULL);
+    return var;
+}
+
+uint64_t mxk_engine_var_version(const mxk_engine_var *var) {
+    return atomic_load(&((mxk_engine_var *)var)->version);
+}
+
+void engine_var_destroy(mxk_engine_var *var) {
+    engine_error_unref(atomic_load(&var->err));
+    pthread_mutex_destroy(&var->mu);
+    free(var);
+}
+
+/** Counts `n` granted requests of `op`; dispatches it when none is left. */
+static void op_granted(engine_op *op, long n) {
+    if (atomic_fetch_sub(&op->wait, n) == n)
+        op->impl->dispatch(op);
+}
+
+/** Appends a request to the variable's queue (var locked). */
+static void enqueue_locked(mxk_engine_var *var, engine_dep *d) {
+    d->next = NULL;
+    if (var->qtail != NULL)
+        var->qtail->next = d;
+    else
+        var->qhead = d;
+    var->qtail = d;
+}
+
+/** Removes and returns the oldest queued request (var locked, queue non-empty). */
+static engine_dep *dequeue_locked(mxk_engine_var *var) {
+    engine_dep *d = var->qhead;
+    var->qhead = d->next;
+    if (var->qhead == NULL)
+        var->qtail = NULL;
+    d->next = NULL;
+    return d;
+}
+
+void engine_deps_append(engine_op *op) {
+    long granted = 0;
+    /* Lock every variable (address order, as deps are sorted) so that this op's
+     * requests enter all queues at one instant w.r.t. other pushers. */
+    for (uint32_t i = 0; i < op->ndeps; i++)
+        pthread_mutex_lock(&op->deps[i].var->mu);
+    for (uint32_t i = 0; i < op->ndeps; i++) {
+        engine_dep *d = &op->deps[i];
+        mxk_engine_var *var = d->var;
+        bool idle = var->qhead == NULL && !var->write_active;
+        if (!d->write && idle) {
+            var->running_reads++;
+            granted++;
+        } else if (d->write && idle && var->running_reads == 0) {
+            var->write_active = true;
+            granted++;
+        } else {
+            enqueue_locked(var, d);
+        }
+    }
+    for (uint32_t i = op->ndeps; i-- > 0;)
+        pthread_mutex_unlock(&op->deps[i].var->mu);
+    /* The +1 held since creation keeps the op from dispatching while appending. */
+    op_granted(op, granted + 1);
+}
+
+/**
+ * Grants what the queue head allows after the variable became free of writers
+ * (var locked): either the run of consecutive reads at the head, or, when reads are
+ * not running, the write at the head. Returns the granted requests as a list.
+ */
+static engine_dep *grant_next_locked(mxk_engine_var *var) {
+    engine_dep *list = NULL, **tail = &list;
+    if (var->write_active || var->qhead == NULL)
+        return NULL;
+    if (var->qhead->write) {
+        if (var->running_reads == 0) {
+            var->write_active = true;
+            list = dequeue_locked(var);
+        }
+        return list;
+    }
+    while (var->qhead != NULL && !var->qhead->write) {
+        engine_dep *d = dequeue_locked(var);
+        var->running_reads++;
+        *tail = d;
+        tail = &d->next;
+    }
+    return list;
+}
+
+void engine_deps_release(engine_op *op, bool queued) {
+    bool record = op->kind == ENGINE_OP_FN && engine_error_pending(op->err);
+    for (uint32_t i = 0; i < op->ndeps; i++) {
+        engine_dep *d = &op->deps[i];
+        mxk_engine_var *var = d->var;
+        engine_dep *granted = NULL;
+        bool destroy = false;
+        pthread_mutex_lock(&var->mu);
+        if (d->write) {
+            if (op->kind != ENGINE_OP_WAIT)
+                atomic_fetch_add(&var->version, 1);
+            if (record) {
+                engine_error *old = atomic_load(&var->err);
+                if (old != op->err) {
+                    engine_error_ref(op->err);
+                    atomic_store(&var->err, op->err);
+                    engine_error_unref(old);
+                }
+            }
+            if (queued)
+                var->write_active = false;
+            if (op->kind == ENGINE_OP_DELETE) {
+                destroy = var->qhead == NULL;
+                if (!destroy)
+                    fprintf(stderr,
+                            "mxk engine: variable %p used after mxk_engine_delete_var; "
+                            "it is leaked\n",
+                            (void *)var);
+            }
+        } else if (queued) {
+            var->running_reads--;
+        }
+        if (queued && !destroy)
+            granted = grant_next_locked(var);
+        pthread_mutex_unlock(&var->mu);
+        if (destroy)
+            engine_var_destroy(var);
+        while (granted != NULL) {
+            engine_dep *next = granted->next; /* read before the op can run and be freed */
+            op_granted(granted->op, 1);
+            granted = next;
+        }
+    }
+}

@@ -1,0 +1,600 @@
+#include "op_instance.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "error.h"
+#include "host_api.h"
+#include "ndarray.h"
+#include "shape.h"
+
+/* ---- creation ---- */
+
+static void instance_destroy(mxk_op_instance *inst) {
+    if (inst->state && inst->kernel && inst->kernel->def.destroy_state)
+        inst->kernel->def.destroy_state(inst->state);
+    mxk_op_params_free(inst->params);
+    free(inst->in_shapes);
+    free(inst->in_types);
+    free(inst->need_out_grad);
+    free(inst);
+}
+
+static void instance_release(mxk_op_instance *inst) {
+    if (atomic_fetch_sub(&inst->refcount, 1) == 1)
+        instance_destroy(inst);
+}
+
+void mxk_op_instance_free(mxk_op_instance *inst) {
+    if (inst)
+        instance_release(inst);
+}
+
+/* Allocates the shape/type/flag arrays of an instance in two blocks. */
+static int alloc_arrays(mxk_op_instance *inst) {
+    uint32_t n = inst->num_in + inst->num_out + inst->num_aux;
+    inst->in_shapes = calloc(n ? n : 1, sizeof(mxk_shape));
+    inst->in_types = calloc(n ? n : 1, sizeof(int32_t));
+    inst->need_out_grad = calloc(inst->num_visible + inst->num_in + inst->num_out + 1, 1);
+    if (!inst->in_shapes || !inst->in_types || !inst->need_out_grad)
+        return 0;
+    inst->out_shapes = inst->in_shapes + inst->num_in;
+    inst->aux_shapes = inst->out_shapes + inst->num_out;
+    inst->out_types = inst->in_types + inst->num_in;
+    inst->aux_types = inst->out_types + inst->num_out;
+    inst->need_in_data = inst->need_out_grad + inst->num_visible;
+    inst->need_out_data = inst->need_in_data + inst->num_in;
+    return 1;
+}
+
+/* Fails with the first slot whose shape is still incomplete. */
+static mxk_status check_complete(const mxk_op_instance *inst) {
+    const char *op = inst->params->op->def.name;
+    const mxk_shape *arrs[3] = {inst->in_shapes, inst->out_shapes, inst->aux_shapes};
+    const mxk_name_list *names[3] = {inst->params->in_names, inst->params->out_names,
+                                     inst->params->aux_names};
+    static const char *const kinds[3] = {"input", "output", "auxiliary state"};
+    for (int k = 0; k < 3; k++)
+        for (uint32_t i = 0; i < names[k]->count; i++)
+            if (!mxk_shape_is_complete(&arrs[k][i])) {
+                char buf[128];
+                return mxk_set_error(
+                    MXK_ERR_SHAPE, "%s: cannot infer the shape of %s '%s' (got %s)", op, kinds[k],
+                    names[k]->names[i], mxk_shape_format(&arrs[k][i], buf, sizeof buf));
+            }
+    return MXK_OK;
+}
+
+/* Asks the operator for a phase's resources and takes slots for them. */
+static mxk_status take_resources(mxk_op_instance *inst, int backward) {
+    const mxk_op_def *d = &inst->params->op->def;
+    mxk_status (*fn)(const void *, const mxk_shape *, uint32_t, mxk_resource_request *, uint32_t *,
+                     mxk_error_sink *) = backward ? d->backward_resources : d->forward_resources;
+    mxk_phase_resources *pr = backward ? &inst->bwd_res : &inst->fwd_res;
+    pr->count = 0;
+    if (fn == NULL)
+        return MXK_OK;
+    mxk_error_sink sink;
+    mxk_error_sink_clear(&sink);
+    uint32_t n = MXK_MAX_RESOURCES;
+    for (uint32_t i = 0; i < MXK_MAX_RESOURCES; i++)
+        pr->req[i].struct_size = sizeof pr->req[i];
+    if (fn(inst->params->param, inst->in_shapes, inst->num_in, pr->req, &n, &sink) != MXK_OK)
+        return mxk_set_error_from_sink(&sink, "%s: resource request: ", d->name);
+    if (n > MXK_MAX_RESOURCES)
+        return mxk_set_error(MXK_ERR_INTERNAL, "%s: %u resources requested, at most %d", d->name, n,
+                             MXK_MAX_RESOURCES);
+    for (uint32_t i = 0; i < n; i++) {
+        pr->slot[i] = mxk_resource_get(inst->ctx, pr->req[i].type);
+        if (pr->slot[i] == NULL)
+            return mxk_last_error_code();
+    }
+    pr->count = n;
+    return MXK_OK;
+}
+
+/* Resolves the kernel by the current preference and (re)creates its state. */
+static mxk_status resolve(mxk_op_instance *inst) {
+    const mxk_kernel_entry *k =
+        mxk_registry_resolve_kernel(inst->params->op, inst->ctx.dev_type, inst->params->param,
+                                    inst->in_shapes, inst->in_types, inst->num_in);
+    if (k == NULL)
+        return mxk_last_error_code();
+    if (k == inst->kernel)
+        return MXK_OK;
+    void *state = NULL;
+    if (k->def.create_state) {
+        mxk_error_sink sink;
+        mxk_error_sink_clear(&sink);
+        if (k->def.create_state(inst->params->param, inst->ctx.dev_type, inst->ctx.dev_id,
+                                inst->in_shapes, inst->in_types, inst->num_in, &state,
+                                &sink) != MXK_OK)
+            return mxk_set_error_from_sink(&sink, "%s (backend %s): create_state: ",
+                                           inst->params->op->def.name, k->def.backend);
+    }
+    if (inst->state && inst->kernel->def.destroy_state)
+        inst->kernel->def.destroy_state(inst->state);
+    inst->kernel = k;
+    inst->state = state;
+    return MXK_OK;
+}
+
+mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
+                                       const mxk_shape *in_shapes, const int32_t *in_types,
+                                       mxk_op_instance **out) {
+    mxk_op_instance *inst = calloc(1, sizeof *inst);
+    if (inst == NULL) {
+        mxk_op_params_free(params);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an operator");
+    }
+    atomic_init(&inst->refcount, 1);
+    inst->params = params;
+    inst->ctx = ctx;
+    inst->num_in = params->in_names->count;
+    inst->num_out = params->out_names->count;
+    inst->num_visible = params->num_visible;
+    inst->num_aux = params->aux_names->count;
+    mxk_status rc = MXK_OK;
+    if (!alloc_arrays(inst))
+        rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an operator");
+    if (rc == MXK_OK) {
+        for (uint32_t i = 0; i < inst->num_in; i++) {
+            inst->in_shapes[i] = in_shapes[i];
+            inst->in_types[i] = in_types ? in_types[i] : MXK_FLOAT32;
+        }
+        for (uint32_t i = 0; i < inst->num_out; i++)
+            inst->out_types[i] = -1;
+        for (uint32_t i = 0; i < inst->num_aux; i++)
+            inst->aux_types[i] = -1;
+        rc = mxk_op_params_infer_shape(params, inst->in_shapes, inst->out_shapes, inst->aux_shapes);
+    }
+    if (rc == MXK_OK)
+        rc = check_complete(inst);
+    if (rc == MXK_OK)
+        rc = mxk_op_params_infer_type(params, inst->in_types, inst->out_types, inst->aux_types);
+    if (rc == MXK_OK)
+        rc = resolve(inst);
+    if (rc == MXK_OK)
+        rc = take_resources(inst, 0);
+    if (rc == MXK_OK)
+        rc = take_resources(inst, 1);
+    if (rc == MXK_OK) {
+        const mxk_op_def *d = &params->op->def;
+        if (d->backward_dependency)
+            d->backward_dependency(params->param, inst->num_visible, inst->num_in, inst->num_out,
+                                   inst->need_out_grad, inst->need_in_data, inst->need_out_data);
+        else
+            memset(inst->need_out_grad, 1, inst->num_visible + inst->num_in + inst->num_out);
+        if (d->mutate_inputs) {
+            inst->num_mutate = d->mutate_inputs(params->param, inst->mutate, MXK_MAX_INPLACE);
+            for (uint32_t i = 0; i < inst->num_mutate && rc == MXK_OK; i++)
+                if (inst->mutate[i] >= inst->num_in)
+                    rc = mxk_set_error(MXK_ERR_INTERNAL, "%s: mutated input %u out of range",
+                                       d->name, inst->mutate[i]);
+        }
+    }
+    if (rc != MXK_OK) {
+        instance_destroy(inst);
+        return rc;
+    }
+    *out = inst;
+    return MXK_OK;
+}
+
+mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const char *const *keys,
+                                  const char *const *vals, mxk_context ctx, uint32_t num_inputs,
+                                  const mxk_shape *in_shapes, const int32_t *in_types,
+                                  mxk_op_instance **out) {
+    mxk_attrs *given = mxk_attrs_from_arrays(num_attrs, keys, vals);
+    if (given == NULL)
+        return mxk_last_error_code();
+    mxk_op_params *params;
+    mxk_status rc = mxk_op_params_create(op_name, given, &params);
+    mxk_attrs_free(given);
+    if (rc != MXK_OK)
+        return rc;
+    if (num_inputs != params->in_names->count) {
+        char names[512];
+        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u inputs (%s), got %u", op_name,
+                           params->in_names->count,
+                           mxk_name_list_join(params->in_names, names, sizeof names), num_inputs);
+        mxk_op_params_free(params);
+        return rc;
+    }
+    return mxk_op_instance_from_params(params, ctx, in_shapes, in_types, out);
+}
+
+/* ---- queries ---- */
+
+void mxk_op_instance_counts(const mxk_op_instance *inst, uint32_t *num_inputs,
+                            uint32_t *num_outputs, uint32_t *num_visible, uint32_t *num_aux) {
+    if (num_inputs)
+        *num_inputs = inst->num_in;
+    if (num_outputs)
+        *num_outputs = inst->num_out;
+    if (num_visible)
+        *num_visible = inst->num_visible;
+    if (num_aux)
+        *num_aux = inst->num_aux;
+}
+
+mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint32_t i,
+                                 mxk_shape *shape, int32_t *dtype) {
+    const mxk_shape *s[3] = {inst->in_shapes, inst->out_shapes, inst->aux_shapes};
+    const int32_t *t[3] = {inst->in_types, inst->out_types, inst->aux_types};
+    uint32_t n[3] = {inst->num_in, inst->num_out, inst->num_aux};
+    if (kind < 0 || kind > 2 || i >= n[kind])
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: no slot %u of kind %d",
+                             inst->params->op->def.name, i, kind);
+    if (shape)
+        *shape = s[kind][i];
+    if (dtype)
+        *dtype = t[kind][i];
+    return MXK_OK;
+}
+
+const char *mxk_op_instance_name(const mxk_op_instance *inst, int32_t kind, uint32_t i) {
+    const mxk_name_list *l[3] = {inst->params->in_names, inst->params->out_names,
+                                 inst->params->aux_names};
+    if (kind < 0 || kind > 2 || i >= l[kind]->count)
+        return NULL;
+    return l[kind]->names[i];
+}
+
+const char *mxk_op_instance_backend(const mxk_op_instance *inst) {
+    return inst->kernel->def.backend;
+}
+
+void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *need_out_grad,
+                                         uint8_t *need_in_data, uint8_t *need_out_data) {
+    memcpy(need_out_grad, inst->need_out_grad, inst->num_visible);
+    memcpy(need_in_data, inst->need_in_data, inst->num_in);
+    memcpy(need_out_data, inst->need_out_data, inst->num_out);
+}
+
+mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {
+    /* Pending work holds the old kernel's state: wait for it before swapping. */
+    mxk_status rc = mxk_engine_wait_all();
+    if (rc != MXK_OK)
+        return rc;
+    return resolve(inst);
+}
+
+/* ---- calls ---- */
+
+/* One pushed forward or backward call. Allocated as one block. */
+typedef struct op_call {
+    mxk_op_instance *inst;
+    int backward;
+    int32_t is_train;
+    uint32_t num_slots;   /* array slots (see slot layout below) */
+    uint32_t out_begin;   /* first written slot (outputs / in_grads) */
+    uint32_t num_written; /* outputs (fwd) or in_grads (bwd) */
+    mxk_ndarray **arrays; /* retained views; NULL for absent */
+    mxk_tensor *tensors;
+    const mxk_tensor **tptrs;
+    mxk_op_req *req; /* num_written entries */
+} op_call;
+/* Slot layout. Forward: in[num_in], out[num_out], aux[num_aux].
+ * Backward: out_grad[num_visible], in_data[num_in], out_data[num_out], in_grad[num_in], aux. */
+
+static void call_free(void *arg) {
+    op_call *c = arg;
+    for (uint32_t i = 0; i < c->num_slots; i++)
+        mxk_ndarray_free(c->arrays[i]);
+    instance_release(c->inst);
+    free(c);
+}
+
+static op_call *call_new(mxk_op_instance *inst, int backward) {
+    uint32_t n = backward ? inst->num_visible + 3 * inst->num_in + inst->num_out + inst->num_aux
+                          : inst->num_in + inst->num_out + inst->num_aux;
+    uint32_t nw = backward ? inst->num_in : inst->num_out;
+    size_t bytes = sizeof(op_call) +
+                   n * (sizeof(mxk_ndarray *) + sizeof(mxk_tensor) + sizeof(mxk_tensor *)) +
+                   nw * sizeof(mxk_op_req) + 16;
+    op_call *c = calloc(1, bytes);
+    if (c == NULL)
+        return NULL;
+    c->inst = inst;
+    c->backward = backward;
+    c->num_slots = n;
+    c->num_written = nw;
+    c->out_begin = backward ? inst->num_visible + inst->num_in + inst->num_out : inst->num_in;
+    c->tensors = (mxk_tensor *)(c + 1);
+    c->arrays = (mxk_ndarray **)(c->tensors + n);
+    c->tptrs = (const mxk_tensor **)(c->arrays + n);
+    c->req = (mxk_op_req *)(c->tptrs + n);
+    atomic_fetch_add(&inst->refcount, 1);
+    return c;
+}
+
+/* out += tmp for `count` elements of dtype (the add-to emulation). */
+static mxk_status add_into(void *out, const void *tmp, int32_t dtype, uint64_t count,
+                           mxk_error_sink *err) {
+    if (dtype == MXK_FLOAT32) {
+        float *o = out;
+        const float *t = tmp;
+        for (uint64_t i = 0; i < count; i++)
+            o[i] += t[i];
+        return MXK_OK;
+    }
+    if (dtype == MXK_FLOAT64) {
+        double *o = out;
+        const double *t = tmp;
+        for (uint64_t i = 0; i < count; i++)
+            o[i] += t[i];
+        return MXK_OK;
+    }
+    return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
+                        "add-to emulation supports float32 and float64 only, got %s",
+                        mxk_dtype_name(dtype));
+}
+
+/* The engine function of a call. */
+static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
+    op_call *c = arg;
+    mxk_op_instance *inst = c->inst;
+    const mxk_op_kernel_def *k = &inst->kernel->def;
+    for (uint32_t i = 0; i < c->num_slots; i++) {
+        if (c->arrays[i])
+            mxk_ndarray_to_tensor(c->arrays[i], &c->tensors[i]);
+        else {
+            memset(&c->tensors[i], 0, sizeof c->tensors[i]);
+            c->tensors[i].struct_size = sizeof c->tensors[i];
+            c->tensors[i].dtype = -1;
+        }
+        c->tptrs[i] = &c->tensors[i];
+    }
+    const mxk_phase_resources *pr = c->backward ? &inst->bwd_res : &inst->fwd_res;
+    const mxk_resource *views[MXK_MAX_RESOURCES];
+    mxk_op_call_ctx cctx;
+    memset(&cctx, 0, sizeof cctx);
+    for (uint32_t r = 0; r < pr->count; r++) {
+        mxk_status rc = mxk_resource_prepare(pr->slot[r], pr->req[r].temp_bytes, &views[r], err);
+        if (rc != MXK_OK)
+            return rc;
+        if (pr->req[r].type == MXK_RESOURCE_TEMP_SPACE && cctx.temp_slot == NULL)
+            cctx.temp_slot = pr->slot[r];
+    }
+    cctx.pub.struct_size = sizeof cctx.pub;
+    cctx.pub.dev_type = rctx->dev_type;
+    cctx.pub.dev_id = rctx->dev_id;
+    cctx.pub.is_train = c->is_train;
+    cctx.pub.need_grad = c->is_train;
+    cctx.pub.num_resources = pr->count;
+    cctx.pub.resources = views;
+    cctx.pub.stream = rctx->stream;
+    cctx.pub.num_threads = (uint32_t)mxk_get_num_threads();
+    mxk_host_set_current_stream(rctx->dev_type, rctx->dev_id, rctx->stream);
+
+    /* Add-to emulation for kernels that cannot accumulate: write into a temporary. */
+    void *tmp[64] = {0};
+    mxk_op_req req[64];
+    uint32_t nw = c->num_written < 64 ? c->num_written : 64;
+    int emulate = !(k->flags & MXK_KERNEL_SUPPORTS_ADDTO);
+    for (uint32_t i = 0; i < nw; i++) {
+        req[i] = c->req[i];
+        if (emulate && req[i] == MXK_REQ_ADD) {
+            mxk_tensor *t = &c->tensors[c->out_begin + i];
+            if (t->dev_type != MXK_DEV_CPU) {
+                return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
+                                    "backend '%s' cannot add to outputs on %s and the kernel "
+                                    "cannot emulate it there",
+                                    k->backend, mxk_dev_type_name(t->dev_type));
+            }
+            uint64_t bytes = mxk_shape_size(&t->shape) * mxk_dtype_size(t->dtype);
+            tmp[i] = malloc(bytes ? bytes : 1);
+            if (tmp[i] == NULL) {
+                for (uint32_t j = 0; j < i; j++)
+                    free(tmp[j]);
+                return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (add-to)");
+            }
+            t->data = tmp[i];
+            req[i] = MXK_REQ_WRITE;
+        }
+    }
+    const mxk_tensor *const *tp = c->tptrs;
+    mxk_status rc;
+    if (!c->backward) {
+        mxk_forward_args a = {
+            .struct_size = sizeof a,
+            .num_in = inst->num_in,
+            .in_data = tp,
+            .num_out = inst->num_out,
+            .out_data = tp + inst->num_in,
+            .req = req,
+            .num_aux = inst->num_aux,
+            .aux = tp + inst->num_in + inst->num_out,
+        };
+        rc = k->forward(&cctx.pub, inst->params->param, inst->state, &a, err);
+    } else {
+        uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
+        mxk_backward_args a = {
+            .struct_size = sizeof a,
+            .num_out_grad = nv,
+            .out_grad = tp,
+            .num_in = ni,
+            .in_data = tp + nv,
+            .num_out = no,
+            .out_data = tp + nv + ni,
+            .in_grad = tp + nv + ni + no,
+            .req = req,
+            .num_aux = inst->num_aux,
+            .aux = tp + nv + 2 * ni + no,
+        };
+        rc = k->backward(&cctx.pub, inst->params->param, inst->state, &a, err);
+    }
+    for (uint32_t i = 0; i < nw; i++) {
+        if (tmp[i] == NULL)
+            continue;
+        if (rc == MXK_OK) {
+            const mxk_tensor *t = &c->tensors[c->out_begin + i];
+            rc = add_into(mxk_ndarray_ptr(c->arrays[c->out_begin + i]), tmp[i], t->dtype,
+                          mxk_shape_size(&t->shape), err);
+        }
+        free(tmp[i]);
+    }
+    if (rc != MXK_OK && err->code == MXK_OK)
+        mxk_sink_set(err, rc, "kernel returned %s without a message", mxk_status_name(rc));
+    if (rc != MXK_OK) {
+        char msg[MXK_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        mxk_sink_set(err, rc, "%s (%s, backend %s): %s", inst->params->op->def.name,
+                     c->backward ? "backward" : "forward", k->backend, msg);
+    }
+    return rc;
+}
+
+/* Checks that `a` matches slot shape/dtype/device; `what` names the slot. */
+static mxk_status check_array(const mxk_op_instance *inst, const mxk_ndarray *a, const char *kind,
+                              const char *name, const mxk_shape *shape, int32_t dtype) {
+    const char *op = inst->params->op->def.name;
+    char got[128], want[128];
+    if (!mxk_shape_equal(&a->shape, shape))
+        return mxk_set_error(MXK_ERR_SHAPE, "%s: %s '%s' has shape %s, expected %s", op, kind, name,
+                             mxk_shape_format(&a->shape, got, sizeof got),
+                             mxk_shape_format(shape, want, sizeof want));
+    if (a->dtype != dtype)
+        return mxk_set_error(MXK_ERR_TYPE, "%s: %s '%s' has dtype %s, expected %s", op, kind, name,
+                             mxk_dtype_name(a->dtype), mxk_dtype_name(dtype));
+    if (a->chunk->ctx.dev_type != inst->ctx.dev_type || a->chunk->ctx.dev_id != inst->ctx.dev_id)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "%s: %s '%s' is on %s(%d), the operator runs on %s(%d)", op, kind,
+                             name, mxk_dev_type_name(a->chunk->ctx.dev_type), a->chunk->ctx.dev_id,
+                             mxk_dev_type_name(inst->ctx.dev_type), inst->ctx.dev_id);
+    return MXK_OK;
+}
+
+/* Puts array `a` (may be NULL when !required) into slot `s` of the call, after checks. */
+static mxk_status set_slot(op_call *c, uint32_t s, mxk_ndarray *a, int required, const char *kind,
+                           const char *name, const mxk_shape *shape, int32_t dtype) {
+    if (a == NULL) {
+        if (required)
+            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s '%s' is required (NULL given)",
+                                 c->inst->params->op->def.name, kind, name);
+        return MXK_OK;
+    }
+    mxk_status rc = check_array(c->inst, a, kind, name, shape, dtype);
+    if (rc != MXK_OK)
+        return rc;
+    c->arrays[s] = mxk_ndarray_retain_view(a);
+    return c->arrays[s] ? MXK_OK : mxk_last_error_code();
+}
+
+/* Pushes the call: reads the non-written slots, writes outputs, aux, mutated inputs and resources.
+ */
+static mxk_status call_push(op_call *c, uint32_t aux_begin) {
+    mxk_op_instance *inst = c->inst;
+    mxk_engine_var *reads[256], *writes[256];
+    uint32_t nr = 0, nw = 0;
+    const mxk_phase_resources *pr = c->backward ? &inst->bwd_res : &inst->fwd_res;
+    if (c->num_slots + pr->count > 250) {
+        call_free(c);
+        return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: too many arrays in one call",
+                             inst->params->op->def.name);
+    }
+    for (uint32_t i = 0; i < c->num_slots; i++) {
+        if (c->arrays[i] == NULL)
+            continue;
+        int written = (i >= c->out_begin && i < c->out_begin + c->num_written) || i >= aux_begin;
+        for (uint32_t m = 0; !c->backward && m < inst->num_mutate; m++)
+            written |= i == inst->mutate[m];
+        if (written)
+            writes[nw++] = mxk_ndarray_var(c->arrays[i]);
+        else
+            reads[nr++] = mxk_ndarray_var(c->arrays[i]);
+    }
+    for (uint32_t r = 0; r < pr->count; r++)
+        writes[nw++] = mxk_resource_var(pr->slot[r]);
+    return mxk_engine_push_sync(call_run, c, call_free, inst->ctx.dev_type, inst->ctx.dev_id, reads,
+                                nr, writes, nw, 0, 0, inst->params->op->def.name);
+}
+
+/* Converts user reqs (NULL: all WRITE) and validates them. */
+static mxk_status set_reqs(op_call *c, const int32_t *req) {
+    for (uint32_t i = 0; i < c->num_written; i++) {
+        int32_t r = req ? req[i] : MXK_REQ_WRITE;
+        if (r < MXK_REQ_NULL || r > MXK_REQ_ADD)
+            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: invalid write request %d",
+                                 c->inst->params->op->def.name, r);
+        c->req[i] = (mxk_op_req)r;
+    }
+    return MXK_OK;
+}
+
+mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
+                                   mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
+                                   const int32_t *req, mxk_ndarray *const *aux) {
+    op_call *c = call_new(inst, 0);
+    if (c == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    c->is_train = is_train;
+    const mxk_op_params *p = inst->params;
+    mxk_status rc = set_reqs(c, req);
+    for (uint32_t i = 0; rc == MXK_OK && i < inst->num_in; i++)
+        rc = set_slot(c, i, inputs[i], 1, "input", p->in_names->names[i], &inst->in_shapes[i],
+                      inst->in_types[i]);
+    for (uint32_t i = 0; rc == MXK_OK && i < inst->num_out; i++) {
+        rc = set_slot(c, inst->num_in + i, outputs[i], 1, "output", p->out_names->names[i],
+                      &inst->out_shapes[i], inst->out_types[i]);
+        for (uint32_t j = 0; rc == MXK_OK && j < inst->num_in; j++)
+            if (c->req[i] == MXK_REQ_WRITE && mxk_ndarray_same_memory(outputs[i], inputs[j]))
+                c->req[i] = MXK_REQ_INPLACE;
+    }
+    for (uint32_t i = 0; rc == MXK_OK && i < inst->num_aux; i++)
+        rc =
+            set_slot(c, inst->num_in + inst->num_out + i, aux ? aux[i] : NULL, 1, "auxiliary state",
+                     p->aux_names->names[i], &inst->aux_shapes[i], inst->aux_types[i]);
+    if (rc != MXK_OK) {
+        call_free(c);
+        return rc;
+    }
+    return call_push(c, inst->num_in + inst->num_out);
+}
+
+mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                    mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                    mxk_ndarray *const *in_grads, const int32_t *req,
+                                    mxk_ndarray *const *aux) {
+    if (inst->kernel->def.backward == NULL)
+        return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
+                             inst->params->op->def.name, inst->kernel->def.backend);
+    op_call *c = call_new(inst, 1);
+    if (c == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    c->is_train = 1;
+    const mxk_op_params *p = inst->params;
+    uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
+    mxk_status rc = set_reqs(c, req);
+    for (uint32_t i = 0; rc == MXK_OK && i < nv; i++)
+        rc = set_slot(c, i, out_grads ? out_grads[i] : NULL, inst->need_out_grad[i], "out_grad",
+                      p->out_names->names[i], &inst->out_shapes[i], inst->out_types[i]);
+    for (uint32_t i = 0; rc == MXK_OK && i < ni; i++)
+        rc = set_slot(c, nv + i, in_data ? in_data[i] : NULL, inst->need_in_data[i], "input",
+                      p->in_names->names[i], &inst->in_shapes[i], inst->in_types[i]);
+    for (uint32_t i = 0; rc == MXK_OK && i < no; i++)
+        rc = set_slot(c, nv + ni + i, out_data ? out_data[i] : NULL, inst->need_out_data[i],
+                      "output", p->out_names->names[i], &inst->out_shapes[i], inst->out_types[i]);
+    for (uint32_t i = 0; rc == MXK_OK && i < ni; i++) {
+        mxk_ndarray *g = in_grads ? in_grads[i] : NULL;
+        if (g == NULL)
+            c->req[i] = MXK_REQ_NULL;
+        rc = set_slot(c, nv + ni + no + i, g, 0, "gradient of input", p->in_names->names[i],
+                      &inst->in_shapes[i], inst->in_types[i]);
+        for (uint32_t j = 0; rc == MXK_OK && g && j < nv; j++)
+            if (c->req[i] == MXK_REQ_WRITE && out_grads && out_grads[j] &&
+                mxk_ndarray_same_memory(g, out_grads[j]))
+                c->req[i] = MXK_REQ_INPLACE;
+    }
+    for (uint32_t i = 0; rc == MXK_OK && i < inst->num_aux; i++)
+        rc = set_slot(c, nv + 2 * ni + no + i, aux ? aux[i] : NULL, 1, "auxiliary state",
+                      p->aux_names->names[i], &inst->aux_shapes[i], inst->aux_types[i]);
+    if (rc != MXK_OK) {
+        call_free(c);
+        return rc;
+    }
+    return call_push(c, nv + 2 * ni + no);
+}

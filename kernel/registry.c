@@ -1,0 +1,672 @@
+/*
+ * The registry store: committed plugins and their registrations, lookups, the
+ * backend preference and kernel resolution, and the public registry queries.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "registry_internal.h"
+#include "shape.h"
+
+/* A growable array of pointers. */
+typedef struct ptr_array {
+    void **items;
+    uint32_t count;
+    uint32_t capacity;
+} ptr_array;
+
+/* A rejected plugin candidate. */
+typedef struct rejection {
+    char *path;
+    char *reason;
+} rejection;
+
+/* A per-operator backend override. */
+typedef struct op_override {
+    char *op;
+    char *backend;
+} op_override;
+
+/*
+ * The registry. Writers hold `lock`; readers too (lookups are rare: bind time
+ * and imperative dispatch), which keeps the model simple. Entries never move.
+ */
+static struct {
+    pthread_mutex_t lock;
+    ptr_array plugins;        /* mxk_plugin_entry* */
+    ptr_array ops;            /* mxk_op_entry* */
+    ptr_array kernels;        /* mxk_kernel_entry* */
+    ptr_array devices;        /* mxk_device_entry* */
+    ptr_array iters;          /* mxk_iter_entry* */
+    ptr_array transports;     /* mxk_transport_entry* */
+    ptr_array rejected;       /* rejection* */
+    char *pref_api;           /* mxk_set_backend_preference */
+    char *pref_conf;          /* mxk.conf backend = */
+    ptr_array overrides_api;  /* op_override*: mxk_set_op_backend */
+    ptr_array overrides_conf; /* op_override*: mxk.conf [op_backend] */
+    char effective[1024];
+    int shut_down;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int ptr_push(ptr_array *a, void *p) {
+    if (a->count == a->capacity) {
+        uint32_t cap = a->capacity ? a->capacity * 2 : 16;
+        void **n = realloc(a->items, cap * sizeof *n);
+        if (n == NULL)
+            return 0;
+        a->items = n;
+        a->capacity = cap;
+    }
+    a->items[a->count++] = p;
+    return 1;
+}
+
+/* Reserves room for `extra` more items so that a later sequence of pushes cannot fail. */
+static int ptr_reserve(ptr_array *a, uint32_t extra) {
+    if (a->count + extra <= a->capacity)
+        return 1;
+    uint32_t cap = a->capacity ? a->capacity : 16;
+    while (cap < a->count + extra)
+        cap *= 2;
+    void **n = realloc(a->items, cap * sizeof *n);
+    if (n == NULL)
+        return 0;
+    a->items = n;
+    a->capacity = cap;
+    return 1;
+}
+
+/* ---- ownership checks (caller may or may not hold the lock: take it) ---- */
+
+static const mxk_plugin_entry *owner_of_op_locked(const char *name) {
+    for (uint32_t i = 0; i < R.ops.count; i++) {
+        const mxk_op_entry *e = R.ops.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            return e->plugin;
+    }
+    return NULL;
+}
+
+const mxk_plugin_entry *mxk_registry_owner_of_op(const char *name) {
+    pthread_mutex_lock(&R.lock);
+    const mxk_plugin_entry *p = owner_of_op_locked(name);
+    pthread_mutex_unlock(&R.lock);
+    return p;
+}
+
+static const mxk_plugin_entry *owner_of_device_locked(int32_t dev_type) {
+    for (uint32_t i = 0; i < R.devices.count; i++) {
+        const mxk_device_entry *e = R.devices.items[i];
+        if (e->def.dev_type == dev_type)
+            return e->plugin;
+    }
+    return NULL;
+}
+
+const mxk_plugin_entry *mxk_registry_owner_of_device(int32_t dev_type) {
+    pthread_mutex_lock(&R.lock);
+    const mxk_plugin_entry *p = owner_of_device_locked(dev_type);
+    pthread_mutex_unlock(&R.lock);
+    return p;
+}
+
+static const mxk_plugin_entry *owner_of_iterator_locked(const char *name) {
+    for (uint32_t i = 0; i < R.iters.count; i++) {
+        const mxk_iter_entry *e = R.iters.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            return e->plugin;
+    }
+    return NULL;
+}
+
+const mxk_plugin_entry *mxk_registry_owner_of_iterator(const char *name) {
+    pthread_mutex_lock(&R.lock);
+    const mxk_plugin_entry *p = owner_of_iterator_locked(name);
+    pthread_mutex_unlock(&R.lock);
+    return p;
+}
+
+static const mxk_plugin_entry *owner_of_transport_locked(const char *name) {
+    for (uint32_t i = 0; i < R.transports.count; i++) {
+        const mxk_transport_entry *e = R.transports.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            return e->plugin;
+    }
+    return NULL;
+}
+
+const mxk_plugin_entry *mxk_registry_owner_of_transport(const char *name) {
+    pthread_mutex_lock(&R.lock);
+    const mxk_plugin_entry *p = owner_of_transport_locked(name);
+    pthread_mutex_unlock(&R.lock);
+    return p;
+}
+
+static const mxk_plugin_entry *owner_of_kernel_locked(const char *op, int32_t dev_type,
+                                                      const char *backend) {
+    for (uint32_t i = 0; i < R.kernels.count; i++) {
+        const mxk_kernel_entry *e = R.kernels.items[i];
+        if (e->def.dev_type == dev_type && strcmp(e->def.op_name, op) == 0 &&
+            strcmp(e->def.backend, backend) == 0)
+            return e->plugin;
+    }
+    return NULL;
+}
+
+const mxk_plugin_entry *mxk_registry_owner_of_kernel(const char *op, int32_t dev_type,
+                                                     const char *backend) {
+    pthread_mutex_lock(&R.lock);
+    const mxk_plugin_entry *p = owner_of_kernel_locked(op, dev_type, backend);
+    pthread_mutex_unlock(&R.lock);
+    return p;
+}
+
+const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path) {
+    const mxk_plugin_entry *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.plugins.count && r == NULL; i++) {
+        const mxk_plugin_entry *p = R.plugins.items[i];
+        if (strcmp(p->path, real_path) == 0)
+            r = p;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name) {
+    const mxk_plugin_entry *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.plugins.count && r == NULL; i++) {
+        const mxk_plugin_entry *p = R.plugins.items[i];
+        if (strcmp(p->name, name) == 0)
+            r = p;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+/* ---- commit ---- */
+
+mxk_status mxk_registry_commit(mxk_staging *st) {
+    pthread_mutex_lock(&R.lock);
+    const char *what = NULL, *name = NULL;
+    const mxk_plugin_entry *owner = NULL;
+    for (uint32_t i = 0; owner == NULL && i < st->num_ops; i++)
+        if ((owner = owner_of_op_locked(st->ops[i]->def.name)) != NULL)
+            what = "operator", name = st->ops[i]->def.name;
+    for (uint32_t i = 0; owner == NULL && i < st->num_iters; i++)
+        if ((owner = owner_of_iterator_locked(st->iters[i]->def.name)) != NULL)
+            what = "iterator", name = st->iters[i]->def.name;
+    for (uint32_t i = 0; owner == NULL && i < st->num_transports; i++)
+        if ((owner = owner_of_transport_locked(st->transports[i]->def.name)) != NULL)
+            what = "KVStore transport", name = st->transports[i]->def.name;
+    for (uint32_t i = 0; owner == NULL && i < st->num_kernels; i++) {
+        const mxk_op_kernel_def *k = &st->kernels[i]->def;
+        if ((owner = owner_of_kernel_locked(k->op_name, k->dev_type, k->backend)) != NULL)
+            what = "kernel of operator", name = k->op_name;
+    }
+    for (uint32_t i = 0; owner == NULL && i < st->num_devices; i++)
+        if ((owner = owner_of_device_locked(st->devices[i]->def.dev_type)) != NULL)
+            what = "device backend", name = mxk_dev_type_name(st->devices[i]->def.dev_type);
+    if (owner != NULL) {
+        pthread_mutex_unlock(&R.lock);
+        return mxk_set_error(MXK_ERR_DUPLICATE,
+                             "%s '%s' from plugin '%s' is already registered by plugin '%s'", what,
+                             name, st->plugin->name, owner->name);
+    }
+    if (!ptr_reserve(&R.ops, st->num_ops) || !ptr_reserve(&R.kernels, st->num_kernels) ||
+        !ptr_reserve(&R.devices, st->num_devices) || !ptr_reserve(&R.iters, st->num_iters) ||
+        !ptr_reserve(&R.transports, st->num_transports) || !ptr_reserve(&R.plugins, 1)) {
+        pthread_mutex_unlock(&R.lock);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory committing plugin '%s'",
+                             st->plugin->name);
+    }
+    for (uint32_t i = 0; i < st->num_ops; i++)
+        ptr_push(&R.ops, st->ops[i]);
+    for (uint32_t i = 0; i < st->num_kernels; i++)
+        ptr_push(&R.kernels, st->kernels[i]);
+    for (uint32_t i = 0; i < st->num_devices; i++)
+        ptr_push(&R.devices, st->devices[i]);
+    for (uint32_t i = 0; i < st->num_iters; i++)
+        ptr_push(&R.iters, st->iters[i]);
+    for (uint32_t i = 0; i < st->num_transports; i++)
+        ptr_push(&R.transports, st->transports[i]);
+    mxk_plugin_entry *p = st->plugin;
+    p->num_ops = st->num_ops;
+    p->num_kernels = st->num_kernels;
+    p->num_devices = st->num_devices;
+    p->num_iterators = st->num_iters;
+    p->num_transports = st->num_transports;
+    ptr_push(&R.plugins, p);
+    pthread_mutex_unlock(&R.lock);
+    /* The entries now belong to the registry; free only the staging arrays. */
+    free(st->ops);
+    free(st->kernels);
+    free(st->devices);
+    free(st->iters);
+    free(st->transports);
+    memset(st, 0, sizeof *st);
+    return MXK_OK;
+}
+
+void mxk_registry_reject(const char *path, const char *reason) {
+    rejection *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return;
+    r->path = strdup(path ? path : "");
+    r->reason = strdup(reason ? reason : "");
+    pthread_mutex_lock(&R.lock);
+    if (r->path == NULL || r->reason == NULL || !ptr_push(&R.rejected, r)) {
+        free(r->path);
+        free(r->reason);
+        free(r);
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+void mxk_registry_shutdown_plugins(void) {
+    pthread_mutex_lock(&R.lock);
+    int already = R.shut_down;
+    R.shut_down = 1;
+    pthread_mutex_unlock(&R.lock);
+    if (already)
+        return;
+    for (uint32_t i = R.plugins.count; i-- > 0;) {
+        const mxk_plugin_entry *p = R.plugins.items[i];
+        if (p->shutdown)
+            p->shutdown();
+    }
+}
+
+/* ---- lookups ---- */
+
+const mxk_op_entry *mxk_registry_find_op(const char *name) {
+    const mxk_op_entry *r = NULL;
+    if (name == NULL)
+        return NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.ops.count && r == NULL; i++) {
+        const mxk_op_entry *e = R.ops.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            r = e;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const mxk_device_def *mxk_registry_device(int32_t dev_type) {
+    const mxk_device_def *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.devices.count && r == NULL; i++) {
+        const mxk_device_entry *e = R.devices.items[i];
+        if (e->def.dev_type == dev_type)
+            r = &e->def;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const mxk_iter_entry *mxk_registry_find_iterator(const char *name) {
+    const mxk_iter_entry *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.iters.count && r == NULL; i++) {
+        const mxk_iter_entry *e = R.iters.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            r = e;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const mxk_transport_entry *mxk_registry_find_transport(const char *name) {
+    const mxk_transport_entry *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.transports.count && r == NULL; i++) {
+        const mxk_transport_entry *e = R.transports.items[i];
+        if (strcmp(e->def.name, name) == 0)
+            r = e;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+/* ---- backend preference ---- */
+
+/* Replaces *dst with a copy of src with spaces removed ("" or NULL clears). */
+static mxk_status set_pref(char **dst, const char *src) {
+    char *c = NULL;
+    if (src != NULL && *src != '\0') {
+        c = malloc(strlen(src) + 1);
+        if (c == NULL)
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+        size_t k = 0;
+        for (const char *p = src; *p; p++)
+            if (*p != ' ' && *p != '\t')
+                c[k++] = *p;
+        c[k] = '\0';
+    }
+    pthread_mutex_lock(&R.lock);
+    free(*dst);
+    *dst = c;
+    pthread_mutex_unlock(&R.lock);
+    return MXK_OK;
+}
+
+mxk_status mxk_set_backend_preference(const char *list) {
+    return set_pref(&R.pref_api, list);
+}
+
+mxk_status mxk_registry_set_conf_preference(const char *list) {
+    return set_pref(&R.pref_conf, list);
+}
+
+/* The effective list: API > MXK_BACKEND > mxk.conf. Caller holds the lock. */
+static const char *effective_pref_locked(void) {
+    const char *env = getenv("MXK_BACKEND");
+    if (R.pref_api)
+        return R.pref_api;
+    if (env && *env)
+        return env;
+    return R.pref_conf ? R.pref_conf : "";
+}
+
+const char *mxk_get_backend_preference(void) {
+    pthread_mutex_lock(&R.lock);
+    snprintf(R.effective, sizeof R.effective, "%s", effective_pref_locked());
+    pthread_mutex_unlock(&R.lock);
+    return R.effective;
+}
+
+static mxk_status set_override(ptr_array *a, const char *op, const char *backend) {
+    if (op == NULL || *op == '\0')
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_set_op_backend: empty operator name");
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < a->count; i++) {
+        op_override *o = a->items[i];
+        if (strcmp(o->op, op) == 0) {
+            free(o->backend);
+            o->backend = backend && *backend ? strdup(backend) : NULL;
+            pthread_mutex_unlock(&R.lock);
+            return MXK_OK;
+        }
+    }
+    mxk_status rc = MXK_OK;
+    if (backend && *backend) {
+        op_override *o = calloc(1, sizeof *o);
+        if (o == NULL || (o->op = strdup(op)) == NULL || (o->backend = strdup(backend)) == NULL ||
+            !ptr_push(a, o)) {
+            if (o) {
+                free(o->op);
+                free(o->backend);
+            }
+            free(o);
+            rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    pthread_mutex_unlock(&R.lock);
+    return rc;
+}
+
+mxk_status mxk_set_op_backend(const char *op, const char *backend) {
+    return set_override(&R.overrides_api, op, backend);
+}
+
+mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend) {
+    return set_override(&R.overrides_conf, op, backend);
+}
+
+/* The override for op (API first, then conf), or NULL. Caller holds the lock. */
+static const char *override_locked(const char *op) {
+    const ptr_array *lists[2] = {&R.overrides_api, &R.overrides_conf};
+    for (int l = 0; l < 2; l++)
+        for (uint32_t i = 0; i < lists[l]->count; i++) {
+            const op_override *o = lists[l]->items[i];
+            if (strcmp(o->op, op) == 0 && o->backend)
+                return o->backend;
+        }
+    return NULL;
+}
+
+/* Position of backend in the comma-separated list, or -1. */
+static int pref_rank(const char *list, const char *backend) {
+    int rank = 0;
+    size_t n = strlen(backend);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, backend, n) == 0)
+            return rank;
+        rank++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    return -1;
+}
+
+/* True when kernel a should be tried before b. */
+static int better(const mxk_kernel_entry *a, const mxk_kernel_entry *b, const char *forced,
+                  const char *pref) {
+    int fa = forced && strcmp(a->def.backend, forced) == 0;
+    int fb = forced && strcmp(b->def.backend, forced) == 0;
+    if (fa != fb)
+        return fa;
+    int ra = pref_rank(pref, a->def.backend), rb = pref_rank(pref, b->def.backend);
+    if ((ra >= 0) != (rb >= 0))
+        return ra >= 0;
+    if (ra >= 0 && ra != rb)
+        return ra < rb;
+    return a->def.priority > b->def.priority;
+}
+
+const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
+                                                    const void *param, const mxk_shape *in_shapes,
+                                                    const int32_t *in_types, uint32_t num_in) {
+    enum { MAX_CANDIDATES = 32 };
+    const mxk_kernel_entry *cand[MAX_CANDIDATES];
+    uint32_t n = 0;
+    char backends[512] = "";
+    size_t pos = 0;
+    pthread_mutex_lock(&R.lock);
+    const char *forced = override_locked(op->def.name);
+    const char *pref = effective_pref_locked();
+    for (uint32_t i = 0; i < R.kernels.count; i++) {
+        const mxk_kernel_entry *k = R.kernels.items[i];
+        if (k->def.dev_type != dev_type || strcmp(k->def.op_name, op->def.name) != 0)
+            continue;
+        if (n == MAX_CANDIDATES)
+            break;
+        /* insertion sort keeps registration order among equals */
+        uint32_t j = n++;
+        while (j > 0 && better(k, cand[j - 1], forced, pref)) {
+            cand[j] = cand[j - 1];
+            j--;
+        }
+        cand[j] = k;
+    }
+    pthread_mutex_unlock(&R.lock);
+    for (uint32_t i = 0; i < n; i++) {
+        const mxk_kernel_entry *k = cand[i];
+        if (k->def.supports == NULL || in_shapes == NULL ||
+            k->def.supports(param, in_shapes, in_types, num_in))
+            return k;
+        if (pos < sizeof backends)
+            pos += (size_t)snprintf(backends + pos, sizeof backends - pos, "%s%s (declined)",
+                                    pos ? ", " : "", k->def.backend);
+    }
+    if (n == 0)
+        mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has no kernel for device type %s",
+                      op->def.name, mxk_dev_type_name(dev_type));
+    else
+        mxk_set_error(MXK_ERR_UNSUPPORTED,
+                      "operator '%s': no kernel for device type %s supports this configuration; "
+                      "backends tried: %s",
+                      op->def.name, mxk_dev_type_name(dev_type), backends);
+    return NULL;
+}
+
+mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **backend) {
+    const mxk_op_entry *e = mxk_registry_find_op(op);
+    *backend = NULL;
+    if (e == NULL)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op ? op : "(null)");
+    const mxk_kernel_entry *k = mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, 0);
+    if (k == NULL)
+        return mxk_last_error_code();
+    *backend = k->def.backend;
+    return MXK_OK;
+}
+
+/* ---- public queries ---- */
+
+uint32_t mxk_plugin_count(void) {
+    pthread_mutex_lock(&R.lock);
+    uint32_t n = R.plugins.count;
+    pthread_mutex_unlock(&R.lock);
+    return n;
+}
+
+mxk_status mxk_plugin_get(uint32_t i, mxk_plugin_record *out) {
+    pthread_mutex_lock(&R.lock);
+    if (i >= R.plugins.count) {
+        pthread_mutex_unlock(&R.lock);
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "plugin index %u out of range (%u loaded)", i,
+                             R.plugins.count);
+    }
+    const mxk_plugin_entry *p = R.plugins.items[i];
+    pthread_mutex_unlock(&R.lock);
+    memset(out, 0, sizeof *out);
+    out->name = p->name;
+    out->version = p->version;
+    out->description = p->description;
+    out->path = p->path;
+    out->abi_major = p->abi_major;
+    out->abi_minor = p->abi_minor;
+    out->negotiated_minor = p->negotiated_minor;
+    out->num_ops = p->num_ops;
+    out->num_kernels = p->num_kernels;
+    out->num_devices = p->num_devices;
+    out->num_iterators = p->num_iterators;
+    out->num_transports = p->num_transports;
+    return MXK_OK;
+}
+
+uint32_t mxk_plugin_rejected_count(void) {
+    pthread_mutex_lock(&R.lock);
+    uint32_t n = R.rejected.count;
+    pthread_mutex_unlock(&R.lock);
+    return n;
+}
+
+mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **reason) {
+    pthread_mutex_lock(&R.lock);
+    if (i >= R.rejected.count) {
+        pthread_mutex_unlock(&R.lock);
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "rejection index %u out of range", i);
+    }
+    const rejection *r = R.rejected.items[i];
+    pthread_mutex_unlock(&R.lock);
+    *path = r->path;
+    *reason = r->reason;
+    return MXK_OK;
+}
+
+uint32_t mxk_op_count(void) {
+    pthread_mutex_lock(&R.lock);
+    uint32_t n = R.ops.count;
+    pthread_mutex_unlock(&R.lock);
+    return n;
+}
+
+const char *mxk_op_name(uint32_t i) {
+    const char *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    if (i < R.ops.count)
+        r = ((const mxk_op_entry *)R.ops.items[i])->def.name;
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const char *mxk_op_plugin(const char *op) {
+    const mxk_op_entry *e = mxk_registry_find_op(op);
+    return e ? e->plugin->name : NULL;
+}
+
+uint32_t mxk_op_kernel_count(const char *op) {
+    uint32_t n = 0;
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.kernels.count; i++)
+        if (strcmp(((const mxk_kernel_entry *)R.kernels.items[i])->def.op_name, op) == 0)
+            n++;
+    pthread_mutex_unlock(&R.lock);
+    return n;
+}
+
+mxk_status mxk_op_kernel_get(const char *op, uint32_t idx, int32_t *dev_type, const char **backend,
+                             const char **plugin) {
+    pthread_mutex_lock(&R.lock);
+    for (uint32_t i = 0; i < R.kernels.count; i++) {
+        const mxk_kernel_entry *k = R.kernels.items[i];
+        if (strcmp(k->def.op_name, op) != 0)
+            continue;
+        if (idx-- == 0) {
+            pthread_mutex_unlock(&R.lock);
+            *dev_type = k->def.dev_type;
+            *backend = k->def.backend;
+            *plugin = k->plugin->name;
+            return MXK_OK;
+        }
+    }
+    pthread_mutex_unlock(&R.lock);
+    return mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has no kernel with that index", op);
+}
+
+const char *mxk_iterator_name(uint32_t i) {
+    const char *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    if (i < R.iters.count)
+        r = ((const mxk_iter_entry *)R.iters.items[i])->def.name;
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const char *mxk_kvstore_transport_name(uint32_t i) {
+    const char *r = NULL;
+    pthread_mutex_lock(&R.lock);
+    if (i < R.transports.count)
+        r = ((const mxk_transport_entry *)R.transports.items[i])->def.name;
+    pthread_mutex_unlock(&R.lock);
+    return r;
+}
+
+const char *mxk_iterator_plugin(const char *name) {
+    const mxk_iter_entry *e = name ? mxk_registry_find_iterator(name) : NULL;
+    return e ? e->plugin->name : NULL;
+}
+
+const char *mxk_kvstore_transport_plugin(const char *name) {
+    const mxk_transport_entry *e = name ? mxk_registry_find_transport(name) : NULL;
+    return e ? e->plugin->name : NULL;
+}
+
+mxk_status mxk_device_get(uint32_t i, int32_t *dev_type, const char **name, const char **plugin) {
+    pthread_mutex_lock(&R.lock);
+    if (i >= R.devices.count) {
+        pthread_mutex_unlock(&R.lock);
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "device backend index %u out of range", i);
+    }
+    const mxk_device_entry *e = R.devices.items[i];
+    pthread_mutex_unlock(&R.lock);
+    *dev_type = e->def.dev_type;
+    *name = e->def.name;
+    *plugin = e->plugin->name;
+    return MXK_OK;
+}
+
+int32_t mxk_device_count(int32_t dev_type) {
+    const mxk_device_def *d = mxk_registry_device(dev_type);
+    return d ? d->device_count() : 0;
+}

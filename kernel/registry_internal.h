@@ -1,0 +1,73 @@
+/*
+ * Registry internals shared by the registry store (registry.c), the registrar
+ * (registrar.c) and the plugin loader (loader.c). Not used elsewhere.
+ */
+#ifndef MXK_REGISTRY_INTERNAL_H
+#define MXK_REGISTRY_INTERNAL_H
+
+#include "registry.h"
+
+/** Registrations of one plugin, staged during its init. */
+typedef struct mxk_staging {
+    mxk_plugin_entry *plugin;
+    int32_t priority_bonus; /**< the conf file's `priority`, added to kernel priorities */
+    mxk_op_entry **ops;
+    uint32_t num_ops;
+    mxk_kernel_entry **kernels;
+    uint32_t num_kernels;
+    mxk_device_entry **devices;
+    uint32_t num_devices;
+    mxk_iter_entry **iters;
+    uint32_t num_iters;
+    mxk_transport_entry **transports;
+    uint32_t num_transports;
+    mxk_status first_error; /**< first failed registration (MXK_OK if none) */
+    char first_error_msg[1024];
+} mxk_staging;
+
+/** Initialises `reg` (the ABI registrar table) to stage into `st`. */
+void mxk_registrar_init(mxk_registrar *reg, mxk_staging *st);
+
+/** Frees every staged (uncommitted) entry and resets the staging. */
+void mxk_staging_discard(mxk_staging *st);
+
+/**
+ * Commits staged entries into the registry after re-checking names against the
+ * committed ones; on a clash nothing is committed and MXK_ERR_DUPLICATE is returned
+ * with a message naming both plugins (last error). The plugin entry is added to
+ * the list of loaded plugins. Takes the registry lock.
+ */
+mxk_status mxk_registry_commit(mxk_staging *st);
+
+/**
+ * Checks a staged name against the committed registry (under the lock): returns the
+ * plugin that already registered an operator / device type / iterator / transport
+ * / kernel (op, dev_type, backend), or NULL.
+ */
+const mxk_plugin_entry *mxk_registry_owner_of_op(const char *name);
+const mxk_plugin_entry *mxk_registry_owner_of_device(int32_t dev_type);
+const mxk_plugin_entry *mxk_registry_owner_of_iterator(const char *name);
+const mxk_plugin_entry *mxk_registry_owner_of_transport(const char *name);
+const mxk_plugin_entry *mxk_registry_owner_of_kernel(const char *op, int32_t dev_type,
+                                                     const char *backend);
+
+/** The loaded plugin whose library has this real path, or NULL. */
+const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path);
+/** The loaded plugin named `name`, or NULL. */
+const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name);
+
+/** Records a rejected candidate (copies both strings). */
+void mxk_registry_reject(const char *path, const char *reason);
+
+/** Frees op/kernel/... entries (used by discard and on shutdown). */
+void mxk_op_entry_free(mxk_op_entry *e);
+void mxk_kernel_entry_free(mxk_kernel_entry *e);
+
+/** Calls every loaded plugin's shutdown hook (in reverse load order), once. */
+void mxk_registry_shutdown_plugins(void);
+
+/** Sets the mxk.conf-level backend preference and per-op overrides (config.c). */
+mxk_status mxk_registry_set_conf_preference(const char *list);
+mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend);
+
+#endif /* MXK_REGISTRY_INTERNAL_H */

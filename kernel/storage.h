@@ -1,0 +1,61 @@
+/*
+ * Storage manager (kernel-internal): a pooled allocator per device on top of the
+ * device backend's raw alloc/free (registry), with statistics.
+ *
+ * Semantics: MXNet's Storage (include/mxnet/storage.h, src/storage/
+ * pooled_storage_manager.h; digest engine-memory-io.md §3.3). Pooling rounds sizes
+ * as MXNet's "Naive" GPU pool does: up to a multiple of the page size
+ * (MXK_MEM_POOL_PAGE_SIZE, default 4096), and above MXK_MEM_LARGE_ALLOC_ROUND_SIZE
+ * (default 2 MiB) to a multiple of that; freed blocks are kept per exact rounded
+ * size and reused (most recently freed first). MXK_STORAGE_POOL=0 turns pooling off
+ * for debugging: sizes are not rounded and every free is a raw free. The variables are
+ * read once, at the first allocation; an invalid value makes allocations fail with
+ * MXK_ERR_INVALID_ARGUMENT naming it. On a raw allocation failure with
+ * MXK_ERR_OUT_OF_MEMORY the device's pool is released and the allocation retried once.
+ *
+ * Block sizes are kept in a host-side map (never in device memory). Statistics per
+ * device: see mxk_storage_stats in mxk.h; bytes are rounded sizes (requested sizes
+ * with pooling off); raw_allocs counts every call of the backend's alloc, failed ones
+ * included.
+ *
+ * Thread safety: all functions but mxk_storage_shutdown are thread-safe (one lock per
+ * device pool; the backend's alloc/free run under it).
+ */
+#ifndef MXK_STORAGE_H
+#define MXK_STORAGE_H
+
+#include "mxk.h"
+
+/**
+ * Allocates `bytes` on ctx. bytes == 0 gives *ptr = NULL and MXK_OK (as MXNet).
+ * The caller owns the block until mxk_storage_free(ctx, *ptr). *ptr is NULL on error.
+ * Errors (last error set): MXK_ERR_NOT_FOUND (no backend for the device type, or
+ * dev_id out of range: "storage: no device backend is registered for device type 2
+ * (gpu)", "storage: device cpu(5) does not exist: the cpu backend has 2 device(s)"),
+ * MXK_ERR_OUT_OF_MEMORY (names the device and the size: "storage: out of memory on
+ * gpu(0): could not allocate N bytes (block of M bytes), also after releasing the pool
+ * and retrying: <backend message>"), another backend error as the backend returned it,
+ * MXK_ERR_INVALID_ARGUMENT (ptr NULL, or an invalid environment variable).
+ */
+mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr);
+
+/**
+ * Returns ptr (from mxk_storage_alloc on ctx) to the pool (to the backend with pooling
+ * off). NULL: no-op. A pointer that is not a live block of ctx (double free, wrong
+ * device) is left alone; the thread's last error (MXK_ERR_INVALID_ARGUMENT) and stderr
+ * say so.
+ */
+void mxk_storage_free(mxk_context ctx, void *ptr);
+
+/** Frees every pooled (unused) block of ctx back to the backend. */
+void mxk_storage_release_pool(mxk_context ctx);
+
+/**
+ * Releases all pools of all devices (mxk_shutdown). Blocks still in use are kept (and
+ * can still be freed); a device with no block in use is forgotten (its statistics read
+ * as zeros until it is used again). Must not run concurrently with any other storage
+ * call; call it after mxk_resource_shutdown.
+ */
+void mxk_storage_shutdown(void);
+
+#endif /* MXK_STORAGE_H */

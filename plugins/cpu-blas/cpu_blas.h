@@ -1,0 +1,139 @@
+/*
+ * cpu-blas plugin: internal declarations shared by its source files.
+ *
+ * The plugin provides the CPU device backend ("cpu", MXK_DEV_CPU) and float32
+ * kernels of mxk's reference operator set, computed with plain C loops and
+ * OpenBLAS (CBLAS). Every op_*.c file registers one family of operators (its
+ * semantics, mxk_op_def, and its CPU kernel, mxk_op_kernel_def); plugin.c
+ * calls them from mxk_plugin_init. Nothing here is exported from the .so.
+ */
+#ifndef MXK_CPU_BLAS_H
+#define MXK_CPU_BLAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mxk_sdk.h"
+
+/** Backend name of every kernel registered by this plugin. */
+#define CB_BACKEND "cpu-blas"
+
+/** Most inputs / outputs of any operator of this plugin (shape checks use fixed arrays). */
+#define CB_MAX_IO 4
+
+/* --- threads.c: the thread knob ------------------------------------------------ */
+
+/**
+ * Records the plugin option `num_threads` (0: none) and OpenBLAS's own default
+ * thread count; called once from init, before any kernel runs.
+ */
+void cb_threads_init(int64_t option_threads);
+
+/**
+ * Enters a BLAS section: makes OpenBLAS use the number of threads this call may
+ * use, ctx->num_threads (the kernel's knob) capped by the plugin option when
+ * that is > 0 (knob absent or 0: the option, else OpenBLAS's default), calling
+ * openblas_set_num_threads only when the value differs from the last one set;
+ * then holds a shared lock so no other thread resizes the pool until
+ * cb_blas_end. Returns the count in effect. Thread-safe; do not nest.
+ */
+int cb_blas_begin(const mxk_op_ctx *ctx);
+
+/** Leaves the BLAS section entered by cb_blas_begin on this thread. */
+void cb_blas_end(void);
+
+/* --- common.c: registration and kernel-argument checks ------------------------- */
+
+/** Signature of mxk_op_def.infer_shape (used to re-check shapes in kernels). */
+typedef mxk_status (*cb_infer_shape_fn)(const void *param, mxk_shape *in_shapes, uint32_t num_in,
+                                        mxk_shape *out_shapes, uint32_t num_out,
+                                        mxk_shape *aux_shapes, uint32_t num_aux,
+                                        mxk_error_sink *err);
+
+/**
+ * Fills a kernel definition for `op_name` on MXK_DEV_CPU, backend "cpu-blas",
+ * priority 0, flags SUPPORTS_ADDTO | REENTRANT (the kernels are stateless and
+ * write every output through its request), `supports` = cb_supports_f32.
+ */
+void cb_kernel_init(mxk_op_kernel_def *k, const char *op_name,
+                    mxk_status (*forward)(const mxk_op_ctx *, const void *, void *,
+                                          const mxk_forward_args *, mxk_error_sink *),
+                    mxk_status (*backward)(const mxk_op_ctx *, const void *, void *,
+                                           const mxk_backward_args *, mxk_error_sink *));
+
+/** Registers `def` and then `kdef` through the registrar; returns the first error. */
+mxk_status cb_register(mxk_registrar *reg, const mxk_op_def *def, const mxk_op_kernel_def *kdef,
+                       mxk_error_sink *err);
+
+/** mxk_op_kernel_def.supports: accepts when every known input type is float32. */
+int32_t cb_supports_f32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                        uint32_t num_in);
+
+/**
+ * Checks one tensor a kernel reads or writes: present (data != NULL), float32,
+ * in CPU memory. `what` names it in the message ("argument 'data'", "gradient of
+ * 'weight'"). Errors: MXK_ERR_INVALID_ARGUMENT, MXK_ERR_TYPE.
+ */
+mxk_status cb_check_tensor(const mxk_tensor *t, const char *what, mxk_error_sink *err);
+
+/**
+ * Checks the arguments of a forward call: `num_in` inputs and `num_out` outputs
+ * (MXK_ERR_INVALID_ARGUMENT otherwise), every input and every requested output
+ * passes cb_check_tensor, and their shapes are consistent according to the
+ * operator's own shape inference `infer` (MXK_ERR_SHAPE naming the argument).
+ * `arg_names` / `out_names` are NULL-terminated (for messages).
+ */
+mxk_status cb_check_forward(const mxk_forward_args *args, uint32_t num_in, uint32_t num_out,
+                            const char *const *arg_names, const char *const *out_names,
+                            cb_infer_shape_fn infer, const void *param, mxk_error_sink *err);
+
+/**
+ * Checks the counts of a backward call: `num_in` arguments (in_data, in_grad and
+ * req) and `num_out` outputs (out_data; out_grad has `num_visible`).
+ */
+mxk_status cb_check_backward_counts(const mxk_backward_args *args, uint32_t num_in,
+                                    uint32_t num_out, uint32_t num_visible, mxk_error_sink *err);
+
+/**
+ * Checks a gradient output: nothing when req is NULL; otherwise cb_check_tensor
+ * and the same element count as `expected` (MXK_ERR_SHAPE "gradient of 'weight':
+ * expected (3,2), got (2,3)"-style otherwise). `name` is the argument's name.
+ */
+mxk_status cb_check_grad(const mxk_tensor *g, mxk_op_req req, const mxk_shape *expected,
+                         const char *name, mxk_error_sink *err);
+
+/**
+ * Converts a dimension for CBLAS (int): MXK_ERR_UNSUPPORTED naming `what` when it
+ * exceeds INT_MAX.
+ */
+mxk_status cb_blas_dim(uint64_t v, const char *what, int *out, mxk_error_sink *err);
+
+/** The float32 data of a tensor (no checks). */
+static inline float *cb_f32(const mxk_tensor *t) {
+    return (float *)t->data;
+}
+
+/* --- registration functions, one per op_*.c file (and device_cpu.c) ----------- */
+
+/** device_cpu.c: the CPU device backend (MXK_DEV_CPU, "cpu"). */
+mxk_status cb_register_device(mxk_registrar *reg, mxk_error_sink *err);
+/** op_fully_connected.c: FullyConnected. */
+mxk_status cb_register_fully_connected(mxk_registrar *reg, mxk_error_sink *err);
+/** op_activation.c: Activation. */
+mxk_status cb_register_activation(mxk_registrar *reg, mxk_error_sink *err);
+/** op_softmax_output.c: SoftmaxOutput. */
+mxk_status cb_register_softmax_output(mxk_registrar *reg, mxk_error_sink *err);
+/** op_elemwise.c: _plus, _minus, _mul, _div. */
+mxk_status cb_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
+/** op_elemwise_scalar.c: _plus_scalar ... _rdiv_scalar. */
+mxk_status cb_register_elemwise_scalar(mxk_registrar *reg, mxk_error_sink *err);
+/** op_dot.c: dot. */
+mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err);
+/** op_sum.c: sum. */
+mxk_status cb_register_sum(mxk_registrar *reg, mxk_error_sink *err);
+/** op_reshape.c: Flatten, Reshape. */
+mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err);
+/** op_misc.c: BlockGrad, _copyto. */
+mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err);
+
+#endif /* MXK_CPU_BLAS_H */

@@ -1,0 +1,207 @@
+/*
+ * cpu-blas plugin: Activation.
+ *
+ * Semantics: MXNet src/operator/nn/activation.cc and src/operator/mshadow_op.h
+ * (digest operators-kvstore-module.md §2.3). One argument `data`, output
+ * `output` of the same shape; act_type (required) one of
+ *   relu      y = x > 0 ? x : 0              dy/dx from y: y > 0
+ *   sigmoid   y = 1 / (1 + e^-x)             from y: y (1 - y)
+ *   tanh      y = tanh x                     from y: 1 - y^2
+ *   softrelu  y = log(1 + e^x), x for x > 20 from y: 1 - e^-y
+ *   softsign  y = x / (1 + |x|)              from x: 1 / (1 + |x|)^2
+ * Backward reads out_grad and the output (softsign: the input instead), so
+ * forward may run in place (data -> output) and backward too (out_grad -> in_grad).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cb_loops.h"
+#include "cpu_blas.h"
+
+/** act_type values, in the order of the enum string. */
+enum act_type { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
+#define ACT_TYPES "relu|sigmoid|tanh|softrelu|softsign"
+
+/** Parsed attributes of Activation. */
+typedef struct act_param {
+    int32_t act; /**< enum act_type */
+} act_param;
+
+static const char *const act_args[] = {"data", NULL};
+static const char *const act_outs[] = {"output", NULL};
+
+/** Attribute schema (MXNet 1.9.1 ActivationParam). */
+static const mxk_attr_def act_attrs[] = {
+    MXK_SDK_ATTR("act_type", MXK_ATTR_ENUM, 1, NULL, ACT_TYPES,
+                 "Activation function to be applied."),
+};
+
+/** Parses act_type. */
+static mxk_status act_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    int32_t act = 0;
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", ACT_TYPES, &act, err));
+    act_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    q->act = act;
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object from act_parse. */
+static void act_free(void *param) {
+    free(param);
+}
+
+/** Output shape = data shape (both directions). */
+static mxk_status act_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                  mxk_error_sink *err) {
+    if (num_in != 1 || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Activation expects 1 argument");
+    return mxk_sdk_infer_shape_same(in, num_in, act_args, out, num_out, act_outs, err);
+}
+
+/** All float32. */
+static mxk_status act_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                                 uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, act_args, out, num_out, act_outs,
+                                      aux, num_aux, err);
+}
+
+/** out_grad plus the output (relu, sigmoid, tanh, softrelu) or the input (softsign). */
+static void act_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                    uint8_t *need_out_data) {
+    const act_param *p = param;
+    need_out_grad[0] = 1;
+    if (p->act == ACT_SOFTSIGN)
+        need_in_data[0] = 1;
+    else
+        need_out_data[0] = 1;
+}
+
+/** Forward in-place data -> output. */
+static uint32_t act_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
+    return n;
+}
+
+/** Backward in-place out_grad[0] (index 0) -> in_grad[0]. */
+static uint32_t act_backward_inplace(const void *param, mxk_inplace_pair *pairs,
+                                     uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
+    return n;
+}
+
+CB_DEFINE_UNARY(act_relu, x > 0.0f ? x : 0.0f)
+CB_DEFINE_UNARY(act_sigmoid, 1.0f / (1.0f + expf(-x)))
+CB_DEFINE_UNARY(act_tanh, tanhf(x))
+CB_DEFINE_UNARY(act_softrelu, x > 20.0f ? x : log1pf(expf(x)))
+CB_DEFINE_UNARY(act_softsign, x / (1.0f + fabsf(x)))
+
+/* Gradients: a = out_grad, b = output (input for softsign). */
+CB_DEFINE_BINARY(act_relu_grad, b > 0.0f ? a : 0.0f)
+CB_DEFINE_BINARY(act_sigmoid_grad, (a * b) * (1.0f - b))
+CB_DEFINE_BINARY(act_tanh_grad, (a) * (1.0f - b * b))
+CB_DEFINE_BINARY(act_softrelu_grad, a * -expm1f(-b))
+CB_DEFINE_BINARY(act_softsign_grad, a / ((1.0f + fabsf(b)) * (1.0f + fabsf(b))))
+
+/** y = f(x) by the request (in place when output == data). */
+static mxk_status act_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_forward_args *args, mxk_error_sink *err) {
+    const act_param *p = param;
+    MXK_SDK_CHECK(cb_check_forward(args, 1, 1, act_args, act_outs, act_infer_shape, param, err));
+    const float *x = cb_f32(args->in_data[0]);
+    float *y = cb_f32(args->out_data[0]);
+    size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
+    mxk_op_req req = args->req[0];
+    switch (p->act) {
+    case ACT_RELU:
+        act_relu(y, x, 0.0f, n, req);
+        break;
+    case ACT_SIGMOID:
+        act_sigmoid(y, x, 0.0f, n, req);
+        break;
+    case ACT_TANH:
+        act_tanh(y, x, 0.0f, n, req);
+        break;
+    case ACT_SOFTRELU:
+        act_softrelu(y, x, 0.0f, n, req);
+        break;
+    case ACT_SOFTSIGN:
+        act_softsign(y, x, 0.0f, n, req);
+        break;
+    default:
+        return mxk_sdk_error(err, MXK_ERR_INTERNAL, "invalid act_type %d", (int)p->act);
+    }
+    return MXK_OK;
+}
+
+/** dx = dy * f'(.) by the request (in place when in_grad == out_grad). */
+static mxk_status act_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                               const mxk_backward_args *args, mxk_error_sink *err) {
+    const act_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_tensor *dy = args->out_grad[0];
+    const mxk_tensor *ref = p->act == ACT_SOFTSIGN ? args->in_data[0] : args->out_data[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    MXK_SDK_CHECK(
+        cb_check_tensor(ref, p->act == ACT_SOFTSIGN ? "argument 'data'" : "output 'output'", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dy->shape, "data", err));
+    if (mxk_sdk_shape_count(&ref->shape) != mxk_sdk_shape_count(&dy->shape))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "output gradient and %s differ in size",
+                             p->act == ACT_SOFTSIGN ? "data" : "output");
+    size_t n = (size_t)mxk_sdk_shape_count(&dy->shape);
+    float *dx = cb_f32(args->in_grad[0]);
+    const float *g = cb_f32(dy), *r = cb_f32(ref);
+    switch (p->act) {
+    case ACT_RELU:
+        act_relu_grad(dx, g, r, 0.0f, n, req);
+        break;
+    case ACT_SIGMOID:
+        act_sigmoid_grad(dx, g, r, 0.0f, n, req);
+        break;
+    case ACT_TANH:
+        act_tanh_grad(dx, g, r, 0.0f, n, req);
+        break;
+    case ACT_SOFTRELU:
+        act_softrelu_grad(dx, g, r, 0.0f, n, req);
+        break;
+    case ACT_SOFTSIGN:
+        act_softsign_grad(dx, g, r, 0.0f, n, req);
+        break;
+    default:
+        return mxk_sdk_error(err, MXK_ERR_INTERNAL, "invalid act_type %d", (int)p->act);
+    }
+    return MXK_OK;
+}
+
+/** Registers Activation and its CPU kernel. */
+mxk_status cb_register_activation(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_op_def def;
+    mxk_sdk_op_def_init(&def);
+    def.name = "Activation";
+    def.description = "Applies an activation function element-wise (relu, sigmoid, tanh, "
+                      "softrelu, softsign).";
+    def.attrs = act_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(act_attrs);
+    def.arguments = act_args;
+    def.outputs = act_outs;
+    def.parse_param = act_parse;
+    def.free_param = act_free;
+    def.infer_shape = act_infer_shape;
+    def.infer_type = act_infer_type;
+    def.backward_dependency = act_backward_dependency;
+    def.forward_inplace = act_forward_inplace;
+    def.backward_inplace = act_backward_inplace;
+    mxk_op_kernel_def k;
+    cb_kernel_init(&k, "Activation", act_forward, act_backward);
+    return cb_register(reg, &def, &k, err);
+}

@@ -1,0 +1,269 @@
+/*
+ * cpu-blas plugin: dot.
+ *
+ * Semantics: MXNet src/operator/tensor/dot-inl.h (DotShape, DotForward_,
+ * DotBackward_); digest operators-kvstore-module.md §2.2. Arguments lhs, rhs;
+ * attributes transpose_a, transpose_b (default False).
+ *   1-D . 1-D (no transposes): inner product, output shape (1,).
+ *   otherwise lhs is viewed as a matrix A: without transpose_a (prod(lhs[:-1]),
+ *   lhs[-1]); with it (lhs[0], prod(lhs[1:])) transposed. rhs likewise as B:
+ *   without transpose_b (rhs[0], prod(rhs[1:])); with it (prod(rhs[:-1]),
+ *   rhs[-1]) transposed. The contracted sizes must agree; the output shape is
+ *   lhs's kept dims followed by rhs's kept dims (2-D: the usual (m, n)).
+ * out = op(A) op(B) with one sgemm (beta 1 for ADD). Backward (reads out_grad,
+ * lhs, rhs): dA and dB by sgemm with the transposes of the chain rule.
+ */
+#include <cblas.h>
+#include <stdlib.h>
+
+#include "cpu_blas.h"
+
+/** Parsed attributes of dot. */
+typedef struct dot_param {
+    int32_t ta; /**< transpose_a */
+    int32_t tb; /**< transpose_b */
+} dot_param;
+
+static const char *const dot_args[] = {"lhs", "rhs", NULL};
+static const char *const dot_outs[] = {"output", NULL};
+
+/** Attribute schema (MXNet 1.9.1 DotParam, without forward_stype). */
+static const mxk_attr_def dot_attrs[] = {
+    MXK_SDK_ATTR("transpose_a", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "If true then transpose the first input before dot."),
+    MXK_SDK_ATTR("transpose_b", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "If true then transpose the second input before dot."),
+};
+
+/** Parses transpose_a, transpose_b. */
+static mxk_status dot_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    dot_param p;
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_a", &p.ta, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_b", &p.tb, err));
+    dot_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    *q = p;
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object from dot_parse. */
+static void dot_free(void *param) {
+    free(param);
+}
+
+/**
+ * The matrix view of a product: op(A) is m x k, op(B) is k x n; A is stored
+ * with leading dimension lda (row-major), B with ldb. `kb` is rhs's contracted
+ * size (must equal k). vec: the 1-D . 1-D case.
+ */
+typedef struct dot_view {
+    uint64_t m, k, kb, n;
+    int vec;
+} dot_view;
+
+/** Computes the view of (lhs, rhs) shapes (both ndim >= 1); products of unknown dims are 0. */
+static dot_view dot_view_of(const dot_param *p, const mxk_shape *l, const mxk_shape *r) {
+    dot_view v;
+    v.vec = l->ndim == 1 && r->ndim == 1;
+    if (p->ta) {
+        v.k = (uint64_t)l->dims[0];
+        v.m = mxk_sdk_shape_prod(l, 1, l->ndim);
+    } else {
+        v.m = mxk_sdk_shape_prod(l, 0, l->ndim - 1);
+        v.k = (uint64_t)l->dims[l->ndim - 1];
+    }
+    if (p->tb) {
+        v.n = mxk_sdk_shape_prod(r, 0, r->ndim - 1);
+        v.kb = (uint64_t)r->dims[r->ndim - 1];
+    } else {
+        v.kb = (uint64_t)r->dims[0];
+        v.n = mxk_sdk_shape_prod(r, 1, r->ndim);
+    }
+    return v;
+}
+
+/** Output shape from the inputs (MXNet DotShape); the contracted sizes must agree. */
+static mxk_status dot_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                  mxk_error_sink *err) {
+    const dot_param *p = param;
+    if (num_in != 2 || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "dot expects 2 arguments");
+    const mxk_shape *l = &in[0], *r = &in[1];
+    if (l->ndim == 0 || r->ndim == 0)
+        return MXK_OK;
+    char a[MXK_SDK_SHAPE_STR_MAX], b[MXK_SDK_SHAPE_STR_MAX];
+    mxk_shape o = mxk_sdk_shape_unknown();
+    if (l->ndim == 1 && r->ndim == 1) {
+        if (p->ta || p->tb)
+            return mxk_sdk_error(
+                err, MXK_ERR_SHAPE, "dot: cannot transpose vectors (lhs %s, rhs %s)",
+                mxk_sdk_shape_format(l, a, sizeof a), mxk_sdk_shape_format(r, b, sizeof b));
+        if (l->dims[0] != 0 && r->dims[0] != 0 && l->dims[0] != r->dims[0])
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot shape error: lhs %s X rhs %s",
+                                 mxk_sdk_shape_format(l, a, sizeof a),
+                                 mxk_sdk_shape_format(r, b, sizeof b));
+        o = mxk_sdk_shape1(1);
+    } else {
+        dot_view v = dot_view_of(p, l, r);
+        if (v.k != 0 && v.kb != 0 && v.k != v.kb)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "dot shape error: lhs %s X rhs %s (transpose_a=%d, "
+                                 "transpose_b=%d): contracted sizes %llu and %llu differ",
+                                 mxk_sdk_shape_format(l, a, sizeof a),
+                                 mxk_sdk_shape_format(r, b, sizeof b), (int)p->ta, (int)p->tb,
+                                 (unsigned long long)v.k, (unsigned long long)v.kb);
+        /* kept dims: lhs without its contracted axis, then rhs without its contracted axis */
+        int32_t nd = 0;
+        if (l->ndim > 1)
+            for (int32_t i = p->ta ? 1 : 0; i < (p->ta ? l->ndim : l->ndim - 1); i++)
+                o.dims[nd++] = l->dims[i];
+        if (r->ndim > 1)
+            for (int32_t i = p->tb ? 0 : 1; i < (p->tb ? r->ndim - 1 : r->ndim); i++) {
+                if (nd >= MXK_MAX_NDIM)
+                    return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot: output has more than %d dims",
+                                         MXK_MAX_NDIM);
+                o.dims[nd++] = r->dims[i];
+            }
+        if (nd == 0) { /* 1-D . 2-D or 2-D . 1-D degenerate to a vector (MXNet: (1,)) */
+            o.dims[nd++] = 1;
+        }
+        o.ndim = nd;
+    }
+    return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
+}
+
+/** All float32. */
+static mxk_status dot_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                                 uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, dot_args, out, num_out, dot_outs,
+                                      aux, num_aux, err);
+}
+
+/** Backward reads out_grad, lhs and rhs. */
+static void dot_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                    uint8_t *need_out_data) {
+    need_out_grad[0] = 1;
+    need_in_data[0] = 1;
+    need_in_data[1] = 1;
+}
+
+/** BLAS sizes of a view (MXK_ERR_UNSUPPORTED beyond int). */
+static mxk_status dot_blas_dims(const dot_view *v, int *m, int *k, int *n, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_blas_dim(v->m, "dot rows", m, err));
+    MXK_SDK_CHECK(cb_blas_dim(v->k, "dot contracted size", k, err));
+    return cb_blas_dim(v->n, "dot columns", n, err);
+}
+
+/** out (=|+=) op(A) op(B); the 1-D case with sdot. */
+static mxk_status dot_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_forward_args *args, mxk_error_sink *err) {
+    const dot_param *p = param;
+    MXK_SDK_CHECK(cb_check_forward(args, 2, 1, dot_args, dot_outs, dot_infer_shape, param, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
+    float *o = cb_f32(args->out_data[0]);
+    dot_view v = dot_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape);
+    int m, k, n;
+    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
+    if (v.vec) {
+        cb_blas_begin(ctx);
+        float d = cblas_sdot(k, a, 1, b, 1);
+        cb_blas_end();
+        mxk_sdk_assign_f32(o, d, req);
+        return MXK_OK;
+    }
+    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    cb_blas_begin(ctx);
+    cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans,
+                m, n, k, 1.0f, a, lda, b, ldb, mxk_sdk_req_beta(req), o, n);
+    cb_blas_end();
+    return MXK_OK;
+}
+
+/**
+ * dA and dB by their requests. With C = op(A) op(B) and dC (m x n):
+ *   A stored m x k (no ta): dA = dC op(B)^T;   stored k x m (ta): dA = op(B) dC^T
+ *   B stored k x n (no tb): dB = op(A)^T dC;   stored n x k (tb): dB = dC^T op(A)
+ */
+static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                               const mxk_backward_args *args, mxk_error_sink *err) {
+    const dot_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'lhs'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'rhs'", err));
+    const mxk_shape *ls = &args->in_data[0]->shape, *rs = &args->in_data[1]->shape;
+    if (ls->ndim < 1 || rs->ndim < 1)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot: inputs need at least one dim");
+    dot_view v = dot_view_of(p, ls, rs);
+    int m, k, n;
+    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
+    if (v.k != v.kb || mxk_sdk_shape_count(&args->out_grad[0]->shape) != v.m * v.n)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot backward: inconsistent shapes");
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ls, "lhs", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], rs, "rhs", err));
+    const float *dc = cb_f32(args->out_grad[0]);
+    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
+    if (v.vec) {
+        float g = dc[0];
+        if (req[0] != MXK_REQ_NULL)
+            mxk_sdk_scale_f32(cb_f32(args->in_grad[0]), b, g, (size_t)k, req[0]);
+        if (req[1] != MXK_REQ_NULL)
+            mxk_sdk_scale_f32(cb_f32(args->in_grad[1]), a, g, (size_t)k, req[1]);
+        return MXK_OK;
+    }
+    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    cb_blas_begin(ctx);
+    if (req[0] != MXK_REQ_NULL) {
+        float *da = cb_f32(args->in_grad[0]);
+        float beta = mxk_sdk_req_beta(req[0]);
+        if (!p->ta) /* (m x n) . op(B)^T (n x k) */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, p->tb ? CblasNoTrans : CblasTrans, m, k, n,
+                        1.0f, dc, n, b, ldb, beta, da, k);
+        else /* op(B) (k x n) . dC^T (n x m) */
+            cblas_sgemm(CblasRowMajor, p->tb ? CblasTrans : CblasNoTrans, CblasTrans, k, m, n, 1.0f,
+                        b, ldb, dc, n, beta, da, m);
+    }
+    if (req[1] != MXK_REQ_NULL) {
+        float *db = cb_f32(args->in_grad[1]);
+        float beta = mxk_sdk_req_beta(req[1]);
+        if (!p->tb) /* op(A)^T (k x m) . dC (m x n) */
+            cblas_sgemm(CblasRowMajor, p->ta ? CblasNoTrans : CblasTrans, CblasNoTrans, k, n, m,
+                        1.0f, a, lda, dc, n, beta, db, n);
+        else /* dC^T (n x m) . op(A) (m x k) */
+            cblas_sgemm(CblasRowMajor, CblasTrans, p->ta ? CblasTrans : CblasNoTrans, n, k, m, 1.0f,
+                        dc, n, a, lda, beta, db, k);
+    }
+    cb_blas_end();
+    return MXK_OK;
+}
+
+/** Registers dot and its CPU kernel. */
+mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_op_def def;
+    mxk_sdk_op_def_init(&def);
+    def.name = "dot";
+    def.description = "Dot product of two arrays (matrix product; inner product of vectors).";
+    def.attrs = dot_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(dot_attrs);
+    def.arguments = dot_args;
+    def.outputs = dot_outs;
+    def.parse_param = dot_parse;
+    def.free_param = dot_free;
+    def.infer_shape = dot_infer_shape;
+    def.infer_type = dot_infer_type;
+    def.backward_dependency = dot_backward_dependency;
+    mxk_op_kernel_def k;
+    cb_kernel_init(&k, "dot", dot_forward, dot_backward);
+    return cb_register(reg, &def, &k, err);
+}

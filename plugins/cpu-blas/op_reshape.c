@@ -1,0 +1,228 @@
+/*
+ * cpu-blas plugin: Flatten and Reshape (views of the same elements in a new shape).
+ *
+ * Semantics: MXNet src/operator/tensor/matrix_op.cc, matrix_op-inl.h (digest
+ * operators-kvstore-module.md §2.3). One argument `data`, output `output`.
+ *   Flatten: (d1, d2..dk) -> (d1, d2*...*dk) (a 1-D input gives (d1, 1)).
+ *   Reshape: attribute `shape` with MXNet's special values and `reverse`
+ *            (rules in reshape_infer.h), or the deprecated `target_shape`
+ *            (0 = inferred) with `keep_highest`.
+ * Forward copies data to the output, backward copies out_grad to in_grad (both by
+ * request; a no-op when the memory is shared). Both directions are in-place
+ * identities; backward reads only out_grad.
+ */
+#include <stdlib.h>
+
+#include "cpu_blas.h"
+#include "reshape_infer.h"
+
+static const char *const rs_args[] = {"data", NULL};
+static const char *const rs_outs[] = {"output", NULL};
+
+/** Parsed attributes of Reshape. */
+typedef struct rs_param {
+    mxk_shape shape;      /**< `shape` values (ndim 0: not given) */
+    int32_t reverse;      /**< apply the rules right to left */
+    mxk_shape target;     /**< deprecated `target_shape` (ndim 0: not given) */
+    int32_t keep_highest; /**< with target_shape: keep the first input dim */
+} rs_param;
+
+/** Attribute schema (MXNet 1.9.1 ReshapeParam). */
+static const mxk_attr_def rs_attrs[] = {
+    MXK_SDK_ATTR("shape", MXK_ATTR_SHAPE, 0, "()", NULL,
+                 "The target shape; special values 0, -1, -2, -3, -4."),
+    MXK_SDK_ATTR("reverse", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "If true then the special values are inferred from right to left."),
+    MXK_SDK_ATTR("target_shape", MXK_ATTR_SHAPE, 0, "()", NULL,
+                 "(Deprecated, use shape) target shape; one dim may be 0 (inferred)."),
+    MXK_SDK_ATTR("keep_highest", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "(Deprecated, use shape) with target_shape: keep the highest dim."),
+};
+
+/** Parses and checks the attributes; `shape` or `target_shape` must be given. */
+static mxk_status rs_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    rs_param p;
+    char msg[256];
+    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "shape", &p.shape, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "reverse", &p.reverse, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "target_shape", &p.target, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keep_highest", &p.keep_highest, err));
+    if (p.shape.ndim == 0 && p.target.ndim == 0)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'shape': required (or the deprecated 'target_shape')");
+    if (p.shape.ndim > 0) {
+        mxk_status st =
+            cb_reshape_check_spec(p.shape.dims, p.shape.ndim, p.reverse, msg, sizeof msg);
+        if (st != MXK_OK)
+            return mxk_sdk_error(err, st, "%s", msg);
+    } else {
+        mxk_sdk_log(MXK_LOG_WARNING, "Reshape: using target_shape will be deprecated; use shape");
+    }
+    rs_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    *q = p;
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object from rs_parse. */
+static void rs_free(void *param) {
+    free(param);
+}
+
+/**
+ * Backwards inference shared by both operators: an input with exactly one
+ * unknown dim takes it from the known output's element count.
+ */
+static void rs_fill_input(mxk_shape *in, const mxk_shape *out) {
+    if (in->ndim == 0 || !mxk_sdk_shape_is_known(out))
+        return;
+    int32_t unknown = -1, n = 0;
+    uint64_t known = 1;
+    for (int32_t i = 0; i < in->ndim; i++) {
+        if (in->dims[i] == 0) {
+            unknown = i;
+            n++;
+        } else {
+            known *= (uint64_t)in->dims[i];
+        }
+    }
+    uint64_t total = mxk_sdk_shape_count(out);
+    if (n == 1 && known > 0 && total % known == 0)
+        in->dims[unknown] = (int64_t)(total / known);
+}
+
+/** Reshape's output shape (input fully known), else backwards inference. */
+static mxk_status rs_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const rs_param *p = param;
+    if (num_in != 1 || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Reshape expects 1 argument");
+    rs_fill_input(&in[0], &out[0]);
+    if (!mxk_sdk_shape_is_known(&in[0]))
+        return MXK_OK;
+    mxk_shape o;
+    char msg[512];
+    mxk_status st = p->shape.ndim > 0
+                        ? cb_reshape_infer(p->shape.dims, p->shape.ndim, p->reverse, &in[0], &o,
+                                           msg, sizeof msg)
+                        : cb_reshape_infer_legacy(p->target.dims, p->target.ndim, p->keep_highest,
+                                                  &in[0], &o, msg, sizeof msg);
+    if (st != MXK_OK)
+        return mxk_sdk_error(err, st, "%s", msg);
+    return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
+}
+
+/** Flatten's output shape (d1, d2*...*dk); backwards the first dim and one unknown dim. */
+static mxk_status fl_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    if (num_in != 1 || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Flatten expects 1 argument");
+    if (in[0].ndim > 0 && out[0].ndim == 2 && in[0].dims[0] == 0)
+        in[0].dims[0] = out[0].dims[0];
+    rs_fill_input(&in[0], &out[0]);
+    if (in[0].ndim == 0)
+        return MXK_OK;
+    uint64_t rest = mxk_sdk_shape_prod(&in[0], 1, in[0].ndim);
+    if (rest == UINT64_MAX)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': too many elements");
+    mxk_shape o = mxk_sdk_shape2(in[0].dims[0], (int64_t)rest);
+    return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
+}
+
+/** All float32. */
+static mxk_status rs_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                                uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                                mxk_error_sink *err) {
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, rs_args, out, num_out, rs_outs, aux,
+                                      num_aux, err);
+}
+
+/** Backward reads only out_grad. */
+static void rs_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                   uint8_t *need_out_data) {
+    need_out_grad[0] = 1;
+}
+
+/** In-place identity data -> output (forward) and out_grad -> in_grad (backward). */
+static uint32_t rs_inplace_identity(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
+    return n;
+}
+
+/** Copies data to output by the request (checking shapes through `infer`). */
+static mxk_status rs_copy_forward(const mxk_forward_args *args, cb_infer_shape_fn infer,
+                                  const void *param, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_check_forward(args, 1, 1, rs_args, rs_outs, infer, param, err));
+    mxk_sdk_copy_f32(cb_f32(args->out_data[0]), cb_f32(args->in_data[0]),
+                     (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape), args->req[0]);
+    return MXK_OK;
+}
+
+/** Reshape forward. */
+static mxk_status rs_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    return rs_copy_forward(args, rs_infer_shape, param, err);
+}
+
+/** Flatten forward. */
+static mxk_status fl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    return rs_copy_forward(args, fl_infer_shape, param, err);
+}
+
+/** in_grad (=|+=) out_grad, element for element (shared by Flatten and Reshape). */
+static mxk_status rs_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_tensor *dy = args->out_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dy->shape, "data", err));
+    mxk_sdk_copy_f32(cb_f32(args->in_grad[0]), cb_f32(dy), (size_t)mxk_sdk_shape_count(&dy->shape),
+                     req);
+    return MXK_OK;
+}
+
+/** Registers Flatten and Reshape with their CPU kernels. */
+mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_op_def def;
+    mxk_op_kernel_def k;
+
+    mxk_sdk_op_def_init(&def);
+    def.name = "Flatten";
+    def.description = "Flattens the input to 2-D: (d1, d2*...*dk).";
+    def.arguments = rs_args;
+    def.outputs = rs_outs;
+    def.infer_shape = fl_infer_shape;
+    def.infer_type = rs_infer_type;
+    def.backward_dependency = rs_backward_dependency;
+    def.forward_inplace = rs_inplace_identity;
+    def.backward_inplace = rs_inplace_identity;
+    cb_kernel_init(&k, "Flatten", fl_forward, rs_backward);
+    MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+
+    mxk_sdk_op_def_init(&def);
+    def.name = "Reshape";
+    def.description = "Reshapes the input to a new shape with the same number of elements.";
+    def.attrs = rs_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(rs_attrs);
+    def.arguments = rs_args;
+    def.outputs = rs_outs;
+    def.parse_param = rs_parse;
+    def.free_param = rs_free;
+    def.infer_shape = rs_infer_shape;
+    def.infer_type = rs_infer_type;
+    def.backward_dependency = rs_backward_dependency;
+    def.forward_inplace = rs_inplace_identity;
+    def.backward_inplace = rs_inplace_identity;
+    cb_kernel_init(&k, "Reshape", rs_forward, rs_backward);
+    return cb_register(reg, &def, &k, err);
+}

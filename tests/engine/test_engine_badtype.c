@@ -1,0 +1,62 @@
+/*
+ * Choice of the engine type by MXK_ENGINE_TYPE: an unknown name is refused with a
+ * message listing the valid ones; unset or empty selects ThreadedEnginePerDevice.
+ * ctest runs this with MXK_ENGINE_TYPE=Bogus.
+ */
+#include "engine_test_util.h"
+
+static mxk_status noop_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
+    (void)arg;
+    (void)rctx;
+    (void)err;
+    return MXK_OK;
+}
+
+static void test_unknown_type_is_refused(void) {
+    const char *env = getenv("MXK_ENGINE_TYPE");
+    if (env == NULL || strcmp(env, "Bogus") != 0)
+        setenv("MXK_ENGINE_TYPE", "Bogus", 1);
+    CHECK_EQ_INT(mxk_engine_start(), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxk_last_error_code(), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxk_last_error_message(), "MXK_ENGINE_TYPE");
+    CHECK_CONTAINS(mxk_last_error_message(), "'Bogus'");
+    CHECK_CONTAINS(mxk_last_error_message(), "ThreadedEnginePerDevice");
+    CHECK_CONTAINS(mxk_last_error_message(), "NaiveEngine");
+    CHECK(strcmp(mxk_engine_type_name(), "none") == 0);
+    CHECK_EQ_INT(mxk_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, NULL, 0, 0, 0,
+                                      "after_bad_start"),
+                 MXK_ERR_STATE);
+    mxk_engine_stop(); /* harmless */
+}
+
+static void test_valid_types(void) {
+    static const struct {
+        const char *env; /* NULL: unset */
+        const char *name;
+    } cases[] = {{"NaiveEngine", "NaiveEngine"},
+                 {"ThreadedEnginePerDevice", "ThreadedEnginePerDevice"},
+                 {NULL, "ThreadedEnginePerDevice"},
+                 {"", "ThreadedEnginePerDevice"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].env)
+            setenv("MXK_ENGINE_TYPE", cases[i].env, 1);
+        else
+            unsetenv("MXK_ENGINE_TYPE");
+        CHECK_EQ_INT(mxk_engine_start(), MXK_OK);
+        CHECK(strcmp(mxk_engine_type_name(), cases[i].name) == 0);
+        mxk_engine_var *v = mxk_engine_new_var();
+        CHECK_EQ_INT(
+            mxk_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0, 0, "noop"),
+            MXK_OK);
+        CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+        CHECK_EQ_INT(mxk_engine_var_version(v), 1);
+        mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+        mxk_engine_stop();
+    }
+}
+
+int main(void) {
+    MXK_RUN(test_unknown_type_is_refused);
+    MXK_RUN(test_valid_types);
+    return MXK_TEST_EXIT();
+}

@@ -1,0 +1,135 @@
+/*
+ * Config-dir discovery and conf files: search order, mxk.conf, plugins.d with
+ * options, relative library paths, missing libraries, malformed and disabled confs.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "mxk.h"
+#include "testing.h"
+
+static char root[4096];
+
+static void write_file(const char *dir, const char *name, const char *text) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static const char *sub(const char *name) {
+    static char p[4][4096];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", root, name);
+    return p[k];
+}
+
+static int rejected_with(const char *needle) {
+    for (uint32_t i = 0; i < mxk_plugin_rejected_count(); i++) {
+        const char *path, *reason;
+        if (mxk_plugin_rejected_get(i, &path, &reason) == MXK_OK && strstr(reason, needle))
+            return 1;
+    }
+    return 0;
+}
+
+static void test_search_order(void) {
+    char out[4096];
+    mkdir(sub("a"), 0755);
+    mkdir(sub("b"), 0755);
+    mkdir(sub("xdg"), 0755);
+    mkdir(sub("xdg/mxk"), 0755);
+    setenv("MXK_CONFIG_DIR", sub("a"), 1);
+    CHECK_EQ_INT(mxk_config_find_dir(sub("b"), out, sizeof out), MXK_OK);
+    CHECK(strcmp(out, sub("b")) == 0); /* explicit flag first */
+    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
+    CHECK(strcmp(out, sub("a")) == 0); /* then MXK_CONFIG_DIR */
+    CHECK_EQ_INT(mxk_config_find_dir("/nonexistent/conf", out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "config dir '/nonexistent/conf' (given explicitly) is not a directory");
+    setenv("MXK_CONFIG_DIR", "/nonexistent/env", 1);
+    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "config dir '/nonexistent/env' (from MXK_CONFIG_DIR) is not a directory");
+    unsetenv("MXK_CONFIG_DIR");
+    setenv("XDG_CONFIG_HOME", sub("xdg"), 1);
+    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
+    CHECK(strcmp(out, sub("xdg/mxk")) == 0); /* then $XDG_CONFIG_HOME/mxk */
+    setenv("XDG_CONFIG_HOME", sub("a"), 1);  /* no mxk/ inside */
+    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
+    /* then the install's etc/mxk, found from libmxk's location: the build tree's */
+    CHECK(strcmp(out, BUILD_CONFDIR) == 0);
+    if (strcmp(out, BUILD_CONFDIR) != 0)
+        fprintf(stderr, "got '%s', expected '%s'\n", out, BUILD_CONFDIR);
+}
+
+static void test_bad_global_conf(void) {
+    mkdir(sub("badconf"), 0755);
+    write_file(sub("badconf"), "mxk.conf", "[mxk]\nbacknd = x\n");
+    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "mxk.conf:2: unknown key 'backnd' in [mxk]; valid keys: backend, num_threads");
+    write_file(sub("badconf"), "mxk.conf", "[mxk]\nnum_threads = lots\n");
+    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_CONTAINS(mxk_get_last_error(), "num_threads must be an integer in [0, 4096], got 'lots'");
+    write_file(sub("badconf"), "mxk.conf", "[mxk\n");
+    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_CONTAINS(mxk_get_last_error(), "mxk.conf:1: syntax error");
+}
+
+static void test_plugins_d(void) {
+    char d[4096], text[8192];
+    snprintf(d, sizeof d, "%s", sub("conf"));
+    mkdir(d, 0755);
+    mkdir(sub("conf/plugins.d"), 0755);
+    write_file(d, "mxk.conf", "# test\n[mxk]\nbackend = beta, alpha\n[op_backend]\n");
+    snprintf(text, sizeof text, "[plugin]\nlibrary = %s/libtp-valid.so\n[options]\nfail = yes\n",
+             TP_DIR);
+    write_file(sub("conf/plugins.d"), "10-valid-failing.conf", text);
+    write_file(sub("conf/plugins.d"), "20-valid.conf", "[plugin]\nlibrary = libtp-valid.so\n");
+    write_file(sub("conf/plugins.d"), "30-missing.conf", "[plugin]\nlibrary = libnope.so\n");
+    write_file(sub("conf/plugins.d"), "40-syntax.conf", "[plugin]\nlibrary\n");
+    write_file(sub("conf/plugins.d"), "50-typo.conf", "[plugin]\nlibary = libtp-beta.so\n");
+    write_file(sub("conf/plugins.d"), "60-disabled.conf",
+               "[plugin]\nlibrary = libtp-beta.so\nenabled = false\n");
+    write_file(sub("conf/plugins.d"), "70-nolib.conf", "[plugin]\nenabled = true\n");
+    write_file(sub("conf/plugins.d"), "README", "not a conf file\n");
+    setenv("MXK_PLUGIN_PATH", "/nonexistent:" TP_DIR, 1);
+    mxk_init_options o = {.struct_size = sizeof o, .config_dir = d};
+    CHECK_EQ_INT(mxk_init(&o), MXK_OK);
+    CHECK(strcmp(mxk_config_dir(), d) == 0);
+    CHECK(strcmp(mxk_get_backend_preference(), "beta,alpha") == 0);
+    CHECK_EQ_INT(mxk_plugin_count(), 1);
+    mxk_plugin_record r;
+    CHECK_EQ_INT(mxk_plugin_get(0, &r), MXK_OK);
+    CHECK(strcmp(r.name, "tp-valid") == 0);
+    CHECK(rejected_with("init failed (MXK_ERR_INVALID_ARGUMENT): option fail=yes was given"));
+    CHECK(rejected_with("library 'libnope.so' not found (looked in: "));
+    CHECK(rejected_with("line 2: syntax error"));
+    CHECK(
+        rejected_with("unknown key 'libary' in [plugin]; valid keys: library, enabled, priority"));
+    CHECK(rejected_with("[plugin] has no 'library' key"));
+    CHECK(!rejected_with("README"));
+    CHECK(mxk_op_kernel_count("TestOp") == 1); /* the disabled beta kernel is absent */
+    mxk_shutdown();
+}
+
+int main(void) {
+    snprintf(root, sizeof root, "%s/mxk-config-test-%d", "/tmp", (int)getpid());
+    mkdir(root, 0755);
+    MXK_RUN(test_search_order);
+    MXK_RUN(test_bad_global_conf);
+    MXK_RUN(test_plugins_d);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+    return MXK_TEST_EXIT();
+}

@@ -1,0 +1,81 @@
+/*
+ * Helpers shared by the NDArray tests: contexts, shapes, start/stop of the
+ * engine, and a one-shot gate that an async engine function waits on.
+ */
+#ifndef MXK_ND_TEST_UTIL_H
+#define MXK_ND_TEST_UTIL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "error.h"
+#include "fake_device.h"
+#include "mxk.h"
+#include "ndarray.h"
+#include "ndarray_io.h"
+#include "shape.h"
+#include "storage.h"
+#include "testing.h"
+
+/** cpu(0). */
+static inline mxk_context nd_cpu(void) {
+    return (mxk_context){MXK_DEV_CPU, 0};
+}
+
+/** gpu(id) of the fake GPU backend. */
+static inline mxk_context nd_gpu(int32_t id) {
+    return (mxk_context){MXK_DEV_GPU, id};
+}
+
+/** A shape from up to 4 dims (unused ones ignored). */
+static inline mxk_shape nd_shape(int32_t ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    int64_t d[4] = {d0, d1, d2, d3};
+    return mxk_shape_make(ndim, d);
+}
+
+/** Sleeps `ms` milliseconds. */
+static inline void nd_sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/** Starts the engine or exits with a message (the tests cannot run without it). */
+static inline void nd_start(void) {
+    if (mxk_engine_start() != MXK_OK) {
+        fprintf(stderr, "cannot start the engine: %s\n", mxk_last_error_message());
+        exit(1);
+    }
+    printf("engine: %s\n", mxk_engine_type_name());
+}
+
+/** Waits for all work, stops the engine and releases the pools. */
+static inline void nd_stop(void) {
+    mxk_engine_wait_all();
+    mxk_engine_stop();
+    mxk_storage_shutdown();
+}
+
+/** Creates an array from host data (CHECKs success); returns NULL on failure. */
+static inline mxk_ndarray *nd_from(const mxk_shape *s, int32_t dtype, mxk_context ctx,
+                                   const void *data) {
+    mxk_ndarray *a = NULL;
+    if (mxk_ndarray_create(s, dtype, ctx, &a) != MXK_OK) {
+        fprintf(stderr, "create failed: %s\n", mxk_last_error_message());
+        return NULL;
+    }
+    if (mxk_ndarray_copy_from_host(a, data, mxk_ndarray_bytes(a)) != MXK_OK) {
+        fprintf(stderr, "copy_from_host failed: %s\n", mxk_last_error_message());
+        mxk_ndarray_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+#endif /* MXK_ND_TEST_UTIL_H */

@@ -1,0 +1,90 @@
+/*
+ * A minimal test harness for plain ctest executables.
+ *
+ * Each test file defines test functions `static void test_x(void)` and a main()
+ * that calls MXK_RUN(test_x) for each, then returns MXK_TEST_EXIT(). A failed
+ * check prints file:line and the expression, marks the current test failed and
+ * continues. The closing line is "N passed, N failed" (counted per test).
+ * A test may call MXK_SKIP("why") to end itself as skipped (exit code 77, which
+ * CMake's SKIP_RETURN_CODE maps to "skipped", when every test was skipped).
+ */
+#ifndef MXK_TESTING_H
+#define MXK_TESTING_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int mxk_t_failed_checks;
+static int mxk_t_passed, mxk_t_failed, mxk_t_skipped;
+static int mxk_t_skip_flag;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/** Checks a status expression equals `expected`; prints the kernel's last error otherwise. */
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                                      \
+        if (va_ != vb_) {                                                                          \
+            fprintf(stderr, "%s:%d: CHECK_EQ_INT failed: %s = %lld, %s = %lld\n", __FILE__,        \
+                    __LINE__, #a, va_, #b, vb_);                                                   \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double va_ = (double)(a), vb_ = (double)(b), t_ = (double)(tol);                           \
+        if (!(fabs(va_ - vb_) <= t_ * (1.0 + fabs(vb_)))) {                                        \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, \
+                    __LINE__, #a, va_, #b, vb_, t_);                                               \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/** Checks that string `hay` contains `needle`. */
+#define CHECK_CONTAINS(hay, needle)                                                                \
+    do {                                                                                           \
+        const char *h_ = (hay), *n_ = (needle);                                                    \
+        if (h_ == NULL || strstr(h_, n_) == NULL) {                                                \
+            fprintf(stderr, "%s:%d: CHECK_CONTAINS failed: \"%s\" does not contain \"%s\"\n",      \
+                    __FILE__, __LINE__, h_ ? h_ : "(null)", n_);                                   \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+#define MXK_SKIP(why)                                                                              \
+    do {                                                                                           \
+        printf("SKIP: %s\n", why);                                                                 \
+        mxk_t_skip_flag = 1;                                                                       \
+        return;                                                                                    \
+    } while (0)
+
+#define MXK_RUN(fn)                                                                                \
+    do {                                                                                           \
+        int before_ = mxk_t_failed_checks;                                                         \
+        mxk_t_skip_flag = 0;                                                                       \
+        fn();                                                                                      \
+        if (mxk_t_failed_checks != before_) {                                                      \
+            mxk_t_failed++;                                                                        \
+            printf("FAIL: %s\n", #fn);                                                             \
+        } else if (mxk_t_skip_flag) {                                                              \
+            mxk_t_skipped++;                                                                       \
+        } else {                                                                                   \
+            mxk_t_passed++;                                                                        \
+            printf("ok: %s\n", #fn);                                                               \
+        }                                                                                          \
+        fflush(stdout);                                                                            \
+    } while (0)
+
+#define MXK_TEST_EXIT()                                                                            \
+    (printf("%d passed, %d failed, %d skipped\n", mxk_t_passed, mxk_t_failed, mxk_t_skipped),      \
+     mxk_t_failed ? 1 : (mxk_t_passed == 0 && mxk_t_skipped > 0 ? 77 : 0))
+
+#endif /* MXK_TESTING_H */

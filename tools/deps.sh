@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian 12 packages mxk builds and runs with (idempotent).
+# Kernel: Jansson, inih, zlib. cpu-blas: OpenBLAS. Trainer data: Fashion-MNIST.
+# Tests: clang + compiler-rt for the libFuzzer targets. Run as root or with sudo.
+set -eu
+pkgs="cmake make gcc pkg-config libjansson-dev libinih-dev zlib1g-dev libopenblas-dev
+      dataset-fashion-mnist clang libclang-rt-14-dev"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

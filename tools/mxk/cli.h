@@ -1,0 +1,174 @@
+/*
+ * The `mxk` command line: shared declarations.
+ *
+ * main.c parses the global options (which may come before or after the command),
+ * picks the command from the table of cli_command's and hands it the remaining
+ * arguments. Each command lives in its own cmd_*.c file and uses only the public
+ * C API (mxk.h).
+ *
+ * Exit status of every command: 0 success, 1 error (message on stderr, prefixed
+ * "mxk: error: "), 2 usage error (short usage line on stderr).
+ */
+#ifndef MXK_CLI_H
+#define MXK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "mxk.h"
+
+/** Exit status: success. */
+#define CLI_OK 0
+/** Exit status: the command failed (bad file, missing operator, library error). */
+#define CLI_ERROR 1
+/** Exit status: the command line was wrong. */
+#define CLI_USAGE 2
+
+/** Options that every command accepts, before or after the command name. */
+typedef struct cli_globals {
+    const char *config_dir; /**< --config-dir DIR (NULL: the library searches) */
+    const char *backend;    /**< --backend LIST (NULL: config / environment) */
+    int json;               /**< --json: machine-readable output */
+    int help;               /**< -h / --help was given */
+    int version;            /**< --version was given */
+} cli_globals;
+
+typedef struct cli_command cli_command;
+
+/** A subcommand. */
+struct cli_command {
+    const char *name;    /**< word on the command line */
+    const char *summary; /**< one line for `mxk --help` */
+    const char *usage;   /**< usage line without the leading "usage: " */
+    const char *help;    /**< body of `mxk CMD --help`, printed after the usage line */
+    /**
+     * Runs the command. argv[0..argc) are the arguments after the command name with
+     * the global options removed; a "--" is kept so the command knows that what
+     * follows is positional. Returns the exit status (CLI_OK, CLI_ERROR, CLI_USAGE).
+     */
+    int (*run)(const cli_command *self, const cli_globals *g, int argc, char **argv);
+};
+
+/* The commands (one per cmd_*.c file). */
+extern const cli_command cli_cmd_plugins;
+extern const cli_command cli_cmd_ndarray;
+extern const cli_command cli_cmd_demo;
+extern const cli_command cli_cmd_version;
+
+/* ------------------------------------------------------------------------- */
+/* options.c: command-line parsing helpers                                   */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Splits the process arguments: global options (anywhere) go into *g, the first
+ * word that is not an option becomes *command (NULL if none), everything else is
+ * copied in order into cmd_argv (room for argc entries), *cmd_argc set.
+ * After "--" nothing is taken as a global option ("--" itself is passed on).
+ * Returns CLI_OK, or CLI_USAGE after printing what was wrong.
+ */
+int cli_split_args(int argc, char **argv, cli_globals *g, const char **command, int *cmd_argc,
+                   char **cmd_argv);
+
+/**
+ * Matches option `name` ("--values") at argv[*i], as "--values N" or "--values=N".
+ * Returns 1 and sets *value (advancing *i past a separate value), 0 when argv[*i]
+ * is another argument, -1 when the option is there but its value is missing.
+ */
+int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value);
+
+/** Parses a decimal unsigned integer in [0, max]. Returns 1 on success, 0 otherwise. */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/** True when `arg` looks like an option ("-x", "--xyz"; "-" alone is not one). */
+int cli_is_option(const char *arg);
+
+/* ------------------------------------------------------------------------- */
+/* common.c: messages, library set-up, formatting                            */
+/* ------------------------------------------------------------------------- */
+
+/** Prints "mxk: error: <message>" on stderr. Returns CLI_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * Reports a failed library call: prints "mxk: error: " and mxk_get_last_error(),
+ * or, when the library left no message, the formatted fallback and the status name.
+ * Returns CLI_ERROR.
+ */
+int cli_api_error(mxk_status st, const char *fallback_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/** Prints "mxk: note: <message>" on stderr (a hint after an error). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * Prints "mxk CMD: <message>", the command's usage line and a pointer to
+ * `mxk CMD --help` on stderr. cmd NULL: the global usage. Returns CLI_USAGE.
+ */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/** Prints a command's full help (usage line and body) on stdout. */
+void cli_print_command_help(const cli_command *cmd);
+
+/** Name of a status code ("MXK_ERR_IO"). */
+const char *cli_status_name(mxk_status st);
+
+/**
+ * Initialises the library with the global options (config dir, backend list).
+ * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
+ */
+int cli_init_library(const cli_globals *g);
+
+/** MXNet name of a dtype code ("float32"), or NULL for an unknown code. */
+const char *cli_dtype_name(int32_t dtype);
+
+/** Size in bytes of one element of a dtype, or 0 for an unknown code. */
+size_t cli_dtype_size(int32_t dtype);
+
+/** True for the integer dtypes (uint8, int8, int32, int64). */
+int cli_dtype_is_integer(int32_t dtype);
+
+/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "dev<N>" in a static buffer. */
+const char *cli_dev_type_name(int32_t dev_type);
+
+/** Writes a shape as "(a,b,c)" ("()" for ndim 0) into buf (always terminated). */
+void cli_format_shape(const mxk_shape *shape, char *buf, size_t size);
+
+/**
+ * The double nearest to the shortest decimal that reads back as `f`, so that a
+ * float32 value 0.1f prints as 0.1 (not 0.100000001490116) with up to 15 digits.
+ */
+double cli_float_shortest(float f);
+
+/** Writes a double compactly ("%.6g"; "nan", "inf", "-inf") into buf. */
+void cli_format_number(double v, int integer, char *buf, size_t size);
+
+/**
+ * A JSON number for v: an integer when `integer` is set, a real otherwise; the
+ * strings "NaN", "Infinity", "-Infinity" for non-finite values (JSON has no such
+ * numbers). Never NULL unless out of memory.
+ */
+json_t *cli_json_number(double v, int integer);
+
+/**
+ * Prints `root` on stdout (2-space indent, containers of scalars on one line, keys
+ * in insertion order, reals with `real_precision` significant digits, 0: exact),
+ * then a newline, and releases it. Returns CLI_OK, or CLI_ERROR when root is NULL
+ * (out of memory) or writing failed.
+ */
+int cli_json_print(json_t *root, int real_precision);
+
+/** Width for wrapped human output: $COLUMNS when set and sane, else 80. */
+int cli_output_width(void);
+
+/**
+ * Prints items separated by ", ", starting at column `col` (the caller has already
+ * printed that much of the line), wrapping before `width` and indenting wrapped
+ * lines by `indent` spaces. Ends with a newline. Prints "-" when n is 0.
+ */
+void cli_print_wrapped(FILE *f, const char *const *items, size_t n, int col, int indent, int width);
+
+#endif /* MXK_CLI_H */

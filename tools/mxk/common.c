@@ -1,0 +1,396 @@
+/*
+ * Shared helpers of the `mxk` tool: error and usage messages, library set-up,
+ * names of dtypes and device types, number/shape formatting, JSON output and
+ * wrapped lists.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/** Prints "mxk: <kind>: " and the formatted message on stderr, then a newline. */
+static void vmessage(const char *kind, const char *fmt, va_list ap) {
+    fprintf(stderr, "mxk: %s: ", kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+/** Prints "mxk: error: <message>" on stderr. Returns CLI_ERROR. */
+int cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("error", fmt, ap);
+    va_end(ap);
+    return CLI_ERROR;
+}
+
+/**
+ * Reports a failed library call: prints "mxk: error: " and mxk_get_last_error(),
+ * or, when the library left no message, the formatted fallback and the status name.
+ * Returns CLI_ERROR.
+ */
+int cli_api_error(mxk_status st, const char *fallback_fmt, ...) {
+    const char *msg = mxk_get_last_error();
+    if (msg != NULL && msg[0] != '\0') {
+        fprintf(stderr, "mxk: error: %s\n", msg);
+        return CLI_ERROR;
+    }
+    va_list ap;
+    va_start(ap, fallback_fmt);
+    fputs("mxk: error: ", stderr);
+    vfprintf(stderr, fallback_fmt, ap);
+    fprintf(stderr, " (%s)\n", cli_status_name(st));
+    va_end(ap);
+    return CLI_ERROR;
+}
+
+/** Prints "mxk: note: <message>" on stderr (a hint after an error). */
+void cli_note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("note", fmt, ap);
+    va_end(ap);
+}
+
+/**
+ * Prints "mxk CMD: <message>", the command's usage line and a pointer to
+ * `mxk CMD --help` on stderr. cmd NULL: the global usage. Returns CLI_USAGE.
+ */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mxk%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    if (cmd != NULL) {
+        fprintf(stderr, "usage: %s\n", cmd->usage);
+        fprintf(stderr, "Try 'mxk %s --help' for more information.\n", cmd->name);
+    } else {
+        fputs("usage: mxk [GLOBAL OPTIONS] COMMAND [ARGS]\n", stderr);
+        fputs("Try 'mxk --help' for more information.\n", stderr);
+    }
+    return CLI_USAGE;
+}
+
+/** Prints a command's full help (usage line and body) on stdout. */
+void cli_print_command_help(const cli_command *cmd) {
+    printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+    if (cmd->help != NULL && cmd->help[0] != '\0')
+        printf("\n%s", cmd->help);
+    fputs("\nGlobal options (before or after the command):\n"
+          "  --config-dir DIR   use DIR as the config directory (mxk.conf, plugins.d/)\n"
+          "  --backend LIST     backend preference, most preferred first (\"onednn,cpu-blas\")\n"
+          "  --json             machine-readable output (JSON)\n"
+          "  -h, --help         show this help\n",
+          stdout);
+}
+
+/** Name of a status code ("MXK_ERR_IO"). */
+const char *cli_status_name(mxk_status st) {
+    switch (st) {
+    case MXK_OK:
+        return "MXK_OK";
+    case MXK_ERR_INVALID_ARGUMENT:
+        return "MXK_ERR_INVALID_ARGUMENT";
+    case MXK_ERR_SHAPE:
+        return "MXK_ERR_SHAPE";
+    case MXK_ERR_TYPE:
+        return "MXK_ERR_TYPE";
+    case MXK_ERR_NOT_FOUND:
+        return "MXK_ERR_NOT_FOUND";
+    case MXK_ERR_OUT_OF_MEMORY:
+        return "MXK_ERR_OUT_OF_MEMORY";
+    case MXK_ERR_UNSUPPORTED:
+        return "MXK_ERR_UNSUPPORTED";
+    case MXK_ERR_IO:
+        return "MXK_ERR_IO";
+    case MXK_ERR_FORMAT:
+        return "MXK_ERR_FORMAT";
+    case MXK_ERR_ABI:
+        return "MXK_ERR_ABI";
+    case MXK_ERR_DUPLICATE:
+        return "MXK_ERR_DUPLICATE";
+    case MXK_ERR_BACKEND:
+        return "MXK_ERR_BACKEND";
+    case MXK_ERR_STATE:
+        return "MXK_ERR_STATE";
+    case MXK_ERR_INTERNAL:
+        return "MXK_ERR_INTERNAL";
+    }
+    return "unknown status";
+}
+
+/**
+ * Initialises the library with the global options (config dir, backend list).
+ * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
+ */
+int cli_init_library(const cli_globals *g) {
+    mxk_init_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.config_dir = g->config_dir;
+    opts.backend = g->backend;
+    mxk_status st = mxk_init(&opts);
+    if (st != MXK_OK)
+        return cli_api_error(st, "initialising the mxk library failed");
+    return CLI_OK;
+}
+
+/** MXNet name of a dtype code ("float32"), or NULL for an unknown code. */
+const char *cli_dtype_name(int32_t dtype) {
+    switch (dtype) {
+    case MXK_FLOAT32:
+        return "float32";
+    case MXK_FLOAT64:
+        return "float64";
+    case MXK_FLOAT16:
+        return "float16";
+    case MXK_UINT8:
+        return "uint8";
+    case MXK_INT32:
+        return "int32";
+    case MXK_INT8:
+        return "int8";
+    case MXK_INT64:
+        return "int64";
+    default:
+        return NULL;
+    }
+}
+
+/** Size in bytes of one element of a dtype, or 0 for an unknown code. */
+size_t cli_dtype_size(int32_t dtype) {
+    switch (dtype) {
+    case MXK_FLOAT64:
+    case MXK_INT64:
+        return 8;
+    case MXK_FLOAT32:
+    case MXK_INT32:
+        return 4;
+    case MXK_FLOAT16:
+        return 2;
+    case MXK_UINT8:
+    case MXK_INT8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/** True for the integer dtypes (uint8, int8, int32, int64). */
+int cli_dtype_is_integer(int32_t dtype) {
+    return dtype == MXK_UINT8 || dtype == MXK_INT8 || dtype == MXK_INT32 || dtype == MXK_INT64;
+}
+
+/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "dev<N>" in a static buffer. */
+const char *cli_dev_type_name(int32_t dev_type) {
+    static _Thread_local char buf[24];
+    switch (dev_type) {
+    case MXK_DEV_CPU:
+        return "cpu";
+    case MXK_DEV_GPU:
+        return "gpu";
+    case MXK_DEV_CPU_PINNED:
+        return "cpu_pinned";
+    default:
+        snprintf(buf, sizeof buf, "dev%d", (int)dev_type);
+        return buf;
+    }
+}
+
+/** Writes a shape as "(a,b,c)" ("()" for ndim 0) into buf (always terminated). */
+void cli_format_shape(const mxk_shape *shape, char *buf, size_t size) {
+    size_t used = 0;
+    int ndim = shape->ndim < 0 ? 0 : shape->ndim > MXK_MAX_NDIM ? MXK_MAX_NDIM : shape->ndim;
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    used += (size_t)snprintf(buf + used, size - used, "(");
+    for (int d = 0; d < ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? "," : "",
+                                 (long long)shape->dims[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, ")");
+}
+
+/**
+ * The double nearest to the shortest decimal that reads back as `f`, so that a
+ * float32 value 0.1f prints as 0.1 (not 0.100000001490116) with up to 15 digits.
+ */
+double cli_float_shortest(float f) {
+    if (!isfinite(f))
+        return (double)f;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        double d = strtod(buf, NULL);
+        if ((float)d == f)
+            return d;
+    }
+    return (double)f;
+}
+
+/** Writes a double compactly ("%.6g"; "nan", "inf", "-inf") into buf. */
+void cli_format_number(double v, int integer, char *buf, size_t size) {
+    if (isnan(v))
+        snprintf(buf, size, "nan");
+    else if (isinf(v))
+        snprintf(buf, size, v < 0 ? "-inf" : "inf");
+    else if (integer)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.6g", v);
+}
+
+/**
+ * A JSON number for v: an integer when `integer` is set, a real otherwise; the
+ * strings "NaN", "Infinity", "-Infinity" for non-finite values (JSON has no such
+ * numbers). Never NULL unless out of memory.
+ */
+json_t *cli_json_number(double v, int integer) {
+    if (isnan(v))
+        return json_string("NaN");
+    if (isinf(v))
+        return json_string(v < 0 ? "-Infinity" : "Infinity");
+    if (integer && fabs(v) < 9.2e18)
+        return json_integer((json_int_t)v);
+    return json_real(v);
+}
+
+/** True when v is neither an object nor an array. */
+static int json_is_scalar(const json_t *v) {
+    return !json_is_object(v) && !json_is_array(v);
+}
+
+/** True when every element / member of the container v is a scalar. */
+static int json_all_scalar(json_t *v) {
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (!json_is_scalar(json_array_get(v, i)))
+                return 0;
+        return 1;
+    }
+    const char *key;
+    json_t *member;
+    json_object_foreach(v, key, member) {
+        if (!json_is_scalar(member))
+            return 0;
+    }
+    return 1;
+}
+
+/** Writes a scalar (or a key, as a JSON string) with Jansson's encoder. Returns 0 or -1. */
+static int json_write_scalar(FILE *f, const json_t *v, size_t flags) {
+    char *text = json_dumps(v, flags | JSON_ENCODE_ANY);
+    if (text == NULL)
+        return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    free(text);
+    return rc;
+}
+
+/** Writes an object key as a JSON string followed by ": ". Returns 0 or -1. */
+static int json_write_key(FILE *f, const char *key, size_t flags) {
+    json_t *k = json_string(key);
+    int rc = k ? json_write_scalar(f, k, flags) : -1;
+    json_decref(k);
+    return rc == 0 && fputs(": ", f) >= 0 ? 0 : -1;
+}
+
+/**
+ * Writes v pretty-printed: containers of containers one member per line, indented
+ * by 2 per level; containers holding only scalars on one line ([1, 2, 3]).
+ * Returns 0 or -1 on a write error.
+ */
+static int json_write(FILE *f, json_t *v, int depth, size_t flags) {
+    if (json_is_scalar(v))
+        return json_write_scalar(f, v, flags);
+    int is_array = json_is_array(v);
+    size_t n = is_array ? json_array_size(v) : json_object_size(v);
+    int inline_ = n == 0 || json_all_scalar(v);
+    int rc = fputc(is_array ? '[' : '{', f) == EOF ? -1 : 0;
+    void *iter = is_array ? NULL : json_object_iter(v);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *key = NULL;
+        json_t *member;
+        if (is_array) {
+            member = json_array_get(v, i);
+        } else {
+            key = json_object_iter_key(iter);
+            member = json_object_iter_value(iter);
+            iter = json_object_iter_next(v, iter);
+        }
+        if (i > 0 && fputs(inline_ ? ", " : ",", f) < 0)
+            rc = -1;
+        if (!inline_ && fprintf(f, "\n%*s", 2 * (depth + 1), "") < 0)
+            rc = -1;
+        if (rc == 0 && !is_array)
+            rc = json_write_key(f, key, flags);
+        if (rc == 0)
+            rc = json_write(f, member, depth + 1, flags);
+    }
+    if (rc == 0 && !inline_ && fprintf(f, "\n%*s", 2 * depth, "") < 0)
+        rc = -1;
+    if (rc == 0 && fputc(is_array ? ']' : '}', f) == EOF)
+        rc = -1;
+    return rc;
+}
+
+/**
+ * Prints `root` on stdout (2-space indent, containers of scalars on one line, keys
+ * in insertion order, reals with `real_precision` significant digits, 0: exact),
+ * then a newline, and releases it. Returns CLI_OK, or CLI_ERROR when root is NULL
+ * (out of memory) or writing failed.
+ */
+int cli_json_print(json_t *root, int real_precision) {
+    if (root == NULL)
+        return cli_error("out of memory while building the JSON output");
+    size_t flags = JSON_PRESERVE_ORDER;
+    if (real_precision > 0)
+        flags |= JSON_REAL_PRECISION(real_precision);
+    int rc = json_write(stdout, root, 0, flags);
+    json_decref(root);
+    if (rc != 0 || fputc('\n', stdout) == EOF)
+        return cli_error("writing the JSON output failed");
+    return CLI_OK;
+}
+
+/** Width for wrapped human output: $COLUMNS when set and sane, else 80. */
+int cli_output_width(void) {
+    const char *env = getenv("COLUMNS");
+    uint64_t w = 0;
+    if (env != NULL && cli_parse_uint(env, 1000, &w) && w >= 40)
+        return (int)w;
+    return 80;
+}
+
+/**
+ * Prints items separated by ", ", starting at column `col` (the caller has already
+ * printed that much of the line), wrapping before `width` and indenting wrapped
+ * lines by `indent` spaces. Ends with a newline. Prints "-" when n is 0.
+ */
+void cli_print_wrapped(FILE *f, const char *const *items, size_t n, int col, int indent,
+                       int width) {
+    if (n == 0) {
+        fputs("-\n", f);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(items[i]) + (i + 1 < n ? 1 : 0); /* item and its comma */
+        if (i > 0) {
+            if (col + 1 + len > width && col > indent) {
+                fprintf(f, "\n%*s", indent, "");
+                col = indent;
+            } else {
+                fputc(' ', f);
+                col += 1;
+            }
+        }
+        fprintf(f, "%s%s", items[i], i + 1 < n ? "," : "");
+        col += len;
+    }
+    fputc('\n', f);
+}

@@ -137,7 +137,9 @@ typedef struct mxk_op_ctx {
 /**
  * Arguments of a forward call. Arrays are of pointers to mxk_tensor, one per
  * argument / output / aux state, in the order the operator lists them.
- * `req[i]` is the write request of out_data[i]; forward sees NULL, WRITE or INPLACE.
+ * `req[i]` is the write request of out_data[i]: usually WRITE or INPLACE (NULL when the
+ * output is not needed); ADD is possible too (a caller accumulating outputs), and a
+ * kernel without MXK_KERNEL_SUPPORTS_ADDTO gets WRITE into a temporary instead.
  */
 typedef struct mxk_forward_args {
     uint32_t struct_size;
@@ -152,7 +154,7 @@ typedef struct mxk_forward_args {
 
 /**
  * Arguments of a backward call. Tensors the operator did not declare in its
- * backward dependency have data == NULL. `req[i]` is the write request of
+ * backward dependency may have data == NULL (and shape ndim 0): never read them. `req[i]` is the write request of
  * in_grad[i] (any mxk_op_req; NULL means that gradient is not wanted).
  */
 typedef struct mxk_backward_args {

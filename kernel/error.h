@@ -5,7 +5,7 @@
 #ifndef MXK_KERNEL_ERROR_H
 #define MXK_KERNEL_ERROR_H
 
-#include "mxk_abi_base.h"
+#include "mxk.h"
 
 /** Longest message kept (bytes, including the terminator); longer ones are truncated. */
 #define MXK_ERROR_MSG_MAX 2048
@@ -56,7 +56,6 @@ const char *mxk_last_error_message(void);
 /** The calling thread's last error code (MXK_OK if none). */
 mxk_status mxk_last_error_code(void);
 
-/** Human-readable name of a status code ("MXK_ERR_SHAPE"); never NULL. */
-const char *mxk_status_name(mxk_status code);
+/* mxk_status_name is public (mxk.h). */
 
 #endif /* MXK_KERNEL_ERROR_H */

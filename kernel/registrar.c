@@ -351,51 +351,87 @@ static mxk_status register_device(mxk_registrar *reg, const mxk_device_def *def,
     return MXK_OK;
 }
 
+/*
+ * The parts iterators and transports share: a name, a description and an
+ * attribute schema, which `copy_named` replaces by owned copies in an entry
+ * whose struct was already copied from the plugin's.
+ */
+typedef struct named_fields {
+    const char **name;
+    const char **description;
+    const mxk_attr_def **attrs;
+    uint32_t num_attrs;
+} named_fields;
+
+static void free_named(named_fields f) {
+    free((char *)*f.name);
+    free((char *)*f.description);
+    free_schema(*f.attrs, f.num_attrs);
+}
+
+static mxk_status copy_named(mxk_staging *st, const char *kind, named_fields f,
+                             mxk_error_sink *err) {
+    const char *name = *f.name, *desc = *f.description;
+    const mxk_attr_def *attrs = *f.attrs;
+    *f.name = *f.description = NULL;
+    *f.attrs = NULL;
+    char owner_desc[160];
+    snprintf(owner_desc, sizeof owner_desc, "%s '%s'", kind, name);
+    if (!dup_str(f.name, name) || !dup_str(f.description, desc))
+        return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", owner_desc);
+    return copy_schema(st, owner_desc, attrs, f.num_attrs, f.attrs, err);
+}
+
+/* Validates a name-keyed definition's header: size, name, required slots, uniqueness. */
+static mxk_status check_named(mxk_staging *st, const char *kind, const char *fn, uint32_t size,
+                              size_t min_size, const char *name, int slots_ok,
+                              const char *slot_names, const mxk_plugin_entry *owner,
+                              mxk_error_sink *err) {
+    if (size < min_size)
+        return fail(st, err, MXK_ERR_ABI,
+                    "%s: struct_size %u is smaller than the ABI 1.0 minimum %zu", fn, size,
+                    min_size);
+    if (!valid_op_name(name) || !slots_ok)
+        return fail(st, err, MXK_ERR_ABI, "%s: '%s' needs a valid name and the slots %s", fn,
+                    name ? name : "(null)", slot_names);
+    if (owner != NULL)
+        return fail(st, err, MXK_ERR_DUPLICATE,
+                    "%s '%s' from plugin '%s' is already registered by plugin '%s'", kind, name,
+                    st->plugin->name, owner->name);
+    return MXK_OK;
+}
+
 static mxk_status register_iterator(mxk_registrar *reg, const mxk_iter_def *def,
                                     mxk_error_sink *err) {
     mxk_staging *st = reg->impl;
     if (def == NULL)
         return fail(st, err, MXK_ERR_INVALID_ARGUMENT, "register_iterator: NULL definition");
-    if (def->struct_size < MIN_ITER_DEF_SIZE)
-        return fail(st, err, MXK_ERR_ABI,
-                    "register_iterator: mxk_iter_def.struct_size %u is smaller than the ABI 1.0 "
-                    "minimum %zu",
-                    def->struct_size, (size_t)MIN_ITER_DEF_SIZE);
-    if (!valid_op_name(def->name) || !def->create || !def->destroy || !def->reset || !def->next ||
-        !def->current || !def->describe)
-        return fail(st, err, MXK_ERR_ABI,
-                    "register_iterator: '%s' needs a valid name and the slots create, destroy, "
-                    "reset, next, current and describe",
-                    def->name ? def->name : "(null)");
-    const mxk_plugin_entry *owner = mxk_registry_owner_of_iterator(def->name);
-    for (uint32_t i = 0; owner == NULL && i < st->num_iters; i++)
-        if (strcmp(st->iters[i]->def.name, def->name) == 0)
-            owner = st->plugin;
-    if (owner != NULL)
-        return fail(st, err, MXK_ERR_DUPLICATE,
-                    "iterator '%s' from plugin '%s' is already registered by plugin '%s'",
-                    def->name, st->plugin->name, owner->name);
+    int slots = def->struct_size >= MIN_ITER_DEF_SIZE && def->create && def->destroy &&
+                def->reset && def->next && def->current && def->describe;
+    const mxk_plugin_entry *owner = NULL;
+    if (slots && def->name) {
+        owner = mxk_registry_owner_of_iterator(def->name);
+        for (uint32_t i = 0; owner == NULL && i < st->num_iters; i++)
+            if (strcmp(st->iters[i]->def.name, def->name) == 0)
+                owner = st->plugin;
+    }
+    mxk_status rc = check_named(st, "iterator", "register_iterator", def->struct_size,
+                                MIN_ITER_DEF_SIZE, def->name, slots,
+                                "create, destroy, reset, next, current and describe", owner, err);
+    if (rc != MXK_OK)
+        return rc;
     mxk_iter_entry *e = calloc(1, sizeof *e);
     if (e == NULL)
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_iterator: out of memory");
     copy_struct(&e->def, sizeof e->def, def, def->struct_size);
     e->def.struct_size = sizeof e->def;
     e->plugin = st->plugin;
-    e->def.name = e->def.description = NULL;
-    e->def.attrs = NULL;
-    char owner_desc[160];
-    snprintf(owner_desc, sizeof owner_desc, "iterator '%s'", def->name);
-    mxk_status rc = MXK_OK;
-    if (!dup_str(&e->def.name, def->name) || !dup_str(&e->def.description, def->description))
-        rc = fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_iterator: out of memory");
-    if (rc == MXK_OK)
-        rc = copy_schema(st, owner_desc, def->attrs, def->num_attrs, &e->def.attrs, err);
+    named_fields f = {&e->def.name, &e->def.description, &e->def.attrs, e->def.num_attrs};
+    rc = copy_named(st, "iterator", f, err);
     if (rc == MXK_OK && !stage_push((void ***)&st->iters, &st->num_iters, e))
         rc = fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_iterator: out of memory");
     if (rc != MXK_OK) {
-        free((char *)e->def.name);
-        free((char *)e->def.description);
-        free_schema(e->def.attrs, e->def.num_attrs);
+        free_named(f);
         free(e);
     }
     return rc;
@@ -407,46 +443,34 @@ static mxk_status register_transport(mxk_registrar *reg, const mxk_kvstore_trans
     if (def == NULL)
         return fail(st, err, MXK_ERR_INVALID_ARGUMENT,
                     "register_kvstore_transport: NULL definition");
-    if (def->struct_size < MIN_TRANSPORT_DEF_SIZE)
-        return fail(st, err, MXK_ERR_ABI,
-                    "register_kvstore_transport: struct_size %u is smaller than the ABI 1.0 "
-                    "minimum %zu",
-                    def->struct_size, (size_t)MIN_TRANSPORT_DEF_SIZE);
-    if (!valid_op_name(def->name) || !def->create || !def->destroy || !def->rank ||
-        !def->num_workers || !def->init || !def->push || !def->pull || !def->barrier)
-        return fail(st, err, MXK_ERR_ABI,
-                    "register_kvstore_transport: '%s' needs a valid name and the slots create, "
-                    "destroy, rank, num_workers, init, push, pull and barrier",
-                    def->name ? def->name : "(null)");
-    const mxk_plugin_entry *owner = mxk_registry_owner_of_transport(def->name);
-    for (uint32_t i = 0; owner == NULL && i < st->num_transports; i++)
-        if (strcmp(st->transports[i]->def.name, def->name) == 0)
-            owner = st->plugin;
-    if (owner != NULL)
-        return fail(st, err, MXK_ERR_DUPLICATE,
-                    "KVStore transport '%s' from plugin '%s' is already registered by plugin '%s'",
-                    def->name, st->plugin->name, owner->name);
+    int slots = def->struct_size >= MIN_TRANSPORT_DEF_SIZE && def->create && def->destroy &&
+                def->rank && def->num_workers && def->init && def->push && def->pull &&
+                def->barrier;
+    const mxk_plugin_entry *owner = NULL;
+    if (slots && def->name) {
+        owner = mxk_registry_owner_of_transport(def->name);
+        for (uint32_t i = 0; owner == NULL && i < st->num_transports; i++)
+            if (strcmp(st->transports[i]->def.name, def->name) == 0)
+                owner = st->plugin;
+    }
+    mxk_status rc =
+        check_named(st, "KVStore transport", "register_kvstore_transport", def->struct_size,
+                    MIN_TRANSPORT_DEF_SIZE, def->name, slots,
+                    "create, destroy, rank, num_workers, init, push, pull and barrier", owner, err);
+    if (rc != MXK_OK)
+        return rc;
     mxk_transport_entry *e = calloc(1, sizeof *e);
     if (e == NULL)
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_kvstore_transport: out of memory");
     copy_struct(&e->def, sizeof e->def, def, def->struct_size);
     e->def.struct_size = sizeof e->def;
     e->plugin = st->plugin;
-    e->def.name = e->def.description = NULL;
-    e->def.attrs = NULL;
-    char owner_desc[160];
-    snprintf(owner_desc, sizeof owner_desc, "KVStore transport '%s'", def->name);
-    mxk_status rc = MXK_OK;
-    if (!dup_str(&e->def.name, def->name) || !dup_str(&e->def.description, def->description))
-        rc = fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_kvstore_transport: out of memory");
-    if (rc == MXK_OK)
-        rc = copy_schema(st, owner_desc, def->attrs, def->num_attrs, &e->def.attrs, err);
+    named_fields f = {&e->def.name, &e->def.description, &e->def.attrs, e->def.num_attrs};
+    rc = copy_named(st, "KVStore transport", f, err);
     if (rc == MXK_OK && !stage_push((void ***)&st->transports, &st->num_transports, e))
         rc = fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_kvstore_transport: out of memory");
     if (rc != MXK_OK) {
-        free((char *)e->def.name);
-        free((char *)e->def.description);
-        free_schema(e->def.attrs, e->def.num_attrs);
+        free_named(f);
         free(e);
     }
     return rc;
@@ -473,15 +497,13 @@ void mxk_staging_discard(mxk_staging *st) {
         free(st->devices[i]);
     }
     for (uint32_t i = 0; i < st->num_iters; i++) {
-        free((char *)st->iters[i]->def.name);
-        free((char *)st->iters[i]->def.description);
-        free_schema(st->iters[i]->def.attrs, st->iters[i]->def.num_attrs);
+        mxk_iter_def *d = &st->iters[i]->def;
+        free_named((named_fields){&d->name, &d->description, &d->attrs, d->num_attrs});
         free(st->iters[i]);
     }
     for (uint32_t i = 0; i < st->num_transports; i++) {
-        free((char *)st->transports[i]->def.name);
-        free((char *)st->transports[i]->def.description);
-        free_schema(st->transports[i]->def.attrs, st->transports[i]->def.num_attrs);
+        mxk_kvstore_transport_def *d = &st->transports[i]->def;
+        free_named((named_fields){&d->name, &d->description, &d->attrs, d->num_attrs});
         free(st->transports[i]);
     }
     free(st->ops);

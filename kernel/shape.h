@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mxk_abi_base.h"
+#include "mxk.h"
 
 /** Number of elements (product of dims; 0 when ndim is 0 or any dim is 0). */
 uint64_t mxk_shape_size(const mxk_shape *s);
@@ -27,13 +27,6 @@ mxk_shape mxk_shape_make(int32_t ndim, const int64_t *dims);
  */
 const char *mxk_shape_format(const mxk_shape *s, char *buf, size_t size);
 
-/** Size in bytes of one element of dtype, or 0 for an unknown code. */
-size_t mxk_dtype_size(int32_t dtype);
-
-/** Name of a dtype ("float32"), or "unknown". */
-const char *mxk_dtype_name(int32_t dtype);
-
-/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "unknown". */
-const char *mxk_dev_type_name(int32_t dev_type);
+/* mxk_dtype_size, mxk_dtype_name and mxk_dev_type_name are public (mxk.h). */
 
 #endif /* MXK_SHAPE_H */

@@ -37,6 +37,18 @@ const char *mxk_version(void);
 /** The calling thread's last error message ("" if none). Thread-local. */
 const char *mxk_get_last_error(void);
 
+/** Name of a status code ("MXK_ERR_SHAPE"); never NULL. */
+const char *mxk_status_name(mxk_status code);
+
+/** Name of a dtype code ("float32"), or "unknown". */
+const char *mxk_dtype_name(int32_t dtype);
+
+/** Size in bytes of one element of a dtype, or 0 for an unknown code. */
+size_t mxk_dtype_size(int32_t dtype);
+
+/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "unknown". */
+const char *mxk_dev_type_name(int32_t dev_type);
+
 /* ------------------------------------------------------------------------- */
 /* Library set-up                                                            */
 /* ------------------------------------------------------------------------- */

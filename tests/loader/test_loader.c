@@ -59,6 +59,14 @@ static void test_valid_plugin_loads(void) {
     CHECK_EQ_INT(r.num_kernels, 1);
     CHECK_EQ_INT(r.num_devices, 1);
     CHECK_EQ_INT(mxk_device_count(MXK_DEV_CPU), 1);
+    CHECK_EQ_INT(r.num_iterators, 1);
+    CHECK_EQ_INT(r.num_transports, 1);
+    CHECK(mxk_iterator_name(0) && strcmp(mxk_iterator_name(0), "TestIter") == 0);
+    CHECK(mxk_iterator_plugin("TestIter") &&
+          strcmp(mxk_iterator_plugin("TestIter"), "tp-valid") == 0);
+    CHECK(mxk_kvstore_transport_name(0) &&
+          strcmp(mxk_kvstore_transport_name(0), "test_transport") == 0);
+    CHECK(mxk_iterator_name(1) == NULL);
     CHECK_NEAR(run_op("TestOp", 3.0f), 4.0f, 0);
 }
 
@@ -166,8 +174,9 @@ static void test_duplicate_operator_names_both_plugins(void) {
 
 static void test_failed_registration_rejects_plugin(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("regfail"), NULL), MXK_ERR_ABI);
-    CHECK_CONTAINS(mxk_get_last_error(), "a registration failed: register_op: 'bad name!' is not "
-                                         "a valid operator name");
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "a registration failed: register_iterator: 'HalfIter' needs a valid name and "
+                   "the slots create, destroy, reset, next, current and describe");
     CHECK(mxk_op_plugin("RegFailGood") == NULL);
 }
 

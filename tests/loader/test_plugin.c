@@ -100,6 +100,50 @@ static mxk_status dev_fill(int32_t id, void *ptr, int32_t dtype, uint64_t count,
 }
 #endif
 
+#ifdef TP_VALID
+/* A registration-only iterator and transport: the loader tests check that every
+ * kind of registration crosses the ABI; their behaviour is tested with the real
+ * iterator and KVStore plugins. Each call reports that it is a stub. */
+static mxk_status it_create(const mxk_attrs *attrs, void **iter, mxk_error_sink *err) {
+    return host->error(err, MXK_ERR_UNSUPPORTED, "TestIter is registration-only");
+}
+static void it_destroy(void *iter) {}
+static mxk_status it_reset(void *iter, mxk_error_sink *err) {
+    return MXK_OK;
+}
+static mxk_status it_next(void *iter, int32_t *has_next, mxk_error_sink *err) {
+    *has_next = 0;
+    return MXK_OK;
+}
+static mxk_status it_batch(void *iter, mxk_iter_batch *batch, mxk_error_sink *err) {
+    return MXK_OK;
+}
+static mxk_status tr_create(const mxk_attrs *attrs, void **t, mxk_error_sink *err) {
+    return host->error(err, MXK_ERR_UNSUPPORTED, "test_transport is registration-only");
+}
+static void tr_destroy(void *t) {}
+static int32_t tr_rank(void *t) {
+    return 0;
+}
+static int32_t tr_workers(void *t) {
+    return 1;
+}
+static mxk_status tr_init(void *t, const char *key, const mxk_tensor *v, mxk_error_sink *err) {
+    return MXK_OK;
+}
+static void tr_push(void *t, const char *key, const mxk_tensor *v, int32_t prio,
+                    mxk_async_handle *done) {
+    host->async_complete(done, MXK_OK, NULL);
+}
+static void tr_pull(void *t, const char *key, const mxk_tensor *out, int32_t prio,
+                    mxk_async_handle *done) {
+    host->async_complete(done, MXK_OK, NULL);
+}
+static mxk_status tr_barrier(void *t, mxk_error_sink *err) {
+    return MXK_OK;
+}
+#endif
+
 static const mxk_attr_def test_attrs[] = {
     {sizeof(mxk_attr_def), MXK_ABI_MINOR, "mode", MXK_ATTR_ENUM, 0, "fast", "fast|exact", "how"},
     {sizeof(mxk_attr_def), MXK_ABI_MINOR, "scale", MXK_ATTR_FLOAT, 0, "1.0", NULL, "unused"},
@@ -176,6 +220,32 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     dev.fill = dev_fill;
     if (rc == MXK_OK)
         rc = reg->register_device(reg, &dev, err);
+    mxk_iter_def it = {.struct_size = sizeof it,
+                       .abi_minor = MXK_ABI_MINOR,
+                       .name = "TestIter",
+                       .attrs = test_attrs,
+                       .num_attrs = 2,
+                       .create = it_create,
+                       .destroy = it_destroy,
+                       .reset = it_reset,
+                       .next = it_next,
+                       .current = it_batch,
+                       .describe = it_batch};
+    if (rc == MXK_OK)
+        rc = reg->register_iterator(reg, &it, err);
+    mxk_kvstore_transport_def tr = {.struct_size = sizeof tr,
+                                    .abi_minor = MXK_ABI_MINOR,
+                                    .name = "test_transport",
+                                    .create = tr_create,
+                                    .destroy = tr_destroy,
+                                    .rank = tr_rank,
+                                    .num_workers = tr_workers,
+                                    .init = tr_init,
+                                    .push = tr_push,
+                                    .pull = tr_pull,
+                                    .barrier = tr_barrier};
+    if (rc == MXK_OK)
+        rc = reg->register_kvstore_transport(reg, &tr, err);
     /* The option "fail" lets a test check that options reach init. */
     const char *opt = host->attr_get(args->options, "fail");
     if (rc == MXK_OK && opt != NULL)
@@ -227,6 +297,11 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     rc = host->error(err, MXK_ERR_BACKEND, "no accelerator found");
 #endif
 #ifdef TP_REG_FAIL
+    mxk_iter_def it;
+    memset(&it, 0, sizeof it);
+    it.struct_size = sizeof it;
+    it.name = "HalfIter"; /* no slots */
+    (void)reg->register_iterator(reg, &it, err);
     mxk_op_def op = make_op("bad name!");
     (void)reg->register_op(reg, &op, err); /* ignored on purpose */
     mxk_op_def good = make_op("RegFailGood");

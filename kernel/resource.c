@@ -39,13 +39,13 @@
  */
 #include "resource.h"
 
+#include "device_lookup.h"
+#include "env.h"
 #include "error.h"
 #include "mxk_abi_device.h"
 #include "mxk_philox.h"
-#include "registry.h"
 #include "storage.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -106,56 +106,6 @@ static uint64_t g_seed;
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------- */
 
-/** MXNet's name of a device type, or NULL for an unknown code. */
-static const char *dev_type_name(int32_t dev_type) {
-    switch (dev_type) {
-    case MXK_DEV_CPU:
-        return "cpu";
-    case MXK_DEV_GPU:
-        return "gpu";
-    case MXK_DEV_CPU_PINNED:
-        return "cpu_pinned";
-    default:
-        return NULL;
-    }
-}
-
-/** Formats ctx as "gpu(1)" ("device type 9(0)" for an unknown type) into buf. Returns buf. */
-static const char *ctx_str(mxk_context ctx, char *buf, size_t n) {
-    const char *name = dev_type_name(ctx.dev_type);
-    if (name != NULL)
-        snprintf(buf, n, "%s(%" PRId32 ")", name, ctx.dev_id);
-    else
-        snprintf(buf, n, "device type %" PRId32 "(%" PRId32 ")", ctx.dev_type, ctx.dev_id);
-    return buf;
-}
-
-/**
- * The backend of ctx after checking that it has device ctx.dev_id; NULL with the last
- * error set (MXK_ERR_NOT_FOUND) otherwise. Messages as the storage manager's, with the
- * prefix "resource: ".
- */
-static const mxk_device_def *res_validate(mxk_context ctx) {
-    const char *tname = dev_type_name(ctx.dev_type);
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
-    if (def == NULL) {
-        mxk_set_error(MXK_ERR_NOT_FOUND,
-                      "resource: no device backend is registered for device type %" PRId32 " (%s)",
-                      ctx.dev_type, tname ? tname : "unknown device type");
-        return NULL;
-    }
-    int32_t count = def->device_count ? def->device_count() : 0;
-    if (ctx.dev_id < 0 || ctx.dev_id >= count) {
-        char cs[64];
-        mxk_set_error(MXK_ERR_NOT_FOUND,
-                      "resource: device %s does not exist: the %s backend has %" PRId32
-                      " device(s)",
-                      ctx_str(ctx, cs, sizeof cs), def->name ? def->name : "(unnamed)", count);
-        return NULL;
-    }
-    return def;
-}
-
 /** The Philox key of device ctx under `seed` (the key rule in the file comment). */
 static uint64_t res_key(uint64_t seed, mxk_context ctx) {
     uint64_t key = seed * 127u + (uint64_t)(int64_t)ctx.dev_id;
@@ -169,20 +119,13 @@ static uint64_t res_key(uint64_t seed, mxk_context ctx) {
  * *out. Returns MXK_OK, or MXK_ERR_INVALID_ARGUMENT (last error set) for a bad value.
  */
 static mxk_status res_temp_copies(int32_t dev_type, uint32_t *out) {
-    const char *name = dev_type == MXK_DEV_GPU ? "MXK_GPU_TEMP_COPY" : "MXK_CPU_TEMP_COPY";
-    *out = dev_type == MXK_DEV_GPU ? RES_DEFAULT_GPU_TEMP_COPY : RES_DEFAULT_CPU_TEMP_COPY;
-    const char *s = getenv(name);
-    if (s == NULL || s[0] == '\0')
-        return MXK_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (s[0] == '-' || errno != 0 || end == s || *end != '\0' || v < 1 || v > RES_MAX_TEMP_COPY)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                             "resource: %s=\"%s\" is invalid: expected an integer in [1, %u]", name,
-                             s, RES_MAX_TEMP_COPY);
+    int gpu = dev_type == MXK_DEV_GPU;
+    uint64_t v = 0;
+    mxk_status st = mxk_env_uint64("resource", gpu ? "MXK_GPU_TEMP_COPY" : "MXK_CPU_TEMP_COPY",
+                                   gpu ? RES_DEFAULT_GPU_TEMP_COPY : RES_DEFAULT_CPU_TEMP_COPY, 1,
+                                   RES_MAX_TEMP_COPY, &v);
     *out = (uint32_t)v;
-    return MXK_OK;
+    return st;
 }
 
 /**
@@ -199,7 +142,7 @@ static mxk_status res_slot_init(mxk_resource_slot *slot, const res_dev *dev, int
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "resource: out of memory creating an engine variable for %s",
-                             ctx_str(dev->ctx, cs, sizeof cs));
+                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
     }
     slot->view.struct_size = (uint32_t)sizeof slot->view;
     slot->view.type = type;
@@ -232,14 +175,14 @@ static res_dev *res_dev_get(mxk_context ctx) {
     for (res_dev *d = g_devs; d != NULL; d = d->next)
         if (d->ctx.dev_type == ctx.dev_type && d->ctx.dev_id == ctx.dev_id)
             return d;
-    const mxk_device_def *def = res_validate(ctx);
+    const mxk_device_def *def = mxk_device_lookup("resource", ctx);
     if (def == NULL)
         return NULL;
     res_dev *d = calloc(1, sizeof *d);
     if (d == NULL) {
         char cs[64];
         mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                      ctx_str(ctx, cs, sizeof cs));
+                      mxk_ctx_format(ctx, cs, sizeof cs));
         return NULL;
     }
     d->ctx = ctx;
@@ -261,7 +204,7 @@ static mxk_status res_dev_init_temp(res_dev *dev) {
     if (slots == NULL) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                             ctx_str(dev->ctx, cs, sizeof cs));
+                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
     }
     for (uint32_t i = 0; i < n; i++) {
         st = res_slot_init(&slots[i], dev, MXK_RESOURCE_TEMP_SPACE);
@@ -285,7 +228,7 @@ static mxk_status res_dev_init_random(res_dev *dev) {
     if (slot == NULL) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                             ctx_str(dev->ctx, cs, sizeof cs));
+                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
     }
     mxk_status st = res_slot_init(slot, dev, MXK_RESOURCE_RANDOM);
     if (st != MXK_OK) {
@@ -347,7 +290,7 @@ mxk_status mxk_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const m
                     return mxk_sink_set(err, st,
                                         "resource: synchronising %s before growing its temp "
                                         "space failed: %s",
-                                        ctx_str(slot->ctx, cs, sizeof cs),
+                                        mxk_ctx_format(slot->ctx, cs, sizeof cs),
                                         serr.msg[0] ? serr.msg : mxk_status_name(st));
                 }
             }

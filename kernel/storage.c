@@ -44,11 +44,11 @@
  */
 #include "storage.h"
 
+#include "device_lookup.h"
+#include "env.h"
 #include "error.h"
 #include "mxk_abi_device.h"
-#include "registry.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -84,26 +84,15 @@ static storage_config g_config;
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 
 /**
- * Parses environment variable `name` as a decimal integer in [min, max] into *out
- * (left unchanged when the variable is unset or empty). Returns 0 on success, -1 after
- * writing a message naming the variable and its value into g_config.error.
+ * Reads the size setting `name` (bytes, in [min, max]; *out keeps its default when
+ * unset or empty) with mxk_env_uint64. Returns 0 on success, -1 after writing the
+ * message naming the variable and its value into g_config.error.
  */
-static int env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *out) {
-    const char *s = getenv(name);
-    if (s == NULL || s[0] == '\0')
+static int env_bytes(const char *name, uint64_t min, uint64_t max, uint64_t *out) {
+    if (mxk_env_uint64("storage", name, *out, min, max, out) == MXK_OK)
         return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (s[0] == '-' || errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-        snprintf(g_config.error, sizeof g_config.error,
-                 "storage: %s=\"%s\" is invalid: expected an integer in [%" PRIu64 ", %" PRIu64
-                 "] (bytes)",
-                 name, s, min, max);
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
+    snprintf(g_config.error, sizeof g_config.error, "%s (bytes)", mxk_last_error_message());
+    return -1;
 }
 
 /** pthread_once initialiser of g_config. */
@@ -123,10 +112,10 @@ static void storage_config_init(void) {
             return;
         }
     }
-    if (env_u64("MXK_MEM_POOL_PAGE_SIZE", STORAGE_MIN_PAGE_SIZE, STORAGE_MAX_ROUND,
-                &g_config.page_size) != 0)
+    if (env_bytes("MXK_MEM_POOL_PAGE_SIZE", STORAGE_MIN_PAGE_SIZE, STORAGE_MAX_ROUND,
+                  &g_config.page_size) != 0)
         return;
-    env_u64("MXK_MEM_LARGE_ALLOC_ROUND_SIZE", 1, STORAGE_MAX_ROUND, &g_config.large_round);
+    env_bytes("MXK_MEM_LARGE_ALLOC_ROUND_SIZE", 1, STORAGE_MAX_ROUND, &g_config.large_round);
 }
 
 /** The process-wide configuration (initialised on first use; thread-safe). */
@@ -161,57 +150,17 @@ static uint64_t storage_round(const storage_config *cfg, uint64_t bytes) {
 /* Device names and validation                                               */
 /* ------------------------------------------------------------------------- */
 
-/** MXNet's name of a device type ("cpu", "gpu", "cpu_pinned"), or NULL for an unknown code. */
-static const char *dev_type_name(int32_t dev_type) {
-    switch (dev_type) {
-    case MXK_DEV_CPU:
-        return "cpu";
-    case MXK_DEV_GPU:
-        return "gpu";
-    case MXK_DEV_CPU_PINNED:
-        return "cpu_pinned";
-    default:
-        return NULL;
-    }
-}
-
-/**
- * Formats ctx as MXNet prints it ("gpu(1)"; "device type 9(0)" for an unknown type)
- * into buf (NUL-terminated, truncated to n bytes). Returns buf.
- */
-static const char *ctx_str(mxk_context ctx, char *buf, size_t n) {
-    const char *name = dev_type_name(ctx.dev_type);
-    if (name != NULL)
-        snprintf(buf, n, "%s(%" PRId32 ")", name, ctx.dev_id);
-    else
-        snprintf(buf, n, "device type %" PRId32 "(%" PRId32 ")", ctx.dev_type, ctx.dev_id);
-    return buf;
-}
-
 /**
  * Looks up the backend of ctx.dev_type and checks ctx.dev_id against its device count.
  * Returns the backend, or NULL with the last error set: MXK_ERR_NOT_FOUND
  * "storage: no device backend is registered for device type 2 (gpu)" or
- * "storage: device gpu(3) does not exist: the gpu backend has 2 device(s)", and
- * MXK_ERR_BACKEND for a backend without alloc/free.
+ * "storage: device gpu(3) does not exist: the gpu backend has 2 device(s)"
+ * (mxk_device_lookup), and MXK_ERR_BACKEND for a backend without alloc/free.
  */
 static const mxk_device_def *storage_validate(mxk_context ctx) {
-    const char *tname = dev_type_name(ctx.dev_type);
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
-    if (def == NULL) {
-        mxk_set_error(MXK_ERR_NOT_FOUND,
-                      "storage: no device backend is registered for device type %" PRId32 " (%s)",
-                      ctx.dev_type, tname ? tname : "unknown device type");
+    const mxk_device_def *def = mxk_device_lookup("storage", ctx);
+    if (def == NULL)
         return NULL;
-    }
-    int32_t count = def->device_count ? def->device_count() : 0;
-    if (ctx.dev_id < 0 || ctx.dev_id >= count) {
-        char cs[64];
-        mxk_set_error(MXK_ERR_NOT_FOUND,
-                      "storage: device %s does not exist: the %s backend has %" PRId32 " device(s)",
-                      ctx_str(ctx, cs, sizeof cs), def->name ? def->name : "(unnamed)", count);
-        return NULL;
-    }
     if (def->alloc == NULL || def->free == NULL) {
         mxk_set_error(MXK_ERR_BACKEND, "storage: the %s backend has no alloc/free functions",
                       def->name ? def->name : "(unnamed)");
@@ -380,7 +329,7 @@ static storage_dev *storage_get(mxk_context ctx) {
             char cs[64];
             mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                           "storage: out of host memory creating the pool of %s",
-                          ctx_str(ctx, cs, sizeof cs));
+                          mxk_ctx_format(ctx, cs, sizeof cs));
             return NULL;
         }
         d->ctx = ctx;
@@ -492,7 +441,7 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
                                  " bytes (block of %" PRIu64 " bytes)%s: %s",
                                  st == MXK_ERR_OUT_OF_MEMORY ? "out of memory"
                                                              : "allocation failed",
-                                 ctx_str(d->ctx, cs, sizeof cs), bytes, size,
+                                 mxk_ctx_format(d->ctx, cs, sizeof cs), bytes, size,
                                  attempt == 1 ? ", also after releasing the pool and retrying" : "",
                                  err.msg[0] ? err.msg : mxk_status_name(st));
         }
@@ -524,7 +473,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "storage: out of memory on %s: cannot allocate %" PRIu64
                              " bytes (larger than any device)",
-                             ctx_str(ctx, cs, sizeof cs), bytes);
+                             mxk_ctx_format(ctx, cs, sizeof cs), bytes);
     }
 
     pthread_mutex_lock(&d->lock);
@@ -533,7 +482,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "storage: out of host memory for the bookkeeping of %s",
-                             ctx_str(ctx, cs, sizeof cs));
+                             mxk_ctx_format(ctx, cs, sizeof cs));
     }
     void *p = cfg->pooled ? pool_pop(d, size) : NULL;
     if (p != NULL) {
@@ -551,7 +500,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         char cs[64];
         return mxk_set_error(
             MXK_ERR_INTERNAL, "storage: the %s backend returned block %p on %s, which is in use",
-            d->def->name ? d->def->name : "(unnamed)", p, ctx_str(ctx, cs, sizeof cs));
+            d->def->name ? d->def->name : "(unnamed)", p, mxk_ctx_format(ctx, cs, sizeof cs));
     }
     ptr_map_put_nogrow(&d->live, (uintptr_t)p, size);
     d->stats.bytes_in_use += size;
@@ -579,7 +528,7 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
         mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                       "storage: free of %p on %s: not a block allocated on this device and "
                       "still in use (double free or wrong device)",
-                      ptr, ctx_str(ctx, cs, sizeof cs));
+                      ptr, mxk_ctx_format(ctx, cs, sizeof cs));
         fprintf(stderr, "[mxk ERROR] %s\n", mxk_last_error_message());
         return;
     }

@@ -17,7 +17,7 @@
  *   `--write-seeds DIR` writes the seeds there (a libFuzzer seed corpus).
  *
  * The kernel sources are compiled in with the test-local device registry
- * (tests/ndarray/fake_device.c): loaded arrays live on its malloc-based CPU.
+ * (tests/kit/fake_device.c): loaded arrays live on its malloc-based CPU.
  */
 #include <dirent.h>
 #include <stdbool.h>

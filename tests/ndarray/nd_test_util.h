@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the NDArray tests: contexts, shapes, start/stop of the
- * engine, and a one-shot gate that an async engine function waits on.
+ * engine, arrays from host data, and a pushed write that fails.
  */
 #ifndef MXK_ND_TEST_UTIL_H
 #define MXK_ND_TEST_UTIL_H
@@ -76,6 +76,22 @@ static inline mxk_ndarray *nd_from(const mxk_shape *s, int32_t dtype, mxk_contex
         return NULL;
     }
     return a;
+}
+
+/** An engine function that fails with MXK_ERR_BACKEND and the message `arg` (a string). */
+static inline mxk_status nd_failing_write(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
+    (void)rctx;
+    return mxk_sink_set(err, MXK_ERR_BACKEND, "%s", (const char *)arg);
+}
+
+/**
+ * Pushes nd_failing_write with message `msg` (not copied: a string literal) writing
+ * arr's engine variable, on the CPU. Returns the push's status.
+ */
+static inline mxk_status nd_push_failing_write(mxk_ndarray *arr, const char *msg) {
+    mxk_engine_var *v = mxk_ndarray_var(arr);
+    return mxk_engine_push_sync(nd_failing_write, (void *)msg, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1,
+                                0, 0, "failing_write");
 }
 
 #endif /* MXK_ND_TEST_UTIL_H */

@@ -116,14 +116,14 @@ static void test_fill_full(void) {
     mxk_ndarray_free(i32);
 
     /* On the fake GPU (fill goes through the backend). */
-    int before = atomic_load(&fake_counters.gpu_fill);
+    int before = atomic_load(&fake.gpu_fill);
     mxk_ndarray *g = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT64, nd_gpu(1), 2.5, &g), MXK_OK);
     double d[4];
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, d, sizeof d), MXK_OK);
     for (int i = 0; i < 4; i++)
         CHECK(d[i] == 2.5);
-    CHECK(atomic_load(&fake_counters.gpu_fill) == before + 1);
+    CHECK(atomic_load(&fake.gpu_fill) == before + 1);
     mxk_ndarray_free(g);
     CHECK_EQ_INT(mxk_ndarray_fill(NULL, 1), MXK_ERR_INVALID_ARGUMENT);
 }
@@ -349,8 +349,8 @@ static void test_copy_dtypes(void) {
 static void test_copy_devices(void) {
     mxk_shape s = nd_shape(2, 2, 3, 0, 0);
     float src[6] = {1.5f, -2, 3, 4.25f, 5, -6};
-    int h2d = atomic_load(&fake_counters.gpu_h2d), d2h = atomic_load(&fake_counters.gpu_d2h),
-        d2d = atomic_load(&fake_counters.gpu_d2d);
+    int h2d = atomic_load(&fake.gpu_h2d), d2h = atomic_load(&fake.gpu_d2h),
+        d2d = atomic_load(&fake.gpu_d2d);
     mxk_ndarray *c = nd_from(&s, MXK_FLOAT32, nd_cpu(), src), *g0 = NULL, *g1 = NULL, *back = NULL;
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_gpu(0), &g0), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_gpu(1), &g1), MXK_OK);
@@ -362,9 +362,9 @@ static void test_copy_devices(void) {
     read_f32(back, got, 6);
     for (int i = 0; i < 6; i++)
         CHECK(got[i] == src[i]);
-    CHECK(atomic_load(&fake_counters.gpu_h2d) == h2d + 1);
-    CHECK(atomic_load(&fake_counters.gpu_d2d) == d2d + 1);
-    CHECK(atomic_load(&fake_counters.gpu_d2h) == d2h + 1);
+    CHECK(atomic_load(&fake.gpu_h2d) == h2d + 1);
+    CHECK(atomic_load(&fake.gpu_d2d) == d2d + 1);
+    CHECK(atomic_load(&fake.gpu_d2h) == d2h + 1);
 
     /* copy_to_host / copy_from_host of a device array go through the backend. */
     read_f32(g1, got, 6);
@@ -470,23 +470,18 @@ static void test_wait_to_write_waits_for_readers(void) {
 
 /* ---- errors --------------------------------------------------------------- */
 
-/** A pushed write that fails. */
-static mxk_status failing_write(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
-    return mxk_sink_set(err, MXK_ERR_BACKEND, "injected failure writing the array");
-}
+/** The message of the failing writes of test_error_reported_once. */
+#define FAILURE "injected failure writing the array"
 
 /** An error of a pushed write is reported once by copy_to_host, data and waits. */
 static void test_error_reported_once(void) {
     mxk_shape s = nd_shape(1, 3, 0, 0, 0);
     mxk_ndarray *a = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT32, nd_cpu(), 1.0, &a), MXK_OK);
-    mxk_engine_var *v = mxk_ndarray_var(a);
-    CHECK_EQ_INT(mxk_engine_push_sync(failing_write, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0,
-                                      0, "failing_write"),
-                 MXK_OK);
+    CHECK_EQ_INT(nd_push_failing_write(a, FAILURE), MXK_OK);
     float f[3];
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(a, f, sizeof f), MXK_ERR_BACKEND);
-    CHECK_CONTAINS(mxk_last_error_message(), "injected failure writing the array");
+    CHECK_CONTAINS(mxk_last_error_message(), FAILURE);
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(a, f, sizeof f), MXK_OK);
     CHECK(f[0] == 1.0f);
 
@@ -494,9 +489,7 @@ static void test_error_reported_once(void) {
      * and `b` reports it (once, shared with `a`). */
     mxk_ndarray *b = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT32, nd_cpu(), 0.0, &b), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_push_sync(failing_write, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0,
-                                      0, "failing_write"),
-                 MXK_OK);
+    CHECK_EQ_INT(nd_push_failing_write(a, FAILURE), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_copy_to(a, b), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_wait_to_read(b), MXK_ERR_BACKEND);
     CHECK_EQ_INT(mxk_ndarray_wait_to_read(b), MXK_OK);
@@ -506,16 +499,12 @@ static void test_error_reported_once(void) {
     CHECK(g[0] == 0.0f); /* the copy was skipped */
 
     /* mxk_ndarray_data and wait_to_write report it the same way. */
-    CHECK_EQ_INT(mxk_engine_push_sync(failing_write, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0,
-                                      0, "failing_write"),
-                 MXK_OK);
+    CHECK_EQ_INT(nd_push_failing_write(a, FAILURE), MXK_OK);
     void *p = NULL;
     CHECK_EQ_INT(mxk_ndarray_data(a, &p), MXK_ERR_BACKEND);
     CHECK_EQ_INT(mxk_ndarray_data(a, &p), MXK_OK);
     CHECK(p != NULL);
-    CHECK_EQ_INT(mxk_engine_push_sync(failing_write, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0,
-                                      0, "failing_write"),
-                 MXK_OK);
+    CHECK_EQ_INT(nd_push_failing_write(a, FAILURE), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_wait_to_write(a), MXK_ERR_BACKEND);
     CHECK_EQ_INT(mxk_ndarray_wait_to_write(a), MXK_OK);
     mxk_ndarray_free(a);
@@ -528,7 +517,7 @@ static void test_backend_copy_failure(void) {
     float v[2] = {1, 2};
     mxk_ndarray *c = nd_from(&s, MXK_FLOAT32, nd_cpu(), v), *g = NULL;
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_gpu(0), &g), MXK_OK);
-    atomic_store(&fake_gpu_fail_copies, 1);
+    atomic_store(&fake.gpu_fail_copies, 1);
     CHECK_EQ_INT(mxk_ndarray_copy_to(c, g), MXK_OK); /* async: fails on the engine */
     float got[2];
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_ERR_BACKEND);
@@ -537,7 +526,7 @@ static void test_backend_copy_failure(void) {
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_OK);
     CHECK(got[0] == 1 && got[1] == 2);
     /* A failing synchronous device-to-host copy is reported directly. */
-    atomic_store(&fake_gpu_fail_copies, 1);
+    atomic_store(&fake.gpu_fail_copies, 1);
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_ERR_BACKEND);
     CHECK_CONTAINS(mxk_last_error_message(), "copy from gpu(0) failed: fake gpu copy failure");
     mxk_ndarray_free(c);

@@ -646,20 +646,12 @@ static void test_file_errors(void) {
     mxk_ndarray_free(a);
 }
 
-/** A pushed write that fails. */
-static mxk_status failing_write(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
-    return mxk_sink_set(err, MXK_ERR_BACKEND, "injected failure before save");
-}
-
 /** save reports an error of pending work and writes nothing. */
 static void test_save_reports_pending_error(void) {
     mxk_shape s = nd_shape(1, 2, 0, 0, 0);
     mxk_ndarray *a = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT32, nd_cpu(), 1, &a), MXK_OK);
-    mxk_engine_var *v = mxk_ndarray_var(a);
-    CHECK_EQ_INT(mxk_engine_push_sync(failing_write, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1, 0,
-                                      0, "failing_write"),
-                 MXK_OK);
+    CHECK_EQ_INT(nd_push_failing_write(a, "injected failure before save"), MXK_OK);
     char path[512];
     tmp_path(path, sizeof path, "pending.params");
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_ERR_BACKEND);

@@ -586,6 +586,7 @@ static void test_config_error(void) {
 
 int main(void) {
     fake_device_reset();
+    atomic_store(&fake.gpu_enabled, 0); /* no GPU backend until a test enables it */
     atomic_store(&fake.cpu_count, 4);
     if (mxk_engine_start() != MXK_OK) {
         fprintf(stderr, "engine start failed: %s\n", mxk_last_error_message());

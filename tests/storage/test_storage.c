@@ -436,6 +436,7 @@ static void test_config_error(void) {
 
 int main(void) {
     fake_device_reset();
+    atomic_store(&fake.gpu_enabled, 0); /* no GPU backend until a test enables it */
     read_env();
     if (getenv("MXK_TEST_EXPECT_CONFIG_ERROR") != NULL) {
         MXK_RUN(test_config_error);

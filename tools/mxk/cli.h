@@ -113,8 +113,18 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 /** Prints a command's full help (usage line and body) on stdout. */
 void cli_print_command_help(const cli_command *cmd);
 
-/** Name of a status code ("MXK_ERR_IO"). */
-const char *cli_status_name(mxk_status st);
+/**
+ * Reports an argument that the command does not take: "unknown option 'ARG'" when
+ * it looks like an option, else "unexpected argument 'ARG'" (see cli_usage_error).
+ * Returns CLI_USAGE.
+ */
+int cli_reject_argument(const cli_command *cmd, const char *arg);
+
+/**
+ * Checks that a command that takes no arguments got none (a "--" is allowed).
+ * Returns CLI_OK, or CLI_USAGE after reporting the first argument.
+ */
+int cli_no_arguments(const cli_command *cmd, int argc, char **argv);
 
 /**
  * Initialises the library with the global options (config dir, backend list).
@@ -122,17 +132,17 @@ const char *cli_status_name(mxk_status st);
  */
 int cli_init_library(const cli_globals *g);
 
-/** MXNet name of a dtype code ("float32"), or NULL for an unknown code. */
-const char *cli_dtype_name(int32_t dtype);
+/**
+ * Initialises the library (cli_init_library), runs body(g, arg) and shuts the
+ * library down again. Returns the initialisation's error or what body returned.
+ */
+int cli_with_library(const cli_globals *g, int (*body)(const cli_globals *g, void *arg), void *arg);
 
-/** Size in bytes of one element of a dtype, or 0 for an unknown code. */
-size_t cli_dtype_size(int32_t dtype);
+/* Names and sizes of status codes, dtypes and device types come from the public
+ * API: mxk_status_name, mxk_dtype_name, mxk_dtype_size, mxk_dev_type_name. */
 
 /** True for the integer dtypes (uint8, int8, int32, int64). */
 int cli_dtype_is_integer(int32_t dtype);
-
-/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "dev<N>" in a static buffer. */
-const char *cli_dev_type_name(int32_t dev_type);
 
 /** Writes a shape as "(a,b,c)" ("()" for ndim 0) into buf (always terminated). */
 void cli_format_shape(const mxk_shape *shape, char *buf, size_t size);

@@ -115,7 +115,7 @@ static int check_operators(demo_step *steps, int32_t dev_type) {
     for (int i = 0; i < NUM_STEPS; i++) {
         mxk_status st = mxk_resolve_backend(steps[i].op, dev_type, &steps[i].backend);
         if (st != MXK_OK || steps[i].backend == NULL) {
-            cli_api_error(st, "no %s kernel for operator %s", cli_dev_type_name(dev_type),
+            cli_api_error(st, "no %s kernel for operator %s", mxk_dev_type_name(dev_type),
                           steps[i].op);
             cli_note("check 'mxk plugins' for the kernels each plugin provides");
             return CLI_ERROR;
@@ -237,7 +237,7 @@ static void print_values(const float *v, const mxk_shape *shape, const char *fmt
 /** Prints the demo's result for people. */
 static void print_human(const demo_step *steps, mxk_context ctx) {
     printf("mxk demo on %s(%d): FullyConnected -> Activation(relu) -> SoftmaxOutput\n\n",
-           cli_dev_type_name(ctx.dev_type), (int)ctx.dev_id);
+           mxk_dev_type_name(ctx.dev_type), (int)ctx.dev_id);
     puts("inputs:");
     for (size_t i = 0; i < NUM_INPUTS; i++) {
         const demo_input *in = &demo_inputs[i];
@@ -305,7 +305,7 @@ static int print_json(const demo_step *steps, mxk_context ctx) {
     if (root == NULL)
         return cli_json_print(NULL, 0);
     char where[32];
-    snprintf(where, sizeof where, "%s(%d)", cli_dev_type_name(ctx.dev_type), (int)ctx.dev_id);
+    snprintf(where, sizeof where, "%s(%d)", mxk_dev_type_name(ctx.dev_type), (int)ctx.dev_id);
     json_object_set_new(root, "context", json_string(where));
     json_t *inputs = json_object();
     for (size_t i = 0; inputs && i < NUM_INPUTS; i++) {
@@ -336,6 +336,34 @@ static int print_json(const demo_step *steps, mxk_context ctx) {
     return cli_json_print(root, 15);
 }
 
+/**
+ * Runs the demo on the device *(mxk_context *)arg with the library initialised
+ * (cli_with_library) and prints the result. Returns CLI_OK or CLI_ERROR.
+ */
+static int demo_body(const cli_globals *g, void *arg) {
+    mxk_context ctx = *(const mxk_context *)arg;
+    demo_step steps[NUM_STEPS] = {
+        {.op = "FullyConnected", .attr_key = "num_hidden", .attr_val = "3"},
+        {.op = "Activation", .attr_key = "act_type", .attr_val = "relu"},
+        {.op = "SoftmaxOutput"},
+    };
+    int rc = check_operators(steps, ctx.dev_type);
+    if (rc == CLI_OK && mxk_device_count(ctx.dev_type) <= ctx.dev_id) {
+        rc = cli_error("no device %s(%d): %d %s device%s available",
+                       mxk_dev_type_name(ctx.dev_type), (int)ctx.dev_id,
+                       (int)mxk_device_count(ctx.dev_type), mxk_dev_type_name(ctx.dev_type),
+                       mxk_device_count(ctx.dev_type) == 1 ? "" : "s");
+        cli_note("check 'mxk plugins' for the device backends that are loaded");
+    }
+    if (rc == CLI_OK)
+        rc = run_network(steps, ctx);
+    if (rc == CLI_OK)
+        rc = g->json ? print_json(steps, ctx) : (print_human(steps, ctx), CLI_OK);
+    for (int i = 0; i < NUM_STEPS; i++)
+        free(steps[i].out.values);
+    return rc;
+}
+
 /** Runs `mxk demo [--ctx cpu|gpu] [--json]`. */
 static int run_demo(const cli_command *self, const cli_globals *g, int argc, char **argv) {
     mxk_context ctx = {MXK_DEV_CPU, 0};
@@ -352,34 +380,9 @@ static int run_demo(const cli_command *self, const cli_globals *g, int argc, cha
                                        value);
             continue;
         }
-        if (cli_is_option(argv[i]))
-            return cli_usage_error(self, "unknown option '%s'", argv[i]);
-        return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        return cli_reject_argument(self, argv[i]);
     }
-    int rc = cli_init_library(g);
-    if (rc != CLI_OK)
-        return rc;
-    demo_step steps[NUM_STEPS] = {
-        {.op = "FullyConnected", .attr_key = "num_hidden", .attr_val = "3"},
-        {.op = "Activation", .attr_key = "act_type", .attr_val = "relu"},
-        {.op = "SoftmaxOutput"},
-    };
-    rc = check_operators(steps, ctx.dev_type);
-    if (rc == CLI_OK && mxk_device_count(ctx.dev_type) <= ctx.dev_id) {
-        rc = cli_error("no device %s(%d): %d %s device%s available",
-                       cli_dev_type_name(ctx.dev_type), (int)ctx.dev_id,
-                       (int)mxk_device_count(ctx.dev_type), cli_dev_type_name(ctx.dev_type),
-                       mxk_device_count(ctx.dev_type) == 1 ? "" : "s");
-        cli_note("check 'mxk plugins' for the device backends that are loaded");
-    }
-    if (rc == CLI_OK)
-        rc = run_network(steps, ctx);
-    if (rc == CLI_OK)
-        rc = g->json ? print_json(steps, ctx) : (print_human(steps, ctx), CLI_OK);
-    for (int i = 0; i < NUM_STEPS; i++)
-        free(steps[i].out.values);
-    mxk_shutdown();
-    return rc;
+    return cli_with_library(g, demo_body, &ctx);
 }
 
 /** The `demo` command. */

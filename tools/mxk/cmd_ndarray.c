@@ -66,7 +66,7 @@ static double element(const void *data, int32_t dtype, uint64_t i) {
 static int compute_stats(mxk_ndarray *arr, size_t num_first, array_stats *s) {
     memset(s, 0, sizeof *s);
     int32_t dtype = mxk_ndarray_dtype(arr);
-    if (cli_dtype_size(dtype) == 0)
+    if (mxk_dtype_size(dtype) == 0)
         return cli_error("unsupported dtype code %d", (int)dtype);
     s->size = mxk_ndarray_size(arr);
     s->n_first = s->size < num_first ? (size_t)s->size : num_first;
@@ -107,7 +107,7 @@ static json_t *array_json(uint32_t index, const char *name, mxk_ndarray *arr,
         return NULL;
     json_object_set_new(o, "index", json_integer(index));
     json_object_set_new(o, "name", name ? json_string(name) : json_null());
-    json_object_set_new(o, "dtype", json_string(cli_dtype_name(dtype)));
+    json_object_set_new(o, "dtype", json_string(mxk_dtype_name(dtype)));
     json_t *dims = json_array();
     for (int d = 0; dims != NULL && d < shape.ndim && d < MXK_MAX_NDIM; d++)
         json_array_append_new(dims, json_integer(shape.dims[d]));
@@ -164,7 +164,7 @@ static int print_table(const char *path, uint32_t num, mxk_ndarray **arrays, cha
         mxk_shape shape = mxk_ndarray_shape(arrays[i]);
         snprintf(r->name, sizeof r->name, "%u", (unsigned)i);
         r->label = names ? names[i] : r->name;
-        r->dtype = cli_dtype_name(dtype);
+        r->dtype = mxk_dtype_name(dtype);
         cli_format_shape(&shape, r->shape, sizeof r->shape);
         if (stats[i].size > 0) {
             cli_format_number(stats[i].min, integer, r->min, sizeof r->min);
@@ -222,11 +222,20 @@ static int print_json(const char *path, uint32_t num, mxk_ndarray **arrays, char
     return cli_json_print(root, exact ? 17 : 15);
 }
 
+/** What `mxk ndarray` lists: the file and how many leading values per array. */
+typedef struct list_request {
+    const char *path;
+    size_t num_values;
+} list_request;
+
 /**
- * Loads `path` and prints its arrays. The library is initialised (plugins loaded)
- * because array memory comes from the CPU device backend of a plugin.
+ * Loads the file of the list_request `arg` and prints its arrays. Runs with the
+ * library initialised (cli_with_library; plugins loaded) because array memory
+ * comes from the CPU device backend of a plugin.
  */
-static int list_file(const cli_globals *g, const char *path, size_t num_values) {
+static int list_file(const cli_globals *g, void *arg) {
+    const char *path = ((const list_request *)arg)->path;
+    size_t num_values = ((const list_request *)arg)->num_values;
     uint32_t num = 0;
     mxk_ndarray **arrays = NULL;
     char **names = NULL;
@@ -289,12 +298,8 @@ static int run_ndarray(const cli_command *self, const cli_globals *g, int argc, 
     }
     if (file == NULL)
         return cli_usage_error(self, "missing FILE");
-    int rc = cli_init_library(g);
-    if (rc != CLI_OK)
-        return rc;
-    rc = list_file(g, file, (size_t)num_values);
-    mxk_shutdown();
-    return rc;
+    list_request req = {file, (size_t)num_values};
+    return cli_with_library(g, list_file, &req);
 }
 
 /** The `ndarray` command. */

@@ -30,7 +30,7 @@ typedef struct device_info {
     const char *plugin;
 } device_info;
 
-/** Everything the registry holds, gathered once. */
+/** Everything the registry holds that is listed per plugin, gathered once. */
 typedef struct registry_view {
     uint32_t num_plugins;
     mxk_plugin_record *plugins;
@@ -38,23 +38,29 @@ typedef struct registry_view {
     size_t num_kernels;
     device_info *devices;
     size_t num_devices;
-    str_list iterators;  /**< all iterator names, registration order */
-    str_list transports; /**< all transport names, registration order */
-    /** First index into iterators / transports per plugin; NULL when the names
-     *  cannot be attributed (counts of the plugin records do not add up). */
-    size_t *iter_first, *transport_first;
 } registry_view;
+
+/**
+ * Makes room for element n of the array `items` (*cap elements of `size` bytes
+ * allocated), doubling the capacity, or starting at `first`. Returns the array,
+ * possibly moved, or NULL when out of memory (then `items` is unchanged).
+ */
+static void *grow(void *items, size_t n, size_t *cap, size_t size, size_t first) {
+    if (n < *cap)
+        return items;
+    size_t new_cap = *cap ? 2 * *cap : first;
+    void *grown = realloc(items, new_cap * size);
+    if (grown != NULL)
+        *cap = new_cap;
+    return grown;
+}
 
 /** Appends s to the list. Returns 0, or -1 when out of memory. */
 static int list_push(str_list *l, const char *s) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        const char **items = realloc(l->items, cap * sizeof *items);
-        if (items == NULL)
-            return -1;
-        l->items = items;
-        l->cap = cap;
-    }
+    const char **items = grow(l->items, l->n, &l->cap, sizeof *items, 16);
+    if (items == NULL)
+        return -1;
+    l->items = items;
     l->items[l->n++] = s;
     return 0;
 }
@@ -75,36 +81,7 @@ static void registry_free(registry_view *v) {
     free(v->plugins);
     free(v->kernels);
     free(v->devices);
-    list_free(&v->iterators);
-    list_free(&v->transports);
-    free(v->iter_first);
-    free(v->transport_first);
     memset(v, 0, sizeof *v);
-}
-
-/**
- * Computes, per plugin, the index of its first name in `all`, assuming plugins
- * registered their `count_of(plugin)` names in load order (the registry lists
- * names in registration order and commits each plugin's names at once). Returns
- * NULL when the counts do not add up to all->n (then names are not attributed)
- * or when out of memory.
- */
-static size_t *attribute_names(const registry_view *v, const str_list *all, int transports) {
-    size_t total = 0;
-    for (uint32_t i = 0; i < v->num_plugins; i++)
-        total += transports ? v->plugins[i].num_transports : v->plugins[i].num_iterators;
-    if (total != all->n)
-        return NULL;
-    size_t *first = calloc(v->num_plugins + 1, sizeof *first);
-    if (first == NULL)
-        return NULL;
-    size_t at = 0;
-    for (uint32_t i = 0; i < v->num_plugins; i++) {
-        first[i] = at;
-        at += transports ? v->plugins[i].num_transports : v->plugins[i].num_iterators;
-    }
-    first[v->num_plugins] = at;
-    return first;
 }
 
 /** Fills *v from the registry. Returns CLI_OK or CLI_ERROR (reported). */
@@ -129,13 +106,10 @@ static int gather_registry(registry_view *v) {
             kernel_info ki = {op, 0, NULL, NULL};
             if (mxk_op_kernel_get(op, k, &ki.dev_type, &ki.backend, &ki.plugin) != MXK_OK)
                 continue;
-            if (v->num_kernels == cap) {
-                cap = cap ? 2 * cap : 64;
-                kernel_info *grown = realloc(v->kernels, cap * sizeof *grown);
-                if (grown == NULL)
-                    return cli_error("out of memory");
-                v->kernels = grown;
-            }
+            kernel_info *grown = grow(v->kernels, v->num_kernels, &cap, sizeof *grown, 64);
+            if (grown == NULL)
+                return cli_error("out of memory");
+            v->kernels = grown;
             v->kernels[v->num_kernels++] = ki;
         }
     }
@@ -145,54 +119,56 @@ static int gather_registry(registry_view *v) {
         device_info di = {0, NULL, NULL};
         if (mxk_device_get(d, &di.dev_type, &di.name, &di.plugin) != MXK_OK)
             break;
-        if (v->num_devices == cap) {
-            cap = cap ? 2 * cap : 8;
-            device_info *grown = realloc(v->devices, cap * sizeof *grown);
-            if (grown == NULL)
-                return cli_error("out of memory");
-            v->devices = grown;
-        }
+        device_info *grown = grow(v->devices, v->num_devices, &cap, sizeof *grown, 8);
+        if (grown == NULL)
+            return cli_error("out of memory");
+        v->devices = grown;
         v->devices[v->num_devices++] = di;
     }
-
-    const char *name;
-    for (uint32_t i = 0; (name = mxk_iterator_name(i)) != NULL; i++)
-        if (list_push(&v->iterators, name) != 0)
-            return cli_error("out of memory");
-    for (uint32_t i = 0; (name = mxk_kvstore_transport_name(i)) != NULL; i++)
-        if (list_push(&v->transports, name) != 0)
-            return cli_error("out of memory");
-    v->iter_first = attribute_names(v, &v->iterators, 0);
-    v->transport_first = attribute_names(v, &v->transports, 1);
     return CLI_OK;
 }
 
-/** The operators defined by plugin `plugin`, in registration order. */
-static int plugin_operators(const char *plugin, str_list *out) {
-    uint32_t num_ops = mxk_op_count();
-    for (uint32_t j = 0; j < num_ops; j++) {
-        const char *op = mxk_op_name(j);
-        if (op != NULL && same_name(mxk_op_plugin(op), plugin) && list_push(out, op) != 0)
+/**
+ * Appends to *out, in registration order, the names of one kind (operators,
+ * iterators or KVStore transports) that plugin `plugin` registered: name_at(i) is
+ * the i-th name of the kind (NULL past the last), owner(name) the plugin that
+ * registered it. Returns 0, or -1 when out of memory.
+ */
+static int plugin_names(const char *plugin, const char *(*name_at)(uint32_t),
+                        const char *(*owner)(const char *), str_list *out) {
+    const char *name;
+    for (uint32_t i = 0; (name = name_at(i)) != NULL; i++)
+        if (same_name(owner(name), plugin) && list_push(out, name) != 0)
             return -1;
-    }
     return 0;
 }
 
-/** The names of plugin i in an attributed list (empty when not attributable). */
-static str_list plugin_slice(const str_list *all, const size_t *first, uint32_t i) {
-    str_list s = {NULL, 0, 0};
-    if (first != NULL) {
-        s.items = all->items + first[i];
-        s.n = first[i + 1] - first[i];
-    }
-    return s;
+/** The operators plugin `plugin` defines, in registration order. */
+static int plugin_operators(const char *plugin, str_list *out) {
+    return plugin_names(plugin, mxk_op_name, mxk_op_plugin, out);
 }
 
-/** A JSON array of strings. */
-static json_t *json_string_array(const str_list *l) {
+/** The data iterators plugin `plugin` registered, in registration order. */
+static int plugin_iterators(const char *plugin, str_list *out) {
+    return plugin_names(plugin, mxk_iterator_name, mxk_iterator_plugin, out);
+}
+
+/** The KVStore transports plugin `plugin` registered, in registration order. */
+static int plugin_transports(const char *plugin, str_list *out) {
+    return plugin_names(plugin, mxk_kvstore_transport_name, mxk_kvstore_transport_plugin, out);
+}
+
+/**
+ * A JSON array of the names of one kind that `plugin` registered; names(plugin,
+ * list) is plugin_operators, plugin_iterators or plugin_transports.
+ */
+static json_t *names_json(const char *plugin, int (*names)(const char *, str_list *)) {
+    str_list l = {NULL, 0, 0};
+    names(plugin, &l);
     json_t *a = json_array();
-    for (size_t i = 0; a != NULL && i < l->n; i++)
-        json_array_append_new(a, json_string(l->items[i]));
+    for (size_t i = 0; a != NULL && i < l.n; i++)
+        json_array_append_new(a, json_string(l.items[i]));
+    list_free(&l);
     return a;
 }
 
@@ -211,10 +187,7 @@ static json_t *plugin_json(const registry_view *v, uint32_t i) {
     json_object_set_new(o, "negotiated_minor", json_integer(r->negotiated_minor));
     json_object_set_new(o, "path", json_string(r->path ? r->path : ""));
 
-    str_list ops = {NULL, 0, 0};
-    plugin_operators(r->name, &ops);
-    json_object_set_new(o, "operators", json_string_array(&ops));
-    list_free(&ops);
+    json_object_set_new(o, "operators", names_json(r->name, plugin_operators));
 
     json_t *kernels = json_array();
     for (size_t k = 0; kernels != NULL && k < v->num_kernels; k++) {
@@ -223,7 +196,7 @@ static json_t *plugin_json(const registry_view *v, uint32_t i) {
             continue;
         json_t *ko = json_object();
         json_object_set_new(ko, "op", json_string(ki->op));
-        json_object_set_new(ko, "device", json_string(cli_dev_type_name(ki->dev_type)));
+        json_object_set_new(ko, "device", json_string(mxk_dev_type_name(ki->dev_type)));
         json_object_set_new(ko, "backend", json_string(ki->backend ? ki->backend : ""));
         json_array_append_new(kernels, ko);
     }
@@ -235,17 +208,15 @@ static json_t *plugin_json(const registry_view *v, uint32_t i) {
         if (!same_name(di->plugin, r->name))
             continue;
         json_t *dobj = json_object();
-        json_object_set_new(dobj, "device", json_string(cli_dev_type_name(di->dev_type)));
+        json_object_set_new(dobj, "device", json_string(mxk_dev_type_name(di->dev_type)));
         json_object_set_new(dobj, "name", json_string(di->name ? di->name : ""));
         json_object_set_new(dobj, "count", json_integer(mxk_device_count(di->dev_type)));
         json_array_append_new(devices, dobj);
     }
     json_object_set_new(o, "devices", devices);
 
-    str_list iters = plugin_slice(&v->iterators, v->iter_first, i);
-    str_list transports = plugin_slice(&v->transports, v->transport_first, i);
-    json_object_set_new(o, "iterators", json_string_array(&iters));
-    json_object_set_new(o, "kvstore_transports", json_string_array(&transports));
+    json_object_set_new(o, "iterators", names_json(r->name, plugin_iterators));
+    json_object_set_new(o, "kvstore_transports", names_json(r->name, plugin_transports));
     return o;
 }
 
@@ -260,11 +231,6 @@ static int print_json(const registry_view *v) {
     for (uint32_t i = 0; plugins != NULL && i < v->num_plugins; i++)
         json_array_append_new(plugins, plugin_json(v, i));
     json_object_set_new(root, "plugins", plugins);
-    /* Names the plugin records do not account for are listed here instead. */
-    if (v->iter_first == NULL && v->iterators.n > 0)
-        json_object_set_new(root, "iterators", json_string_array(&v->iterators));
-    if (v->transport_first == NULL && v->transports.n > 0)
-        json_object_set_new(root, "kvstore_transports", json_string_array(&v->transports));
     json_t *rejected = json_array();
     uint32_t nr = mxk_plugin_rejected_count();
     for (uint32_t i = 0; rejected != NULL && i < nr; i++) {
@@ -319,7 +285,7 @@ static void print_kernels(const registry_view *v, const mxk_plugin_record *r,
             printf("%*s", LABEL_COL, "");
         char head[160];
         const char *backend = g->backend ? g->backend : "?";
-        const char *dev = cli_dev_type_name(g->dev_type);
+        const char *dev = mxk_dev_type_name(g->dev_type);
         if (all_own && ops.n == own_ops->n) {
             printf("%s, backend %s: all %zu operators above\n", dev, backend, ops.n);
             continue;
@@ -333,6 +299,19 @@ static void print_kernels(const registry_view *v, const mxk_plugin_record *r,
         puts("-");
     list_free(&ops);
     free(done);
+}
+
+/**
+ * Prints "  <label>" and the names of one kind that `plugin` registered, wrapped
+ * ("-" when none); names(plugin, list) is plugin_iterators or plugin_transports.
+ */
+static void print_names(const char *label, const char *plugin,
+                        int (*names)(const char *, str_list *), int width) {
+    str_list l = {NULL, 0, 0};
+    names(plugin, &l);
+    print_label(label);
+    cli_print_wrapped(stdout, l.items, l.n, LABEL_COL, LABEL_COL, width);
+    list_free(&l);
 }
 
 /** Prints plugin i in the human listing. */
@@ -355,7 +334,7 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
         if (!same_name(di->plugin, r->name))
             continue;
         int32_t count = mxk_device_count(di->dev_type);
-        printf("%s%s \"%s\" (%d device%s)", any++ ? ", " : "", cli_dev_type_name(di->dev_type),
+        printf("%s%s \"%s\" (%d device%s)", any++ ? ", " : "", mxk_dev_type_name(di->dev_type),
                di->name ? di->name : "", (int)count, count == 1 ? "" : "s");
     }
     puts(any ? "" : "-");
@@ -374,18 +353,8 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
     print_kernels(v, r, &ops, width);
     list_free(&ops);
 
-    str_list iters = plugin_slice(&v->iterators, v->iter_first, i);
-    str_list transports = plugin_slice(&v->transports, v->transport_first, i);
-    print_label("iterators");
-    if (v->iter_first == NULL && r->num_iterators > 0)
-        printf("%u (names listed below)\n", (unsigned)r->num_iterators);
-    else
-        cli_print_wrapped(stdout, iters.items, iters.n, LABEL_COL, LABEL_COL, width);
-    print_label("transports");
-    if (v->transport_first == NULL && r->num_transports > 0)
-        printf("%u (names listed below)\n", (unsigned)r->num_transports);
-    else
-        cli_print_wrapped(stdout, transports.items, transports.n, LABEL_COL, LABEL_COL, width);
+    print_names("iterators", r->name, plugin_iterators, width);
+    print_names("transports", r->name, plugin_transports, width);
 }
 
 /** Prints the human-readable listing. */
@@ -404,14 +373,6 @@ static int print_human(const registry_view *v) {
         putchar('\n');
         print_plugin(v, i, width);
     }
-    if (v->iter_first == NULL && v->iterators.n > 0) {
-        fputs("\niterators:  ", stdout);
-        cli_print_wrapped(stdout, v->iterators.items, v->iterators.n, 12, 12, width);
-    }
-    if (v->transport_first == NULL && v->transports.n > 0) {
-        fputs("\ntransports: ", stdout);
-        cli_print_wrapped(stdout, v->transports.items, v->transports.n, 12, 12, width);
-    }
 
     uint32_t nr = mxk_plugin_rejected_count();
     if (nr > 0)
@@ -425,25 +386,20 @@ static int print_human(const registry_view *v) {
     return CLI_OK;
 }
 
-/** Runs `mxk plugins [--json]`. */
-static int run_plugins(const cli_command *self, const cli_globals *g, int argc, char **argv) {
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            continue;
-        if (cli_is_option(argv[i]))
-            return cli_usage_error(self, "unknown option '%s'", argv[i]);
-        return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
-    }
-    int rc = cli_init_library(g);
-    if (rc != CLI_OK)
-        return rc;
+/** Gathers the registry and prints it (with the library initialised; arg unused). */
+static int list_plugins(const cli_globals *g, void *arg) {
     registry_view v;
-    rc = gather_registry(&v);
+    int rc = gather_registry(&v);
     if (rc == CLI_OK)
         rc = g->json ? print_json(&v) : print_human(&v);
     registry_free(&v);
-    mxk_shutdown();
     return rc;
+}
+
+/** Runs `mxk plugins [--json]`. */
+static int run_plugins(const cli_command *self, const cli_globals *g, int argc, char **argv) {
+    int rc = cli_no_arguments(self, argc, argv);
+    return rc != CLI_OK ? rc : cli_with_library(g, list_plugins, NULL);
 }
 
 /** The `plugins` command. */

@@ -3,19 +3,14 @@
  * the plugin ABI version this build speaks (MXK_ABI_MAJOR.MXK_ABI_MINOR).
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 
 /** Runs `mxk version [--json]`. Takes no arguments and needs no plugins. */
 static int run_version(const cli_command *self, const cli_globals *g, int argc, char **argv) {
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            continue;
-        if (cli_is_option(argv[i]))
-            return cli_usage_error(self, "unknown option '%s'", argv[i]);
-        return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
-    }
+    int rc = cli_no_arguments(self, argc, argv);
+    if (rc != CLI_OK)
+        return rc;
     char abi[32];
     snprintf(abi, sizeof abi, "%d.%d", MXK_ABI_MAJOR, MXK_ABI_MINOR);
     if (g->json) {

@@ -1,7 +1,7 @@
 /*
- * Shared helpers of the `mxk` tool: error and usage messages, library set-up,
- * names of dtypes and device types, number/shape formatting, JSON output and
- * wrapped lists.
+ * Shared helpers of the `mxk` tool: error and usage messages, argument checks,
+ * library set-up, number/shape formatting, JSON output and wrapped lists. Names of
+ * status codes, dtypes and device types come from the public API (mxk.h).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -41,7 +41,7 @@ int cli_api_error(mxk_status st, const char *fallback_fmt, ...) {
     va_start(ap, fallback_fmt);
     fputs("mxk: error: ", stderr);
     vfprintf(stderr, fallback_fmt, ap);
-    fprintf(stderr, " (%s)\n", cli_status_name(st));
+    fprintf(stderr, " (%s)\n", mxk_status_name(st));
     va_end(ap);
     return CLI_ERROR;
 }
@@ -88,39 +88,26 @@ void cli_print_command_help(const cli_command *cmd) {
           stdout);
 }
 
-/** Name of a status code ("MXK_ERR_IO"). */
-const char *cli_status_name(mxk_status st) {
-    switch (st) {
-    case MXK_OK:
-        return "MXK_OK";
-    case MXK_ERR_INVALID_ARGUMENT:
-        return "MXK_ERR_INVALID_ARGUMENT";
-    case MXK_ERR_SHAPE:
-        return "MXK_ERR_SHAPE";
-    case MXK_ERR_TYPE:
-        return "MXK_ERR_TYPE";
-    case MXK_ERR_NOT_FOUND:
-        return "MXK_ERR_NOT_FOUND";
-    case MXK_ERR_OUT_OF_MEMORY:
-        return "MXK_ERR_OUT_OF_MEMORY";
-    case MXK_ERR_UNSUPPORTED:
-        return "MXK_ERR_UNSUPPORTED";
-    case MXK_ERR_IO:
-        return "MXK_ERR_IO";
-    case MXK_ERR_FORMAT:
-        return "MXK_ERR_FORMAT";
-    case MXK_ERR_ABI:
-        return "MXK_ERR_ABI";
-    case MXK_ERR_DUPLICATE:
-        return "MXK_ERR_DUPLICATE";
-    case MXK_ERR_BACKEND:
-        return "MXK_ERR_BACKEND";
-    case MXK_ERR_STATE:
-        return "MXK_ERR_STATE";
-    case MXK_ERR_INTERNAL:
-        return "MXK_ERR_INTERNAL";
-    }
-    return "unknown status";
+/**
+ * Reports an argument that the command does not take: "unknown option 'ARG'" when
+ * it looks like an option, else "unexpected argument 'ARG'" (see cli_usage_error).
+ * Returns CLI_USAGE.
+ */
+int cli_reject_argument(const cli_command *cmd, const char *arg) {
+    if (cli_is_option(arg))
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+}
+
+/**
+ * Checks that a command that takes no arguments got none (a "--" is allowed).
+ * Returns CLI_OK, or CLI_USAGE after reporting the first argument.
+ */
+int cli_no_arguments(const cli_command *cmd, int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--") != 0)
+            return cli_reject_argument(cmd, argv[i]);
+    return CLI_OK;
 }
 
 /**
@@ -139,66 +126,23 @@ int cli_init_library(const cli_globals *g) {
     return CLI_OK;
 }
 
-/** MXNet name of a dtype code ("float32"), or NULL for an unknown code. */
-const char *cli_dtype_name(int32_t dtype) {
-    switch (dtype) {
-    case MXK_FLOAT32:
-        return "float32";
-    case MXK_FLOAT64:
-        return "float64";
-    case MXK_FLOAT16:
-        return "float16";
-    case MXK_UINT8:
-        return "uint8";
-    case MXK_INT32:
-        return "int32";
-    case MXK_INT8:
-        return "int8";
-    case MXK_INT64:
-        return "int64";
-    default:
-        return NULL;
-    }
-}
-
-/** Size in bytes of one element of a dtype, or 0 for an unknown code. */
-size_t cli_dtype_size(int32_t dtype) {
-    switch (dtype) {
-    case MXK_FLOAT64:
-    case MXK_INT64:
-        return 8;
-    case MXK_FLOAT32:
-    case MXK_INT32:
-        return 4;
-    case MXK_FLOAT16:
-        return 2;
-    case MXK_UINT8:
-    case MXK_INT8:
-        return 1;
-    default:
-        return 0;
-    }
+/**
+ * Initialises the library (cli_init_library), runs body(g, arg) and shuts the
+ * library down again. Returns the initialisation's error or what body returned.
+ */
+int cli_with_library(const cli_globals *g, int (*body)(const cli_globals *g, void *arg),
+                     void *arg) {
+    int rc = cli_init_library(g);
+    if (rc != CLI_OK)
+        return rc;
+    rc = body(g, arg);
+    mxk_shutdown();
+    return rc;
 }
 
 /** True for the integer dtypes (uint8, int8, int32, int64). */
 int cli_dtype_is_integer(int32_t dtype) {
     return dtype == MXK_UINT8 || dtype == MXK_INT8 || dtype == MXK_INT32 || dtype == MXK_INT64;
-}
-
-/** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "dev<N>" in a static buffer. */
-const char *cli_dev_type_name(int32_t dev_type) {
-    static _Thread_local char buf[24];
-    switch (dev_type) {
-    case MXK_DEV_CPU:
-        return "cpu";
-    case MXK_DEV_GPU:
-        return "gpu";
-    case MXK_DEV_CPU_PINNED:
-        return "cpu_pinned";
-    default:
-        snprintf(buf, sizeof buf, "dev%d", (int)dev_type);
-        return buf;
-    }
 }
 
 /** Writes a shape as "(a,b,c)" ("()" for ndim 0) into buf (always terminated). */

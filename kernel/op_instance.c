@@ -170,7 +170,7 @@ mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
         if (d->mutate_inputs) {
             inst->num_mutate = d->mutate_inputs(params->param, inst->mutate, MXK_MAX_INPLACE);
             for (uint32_t i = 0; i < inst->num_mutate && rc == MXK_OK; i++)
-                if (inst->mutate[i] >= inst->num_in)
+                if (inst->mutate[i] >= inst->num_in + inst->num_aux) /* args, then aux */
                     rc = mxk_set_error(MXK_ERR_INTERNAL, "%s: mutated input %u out of range",
                                        d->name, inst->mutate[i]);
         }
@@ -264,54 +264,108 @@ mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {
 
 /* ---- calls ---- */
 
-/* One pushed forward or backward call. Allocated as one block. */
-typedef struct op_call {
+/*
+ * A call is one forward or backward of an instance bound to arrays: the retained
+ * views, their tensors (data pointers never move, so they are filled once), the
+ * write requests and the engine variables read and written. The one-shot functions
+ * mxk_op_instance_forward/backward prepare a call, push it once as an ordinary
+ * engine function and drop it; the executor prepares its calls at bind and pushes
+ * them as cached engine ops (one per is_train mode, created at the first push of the
+ * mode), so a bound graph allocates nothing per iteration.
+ *
+ * Slot layout. Forward: in[num_in], out[num_out], aux[num_aux].
+ * Backward: out_grad[num_visible], in_data[num_in], out_data[num_out], in_grad[num_in], aux.
+ */
+
+/** One is_train mode of a call: the engine argument of its pushes. */
+typedef struct call_mode {
+    struct mxk_op_call *call;
+    int32_t is_train;
+    mxk_engine_cached_op *op; /**< cached engine op of this mode, NULL until first pushed */
+} call_mode;
+
+/** Definition of the opaque prepared call (one allocation). */
+struct mxk_op_call {
+    atomic_uint refcount; /**< the owner's handle + one per engine op holding a mode */
     mxk_op_instance *inst;
     int backward;
-    int32_t is_train;
-    uint32_t num_slots;   /* array slots (see slot layout below) */
-    uint32_t out_begin;   /* first written slot (outputs / in_grads) */
-    uint32_t num_written; /* outputs (fwd) or in_grads (bwd) */
-    mxk_ndarray **arrays; /* retained views; NULL for absent */
-    mxk_tensor *tensors;
+    uint32_t num_slots;   /**< array slots (see the slot layout) */
+    uint32_t out_begin;   /**< first written slot (outputs / in_grads) */
+    uint32_t num_written; /**< outputs (fwd) or in_grads (bwd) */
+    uint32_t aux_begin;   /**< first aux slot (aux states are written) */
+    mxk_ndarray **arrays; /**< retained views; NULL for absent */
+    mxk_tensor *tensors;  /**< filled at prepare; an emulated add-to swaps data during a run */
     const mxk_tensor **tptrs;
-    mxk_op_req *req; /* num_written entries */
-} op_call;
-/* Slot layout. Forward: in[num_in], out[num_out], aux[num_aux].
- * Backward: out_grad[num_visible], in_data[num_in], out_data[num_out], in_grad[num_in], aux. */
+    mxk_op_req *req;  /**< num_written entries */
+    void **addto_tmp; /**< num_written: add-to emulation buffers, allocated at first need */
+    /** num_written: 1 where an ADD output is the same memory as an earlier written one
+     *  (a gradient named twice, x * x): it always goes through a temporary. */
+    uint8_t *alias;
+    uint32_t num_reads, num_writes;
+    mxk_engine_var **reads, **writes;
+    call_mode modes[2]; /**< [0] inference, [1] training */
+};
 
-static void call_free(void *arg) {
-    op_call *c = arg;
+/** Frees a call whose last reference is gone: its views, buffers and instance reference. */
+static void call_destroy(mxk_op_call *c) {
     for (uint32_t i = 0; i < c->num_slots; i++)
         mxk_ndarray_free(c->arrays[i]);
+    for (uint32_t i = 0; i < c->num_written; i++)
+        free(c->addto_tmp[i]);
     instance_release(c->inst);
     free(c);
 }
 
-static op_call *call_new(mxk_op_instance *inst, int backward) {
+/** Drops one reference of a call. */
+static void call_unref(mxk_op_call *c) {
+    if (atomic_fetch_sub(&c->refcount, 1) == 1)
+        call_destroy(c);
+}
+
+/** Engine arg_free of a mode: drops the reference its engine op held. */
+static void mode_release(void *arg) {
+    call_unref(((call_mode *)arg)->call);
+}
+
+/** A zeroed call for `inst` with room for its slots and variables (no arrays yet). */
+static mxk_op_call *call_new(mxk_op_instance *inst, int backward) {
     uint32_t n = backward ? inst->num_visible + 3 * inst->num_in + inst->num_out + inst->num_aux
                           : inst->num_in + inst->num_out + inst->num_aux;
     uint32_t nw = backward ? inst->num_in : inst->num_out;
-    size_t bytes = sizeof(op_call) +
-                   n * (sizeof(mxk_ndarray *) + sizeof(mxk_tensor) + sizeof(mxk_tensor *)) +
-                   nw * sizeof(mxk_op_req) + 16;
-    op_call *c = calloc(1, bytes);
+    uint32_t nvars = n + MXK_MAX_RESOURCES;
+    size_t bytes = sizeof(mxk_op_call) +
+                   n * (sizeof(mxk_tensor) + sizeof(mxk_ndarray *) + sizeof(mxk_tensor *)) +
+                   nw * (sizeof(void *) + sizeof(mxk_op_req) + 1) +
+                   2 * nvars * sizeof(mxk_engine_var *) + 16;
+    mxk_op_call *c = calloc(1, bytes);
     if (c == NULL)
         return NULL;
+    atomic_init(&c->refcount, 1);
     c->inst = inst;
     c->backward = backward;
     c->num_slots = n;
     c->num_written = nw;
     c->out_begin = backward ? inst->num_visible + inst->num_in + inst->num_out : inst->num_in;
+    c->aux_begin = backward ? inst->num_visible + 2 * inst->num_in + inst->num_out
+                            : inst->num_in + inst->num_out;
+    /* Layout: tensors first (the most strictly aligned), then pointer arrays, then reqs. */
     c->tensors = (mxk_tensor *)(c + 1);
     c->arrays = (mxk_ndarray **)(c->tensors + n);
     c->tptrs = (const mxk_tensor **)(c->arrays + n);
-    c->req = (mxk_op_req *)(c->tptrs + n);
+    c->addto_tmp = (void **)(c->tptrs + n);
+    c->reads = (mxk_engine_var **)(c->addto_tmp + nw);
+    c->writes = c->reads + nvars;
+    c->req = (mxk_op_req *)(c->writes + nvars);
+    c->alias = (uint8_t *)(c->req + nw);
+    for (int m = 0; m < 2; m++) {
+        c->modes[m].call = c;
+        c->modes[m].is_train = m;
+    }
     atomic_fetch_add(&inst->refcount, 1);
     return c;
 }
 
-/* out += tmp for `count` elements of dtype (the add-to emulation). */
+/** out += tmp for `count` elements of dtype (the add-to emulation). */
 static mxk_status add_into(void *out, const void *tmp, int32_t dtype, uint64_t count,
                            mxk_error_sink *err) {
     if (dtype == MXK_FLOAT32) {
@@ -333,21 +387,57 @@ static mxk_status add_into(void *out, const void *tmp, int32_t dtype, uint64_t c
                         mxk_dtype_name(dtype));
 }
 
-/* The engine function of a call. */
+/**
+ * Points the ADD outputs of a kernel without MXK_KERNEL_SUPPORTS_ADDTO, and ADD
+ * outputs aliasing an earlier output, at temporary buffers (kept in the call for
+ * later runs) and turns their request into WRITE. `req` is the run's copy.
+ */
+static mxk_status addto_begin(mxk_op_call *c, const mxk_op_kernel_def *k, mxk_op_req *req,
+                              mxk_error_sink *err) {
+    for (uint32_t i = 0; i < c->num_written; i++) {
+        if (req[i] != MXK_REQ_ADD || ((k->flags & MXK_KERNEL_SUPPORTS_ADDTO) && !c->alias[i]))
+            continue;
+        mxk_tensor *t = &c->tensors[c->out_begin + i];
+        if (t->dev_type != MXK_DEV_CPU && t->dev_type != MXK_DEV_CPU_PINNED)
+            return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
+                                "backend '%s' cannot add to outputs on %s and the kernel "
+                                "cannot emulate it there",
+                                k->backend, mxk_dev_type_name(t->dev_type));
+        if (c->addto_tmp[i] == NULL) {
+            uint64_t bytes = mxk_shape_size(&t->shape) * mxk_dtype_size(t->dtype);
+            c->addto_tmp[i] = malloc(bytes ? bytes : 1);
+            if (c->addto_tmp[i] == NULL)
+                return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (add-to)");
+        }
+        t->data = c->addto_tmp[i];
+        req[i] = MXK_REQ_WRITE;
+    }
+    return MXK_OK;
+}
+
+/** Adds the temporaries of emulated outputs into the outputs and restores the tensors. */
+static mxk_status addto_end(mxk_op_call *c, const mxk_op_req *req, mxk_status rc,
+                            mxk_error_sink *err) {
+    for (uint32_t i = 0; i < c->num_written; i++) {
+        mxk_tensor *t = &c->tensors[c->out_begin + i];
+        if (c->addto_tmp[i] == NULL || t->data != c->addto_tmp[i])
+            continue;
+        t->data = mxk_ndarray_ptr(c->arrays[c->out_begin + i]);
+        if (rc == MXK_OK && c->req[i] == MXK_REQ_ADD && req[i] == MXK_REQ_WRITE)
+            rc = add_into(t->data, c->addto_tmp[i], t->dtype, mxk_shape_size(&t->shape), err);
+    }
+    return rc;
+}
+
+/** The engine function of a call (arg: its call_mode). */
 static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
-    op_call *c = arg;
+    const call_mode *m = arg;
+    mxk_op_call *c = m->call;
     mxk_op_instance *inst = c->inst;
     const mxk_op_kernel_def *k = &inst->kernel->def;
-    for (uint32_t i = 0; i < c->num_slots; i++) {
-        if (c->arrays[i])
-            mxk_ndarray_to_tensor(c->arrays[i], &c->tensors[i]);
-        else {
-            memset(&c->tensors[i], 0, sizeof c->tensors[i]);
-            c->tensors[i].struct_size = sizeof c->tensors[i];
-            c->tensors[i].dtype = -1;
-        }
-        c->tptrs[i] = &c->tensors[i];
-    }
+    if (c->backward && k->backward == NULL)
+        return mxk_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
+                            inst->params->op->def.name, k->backend);
     const mxk_phase_resources *pr = c->backward ? &inst->bwd_res : &inst->fwd_res;
     const mxk_resource *views[MXK_MAX_RESOURCES];
     mxk_op_call_ctx cctx;
@@ -362,43 +452,24 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
     cctx.pub.struct_size = sizeof cctx.pub;
     cctx.pub.dev_type = rctx->dev_type;
     cctx.pub.dev_id = rctx->dev_id;
-    cctx.pub.is_train = c->is_train;
-    cctx.pub.need_grad = c->is_train;
+    cctx.pub.is_train = m->is_train;
+    cctx.pub.need_grad = m->is_train;
     cctx.pub.num_resources = pr->count;
     cctx.pub.resources = views;
     cctx.pub.stream = rctx->stream;
     cctx.pub.num_threads = (uint32_t)mxk_get_num_threads();
     mxk_host_set_current_stream(rctx->dev_type, rctx->dev_id, rctx->stream);
 
-    /* Add-to emulation for kernels that cannot accumulate: write into a temporary. */
-    void *tmp[64] = {0};
-    mxk_op_req req[64];
-    uint32_t nw = c->num_written < 64 ? c->num_written : 64;
-    int emulate = !(k->flags & MXK_KERNEL_SUPPORTS_ADDTO);
-    for (uint32_t i = 0; i < nw; i++) {
-        req[i] = c->req[i];
-        if (emulate && req[i] == MXK_REQ_ADD) {
-            mxk_tensor *t = &c->tensors[c->out_begin + i];
-            if (t->dev_type != MXK_DEV_CPU) {
-                return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
-                                    "backend '%s' cannot add to outputs on %s and the kernel "
-                                    "cannot emulate it there",
-                                    k->backend, mxk_dev_type_name(t->dev_type));
-            }
-            uint64_t bytes = mxk_shape_size(&t->shape) * mxk_dtype_size(t->dtype);
-            tmp[i] = malloc(bytes ? bytes : 1);
-            if (tmp[i] == NULL) {
-                for (uint32_t j = 0; j < i; j++)
-                    free(tmp[j]);
-                return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (add-to)");
-            }
-            t->data = tmp[i];
-            req[i] = MXK_REQ_WRITE;
-        }
-    }
+    /* The run's requests: the call's, with emulated add-to turned into WRITE. */
+    mxk_op_req req_local[64];
+    mxk_op_req *req = c->num_written <= 64 ? req_local : NULL;
+    if (req == NULL)
+        return mxk_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: more than 64 written arrays",
+                            inst->params->op->def.name);
+    memcpy(req, c->req, c->num_written * sizeof *req);
+    mxk_status rc = addto_begin(c, k, req, err);
     const mxk_tensor *const *tp = c->tptrs;
-    mxk_status rc;
-    if (!c->backward) {
+    if (rc == MXK_OK && !c->backward) {
         mxk_forward_args a = {
             .struct_size = sizeof a,
             .num_in = inst->num_in,
@@ -410,7 +481,7 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
             .aux = tp + inst->num_in + inst->num_out,
         };
         rc = k->forward(&cctx.pub, inst->params->param, inst->state, &a, err);
-    } else {
+    } else if (rc == MXK_OK) {
         uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
         mxk_backward_args a = {
             .struct_size = sizeof a,
@@ -427,16 +498,7 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
         };
         rc = k->backward(&cctx.pub, inst->params->param, inst->state, &a, err);
     }
-    for (uint32_t i = 0; i < nw; i++) {
-        if (tmp[i] == NULL)
-            continue;
-        if (rc == MXK_OK) {
-            const mxk_tensor *t = &c->tensors[c->out_begin + i];
-            rc = add_into(mxk_ndarray_ptr(c->arrays[c->out_begin + i]), tmp[i], t->dtype,
-                          mxk_shape_size(&t->shape), err);
-        }
-        free(tmp[i]);
-    }
+    rc = addto_end(c, req, rc, err);
     if (rc != MXK_OK && err->code == MXK_OK)
         mxk_sink_set(err, rc, "kernel returned %s without a message", mxk_status_name(rc));
     if (rc != MXK_OK) {
@@ -448,7 +510,7 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
     return rc;
 }
 
-/* Checks that `a` matches slot shape/dtype/device; `what` names the slot. */
+/** Checks that `a` matches slot shape/dtype/device; `what` names the slot. */
 static mxk_status check_array(const mxk_op_instance *inst, const mxk_ndarray *a, const char *kind,
                               const char *name, const mxk_shape *shape, int32_t dtype) {
     const char *op = inst->params->op->def.name;
@@ -468,9 +530,10 @@ static mxk_status check_array(const mxk_op_instance *inst, const mxk_ndarray *a,
     return MXK_OK;
 }
 
-/* Puts array `a` (may be NULL when !required) into slot `s` of the call, after checks. */
-static mxk_status set_slot(op_call *c, uint32_t s, mxk_ndarray *a, int required, const char *kind,
-                           const char *name, const mxk_shape *shape, int32_t dtype) {
+/** Puts array `a` (may be NULL when !required) into slot `s` of the call, after checks. */
+static mxk_status set_slot(mxk_op_call *c, uint32_t s, mxk_ndarray *a, int required,
+                           const char *kind, const char *name, const mxk_shape *shape,
+                           int32_t dtype) {
     if (a == NULL) {
         if (required)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s '%s' is required (NULL given)",
@@ -484,37 +547,40 @@ static mxk_status set_slot(op_call *c, uint32_t s, mxk_ndarray *a, int required,
     return c->arrays[s] ? MXK_OK : mxk_last_error_code();
 }
 
-/* Pushes the call: reads the non-written slots, writes outputs, aux, mutated inputs and resources.
+/**
+ * Completes a call whose slots are set: fills the tensors and lists the variables
+ * read (the other slots) and written (outputs, aux, mutated inputs, resource slots).
  */
-static mxk_status call_push(op_call *c, uint32_t aux_begin) {
+static void call_finish_prepare(mxk_op_call *c) {
     mxk_op_instance *inst = c->inst;
-    mxk_engine_var *reads[256], *writes[256];
-    uint32_t nr = 0, nw = 0;
     const mxk_phase_resources *pr = c->backward ? &inst->bwd_res : &inst->fwd_res;
-    if (c->num_slots + pr->count > 250) {
-        call_free(c);
-        return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: too many arrays in one call",
-                             inst->params->op->def.name);
-    }
     for (uint32_t i = 0; i < c->num_slots; i++) {
+        mxk_tensor *t = &c->tensors[i];
+        if (c->arrays[i]) {
+            mxk_ndarray_to_tensor(c->arrays[i], t);
+        } else {
+            memset(t, 0, sizeof *t);
+            t->struct_size = sizeof *t;
+            t->dtype = -1;
+        }
+        c->tptrs[i] = t;
         if (c->arrays[i] == NULL)
             continue;
-        int written = (i >= c->out_begin && i < c->out_begin + c->num_written) || i >= aux_begin;
+        int written = (i >= c->out_begin && i < c->out_begin + c->num_written) || i >= c->aux_begin;
+        /* Mutated inputs: indices over arguments then aux states (aux are written anyway). */
         for (uint32_t m = 0; !c->backward && m < inst->num_mutate; m++)
-            written |= i == inst->mutate[m];
+            written |= inst->mutate[m] < inst->num_in && i == inst->mutate[m];
         if (written)
-            writes[nw++] = mxk_ndarray_var(c->arrays[i]);
+            c->writes[c->num_writes++] = mxk_ndarray_var(c->arrays[i]);
         else
-            reads[nr++] = mxk_ndarray_var(c->arrays[i]);
+            c->reads[c->num_reads++] = mxk_ndarray_var(c->arrays[i]);
     }
     for (uint32_t r = 0; r < pr->count; r++)
-        writes[nw++] = mxk_resource_var(pr->slot[r]);
-    return mxk_engine_push_sync(call_run, c, call_free, inst->ctx.dev_type, inst->ctx.dev_id, reads,
-                                nr, writes, nw, 0, 0, inst->params->op->def.name);
+        c->writes[c->num_writes++] = mxk_resource_var(pr->slot[r]);
 }
 
-/* Converts user reqs (NULL: all WRITE) and validates them. */
-static mxk_status set_reqs(op_call *c, const int32_t *req) {
+/** Converts user reqs (NULL: all WRITE) and validates them. */
+static mxk_status set_reqs(mxk_op_call *c, const int32_t *req) {
     for (uint32_t i = 0; i < c->num_written; i++) {
         int32_t r = req ? req[i] : MXK_REQ_WRITE;
         if (r < MXK_REQ_NULL || r > MXK_REQ_ADD)
@@ -525,13 +591,13 @@ static mxk_status set_reqs(op_call *c, const int32_t *req) {
     return MXK_OK;
 }
 
-mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
-                                   mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
-                                   const int32_t *req, mxk_ndarray *const *aux) {
-    op_call *c = call_new(inst, 0);
+mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
+                                       mxk_ndarray *const *outputs, const int32_t *req,
+                                       mxk_ndarray *const *aux, mxk_op_call **out) {
+    *out = NULL;
+    mxk_op_call *c = call_new(inst, 0);
     if (c == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    c->is_train = is_train;
     const mxk_op_params *p = inst->params;
     mxk_status rc = set_reqs(c, req);
     for (uint32_t i = 0; rc == MXK_OK && i < inst->num_in; i++)
@@ -545,27 +611,28 @@ mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
                 c->req[i] = MXK_REQ_INPLACE;
     }
     for (uint32_t i = 0; rc == MXK_OK && i < inst->num_aux; i++)
-        rc =
-            set_slot(c, inst->num_in + inst->num_out + i, aux ? aux[i] : NULL, 1, "auxiliary state",
-                     p->aux_names->names[i], &inst->aux_shapes[i], inst->aux_types[i]);
+        rc = set_slot(c, c->aux_begin + i, aux ? aux[i] : NULL, 1, "auxiliary state",
+                      p->aux_names->names[i], &inst->aux_shapes[i], inst->aux_types[i]);
     if (rc != MXK_OK) {
-        call_free(c);
+        call_unref(c);
         return rc;
     }
-    return call_push(c, inst->num_in + inst->num_out);
+    call_finish_prepare(c);
+    *out = c;
+    return MXK_OK;
 }
 
-mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
-                                    mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                    mxk_ndarray *const *in_grads, const int32_t *req,
-                                    mxk_ndarray *const *aux) {
+mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                        mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                        mxk_ndarray *const *in_grads, const int32_t *req,
+                                        mxk_ndarray *const *aux, mxk_op_call **out) {
+    *out = NULL;
     if (inst->kernel->def.backward == NULL)
         return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
                              inst->params->op->def.name, inst->kernel->def.backend);
-    op_call *c = call_new(inst, 1);
+    mxk_op_call *c = call_new(inst, 1);
     if (c == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    c->is_train = 1;
     const mxk_op_params *p = inst->params;
     uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
     mxk_status rc = set_reqs(c, req);
@@ -582,19 +649,91 @@ mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *o
         mxk_ndarray *g = in_grads ? in_grads[i] : NULL;
         if (g == NULL)
             c->req[i] = MXK_REQ_NULL;
-        rc = set_slot(c, nv + ni + no + i, g, 0, "gradient of input", p->in_names->names[i],
+        rc = set_slot(c, c->out_begin + i, g, 0, "gradient of input", p->in_names->names[i],
                       &inst->in_shapes[i], inst->in_types[i]);
         for (uint32_t j = 0; rc == MXK_OK && g && j < nv; j++)
             if (c->req[i] == MXK_REQ_WRITE && out_grads && out_grads[j] &&
                 mxk_ndarray_same_memory(g, out_grads[j]))
                 c->req[i] = MXK_REQ_INPLACE;
+        for (uint32_t j = 0; rc == MXK_OK && g && j < i; j++)
+            if (c->req[i] == MXK_REQ_ADD && in_grads[j] && c->req[j] != MXK_REQ_NULL &&
+                mxk_ndarray_same_memory(g, in_grads[j]))
+                c->alias[i] = 1;
     }
     for (uint32_t i = 0; rc == MXK_OK && i < inst->num_aux; i++)
-        rc = set_slot(c, nv + 2 * ni + no + i, aux ? aux[i] : NULL, 1, "auxiliary state",
+        rc = set_slot(c, c->aux_begin + i, aux ? aux[i] : NULL, 1, "auxiliary state",
                       p->aux_names->names[i], &inst->aux_shapes[i], inst->aux_types[i]);
     if (rc != MXK_OK) {
-        call_free(c);
+        call_unref(c);
         return rc;
     }
-    return call_push(c, nv + 2 * ni + no);
+    call_finish_prepare(c);
+    *out = c;
+    return MXK_OK;
+}
+
+/** The push descriptor of one mode of a call (arg_free drops the reference it holds). */
+static mxk_engine_push_desc call_desc(mxk_op_call *c, call_mode *m) {
+    mxk_op_instance *inst = c->inst;
+    mxk_engine_push_desc d = {
+        .sync_fn = call_run,
+        .arg = m,
+        .arg_free = mode_release,
+        .dev_type = inst->ctx.dev_type,
+        .dev_id = inst->ctx.dev_id,
+        .read_vars = c->reads,
+        .num_read = c->num_reads,
+        .write_vars = c->writes,
+        .num_write = c->num_writes,
+        .name = inst->params->op->def.name,
+    };
+    return d;
+}
+
+mxk_status mxk_op_call_push(mxk_op_call *c, int32_t is_train) {
+    call_mode *m = &c->modes[c->backward || is_train ? 1 : 0];
+    if (m->op == NULL) {
+        mxk_engine_push_desc d = call_desc(c, m);
+        mxk_status rc = mxk_engine_cached_op_new(&d, &m->op);
+        if (rc != MXK_OK)
+            return rc;
+        atomic_fetch_add(&c->refcount, 1); /* held by the cached op, dropped by mode_release */
+    }
+    return mxk_engine_cached_op_push(m->op);
+}
+
+void mxk_op_call_free(mxk_op_call *c) {
+    if (c == NULL)
+        return;
+    for (int m = 0; m < 2; m++)
+        mxk_engine_cached_op_delete(c->modes[m].op); /* frees its reference when done */
+    call_unref(c);
+}
+
+/** Pushes a prepared call once as an ordinary engine function, then drops the handle. */
+static mxk_status call_push_once(mxk_op_call *c, int32_t is_train) {
+    call_mode *m = &c->modes[c->backward || is_train ? 1 : 0];
+    mxk_engine_push_desc d = call_desc(c, m);
+    atomic_fetch_add(&c->refcount, 1); /* held by the pushed function */
+    mxk_status rc = mxk_engine_push(&d);
+    call_unref(c);
+    return rc;
+}
+
+mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
+                                   mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
+                                   const int32_t *req, mxk_ndarray *const *aux) {
+    mxk_op_call *c;
+    mxk_status rc = mxk_op_call_prepare_forward(inst, inputs, outputs, req, aux, &c);
+    return rc == MXK_OK ? call_push_once(c, is_train) : rc;
+}
+
+mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                    mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                    mxk_ndarray *const *in_grads, const int32_t *req,
+                                    mxk_ndarray *const *aux) {
+    mxk_op_call *c;
+    mxk_status rc =
+        mxk_op_call_prepare_backward(inst, out_grads, in_data, out_data, in_grads, req, aux, &c);
+    return rc == MXK_OK ? call_push_once(c, 1) : rc;
 }

@@ -5,8 +5,10 @@
  * input/output/aux shapes and types; it holds the resolved kernel and its state
  * and the resource slots of each phase. Forward/backward calls push one engine
  * function each, reading the inputs and writing the outputs, the aux states, the
- * mutated inputs and the resource slots. Instances are reference-counted: pushed
- * work keeps its instance alive until it completes.
+ * mutated inputs and the resource slots: once (mxk_op_instance_forward/backward) or
+ * as prepared calls pushed many times (mxk_op_call_*, below; both go through the
+ * same preparation). Instances are reference-counted: pushed work and prepared
+ * calls keep their instance alive until they are done.
  */
 #ifndef MXK_OP_INSTANCE_H
 #define MXK_OP_INSTANCE_H
@@ -33,7 +35,7 @@ struct mxk_op_instance {
     int32_t *in_types, *out_types, *aux_types;
     uint8_t *need_out_grad, *need_in_data, *need_out_data;
     uint32_t num_mutate;
-    uint32_t mutate[MXK_MAX_INPLACE];
+    uint32_t mutate[MXK_MAX_INPLACE]; /**< mutated inputs: indices over args, then aux states */
     const mxk_kernel_entry *kernel;
     void *state;
     mxk_phase_resources fwd_res, bwd_res;
@@ -46,5 +48,60 @@ struct mxk_op_instance {
 mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
                                        const mxk_shape *in_shapes, const int32_t *in_types,
                                        mxk_op_instance **out);
+
+/**
+ * A prepared call: one forward or backward of an instance bound to fixed arrays,
+ * pushed many times without allocating (the executor's "cached operator"; upstream
+ * src/executor/graph_executor.cc InitCachedOps / Engine::NewOperator).
+ *
+ * Preparing checks every array against the instance's slots (shape, dtype, device;
+ * the same rules and messages as mxk_op_instance_forward/backward), retains a view
+ * of each, fills the kernel's tensors once (array memory never moves) and lists the
+ * engine variables read and written. Each is_train mode gets one cached engine op,
+ * created at the first push of that mode; every later push of the call goes to the
+ * engine without allocating. An emulated add-to (kernel without
+ * MXK_KERNEL_SUPPORTS_ADDTO) allocates its temporary at the first run and keeps it.
+ * The call holds a reference on its instance; the kernel is read at run time, so a
+ * call keeps working after mxk_op_instance_reresolve.
+ *
+ * Threading: pushes of one call may come from any thread; runs of one call are
+ * serialised by the engine through the arrays it writes.
+ */
+typedef struct mxk_op_call mxk_op_call;
+
+/**
+ * Prepares a forward call: arrays as mxk_op_instance_forward (inputs, all outputs,
+ * aux; req one per output, NULL: all WRITE; an output that is the same memory as an
+ * input gets MXK_REQ_INPLACE). Errors as mxk_op_instance_forward (last error set);
+ * *out is NULL then.
+ */
+mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
+                                       mxk_ndarray *const *outputs, const int32_t *req,
+                                       mxk_ndarray *const *aux, mxk_op_call **out);
+
+/**
+ * Prepares a backward call: arrays as mxk_op_instance_backward (out_grads, in_data,
+ * out_data, in_grads with one req each, aux; undeclared entries may be NULL; a NULL
+ * in_grad gets MXK_REQ_NULL). An ADD in_grad that is the same memory as an earlier
+ * in_grad (one gradient named twice, as for x * x) is computed into a temporary and
+ * added after the kernel. MXK_ERR_UNSUPPORTED when the kernel has no backward.
+ */
+mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                        mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                        mxk_ndarray *const *in_grads, const int32_t *req,
+                                        mxk_ndarray *const *aux, mxk_op_call **out);
+
+/**
+ * Pushes the call (backward calls always run with is_train 1). Allocates only at the
+ * first push of a mode (its cached engine op). Errors: those of
+ * mxk_engine_cached_op_new / _push (a stopped engine: MXK_ERR_STATE).
+ */
+mxk_status mxk_op_call_push(mxk_op_call *call, int32_t is_train);
+
+/**
+ * Frees the call handle; its views and buffers are released once its pushed work has
+ * completed. NULL: no-op.
+ */
+void mxk_op_call_free(mxk_op_call *call);
 
 #endif /* MXK_OP_INSTANCE_H */

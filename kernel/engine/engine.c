@@ -5,7 +5,8 @@
  */
 #include "engine_internal.h"
 
-#include <errno.h>
+#include "env.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,23 +62,13 @@ mxk_engine_stream_provider engine_stream_provider(void) {
     return atomic_load(&G.provider);
 }
 
+/** engine_env_int (engine_internal.h): mxk_env_uint64 for a setting of type int, lo >= 0. */
 mxk_status engine_env_int(const char *name, int def, int lo, int hi, int *out) {
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0') {
-        *out = def;
-        return MXK_OK;
-    }
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    while (end != NULL && (*end == ' ' || *end == '\t'))
-        end++;
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                             "%s='%s' is not valid: expected an integer in [%d, %d]", name, s, lo,
-                             hi);
-    *out = (int)v;
-    return MXK_OK;
+    uint64_t v = 0;
+    mxk_status st = mxk_env_uint64("engine", name, (uint64_t)def, (uint64_t)lo, (uint64_t)hi, &v);
+    if (st == MXK_OK)
+        *out = (int)v;
+    return st;
 }
 
 /** Picks the engine type named by MXK_ENGINE_TYPE (default ThreadedEnginePerDevice). */
@@ -135,6 +126,10 @@ void mxk_engine_stop(void) {
 const char *mxk_engine_type_name(void) {
     const engine_impl *impl = atomic_load(&G.impl);
     return impl != NULL && atomic_load(&G.accepting) ? impl->name : "none";
+}
+
+const engine_impl *engine_current_impl(void) {
+    return atomic_load(&G.impl);
 }
 
 void mxk_engine_set_stream_provider(mxk_engine_stream_provider provider) {

@@ -125,6 +125,63 @@ mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg
                                 uint32_t num_write, uint32_t props, int32_t priority,
                                 const char *name);
 
+/* ---- Cached operators ---------------------------------------------------- */
+
+/**
+ * A cached operator: a push descriptor turned into an engine op once and pushed
+ * many times without allocating (MXNet's Engine::NewOperator / Push /
+ * DeleteOperator, upstream include/mxnet/engine.h, src/engine/threaded_engine.cc).
+ * The executor pushes every node of a bound graph this way.
+ *
+ * - Each push behaves exactly like mxk_engine_push of the descriptor: the same
+ *   ordering per variable (in push order, with every other push), the same error
+ *   rules (errors recorded on the written variables, inherited, reported by waits).
+ * - A cached op may be pushed again while earlier pushes of it are still queued or
+ *   running: every push is a separate instance with its own requests, queued in
+ *   push order. Instances are recycled when they complete; a new one is allocated
+ *   only when all existing ones are in flight, so a caller that keeps at most k
+ *   pushes of the op in flight allocates at most k instances over the op's life.
+ * - `arg` is shared by every push and freed (desc->arg_free) once, after the op is
+ *   deleted and its last push has completed. Pushes of one cached op run one at a
+ *   time when the descriptor writes at least one variable (the engine serialises
+ *   writers); with reads only they may run concurrently, so `fn` must then tolerate
+ *   concurrent calls on `arg`.
+ * Thread safety: push and delete may be called from any thread, also from inside
+ * engine functions; delete must be the last call on the handle.
+ */
+typedef struct mxk_engine_cached_op mxk_engine_cached_op;
+
+/**
+ * Creates a cached op from `desc` (validated as mxk_engine_push does; the variable
+ * lists are copied, the name too). On failure returns MXK_ERR_INVALID_ARGUMENT or
+ * MXK_ERR_OUT_OF_MEMORY with the last error set, and `desc->arg_free` has NOT been
+ * called (the caller keeps `arg`).
+ */
+mxk_status mxk_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine_cached_op **out);
+
+/**
+ * Pushes the cached op once (see above). Fails only for a stopped engine
+ * (MXK_ERR_STATE), a deleted op (MXK_ERR_STATE) or when a new instance cannot be
+ * allocated (MXK_ERR_OUT_OF_MEMORY); `arg` stays owned by the op in every case.
+ */
+mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *op);
+
+/**
+ * Deletes the cached op: no further push is allowed; the instances and the argument
+ * (desc->arg_free) are freed once every push made so far has completed (at once when
+ * none is in flight; otherwise by the worker finishing the last one). NULL: no-op.
+ */
+void mxk_engine_cached_op_delete(mxk_engine_cached_op *op);
+
+/** Test hook: instances allocated so far (each is one allocation; pushes reuse them). */
+uint32_t mxk_engine_cached_op_instances(mxk_engine_cached_op *op);
+
+/**
+ * Test hook: instances allocated by all cached ops since the start of the process
+ * (creation included); unchanged across pushes that reuse instances.
+ */
+uint64_t mxk_engine_cached_instances_total(void);
+
 /**
  * Completes an async function. `status` MXK_OK for success; otherwise `msg` (may be
  * NULL) describes the error, which is recorded like a sync function's error.

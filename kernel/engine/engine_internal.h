@@ -10,6 +10,7 @@
  *   engine_pool.c     a worker thread pool serving a FIFO or a priority queue
  *   engine_threaded.c ThreadedEnginePerDevice: per-device pools, waits through the queues
  *   engine_naive.c    NaiveEngine: runs every push synchronously in the pushing thread
+ *   engine_cached.c   cached ops: built once from a descriptor, pushed many times
  *
  * Life of an op on the threaded engine: engine_op_new() validates the descriptor and
  * builds the op with a deduplicated dependency list sorted by variable address;
@@ -126,6 +127,8 @@ typedef struct engine_op {
     uint32_t ndeps;           /**< deduplicated requests, sorted by var address */
     engine_dep *deps;
     const char *name; /**< copy of the push's name ("" when none) */
+    /** An instance of a cached op (engine_cached.c), recycled instead of freed; else NULL. */
+    struct mxk_engine_cached_op *cached;
 } engine_op;
 
 /** An engine type: what differs between ThreadedEnginePerDevice and NaiveEngine. */
@@ -168,6 +171,9 @@ void engine_leave(void);
 /** Blocks until no work is pending. */
 void engine_wait_idle(void);
 
+/** The running engine type (valid while the caller holds a count from engine_enter). */
+const engine_impl *engine_current_impl(void);
+
 /** The stream provider set by mxk_engine_set_stream_provider (NULL: none). */
 mxk_engine_stream_provider engine_stream_provider(void);
 
@@ -206,6 +212,19 @@ void engine_op_finish(engine_op *op);
 
 /** Frees an op that was never queued (arg_free is called) and ends its pending count. */
 void engine_op_discard(engine_op *op);
+
+/* ---- engine_cached.c ---- */
+
+/**
+ * engine_op_finish for an instance of a cached op: lists its error, releases its
+ * requests, then returns the instance to its cached op (never frees the argument,
+ * unless the cached op was deleted and this was its last instance in flight) and
+ * ends its pending count.
+ */
+void engine_cached_finish(engine_op *op);
+
+/** engine_op_discard for an instance of a cached op that was never queued. */
+void engine_cached_discard(engine_op *op);
 
 /* ---- engine_var.c ---- */
 

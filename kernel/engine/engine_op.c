@@ -196,6 +196,10 @@ void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *
 }
 
 void engine_op_finish(engine_op *op) {
+    if (op->cached != NULL) {
+        engine_cached_finish(op);
+        return;
+    }
     /* Before the release, so that a wait on a variable returns only after the args
      * of the ops it waited for are freed. An arg_free that deletes a variable this op
      * uses is safe: the deletion queues behind this op (NaiveEngine defers it). */
@@ -211,6 +215,10 @@ void engine_op_finish(engine_op *op) {
 }
 
 void engine_op_discard(engine_op *op) {
+    if (op->cached != NULL) {
+        engine_cached_discard(op);
+        return;
+    }
     if (op->arg_free != NULL)
         op->arg_free(op->arg);
     engine_error_unref(op->err);

@@ -3,6 +3,7 @@
 # and pthreads.
 set(MXK_ENGINE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/engine.c
+  ${CMAKE_CURRENT_LIST_DIR}/engine_cached.c
   ${CMAKE_CURRENT_LIST_DIR}/engine_error.c
   ${CMAKE_CURRENT_LIST_DIR}/engine_naive.c
   ${CMAKE_CURRENT_LIST_DIR}/engine_op.c

@@ -340,6 +340,237 @@ mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *o
                                     mxk_ndarray *const *in_grads, const int32_t *req,
                                     mxk_ndarray *const *aux);
 
+/* ------------------------------------------------------------------------- */
+/* Symbol (symbolic graphs)                                                  */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * A symbolic graph: a list of output entries of operator and variable nodes
+ * (MXNet's Symbol; seed overview "Symbol", dmlc/nnvm src/core/symbolic.cc).
+ * Symbols share nodes; every function returning a symbol returns a new handle
+ * that the caller frees with mxk_symbol_free.
+ */
+typedef struct mxk_symbol mxk_symbol;
+
+/** Kinds of name lists of a symbol (mxk_symbol_list_names). */
+typedef enum mxk_symbol_names {
+    MXK_SYMBOL_ARGUMENTS = 0, /**< list_arguments: variables that are not aux states */
+    MXK_SYMBOL_OUTPUTS = 1,   /**< list_outputs: "<node>_output", "<node>_<name>" */
+    MXK_SYMBOL_AUX_STATES = 2 /**< list_auxiliary_states */
+} mxk_symbol_names;
+
+/** Creates a variable named `name`. Errors: MXK_ERR_INVALID_ARGUMENT for an empty name. */
+mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out);
+
+/**
+ * Applies operator `op` with string attributes to inputs (MXNet's compose).
+ * `name` NULL gives MXNet's automatic name: the lower-cased operator name and a
+ * per-operator counter ("fullyconnected0"). Inputs are positional when
+ * `input_names` is NULL, else matched by argument name ("data", "weight"); each
+ * input must have one output. Arguments not given become new variables named
+ * "<name>_<argument>" (fc1_weight, fc1_bias, softmax_label), and aux states
+ * "<name>_<aux>"; those variables carry a copy of the node's attributes as MXNet
+ * does. Errors: MXK_ERR_NOT_FOUND (unknown operator, listing the registered ones;
+ * unknown input name, listing the arguments), MXK_ERR_INVALID_ARGUMENT (bad
+ * attributes; too many inputs; an input with several outputs).
+ */
+mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attrs,
+                             const char *const *keys, const char *const *vals, uint32_t num_inputs,
+                             const char *const *input_names, mxk_symbol *const *inputs,
+                             mxk_symbol **out);
+
+/** Groups symbols: the outputs of all of them, in order. */
+mxk_status mxk_symbol_group(uint32_t num, mxk_symbol *const *symbols, mxk_symbol **out);
+
+/** A deep copy (new nodes with the same names and attributes). */
+mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out);
+
+/** Frees a handle (nodes are freed when no symbol uses them). NULL: no-op. */
+void mxk_symbol_free(mxk_symbol *sym);
+
+/** Number of outputs. */
+uint32_t mxk_symbol_num_outputs(const mxk_symbol *sym);
+
+/** A symbol of output i. MXK_ERR_INVALID_ARGUMENT when out of range. */
+mxk_status mxk_symbol_get_output(const mxk_symbol *sym, uint32_t i, mxk_symbol **out);
+
+/** All internal outputs (every node's visible outputs, variables too), MXNet's get_internals. */
+mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out);
+
+/**
+ * Lists names of a kind. *names is a NULL-terminated array of *num strings that the
+ * caller frees with mxk_string_list_free.
+ */
+mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, uint32_t *num,
+                                 char ***names);
+
+/** Frees a string list returned by the library. NULL: no-op. */
+void mxk_string_list_free(char **list);
+
+/** Name of the symbol's single output node (NULL for a group). Owned by the symbol. */
+const char *mxk_symbol_name(const mxk_symbol *sym);
+
+/**
+ * Sets attribute `key` on the symbol's single output node (a group:
+ * MXK_ERR_INVALID_ARGUMENT). Hidden keys (lr_mult, wd_mult, ctx_group, ...) are
+ * stored as "__key__", as MXNet does.
+ */
+mxk_status mxk_symbol_set_attr(mxk_symbol *sym, const char *key, const char *value);
+
+/** Value of attribute `key` of the single output node, or NULL (owned by the symbol). */
+const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key);
+
+/**
+ * Lists the attributes of every node reachable from the symbol as
+ * "<node>$<key>", value pairs (MXNet's list_attr(recursive=True)); *kv is a
+ * NULL-terminated array of 2 * *num strings freed with mxk_string_list_free.
+ */
+mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***kv);
+
+/** Serialises to MXNet's JSON (current nnvm form). *json is freed with free(). */
+mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json);
+
+/**
+ * Parses MXNet symbol JSON, current or legacy (MXNet <= 0.8: `param`/`attr`,
+ * two-element inputs, missing aux-state inputs added back as "<node>_<aux>").
+ * Errors: MXK_ERR_FORMAT for malformed JSON or graph (cycles, out-of-range ids;
+ * the message says where), MXK_ERR_NOT_FOUND for an unknown operator (naming the
+ * operator and the node). Never crashes on bad input.
+ */
+mxk_status mxk_symbol_from_json(const char *json, mxk_symbol **out);
+
+/** mxk_symbol_to_json into a file (MXK_ERR_IO on failure). */
+mxk_status mxk_symbol_save(const mxk_symbol *sym, const char *path);
+
+/** mxk_symbol_from_json from a file. */
+mxk_status mxk_symbol_load(const char *path, mxk_symbol **out);
+
+/**
+ * Shape inference. Known argument shapes are given by name (`num_known` names and
+ * shapes). On success fills arrays owned by the caller: arg_shapes (one per
+ * argument), out_shapes (one per output), aux_shapes (one per aux state); any may
+ * be NULL. *complete is 1 when every shape is known, 0 when inference was partial
+ * (unknown dims 0; not an error). Inconsistent shapes: MXK_ERR_SHAPE naming the
+ * node, the argument, expected and actual. An unknown name: MXK_ERR_NOT_FOUND.
+ */
+mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
+                                  const char *const *names, const mxk_shape *shapes,
+                                  mxk_shape *arg_shapes, mxk_shape *out_shapes,
+                                  mxk_shape *aux_shapes, int32_t *complete);
+
+/** Type inference, the same conventions with dtype codes (-1 unknown). */
+mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
+                                 const char *const *names, const int32_t *types, int32_t *arg_types,
+                                 int32_t *out_types, int32_t *aux_types, int32_t *complete);
+
+/* ------------------------------------------------------------------------- */
+/* Executor                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * A symbol bound to arrays on a device: forward and backward over a static memory
+ * plan, pushed to the engine as cached operators (seed executor pages; upstream
+ * src/executor/graph_executor.cc; digest executor-bucketing.md).
+ */
+typedef struct mxk_executor mxk_executor;
+
+/**
+ * Binds `sym` on ctx. args: one array per argument (list_arguments order);
+ * arg_grads: one per argument, entries may be NULL (then no gradient: null);
+ * grad_reqs: one mxk_op_req per argument (NULL = all WRITE where a gradient array
+ * is given); aux: one per aux state. Arrays are referenced, not copied.
+ * `shared_exec` (may be NULL) lends its memory pool. Errors: MXK_ERR_INVALID_ARGUMENT
+ * ("Length of args does not match the number of arguments", ...), MXK_ERR_SHAPE /
+ * MXK_ERR_TYPE from inference, MXK_ERR_NOT_FOUND for a missing kernel.
+ */
+mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
+                             mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
+                             const int32_t *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
+                             mxk_executor *shared_exec, mxk_executor **out);
+
+/**
+ * Infers every shape from the given input shapes and allocates zero-filled
+ * arguments, gradients (for requests other than null) and aux states.
+ * grad_req: "write", "add" or "null" for all arguments; per-argument overrides
+ * may follow in `req_names`/`req_values` (num_reqs entries). `shared_exec` lends
+ * its pool; `shared_buffer`-style reuse of same-named data arrays goes through it
+ * too. Errors as bind, plus "InferShape pass cannot decide shapes for the
+ * following arguments ..." (MXK_ERR_SHAPE) when shapes stay unknown.
+ */
+mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_shapes,
+                                    const char *const *names, const mxk_shape *shapes,
+                                    const char *grad_req, uint32_t num_reqs,
+                                    const char *const *req_names, const char *const *req_values,
+                                    mxk_executor *shared_exec, mxk_executor **out);
+
+/** Frees an executor (after its pending work). Arrays it allocated are freed; bound ones not. */
+void mxk_executor_free(mxk_executor *ex);
+
+/** Pushes the forward pass (is_train selects training behaviour and keeps backward inputs). */
+mxk_status mxk_executor_forward(mxk_executor *ex, int32_t is_train);
+
+/**
+ * Pushes the backward pass. head_grads: one per output (entries may be NULL for
+ * loss outputs, whose gradient is ignored); num_head may be 0 when every output is
+ * a loss. When a non-loss output has no head gradient: MXK_ERR_INVALID_ARGUMENT with
+ * MXNet's message ("Because the last operator is not Loss function, head_gradient is
+ * required when calling backward. ..."). No gradient requested: does nothing.
+ */
+mxk_status mxk_executor_backward(mxk_executor *ex, uint32_t num_head,
+                                 mxk_ndarray *const *head_grads);
+
+/** Number of outputs; output i (owned by the executor, valid until it is freed/reshaped). */
+uint32_t mxk_executor_num_outputs(const mxk_executor *ex);
+mxk_ndarray *mxk_executor_output(const mxk_executor *ex, uint32_t i);
+
+/** Arrays by name (owned by the executor; NULL when absent): argument, its gradient, aux, output.
+ */
+mxk_ndarray *mxk_executor_arg(const mxk_executor *ex, const char *name);
+mxk_ndarray *mxk_executor_grad(const mxk_executor *ex, const char *name);
+mxk_ndarray *mxk_executor_aux(const mxk_executor *ex, const char *name);
+mxk_ndarray *mxk_executor_output_by_name(const mxk_executor *ex, const char *name);
+
+/**
+ * Copies named arrays into the executor's arguments (and aux states), converting
+ * dtype. An unknown name: MXK_ERR_NOT_FOUND ('Find name "x" that is not in the
+ * arguments') unless allow_extra.
+ */
+mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
+                                         const char *const *arg_names,
+                                         mxk_ndarray *const *arg_arrays, uint32_t num_aux,
+                                         const char *const *aux_names,
+                                         mxk_ndarray *const *aux_arrays, int32_t allow_extra);
+
+/**
+ * A new executor for new input shapes sharing memory with `ex` (upstream
+ * GraphExecutor::Reshape): unchanged arrays are shared, smaller ones become views,
+ * larger ones need allow_up_sizing. The two must not run concurrently.
+ */
+mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32_t allow_up_sizing,
+                                uint32_t num_shapes, const char *const *names,
+                                const mxk_shape *shapes, mxk_executor **out);
+
+/**
+ * Monitor callback: called after each operator is pushed, per output
+ * ("<node>_<output>"), with a new array handle the callee owns (frees) and must
+ * wait on before reading; with monitor_all, inputs first too.
+ */
+typedef void (*mxk_monitor_fn)(const char *name, mxk_ndarray *array, void *user);
+mxk_status mxk_executor_set_monitor(mxk_executor *ex, mxk_monitor_fn fn, void *user,
+                                    int32_t monitor_all);
+
+/**
+ * MXNet's debug_str: the symbol listing, the memory plan and the footer
+ * "Total N MB allocated". *out is freed with free().
+ */
+mxk_status mxk_executor_debug_str(const mxk_executor *ex, char **out);
+
+/** Planned bytes of the executor's memory plan, and of a naive plan (one buffer per entry). */
+void mxk_executor_plan_bytes(const mxk_executor *ex, uint64_t *planned, uint64_t *naive);
+
+/** Re-resolves every node's kernel by the current backend preference (between iterations). */
+mxk_status mxk_executor_reresolve(mxk_executor *ex);
+
 #ifdef __cplusplus
 }
 #endif

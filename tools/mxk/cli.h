@@ -56,6 +56,7 @@ struct cli_command {
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_ndarray;
 extern const cli_command cli_cmd_demo;
+extern const cli_command cli_cmd_symbol;
 extern const cli_command cli_cmd_version;
 
 /* ------------------------------------------------------------------------- */

@@ -1,0 +1,103 @@
+/*
+ * Symbol helpers shared by the graph sources (kernel-internal): depth-first
+ * post-order of a graph, a node -> index map, symbols from output entries, the
+ * names MXNet derives from a graph (argument / aux-state classification, output
+ * names) and MXNet's hidden attribute keys.
+ *
+ * Semantics: dmlc/nnvm include/nnvm/graph.h DFSVisit (iterative post-order from
+ * the heads, inputs in order, each node once), src/core/symbolic.cc
+ * (ListInputs, ListOutputNames, GetInternals), MXNet src/c_api/c_api_common.h
+ * kHiddenKeys. Usable by the passes and the executor too (mxk_graph_post_order
+ * gives the node order of mxk_igraph, mxk_symbol_input_nodes its argument and
+ * aux-state order).
+ */
+#ifndef MXK_SYMBOL_INTERNAL_H
+#define MXK_SYMBOL_INTERNAL_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+/**
+ * Every node reachable from `heads`, in nnvm's DFSVisit order: iterative
+ * depth-first post-order, heads in order, each node's inputs in order, each node
+ * once. *nodes is a malloc'd array of *num pointers (not retained) that the caller
+ * frees with free(). Errors: MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
+                                uint32_t *num);
+
+/** An open-addressing map from node pointer to a uint32_t (e.g. the node's index). */
+typedef struct mxk_node_index {
+    uint32_t capacity; /**< power of two, or 0 before the first insertion */
+    uint32_t count;
+    const mxk_gnode **keys;
+    uint32_t *values;
+} mxk_node_index;
+
+/** Initialises an empty map sized for about `expected` entries. MXK_ERR_OUT_OF_MEMORY. */
+mxk_status mxk_node_index_init(mxk_node_index *m, uint32_t expected);
+
+/** Sets key -> value (replacing). MXK_ERR_OUT_OF_MEMORY when it must grow and cannot. */
+mxk_status mxk_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value);
+
+/** The value of key, or UINT32_MAX when absent. */
+uint32_t mxk_node_index_get(const mxk_node_index *m, const mxk_gnode *key);
+
+/** Frees the map's arrays (the map may be re-initialised). */
+void mxk_node_index_free(mxk_node_index *m);
+
+/**
+ * A new symbol whose outputs are copies of `entries` (num >= 1); every output
+ * node is retained. MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_symbol **out);
+
+/**
+ * The node behind every output of `sym` when they all come from one node (a
+ * single-output symbol or all outputs of one operator), else NULL (a group).
+ * MXNet: the node Symbol::GetAttr / SetAttrs / name work on.
+ */
+mxk_gnode *mxk_symbol_single_node(const mxk_symbol *sym);
+
+/**
+ * The variables of `sym` in nnvm's DFSVisit order, split as MXNet's
+ * ListInputs(kReadOnly) / ListInputs(kAuxiliaryStates): a variable that some
+ * operator node takes at an aux-state position (input index >= the operator's
+ * number of arguments) is an aux state, every other variable an argument.
+ * `aux` 0 lists arguments, 1 aux states. *nodes (malloc'd, not retained, freed
+ * with free()) gets *num entries. MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***nodes,
+                                  uint32_t *num);
+
+/**
+ * MXNet's name of an output entry (nnvm ListOutputNames): a variable's own name;
+ * for an operator "<node>_<output name>" ("fc1_output"), or the output name alone
+ * when the node has no name. Malloc'd; NULL on out-of-memory (last error set).
+ */
+char *mxk_gentry_output_name(const mxk_gentry *e);
+
+/**
+ * MXNet's hidden attribute keys (src/c_api/c_api_common.h kHiddenKeys: ctx_group,
+ * lr_mult, wd_mult, force_mirroring, mirror_stage, profiler_scope): key i, or
+ * NULL past the end. Stored on nodes as "__key__".
+ */
+const char *mxk_mxnet_hidden_key(size_t i);
+
+/**
+ * Copies every entry of `src` into `dst` (replacing equal keys).
+ * MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
+
+/**
+ * MXNet's compose-time hints on variables feeding an operator
+ * (FSetInputVarAttrOnCompose): BatchNorm's moving_mean / moving_var inputs
+ * (aux states 0 and 1) get `__init__` ["zero", {}] / ["one", {}] unless they have
+ * one. Applied by compose and by the legacy-JSON upgrade (before 0.9.4).
+ * MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
+
+#endif /* MXK_SYMBOL_INTERNAL_H */

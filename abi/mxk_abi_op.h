@@ -179,7 +179,8 @@ enum mxk_kernel_flags {
     /** forward/backward start work and finish by host->async_complete(ctx->async, ...). */
     MXK_KERNEL_ASYNC = 1u << 1,
     /** Forward is a pure function of the inputs that may be called concurrently on one
-     *  state (lets the engine skip serialising a shared state object). */
+     *  state. Reserved: the kernel currently serialises every call of one operator
+     *  instance whatever the flag says. */
     MXK_KERNEL_REENTRANT = 1u << 2
 };
 

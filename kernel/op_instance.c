@@ -15,6 +15,8 @@
 static void instance_destroy(mxk_op_instance *inst) {
     if (inst->state && inst->kernel && inst->kernel->def.destroy_state)
         inst->kernel->def.destroy_state(inst->state);
+    if (inst->var)
+        mxk_engine_delete_var(inst->var, NULL, NULL, inst->ctx.dev_type, inst->ctx.dev_id);
     mxk_op_params_free(inst->params);
     free(inst->in_shapes);
     free(inst->in_types);
@@ -137,7 +139,7 @@ mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
     inst->num_visible = params->num_visible;
     inst->num_aux = params->aux_names->count;
     mxk_status rc = MXK_OK;
-    if (!alloc_arrays(inst))
+    if (!alloc_arrays(inst) || (inst->var = mxk_engine_new_var()) == NULL)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an operator");
     if (rc == MXK_OK) {
         for (uint32_t i = 0; i < inst->num_in; i++) {
@@ -255,8 +257,9 @@ void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *n
 }
 
 mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {
-    /* Pending work holds the old kernel's state: wait for it before swapping. */
-    mxk_status rc = mxk_engine_wait_all();
+    /* Pending calls use the old kernel and state: wait for them (they all write the
+     * instance's variable) before swapping. */
+    mxk_status rc = mxk_engine_wait_var(inst->var);
     if (rc != MXK_OK)
         return rc;
     return resolve(inst);
@@ -332,7 +335,7 @@ static mxk_op_call *call_new(mxk_op_instance *inst, int backward) {
     uint32_t n = backward ? inst->num_visible + 3 * inst->num_in + inst->num_out + inst->num_aux
                           : inst->num_in + inst->num_out + inst->num_aux;
     uint32_t nw = backward ? inst->num_in : inst->num_out;
-    uint32_t nvars = n + MXK_MAX_RESOURCES;
+    uint32_t nvars = n + MXK_MAX_RESOURCES + 1; /* + the instance's variable */
     size_t bytes = sizeof(mxk_op_call) +
                    n * (sizeof(mxk_tensor) + sizeof(mxk_ndarray *) + sizeof(mxk_tensor *)) +
                    nw * (sizeof(void *) + sizeof(mxk_op_req) + 1) +
@@ -577,6 +580,7 @@ static void call_finish_prepare(mxk_op_call *c) {
     }
     for (uint32_t r = 0; r < pr->count; r++)
         c->writes[c->num_writes++] = mxk_resource_var(pr->slot[r]);
+    c->writes[c->num_writes++] = inst->var;
 }
 
 /** Converts user reqs (NULL: all WRITE) and validates them. */

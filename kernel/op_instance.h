@@ -39,6 +39,12 @@ struct mxk_op_instance {
     const mxk_kernel_entry *kernel;
     void *state;
     mxk_phase_resources fwd_res, bwd_res;
+    /**
+     * Written by every call of the instance: calls sharing the kernel state never run
+     * concurrently (the ABI's promise), and reresolve waits for this instance's work
+     * only. (MXK_KERNEL_REENTRANT is not used to relax this yet.)
+     */
+    mxk_engine_var *var;
 };
 
 /**

@@ -55,8 +55,8 @@ static void test_valid_plugin_loads(void) {
     CHECK(strcmp(r.name, "tp-valid") == 0);
     CHECK(strcmp(r.version, "1.2.3") == 0);
     CHECK_EQ_INT(r.abi_major, MXK_ABI_MAJOR);
-    CHECK_EQ_INT(r.num_ops, 1);
-    CHECK_EQ_INT(r.num_kernels, 1);
+    CHECK_EQ_INT(r.num_ops, 2);
+    CHECK_EQ_INT(r.num_kernels, 2);
     CHECK_EQ_INT(r.num_devices, 1);
     CHECK_EQ_INT(mxk_device_count(MXK_DEV_CPU), 1);
     CHECK_EQ_INT(r.num_iterators, 1);
@@ -236,6 +236,34 @@ static void test_backend_swap(void) {
     mxk_op_instance_free(inst);
 }
 
+/* Calls of one instance share its kernel state and must never overlap, even with
+ * several engine workers and independent arrays. */
+static void test_calls_sharing_a_state_are_serialised(void) {
+    mxk_shape s = {.ndim = 1, .dims = {4}};
+    mxk_context cpu = {MXK_DEV_CPU, 0};
+    mxk_op_instance *inst = NULL;
+    CHECK_EQ_INT(mxk_op_instance_create("StatefulOp", 0, NULL, NULL, cpu, 1, &s, NULL, &inst),
+                 MXK_OK);
+    if (inst == NULL)
+        return;
+    enum { N = 8 };
+    mxk_ndarray *x[N], *y[N];
+    for (int i = 0; i < N; i++) {
+        mxk_ndarray_full(&s, MXK_FLOAT32, cpu, i, &x[i]);
+        mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 0, &y[i]);
+        CHECK_EQ_INT(mxk_op_instance_forward(inst, 0, &x[i], &y[i], NULL, NULL), MXK_OK);
+    }
+    CHECK_EQ_INT(mxk_wait_all(), MXK_OK);
+    for (int i = 0; i < N; i++) {
+        float h[4];
+        CHECK_EQ_INT(mxk_ndarray_copy_to_host(y[i], h, sizeof h), MXK_OK);
+        CHECK_NEAR(h[0], i + 1.0f, 0);
+        mxk_ndarray_free(x[i]);
+        mxk_ndarray_free(y[i]);
+    }
+    mxk_op_instance_free(inst);
+}
+
 static void test_unknown_operator_and_attribute(void) {
     mxk_shape s = {.ndim = 1, .dims = {3}};
     mxk_context cpu = {MXK_DEV_CPU, 0};
@@ -285,6 +313,7 @@ int main(void) {
     MXK_RUN(test_duplicate_operator_names_both_plugins);
     MXK_RUN(test_failed_registration_rejects_plugin);
     MXK_RUN(test_backend_swap);
+    MXK_RUN(test_calls_sharing_a_state_are_serialised);
     MXK_RUN(test_unknown_operator_and_attribute);
     mxk_shutdown();
     return MXK_TEST_EXIT();

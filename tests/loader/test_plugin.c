@@ -69,6 +69,36 @@ static mxk_status fwd_beta(const mxk_op_ctx *ctx, const void *param, void *state
 #endif
 
 #ifdef TP_VALID
+/* StatefulOp: y = x + 1 with a state object that detects concurrent calls (the ABI
+ * promises that calls sharing one state never run at the same time). */
+#include <stdatomic.h>
+#include <time.h>
+typedef struct stateful {
+    atomic_int inside;
+} stateful;
+static mxk_status st_create(const void *param, int32_t dev_type, int32_t dev_id,
+                            const mxk_shape *in_shapes, const int32_t *in_types, uint32_t num_in,
+                            void **state, mxk_error_sink *err) {
+    stateful *s = calloc(1, sizeof *s);
+    *state = s;
+    return s ? MXK_OK : host->error(err, MXK_ERR_OUT_OF_MEMORY, "oom");
+}
+static void st_destroy(void *state) {
+    free(state);
+}
+static mxk_status st_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *a, mxk_error_sink *err) {
+    stateful *s = state;
+    if (atomic_fetch_add(&s->inside, 1) != 0) {
+        atomic_fetch_sub(&s->inside, 1);
+        return host->error(err, MXK_ERR_INTERNAL, "two calls shared the state concurrently");
+    }
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    atomic_fetch_sub(&s->inside, 1);
+    return add_k(a, 1.0f);
+}
+
 /* A malloc-based CPU device for tests that load no cpu-blas. */
 static int32_t dev_count(void) {
     return 1;
@@ -206,6 +236,16 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
         rc = reg->register_kernel(reg, &k, err);
 #endif
 #ifdef TP_VALID
+    mxk_op_def sop = make_op("StatefulOp");
+    if (rc == MXK_OK)
+        rc = reg->register_op(reg, &sop, err);
+    mxk_op_kernel_def sk = k;
+    sk.op_name = "StatefulOp";
+    sk.create_state = st_create;
+    sk.destroy_state = st_destroy;
+    sk.forward = st_forward;
+    if (rc == MXK_OK)
+        rc = reg->register_kernel(reg, &sk, err);
     mxk_device_def dev;
     memset(&dev, 0, sizeof dev);
     dev.struct_size = sizeof dev;

@@ -129,11 +129,53 @@ mxk_status cb_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_elemwise_scalar(mxk_registrar *reg, mxk_error_sink *err);
 /** op_dot.c: dot. */
 mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err);
-/** op_sum.c: sum. */
-mxk_status cb_register_sum(mxk_registrar *reg, mxk_error_sink *err);
+/** op_reduce.c: sum, mean, max, min, norm. */
+mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
 /** op_reshape.c: Flatten, Reshape. */
 mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err);
 /** op_misc.c: BlockGrad, _copyto. */
 mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err);
+
+/** op_convolution.c: Convolution, Deconvolution. */
+mxk_status cb_register_convolution(mxk_registrar *reg, mxk_error_sink *err);
+/** op_pooling.c: Pooling. */
+mxk_status cb_register_pooling(mxk_registrar *reg, mxk_error_sink *err);
+/** op_batchnorm.c: BatchNorm. */
+mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err);
+/** op_dropout.c: Dropout. */
+mxk_status cb_register_dropout(mxk_registrar *reg, mxk_error_sink *err);
+/** op_lrn.c: LRN. */
+mxk_status cb_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
+/** op_upsampling.c: UpSampling. */
+mxk_status cb_register_upsampling(mxk_registrar *reg, mxk_error_sink *err);
+/** op_crop.c: Crop. */
+mxk_status cb_register_crop(mxk_registrar *reg, mxk_error_sink *err);
+
+/** op_optimizer.c: sgd_update, sgd_mom_update, adam_update. */
+mxk_status cb_register_optimizer(mxk_registrar *reg, mxk_error_sink *err);
+/** op_softmax.c: softmax, log_softmax, SoftmaxActivation. */
+mxk_status cb_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
+/** op_regression.c: LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput. */
+mxk_status cb_register_regression(mxk_registrar *reg, mxk_error_sink *err);
+/** op_concat.c: Concat, SliceChannel, split. */
+mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err);
+/** op_add_n.c: ElementWiseSum, add_n. */
+mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err);
+/** op_embedding.c: Embedding. */
+mxk_status cb_register_embedding(mxk_registrar *reg, mxk_error_sink *err);
+/** op_leaky_relu.c: LeakyReLU. */
+mxk_status cb_register_leaky_relu(mxk_registrar *reg, mxk_error_sink *err);
+/** op_cast.c: Cast. */
+mxk_status cb_register_cast(mxk_registrar *reg, mxk_error_sink *err);
+/** op_unary.c: abs ... relu (the unary set), clip. */
+mxk_status cb_register_unary(mxk_registrar *reg, mxk_error_sink *err);
+/** op_broadcast.c: broadcast_add ... broadcast_power. */
+mxk_status cb_register_broadcast(mxk_registrar *reg, mxk_error_sink *err);
+/** op_transpose.c: transpose, SwapAxis. */
+mxk_status cb_register_transpose(mxk_registrar *reg, mxk_error_sink *err);
+/** op_argmax.c: argmax, argmax_channel, one_hot. */
+mxk_status cb_register_argmax(mxk_registrar *reg, mxk_error_sink *err);
+/** op_random.c: _random_uniform, random_uniform, _random_normal, random_normal. */
+mxk_status cb_register_random(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CPU_BLAS_H */

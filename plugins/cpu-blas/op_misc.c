@@ -5,8 +5,9 @@
  * stop_gradient): forward identity, backward writes a zero gradient (by request:
  * WRITE zeroes, ADD leaves the gradient as it is). _copyto (MXNet's NDArray copy,
  * src/ndarray/ndarray_function.cc): forward copy, backward passes out_grad
- * through. One argument `data`, output `output` of its shape; in-place identities;
- * backward reads only out_grad (_copyto) or nothing (BlockGrad).
+ * through. BlockGrad declares no_gradient, so graph gradients stop there. One argument `data`,
+ * output `output` of its shape; in-place identities; backward reads only out_grad (_copyto) or
+ * nothing (BlockGrad).
  */
 #include "cpu_blas.h"
 
@@ -34,6 +35,11 @@ static mxk_status mi_infer_type(const void *param, int32_t *in, uint32_t num_in,
 static void bg_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {}
+
+/** BlockGrad has no gradient: graph gradients stop at it (its backward still writes zeros). */
+static int32_t bg_no_gradient(const void *param) {
+    return 1;
+}
 
 /** _copyto's backward reads out_grad. */
 static void ct_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
@@ -107,6 +113,7 @@ mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_type = mi_infer_type;
     def.backward_dependency = bg_backward_dependency;
     def.forward_inplace = mi_forward_inplace;
+    def.no_gradient = bg_no_gradient;
     cb_kernel_init(&k, "BlockGrad", mi_forward, bg_backward);
     MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
 

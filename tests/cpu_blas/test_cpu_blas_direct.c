@@ -254,7 +254,7 @@ static void host_init(void) {
 /* Test-local registrar: captures (copies of) what the plugin registers        */
 /* ------------------------------------------------------------------------- */
 
-#define T_MAX_OPS 64
+#define T_MAX_OPS 256
 #define T_MAX_NAMES 8
 
 /** A captured operator: the definition with its arrays copied (strings are the
@@ -299,7 +299,7 @@ static int default_parses(const mxk_attr_def *a) {
     int32_t b;
     mxk_shape s;
     if (a->default_value == NULL)
-        return a->required != 0;
+        return 1; /* required, or optional without a default (absent unless given) */
     switch (a->type) {
     case MXK_ATTR_INT:
         return t_parse_int(a->default_value, &i);

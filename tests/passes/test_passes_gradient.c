@@ -215,8 +215,8 @@ static void test_block_grad_and_null_prune(void) {
     }
     pu_plans_free(&pl);
 
-    /* cpu-blas's BlockGrad has no no_gradient: its backward writes zeros and reads no
-     * out_grad, so it is scheduled like a loss (documented in graph.h) */
+    /* cpu-blas's BlockGrad declares no_gradient: gradients stop there, so neither it nor
+     * g1 gets a backward step, and g1's weight gradient is written by no step */
     mxk_symbol *y = pu_keep(&ar, pu_var("data"));
     y = pu_keep(&ar, pu_op("FullyConnected", "g1", "num_hidden=8", 1, y));
     y = pu_keep(&ar, pu_op("BlockGrad", "bg", NULL, 1, y));
@@ -224,12 +224,13 @@ static void test_block_grad_and_null_prune(void) {
     mxk_symbol *out2 = pu_keep(&ar, pu_op("SoftmaxOutput", "out2", NULL, 1, y));
     CHECK(pu_plan(out2, "data=2,3;out2_label=2", "write", "data,out2_label", &pl) == 0);
     if (pl.p != NULL) {
-        int bg = pu_step(&pl, "bg", 1);
-        CHECK(bg >= 0 && pl.p->steps[bg].in[0] == UINT32_MAX);
-        CHECK(pl.p->steps[bg].req[0] == MXK_REQ_WRITE);
-        /* g2's backward gives nothing to bg (bg reads no out_grad) */
+        CHECK(pu_step(&pl, "bg", 1) < 0 && pu_step(&pl, "g1", 1) < 0);
+        /* g2's backward gives nothing to bg */
         int g2 = pu_step(&pl, "g2", 1);
         CHECK(g2 >= 0 && pl.p->steps[g2].req[0] == MXK_REQ_NULL);
+        uint32_t gw = pl.p->arg_grad[pu_arg(pl.g, "g1_weight")];
+        mxk_op_req r[2];
+        CHECK(gw != UINT32_MAX && writers_of(pl.p, gw, r, 2) == 0);
     }
     pu_plans_free(&pl);
 

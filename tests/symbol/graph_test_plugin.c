@@ -8,17 +8,6 @@
  *
  * Operators (real shape inference, simple kernels):
  *
- * - BatchNorm: MXNet's signature (src/operator/nn/batch_norm.cc): arguments data,
- *   gamma, beta; aux states moving_mean, moving_var; outputs output, mean, var
- *   (1 visible, 3 with output_mean_var); attributes eps (0.001), momentum (0.9),
- *   fix_gamma (True), use_global_stats (False), output_mean_var (False), axis (1),
- *   cudnn_off (False). Shapes: gamma, beta, moving_mean, moving_var, mean and var
- *   are (C,) with C = data.shape[axis]; output is data's shape (also inferred
- *   backwards from the output). Forward: output = data (identity copy), mean = 0,
- *   var = 1, aux states untouched. Backward (declares out_grad only): d data =
- *   d output (pass-through), d gamma = d beta = 0. Not a real batch norm: it
- *   stands in for BatchNorm's shape, aux states and hidden outputs.
- *
  * - TestConv: a 2-D convolution shaped as MXNet's Convolution: arguments data
  *   (N,C,H,W), weight (F,C,kh,kw), bias (F,) (absent with no_bias); output
  *   (N,F,(H+2ph-kh)/sh+1,(W+2pw-kw)/sw+1); attributes kernel (required, 2
@@ -83,136 +72,9 @@ static int64_t gt_out_dim(int64_t in, int64_t k, int64_t s, int64_t p) {
     return span < 0 ? -1 : span / s + 1;
 }
 
-/* ------------------------------------------------------------------------- */
-/* BatchNorm                                                                 */
-/* ------------------------------------------------------------------------- */
-
-/** Parsed BatchNorm attributes (only what shapes and outputs depend on). */
-typedef struct bn_param {
-    int32_t output_mean_var;
-    int64_t axis;
-} bn_param;
-
-static const char *const bn_args[] = {"data", "gamma", "beta", NULL};
-static const char *const bn_aux[] = {"moving_mean", "moving_var", NULL};
-static const char *const bn_outs[] = {"output", "mean", "var", NULL};
-
-static const mxk_attr_def bn_attrs[] = {
-    MXK_SDK_ATTR("eps", MXK_ATTR_FLOAT, 0, "0.001", NULL, "Epsilon to prevent division by 0."),
-    MXK_SDK_ATTR("momentum", MXK_ATTR_FLOAT, 0, "0.9", NULL, "Momentum for the moving average."),
-    MXK_SDK_ATTR("fix_gamma", MXK_ATTR_BOOL, 0, "True", NULL, "Fix gamma while training."),
-    MXK_SDK_ATTR("use_global_stats", MXK_ATTR_BOOL, 0, "False", NULL,
-                 "Use the moving statistics instead of the batch's."),
-    MXK_SDK_ATTR("output_mean_var", MXK_ATTR_BOOL, 0, "False", NULL,
-                 "Output the mean and variance too (3 visible outputs)."),
-    MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "1", NULL, "The channel axis."),
-    MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Ignored."),
-};
-
-/** parse_param of BatchNorm. */
-static mxk_status bn_parse(const mxk_attrs *attrs, void **param, mxk_error_sink *err) {
-    bn_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));
-    MXK_SDK_CHECK(
-        mxk_sdk_attr_int_range(attrs, "axis", -MXK_MAX_NDIM, MXK_MAX_NDIM - 1, &p.axis, err));
-    bn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *param = q;
-    return MXK_OK;
-}
-
 /** free_param of every operator here. */
 static void gt_free(void *param) {
     free(param);
-}
-
-/** Visible outputs of BatchNorm: 3 with output_mean_var, else 1. */
-static uint32_t bn_num_visible(const void *param) {
-    return ((const bn_param *)param)->output_mean_var ? 3u : 1u;
-}
-
-/** Shape inference of BatchNorm (see the file comment). */
-static mxk_status bn_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
-                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
-                                 mxk_error_sink *err) {
-    const bn_param *p = param;
-    if (num_in != 3 || num_out != 3 || num_aux != 2)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "expected 3 arguments, 3 outputs, "
-                             "2 aux states");
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[0], &out[0], "argument", "data", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[0], &in[0], "output", "output", err));
-    if (in[0].ndim == 0)
-        return MXK_OK;
-    int64_t axis = p->axis < 0 ? p->axis + in[0].ndim : p->axis;
-    if (axis < 0 || axis >= in[0].ndim) {
-        char s[MXK_SDK_SHAPE_STR_MAX];
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': axis %lld out of range for %s",
-                             (long long)p->axis, mxk_sdk_shape_format(&in[0], s, sizeof s));
-    }
-    mxk_shape c = mxk_sdk_shape1(in[0].dims[axis]);
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &c, "argument", "gamma", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &c, "argument", "beta", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&aux[0], &c, "aux state", "moving_mean", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&aux[1], &c, "aux state", "moving_var", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &c, "output", "mean", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[2], &c, "output", "var", err));
-    return MXK_OK;
-}
-
-/** Backward of BatchNorm reads the output gradient only. */
-static void bn_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
-                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
-                                   uint8_t *need_out_data) {
-    need_out_grad[0] = 1;
-}
-
-/** Forward of BatchNorm: output = data, mean = 0, var = 1. */
-static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
-                             const mxk_forward_args *args, mxk_error_sink *err) {
-    if (args->num_in != 3 || args->num_out != 3)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 3 inputs and 3 outputs");
-    if (args->req[0] != MXK_REQ_NULL) {
-        MXK_SDK_CHECK(gt_check(args->in_data[0], "argument 'data'", err));
-        MXK_SDK_CHECK(gt_check(args->out_data[0], "output 'output'", err));
-        size_t n = mxk_sdk_shape_count(&args->in_data[0]->shape);
-        if (mxk_sdk_shape_count(&args->out_data[0]->shape) != n)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "output 'output': size differs from data");
-        mxk_sdk_copy_f32(gt_f32(args->out_data[0]), gt_f32(args->in_data[0]), n, args->req[0]);
-    }
-    for (uint32_t k = 1; k < 3; k++) {
-        if (args->req[k] == MXK_REQ_NULL)
-            continue;
-        MXK_SDK_CHECK(gt_check(args->out_data[k], k == 1 ? "output 'mean'" : "output 'var'", err));
-        mxk_sdk_fill_f32(gt_f32(args->out_data[k]), k == 1 ? 0.0f : 1.0f,
-                         mxk_sdk_shape_count(&args->out_data[k]->shape), args->req[k]);
-    }
-    return MXK_OK;
-}
-
-/** Backward of BatchNorm: d data = d output; d gamma = d beta = 0. */
-static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *state,
-                              const mxk_backward_args *args, mxk_error_sink *err) {
-    if (args->num_in != 3)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 3 input gradients");
-    if (args->req[0] != MXK_REQ_NULL) {
-        MXK_SDK_CHECK(gt_check(args->out_grad[0], "gradient of 'output'", err));
-        MXK_SDK_CHECK(gt_check(args->in_grad[0], "gradient of 'data'", err));
-        size_t n = mxk_sdk_shape_count(&args->in_grad[0]->shape);
-        if (mxk_sdk_shape_count(&args->out_grad[0]->shape) != n)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'data': size differs");
-        mxk_sdk_copy_f32(gt_f32(args->in_grad[0]), gt_f32(args->out_grad[0]), n, args->req[0]);
-    }
-    for (uint32_t k = 1; k < 3; k++) {
-        if (args->req[k] == MXK_REQ_NULL)
-            continue;
-        MXK_SDK_CHECK(gt_check(args->in_grad[k], "gradient of gamma/beta", err));
-        mxk_sdk_fill_f32(gt_f32(args->in_grad[k]), 0.0f,
-                         mxk_sdk_shape_count(&args->in_grad[k]->shape), args->req[k]);
-    }
-    return MXK_OK;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -359,7 +221,7 @@ static mxk_status conv_forward(const mxk_op_ctx *ctx, const void *param, void *s
     mxk_op_req rq = args->req[0];
     if (rq == MXK_REQ_NULL)
         return MXK_OK;
-    geom g;
+    geom g = {0};
     if (args->num_in != (p->no_bias ? 2u : 3u))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "wrong number of arguments");
     MXK_SDK_CHECK(gt_check(args->in_data[1], "argument 'weight'", err));
@@ -400,7 +262,7 @@ static mxk_status conv_backward(const mxk_op_ctx *ctx, const void *param, void *
     uint32_t nin = p->no_bias ? 2u : 3u;
     if (args->num_in != nin || args->num_out_grad != 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "wrong number of tensors");
-    geom g;
+    geom g = {0};
     MXK_SDK_CHECK(gt_check(args->in_data[1], "argument 'weight'", err));
     MXK_SDK_CHECK(window_check(param, conv_infer_shape, nin, args->in_data, args->out_grad[0],
                                p->kernel, p->stride, p->pad, &g, err));
@@ -582,7 +444,7 @@ static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *s
     const pool_param *p = param;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    geom g;
+    geom g = {0};
     MXK_SDK_CHECK(window_check(param, pool_infer_shape, 1, args->in_data, args->out_data[0],
                                p->kernel, p->stride, p->pad, &g, err));
     g.f = g.c;
@@ -603,7 +465,7 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
     const pool_param *p = param;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    geom g;
+    geom g = {0};
     MXK_SDK_CHECK(window_check(param, pool_infer_shape, 1, args->in_data, args->out_grad[0],
                                p->kernel, p->stride, p->pad, &g, err));
     MXK_SDK_CHECK(gt_check(args->in_grad[0], "gradient of 'data'", err));
@@ -650,7 +512,7 @@ static const mxk_plugin_info gt_info = {
     .min_host_minor = 0,
     .name = "graph-test",
     .version = "0.1.0",
-    .description = "Test operators for the graph tests: BatchNorm (shapes only), TestConv, "
+    .description = "Test operators for the graph tests: TestConv, "
                    "TestPool",
     .provides = MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS,
 };
@@ -663,7 +525,7 @@ MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
     return &gt_info;
 }
 
-/** Registers BatchNorm, TestConv and TestPool with their CPU kernels. */
+/** Registers TestConv and TestPool with their CPU kernels. */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
     if (args == NULL || args->host == NULL || args->registrar == NULL)
@@ -671,23 +533,6 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_key), err));
     mxk_sdk_set_host(args->host);
     mxk_registrar *reg = args->registrar;
-
-    mxk_op_def bn;
-    mxk_sdk_op_def_init(&bn);
-    bn.name = "BatchNorm";
-    bn.description = "Test stand-in for BatchNorm: MXNet's signature and shapes, identity "
-                     "forward, pass-through backward.";
-    bn.attrs = bn_attrs;
-    bn.num_attrs = MXK_SDK_COUNTOF(bn_attrs);
-    bn.arguments = bn_args;
-    bn.outputs = bn_outs;
-    bn.aux_states = bn_aux;
-    bn.parse_param = bn_parse;
-    bn.free_param = gt_free;
-    bn.num_visible_outputs = bn_num_visible;
-    bn.infer_shape = bn_infer_shape;
-    bn.backward_dependency = bn_backward_dependency;
-    MXK_SDK_CHECK(gt_register(reg, &bn, bn_forward, bn_backward, err));
 
     mxk_op_def conv;
     mxk_sdk_op_def_init(&conv);

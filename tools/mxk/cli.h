@@ -57,6 +57,7 @@ extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_ndarray;
 extern const cli_command cli_cmd_demo;
 extern const cli_command cli_cmd_symbol;
+extern const cli_command cli_cmd_opcheck;
 extern const cli_command cli_cmd_version;
 
 /* ------------------------------------------------------------------------- */

@@ -12,6 +12,7 @@ static const cli_command *const commands[] = {
     &cli_cmd_plugins,
     &cli_cmd_ndarray,
     &cli_cmd_symbol,
+    &cli_cmd_opcheck,
     &cli_cmd_demo,
     &cli_cmd_version,
 };

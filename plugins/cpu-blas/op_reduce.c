@@ -1,24 +1,34 @@
 /*
- * cpu-blas plugin: sum (reduction over axes).
+ * cpu-blas plugin: reductions over axes: sum, mean, max, min, norm.
  *
  * Semantics: MXNet src/operator/tensor/broadcast_reduce_op.h
- * (ReduceAxesParam, ReduceAxesShapeImpl) and broadcast_reduce_op_value.cc.
- * One argument `data`; attributes `axis` (tuple, default "()" = all axes;
- * negative values count from the end), `keepdims` (False: reduced axes are
- * dropped; True: kept with size 1), `exclude` (True: reduce the axes NOT listed).
- * Reducing every axis without keepdims gives shape (1,). Sums accumulate in
- * double. Backward (reads only out_grad): dx = dy broadcast over the reduced axes.
+ * (ReduceAxesParam, ReduceAxesShapeImpl, NormParam), broadcast_reduce_op_value.cc
+ * and broadcast_reduce_norm_value.cc. One argument `data`; attributes `axis`
+ * (tuple, default "()" = all axes; negative values count from the end),
+ * `keepdims` (False: reduced axes are dropped; True: kept with size 1),
+ * `exclude` (True: reduce the axes NOT listed; not for norm), norm's `ord`
+ * (1 or 2, default 2). Reducing every axis without keepdims gives shape (1,).
+ * Accumulation in double. Backward, dy broadcast over the reduced axes:
+ *   sum dx = dy; mean dx = dy / n (out_grad only);
+ *   max, min dx = dy where x equals the result (every tie; MXNet's mshadow_op::eq);
+ *   norm ord 2 dx = dy x / y (0 where y = 0); ord 1 dx = dy sign(x).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_blas.h"
 
-/** Parsed attributes of sum. */
+/** The reductions. */
+enum red_kind { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_NORM };
+
+/** Parsed attributes of a reduction. */
 typedef struct sum_param {
     mxk_shape axis;   /**< as given (ndim 0: all axes) */
     int32_t keepdims; /**< keep reduced axes with size 1 */
     int32_t exclude;  /**< reduce the complement of axis */
+    int32_t kind;     /**< enum red_kind */
+    int32_t ord;      /**< norm: 1 or 2 */
 } sum_param;
 
 static const char *const sum_args[] = {"data", NULL};
@@ -27,19 +37,35 @@ static const char *const sum_outs[] = {"output", NULL};
 /** Attribute schema. */
 static const mxk_attr_def sum_attrs[] = {
     MXK_SDK_ATTR("axis", MXK_ATTR_SHAPE, 0, "()", NULL,
-                 "The axis or axes along which to sum; () sums over all axes."),
+                 "The axis or axes to reduce; () reduces over all axes."),
     MXK_SDK_ATTR("keepdims", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true, the reduced axes are left in the result with size 1."),
     MXK_SDK_ATTR("exclude", MXK_ATTR_BOOL, 0, "False", NULL,
-                 "Whether to sum over all axes that are NOT in axis instead."),
+                 "Whether to reduce over all axes that are NOT in axis instead."),
 };
 
-/** Parses axis, keepdims, exclude. */
-static mxk_status sum_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    sum_param p;
+/** Attribute schema of norm (NormParam; out_dtype omitted). */
+static const mxk_attr_def norm_attrs[] = {
+    MXK_SDK_ATTR("ord", MXK_ATTR_INT, 0, "2", NULL, "Order of the norm: 1 or 2."),
+    MXK_SDK_ATTR("axis", MXK_ATTR_SHAPE, 0, "()", NULL,
+                 "The axis or axes along which to compute the norm; () all axes."),
+    MXK_SDK_ATTR("keepdims", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "If true, the reduced axes are left in the result with size 1."),
+};
+
+/** Parses axis, keepdims, exclude (and norm's ord) for reduction `kind`. */
+static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **out,
+                                 mxk_error_sink *err) {
+    sum_param p = {.kind = kind, .ord = 2};
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axis", &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));
+    if (kind == RED_NORM) {
+        int64_t ord;
+        MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "ord", 1, 2, &ord, err));
+        p.ord = (int32_t)ord;
+    } else {
+        MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));
+    }
     sum_param *q = malloc(sizeof *q);
     if (q == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
@@ -48,7 +74,28 @@ static mxk_status sum_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     return MXK_OK;
 }
 
-/** Frees a parameter object from sum_parse. */
+/** parse_param of sum. */
+static mxk_status sum_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_SUM, o, e);
+}
+/** parse_param of mean. */
+static mxk_status mean_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_MEAN, o, e);
+}
+/** parse_param of max. */
+static mxk_status max_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_MAX, o, e);
+}
+/** parse_param of min. */
+static mxk_status min_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_MIN, o, e);
+}
+/** parse_param of norm. */
+static mxk_status norm_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_NORM, o, e);
+}
+
+/** Frees a parameter object from sum_parse_kind. */
 static void sum_free(void *param) {
     free(param);
 }
@@ -88,7 +135,7 @@ static mxk_status sum_infer_shape(const void *param, mxk_shape *in, uint32_t num
                                   mxk_error_sink *err) {
     const sum_param *p = param;
     if (num_in != 1 || num_out != 1)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "sum expects 1 argument");
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "reduction expects 1 argument");
     const mxk_shape *d = &in[0];
     if (d->ndim == 0)
         return MXK_OK;
@@ -114,11 +161,16 @@ static mxk_status sum_infer_type(const void *param, int32_t *in, uint32_t num_in
                                       aux, num_aux, err);
 }
 
-/** Backward reads only out_grad. */
+/** Backward reads out_grad (sum, mean), plus data and output (max, min, norm). */
 static void sum_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                     uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                     uint8_t *need_out_data) {
+    const sum_param *p = param;
     need_out_grad[0] = 1;
+    if (p->kind >= RED_MAX) {
+        need_in_data[0] = 1;
+        need_out_data[0] = 1;
+    }
 }
 
 /**
@@ -199,7 +251,7 @@ static int64_t sum_base(const sum_plan *pl, uint64_t o) {
         }                                                                                          \
     } while (0)
 
-/** out[o] (=|+=) sum of its reduced elements (double accumulation). */
+/** out[o] (=|+=) the reduction of its elements (double accumulation). */
 static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
     const sum_param *p = param;
@@ -214,13 +266,50 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
     for (uint64_t o = 0; o < pl.nout; o++) {
         int64_t base = sum_base(&pl, o);
         double acc = 0.0;
-        SUM_FOR_REDUCED(&pl, base, off, acc += (double)x[off]);
+        switch (p->kind) {
+        case RED_MAX:
+            acc = -INFINITY;
+            SUM_FOR_REDUCED(&pl, base, off, acc = fmax(acc, (double)x[off]));
+            break;
+        case RED_MIN:
+            acc = INFINITY;
+            SUM_FOR_REDUCED(&pl, base, off, acc = fmin(acc, (double)x[off]));
+            break;
+        case RED_NORM:
+            if (p->ord == 1) {
+                SUM_FOR_REDUCED(&pl, base, off, acc += fabs((double)x[off]));
+            } else {
+                SUM_FOR_REDUCED(&pl, base, off, acc += (double)x[off] * x[off]);
+                acc = sqrt(acc);
+            }
+            break;
+        default:
+            SUM_FOR_REDUCED(&pl, base, off, acc += (double)x[off]);
+            if (p->kind == RED_MEAN)
+                acc /= (double)pl.nred;
+            break;
+        }
         mxk_sdk_assign_f32(&y[o], (float)acc, req);
     }
     return MXK_OK;
 }
 
-/** dx (=|+=) dy broadcast back over the reduced axes. */
+/** The gradient factor of element x of a reduction with result y. */
+static inline float sum_dfactor(const sum_param *p, float x, float y) {
+    switch (p->kind) {
+    case RED_MAX:
+    case RED_MIN:
+        return x == y ? 1.0f : 0.0f;
+    case RED_NORM:
+        if (p->ord == 1)
+            return (float)((x > 0.0f) - (x < 0.0f));
+        return y > 0.0f ? x / y : 0.0f;
+    default:
+        return 1.0f;
+    }
+}
+
+/** dx (=|+=) dy (times the reduction's factor) broadcast back over the reduced axes. */
 static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
     const sum_param *p = param;
@@ -239,32 +328,63 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
         return mxk_sdk_error(
             err, MXK_ERR_SHAPE, "gradient of 'output': expected %llu elements, got %llu",
             (unsigned long long)pl.nout, (unsigned long long)mxk_sdk_shape_count(&gy->shape));
+    const float *x = NULL, *y = NULL;
+    if (p->kind >= RED_MAX) {
+        MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
+        MXK_SDK_CHECK(cb_check_tensor(args->out_data[0], "output 'output'", err));
+        if (mxk_sdk_shape_count(&args->in_data[0]->shape) != mxk_sdk_shape_count(&gx->shape) ||
+            mxk_sdk_shape_count(&args->out_data[0]->shape) != pl.nout)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "data or output differ from the gradients");
+        x = cb_f32(args->in_data[0]);
+        y = cb_f32(args->out_data[0]);
+    }
     const float *dy = cb_f32(gy);
     float *dx = cb_f32(gx);
+    const float scale = p->kind == RED_MEAN ? (float)(1.0 / (double)pl.nred) : 1.0f;
     for (uint64_t o = 0; o < pl.nout; o++) {
         int64_t base = sum_base(&pl, o);
-        float g = dy[o];
-        SUM_FOR_REDUCED(&pl, base, off, mxk_sdk_assign_f32(&dx[off], g, req));
+        float g = dy[o] * scale;
+        if (x == NULL) {
+            SUM_FOR_REDUCED(&pl, base, off, mxk_sdk_assign_f32(&dx[off], g, req));
+        } else {
+            float yo = y[o];
+            SUM_FOR_REDUCED(&pl, base, off,
+                            mxk_sdk_assign_f32(&dx[off], g * sum_dfactor(p, x[off], yo), req));
+        }
     }
     return MXK_OK;
 }
 
-/** Registers sum and its CPU kernel. */
-mxk_status cb_register_sum(mxk_registrar *reg, mxk_error_sink *err) {
-    mxk_op_def def;
-    mxk_sdk_op_def_init(&def);
-    def.name = "sum";
-    def.description = "Sum of array elements over the given axes.";
-    def.attrs = sum_attrs;
-    def.num_attrs = MXK_SDK_COUNTOF(sum_attrs);
-    def.arguments = sum_args;
-    def.outputs = sum_outs;
-    def.parse_param = sum_parse;
-    def.free_param = sum_free;
-    def.infer_shape = sum_infer_shape;
-    def.infer_type = sum_infer_type;
-    def.backward_dependency = sum_backward_dependency;
-    mxk_op_kernel_def k;
-    cb_kernel_init(&k, "sum", sum_forward, sum_backward);
-    return cb_register(reg, &def, &k, err);
+/** Registers sum, mean, max, min and norm with their CPU kernels. */
+mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
+    static const struct {
+        const char *name, *doc;
+        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
+    } ops[] = {
+        {"sum", "Sum of array elements over the given axes.", sum_parse},
+        {"mean", "Mean of array elements over the given axes.", mean_parse},
+        {"max", "Maximum of array elements over the given axes.", max_parse},
+        {"min", "Minimum of array elements over the given axes.", min_parse},
+        {"norm", "L1 or L2 norm of array elements over the given axes.", norm_parse},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        mxk_op_def def;
+        mxk_sdk_op_def_init(&def);
+        def.name = ops[i].name;
+        def.description = ops[i].doc;
+        def.attrs = ops[i].parse == norm_parse ? norm_attrs : sum_attrs;
+        def.num_attrs =
+            ops[i].parse == norm_parse ? MXK_SDK_COUNTOF(norm_attrs) : MXK_SDK_COUNTOF(sum_attrs);
+        def.arguments = sum_args;
+        def.outputs = sum_outs;
+        def.parse_param = ops[i].parse;
+        def.free_param = sum_free;
+        def.infer_shape = sum_infer_shape;
+        def.infer_type = sum_infer_type;
+        def.backward_dependency = sum_backward_dependency;
+        mxk_op_kernel_def k;
+        cb_kernel_init(&k, ops[i].name, sum_forward, sum_backward);
+        MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+    }
+    return MXK_OK;
 }

@@ -1,0 +1,106 @@
+/*
+ * cpu-blas plugin: ElementWiseSum (alias add_n).
+ *
+ * Semantics: MXNet src/operator/tensor/elemwise_sum.cc and elemwise_sum.h:
+ * arguments arg0..arg{num_args-1} of one shape, output their sum; backward
+ * passes dy to every input (reads only out_grad). Forward may run in place
+ * over arg0; the sum reads element i of every input before writing it, so any
+ * input may share memory with the output.
+ */
+#include "cb_tensor.h"
+
+/** Parsed attributes. */
+typedef struct an_param {
+    int64_t num_args;
+} an_param;
+
+/** Attribute schema (MXNet 1.9.1 ElementWiseSumParam). */
+static const mxk_attr_def an_attrs[] = {
+    MXK_SDK_ATTR("num_args", MXK_ATTR_INT, 1, NULL, NULL, "Number of inputs to be summed."),
+};
+
+/** Parses num_args (>= 1). */
+static mxk_status an_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    an_param p;
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, CBT_MAX_IO, &p.num_args, err));
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/** Arguments arg0..arg{num_args-1}. */
+static mxk_status an_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
+    return cbt_list_numbered(out, "arg", ((const an_param *)param)->num_args, err);
+}
+
+/** Backward in-place: out_grad -> in_grad[0], an identity. */
+static uint32_t an_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
+    return n;
+}
+
+/** out (=|+=) sum of the inputs, accumulated in input order. */
+static mxk_status an_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const an_param *p = param;
+    MXK_SDK_CHECK(
+        cbt_check_forward(args, (uint32_t)p->num_args, 1, cbt_infer_shape_same, param, 0, err));
+    mxk_op_req req = args->req[0];
+    size_t n = (size_t)mxk_sdk_shape_count(&args->out_data[0]->shape);
+    float *o = cb_f32(args->out_data[0]);
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    if (args->num_in == 1) {
+        mxk_sdk_copy_f32(o, cb_f32(args->in_data[0]), n, req);
+        return MXK_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float s = 0.0f;
+        for (uint32_t k = 0; k < args->num_in; k++)
+            s += cb_f32(args->in_data[k])[i];
+        mxk_sdk_assign_f32(&o[i], s, req);
+    }
+    return MXK_OK;
+}
+
+/** Every input gradient (=|+=) dy; one sharing dy's memory is written last. */
+static mxk_status an_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const an_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, (uint32_t)p->num_args, 1, 1, err));
+    const mxk_tensor *dy = args->out_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    size_t n = (size_t)mxk_sdk_shape_count(&dy->shape);
+    for (uint32_t k = 0; k < args->num_in; k++)
+        MXK_SDK_CHECK(cb_check_grad(args->in_grad[k], args->req[k], &dy->shape, "arg", err));
+    for (uint32_t k = 0; k < args->num_in; k++)
+        if (args->req[k] != MXK_REQ_NULL && args->in_grad[k]->data != dy->data)
+            mxk_sdk_copy_f32(cb_f32(args->in_grad[k]), cb_f32(dy), n, args->req[k]);
+    for (uint32_t k = 0; k < args->num_in; k++)
+        if (args->req[k] != MXK_REQ_NULL && args->in_grad[k]->data == dy->data)
+            mxk_sdk_copy_f32(cb_f32(args->in_grad[k]), cb_f32(dy), n, args->req[k]);
+    return MXK_OK;
+}
+
+/** Registers ElementWiseSum and add_n with their CPU kernels. */
+mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err) {
+    static const char *const names[] = {"ElementWiseSum", "add_n"};
+    static const char *const outs[] = {"output", NULL};
+    for (int i = 0; i < 2; i++) {
+        mxk_op_def def;
+        mxk_sdk_op_def_init(&def);
+        def.description = "Adds all input arguments element-wise.";
+        def.attrs = an_attrs;
+        def.num_attrs = MXK_SDK_COUNTOF(an_attrs);
+        def.outputs = outs;
+        def.list_arguments = an_list_arguments;
+        def.parse_param = an_parse;
+        def.free_param = cbt_param_free;
+        def.infer_shape = cbt_infer_shape_same;
+        def.infer_type = cbt_infer_type_f32;
+        def.backward_dependency = cbt_dep_out_grad;
+        def.forward_inplace = cbt_inplace_00;
+        def.backward_inplace = an_backward_inplace;
+        MXK_SDK_CHECK(cbt_register(reg, &def, names[i], an_forward, an_backward, 0, err));
+    }
+    return MXK_OK;
+}

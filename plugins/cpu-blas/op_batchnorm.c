@@ -1,0 +1,340 @@
+/*
+ * cpu-blas plugin: BatchNorm.
+ *
+ * Semantics: MXNet src/operator/nn/batch_norm-inl.h, batch_norm.cc (digest
+ * operators-kvstore-module.md §2.3). Arguments data, gamma, beta; aux states
+ * moving_mean, moving_var; outputs output, mean, var (visible 1, or 3 with
+ * output_mean_var). Data is viewed as (outer, C, inner) around `axis`.
+ *   Training (is_train and not use_global_stats): per channel mean and biased
+ *   variance over outer*inner elements, inv = 1/sqrt(var + eps),
+ *   y = (x - mean) inv gamma + beta. The `mean` output holds the batch mean and
+ *   the `var` output holds inv (as upstream: the name says var, the CPU kernel
+ *   stores the inverse standard deviation there).
+ *   Otherwise: mean / var are the moving statistics; mean output = moving_mean,
+ *   var output = 1/sqrt(moving_var + eps).
+ * fix_gamma: gamma is used as 1 and its gradient is 0. Unlike upstream, gamma is
+ * not overwritten with 1 (it is an argument, read-only in forward).
+ *
+ * Moving statistics: updated in the training FORWARD (the choice of MXNet's GPU
+ * and cuDNN paths; the 1.9.1 CPU kernel does it in backward):
+ *   moving_mean = moving_mean*momentum + mean*(1-momentum)
+ *   moving_var  = moving_var*momentum + var*(1-momentum)   (biased batch var)
+ * so a forward-only training pass (e.g. a monitor run) also updates them, and the
+ * backward does not write aux states. Digest §7 row 13 holds after one step.
+ *
+ * Backward (training), per channel with M elements, g = dy, gbar = mean(g),
+ * dot = sum((x-mean) g), k = dot inv^2 / M:
+ *   dx = (g - gbar - (x - mean) k) inv gamma;  dgamma = dot inv;  dbeta = sum g.
+ * Global stats: dx = g inv gamma with inv from moving_var. It reads out_grad[0],
+ * data, gamma and the mean / var outputs.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_blas.h"
+
+/** Parsed attributes of BatchNorm. */
+typedef struct bn_param {
+    double eps;
+    double momentum;
+    int32_t fix_gamma;
+    int32_t use_global_stats;
+    int32_t output_mean_var;
+    int64_t axis;
+} bn_param;
+
+static const char *const bn_args[] = {"data", "gamma", "beta", NULL};
+static const char *const bn_outs[] = {"output", "mean", "var", NULL};
+static const char *const bn_aux[] = {"moving_mean", "moving_var", NULL};
+
+/** Attribute schema (MXNet 1.9.1 BatchNormParam). */
+static const mxk_attr_def bn_attrs[] = {
+    MXK_SDK_ATTR("eps", MXK_ATTR_FLOAT, 0, "0.001", NULL, "Added to the variance."),
+    MXK_SDK_ATTR("momentum", MXK_ATTR_FLOAT, 0, "0.9", NULL, "Momentum of the moving average."),
+    MXK_SDK_ATTR("fix_gamma", MXK_ATTR_BOOL, 0, "True", NULL, "Fix gamma to 1 (no gradient)."),
+    MXK_SDK_ATTR("use_global_stats", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "Normalise with the moving statistics in training too."),
+    MXK_SDK_ATTR("output_mean_var", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "Expose the mean and var outputs."),
+    MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "1", NULL, "The channel axis."),
+    MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
+};
+
+/** Parses the attributes (eps > 0, momentum in [0, 1]). */
+static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    bn_param p;
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "eps", &p.eps, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "momentum", &p.momentum, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "fix_gamma", &p.fix_gamma, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));
+    MXK_SDK_CHECK(
+        mxk_sdk_attr_int_range(attrs, "axis", -MXK_MAX_NDIM, MXK_MAX_NDIM - 1, &p.axis, err));
+    if (!(p.eps > 0.0))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be > 0, got %g",
+                             p.eps);
+    if (!(p.momentum >= 0.0 && p.momentum <= 1.0))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'momentum': must be in [0, 1], got %g", p.momentum);
+    bn_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    *q = p;
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object. */
+static void bn_free(void *param) {
+    free(param);
+}
+
+/** Visible outputs: 3 with output_mean_var, else 1. */
+static uint32_t bn_num_visible(const void *param) {
+    const bn_param *p = param;
+    return p->output_mean_var ? 3u : 1u;
+}
+
+/** The channel axis of an ndim-D shape, or -1 when out of range. */
+static int32_t bn_axis(const bn_param *p, int32_t ndim) {
+    int64_t a = p->axis < 0 ? p->axis + ndim : p->axis;
+    return a >= 0 && a < ndim ? (int32_t)a : -1;
+}
+
+/**
+ * Shape inference: output = data; gamma, beta, mean, var and the aux states are
+ * (C,), C = data[axis].
+ */
+static mxk_status bn_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const bn_param *p = param;
+    if (num_in != 3 || num_out != 3 || (num_aux != 2 && num_aux != 0))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "BatchNorm expects 3 arguments, 3 outputs and 2 aux states");
+    MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, 1, bn_args, out, 1, bn_outs, err));
+    if (in[0].ndim == 0)
+        return MXK_OK;
+    int32_t ax = bn_axis(p, in[0].ndim);
+    if (ax < 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': axis %lld is out of range for %d dimensions",
+                             (long long)p->axis, (int)in[0].ndim);
+    if (in[0].dims[ax] == 0)
+        return MXK_OK;
+    mxk_shape c = mxk_sdk_shape1(in[0].dims[ax]);
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &c, "argument", "gamma", err));
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &c, "argument", "beta", err));
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &c, "output", "mean", err));
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[2], &c, "output", "var", err));
+    for (uint32_t i = 0; i < num_aux; i++)
+        MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&aux[i], &c, "auxiliary state", bn_aux[i], err));
+    return MXK_OK;
+}
+
+/** All float32 (aux states too). */
+static mxk_status bn_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                                uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                                mxk_error_sink *err) {
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, bn_args, out, num_out, bn_outs, aux,
+                                      num_aux, err);
+}
+
+/** Backward reads out_grad[0], data, gamma and the mean / var outputs. */
+static void bn_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                   uint8_t *need_out_data) {
+    need_out_grad[0] = 1;
+    need_in_data[0] = 1;
+    need_in_data[1] = 1;
+    need_out_data[1] = 1;
+    need_out_data[2] = 1;
+}
+
+/** (outer, C, inner) view of a data shape. */
+typedef struct bn_view {
+    int64_t outer, C, inner;
+} bn_view;
+
+/** Computes the view. */
+static bn_view bn_view_of(const bn_param *p, const mxk_shape *d) {
+    bn_view v;
+    int32_t ax = bn_axis(p, d->ndim);
+    v.outer = (int64_t)mxk_sdk_shape_prod(d, 0, ax);
+    v.C = d->dims[ax];
+    v.inner = (int64_t)mxk_sdk_shape_prod(d, ax + 1, d->ndim);
+    return v;
+}
+
+/** Checks a (C,) tensor. */
+static mxk_status bn_check_vec(const mxk_tensor *t, int64_t C, const char *what,
+                               mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_check_tensor(t, what, err));
+    if (mxk_sdk_shape_count(&t->shape) != (uint64_t)C)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected %lld elements", what, (long long)C);
+    return MXK_OK;
+}
+
+/** Forward: statistics (batch or moving), normalisation, moving-average update. */
+static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const bn_param *p = param;
+    MXK_SDK_CHECK(cb_check_forward(args, 3, 3, bn_args, bn_outs, bn_infer_shape, param, err));
+    if (args->num_aux != 2)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
+    bn_view v = bn_view_of(p, &args->in_data[0]->shape);
+    MXK_SDK_CHECK(bn_check_vec(args->aux[0], v.C, "auxiliary state 'moving_mean'", err));
+    MXK_SDK_CHECK(bn_check_vec(args->aux[1], v.C, "auxiliary state 'moving_var'", err));
+    const float *x = cb_f32(args->in_data[0]), *gamma = cb_f32(args->in_data[1]),
+                *beta = cb_f32(args->in_data[2]);
+    float *mm = cb_f32(args->aux[0]), *mv = cb_f32(args->aux[1]);
+    const mxk_op_req *req = args->req;
+    float *y = req[0] != MXK_REQ_NULL ? cb_f32(args->out_data[0]) : NULL;
+    float *mo = req[1] != MXK_REQ_NULL ? cb_f32(args->out_data[1]) : NULL;
+    float *vo = req[2] != MXK_REQ_NULL ? cb_f32(args->out_data[2]) : NULL;
+    int train = ctx->is_train && !p->use_global_stats;
+    const double M = (double)(v.outer * v.inner);
+    for (int64_t c = 0; c < v.C; c++) {
+        double mean, var;
+        if (train) {
+            double s = 0.0, s2 = 0.0;
+            for (int64_t o = 0; o < v.outer; o++) {
+                const float *xp = x + (o * v.C + c) * v.inner;
+                for (int64_t i = 0; i < v.inner; i++)
+                    s += xp[i];
+            }
+            mean = s / M;
+            for (int64_t o = 0; o < v.outer; o++) {
+                const float *xp = x + (o * v.C + c) * v.inner;
+                for (int64_t i = 0; i < v.inner; i++) {
+                    double d = xp[i] - mean;
+                    s2 += d * d;
+                }
+            }
+            var = s2 / M;
+        } else {
+            mean = mm[c];
+            var = mv[c];
+        }
+        double inv = 1.0 / sqrt(var + p->eps);
+        float g = p->fix_gamma ? 1.0f : gamma[c];
+        float scale = (float)(inv * g), shift = (float)(beta[c] - mean * inv * g);
+        if (y != NULL)
+            for (int64_t o = 0; o < v.outer; o++) {
+                const float *xp = x + (o * v.C + c) * v.inner;
+                float *yp = y + (o * v.C + c) * v.inner;
+                if (req[0] == MXK_REQ_ADD)
+                    for (int64_t i = 0; i < v.inner; i++)
+                        yp[i] += xp[i] * scale + shift;
+                else
+                    for (int64_t i = 0; i < v.inner; i++)
+                        yp[i] = xp[i] * scale + shift;
+            }
+        if (mo != NULL)
+            mxk_sdk_assign_f32(&mo[c], (float)mean, req[1]);
+        if (vo != NULL)
+            mxk_sdk_assign_f32(&vo[c], (float)inv, req[2]);
+        if (train) {
+            mm[c] = (float)(mm[c] * p->momentum + mean * (1.0 - p->momentum));
+            mv[c] = (float)(mv[c] * p->momentum + var * (1.0 - p->momentum));
+        }
+    }
+    return MXK_OK;
+}
+
+/** Backward: dx, dgamma, dbeta by their requests (see the file comment). */
+static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const bn_param *p = param;
+    uint32_t nv = bn_num_visible(p);
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 3, 3, nv, err));
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
+    const mxk_shape *ds = &args->in_data[0]->shape;
+    mxk_shape in[3] = {*ds, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
+    mxk_shape outs[3] = {mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
+    MXK_SDK_CHECK(bn_infer_shape(p, in, 3, outs, 3, NULL, 0, err));
+    if (!mxk_sdk_shape_equal(&args->out_grad[0]->shape, ds))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output' does not match the data");
+    bn_view v = bn_view_of(p, ds);
+    MXK_SDK_CHECK(bn_check_vec(args->in_data[1], v.C, "argument 'gamma'", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ds, "data", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], &in[1], "gamma", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &in[2], "beta", err));
+    int global = p->use_global_stats;
+    const float *meanp, *invp = NULL, *mvp = NULL;
+    if (global) {
+        if (args->num_aux != 2)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
+        MXK_SDK_CHECK(bn_check_vec(args->aux[0], v.C, "auxiliary state 'moving_mean'", err));
+        MXK_SDK_CHECK(bn_check_vec(args->aux[1], v.C, "auxiliary state 'moving_var'", err));
+        meanp = cb_f32(args->aux[0]);
+        mvp = cb_f32(args->aux[1]);
+    } else {
+        MXK_SDK_CHECK(bn_check_vec(args->out_data[1], v.C, "output 'mean'", err));
+        MXK_SDK_CHECK(bn_check_vec(args->out_data[2], v.C, "output 'var'", err));
+        meanp = cb_f32(args->out_data[1]);
+        invp = cb_f32(args->out_data[2]);
+    }
+    const float *x = cb_f32(args->in_data[0]), *gamma = cb_f32(args->in_data[1]);
+    const float *dy = cb_f32(args->out_grad[0]);
+    const double M = (double)(v.outer * v.inner);
+    for (int64_t c = 0; c < v.C; c++) {
+        double mean = meanp[c];
+        double inv = global ? 1.0 / sqrt((double)mvp[c] + p->eps) : invp[c];
+        double sg = 0.0, dot = 0.0;
+        for (int64_t o = 0; o < v.outer; o++) {
+            const float *xp = x + (o * v.C + c) * v.inner, *gp = dy + (o * v.C + c) * v.inner;
+            for (int64_t i = 0; i < v.inner; i++) {
+                sg += gp[i];
+                dot += (xp[i] - mean) * gp[i];
+            }
+        }
+        float g = p->fix_gamma ? 1.0f : gamma[c];
+        if (req[1] != MXK_REQ_NULL)
+            mxk_sdk_assign_f32(&cb_f32(args->in_grad[1])[c],
+                               p->fix_gamma ? 0.0f : (float)(dot * inv), req[1]);
+        if (req[2] != MXK_REQ_NULL)
+            mxk_sdk_assign_f32(&cb_f32(args->in_grad[2])[c], (float)sg, req[2]);
+        if (req[0] == MXK_REQ_NULL)
+            continue;
+        float *dx = cb_f32(args->in_grad[0]);
+        double gbar = global ? 0.0 : sg / M, k = global ? 0.0 : dot * inv * inv / M;
+        double s = inv * g;
+        for (int64_t o = 0; o < v.outer; o++) {
+            const float *xp = x + (o * v.C + c) * v.inner, *gp = dy + (o * v.C + c) * v.inner;
+            float *dp = dx + (o * v.C + c) * v.inner;
+            for (int64_t i = 0; i < v.inner; i++) {
+                float r = (float)((gp[i] - gbar - (xp[i] - mean) * k) * s);
+                mxk_sdk_assign_f32(&dp[i], r, req[0]);
+            }
+        }
+    }
+    return MXK_OK;
+}
+
+/** Registers BatchNorm and its CPU kernel. */
+mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_op_def def;
+    mxk_sdk_op_def_init(&def);
+    def.name = "BatchNorm";
+    def.description = "Batch normalisation with moving statistics as auxiliary states.";
+    def.attrs = bn_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(bn_attrs);
+    def.arguments = bn_args;
+    def.outputs = bn_outs;
+    def.aux_states = bn_aux;
+    def.parse_param = bn_parse;
+    def.free_param = bn_free;
+    def.num_visible_outputs = bn_num_visible;
+    def.infer_shape = bn_infer_shape;
+    def.infer_type = bn_infer_type;
+    def.backward_dependency = bn_backward_dependency;
+    mxk_op_kernel_def k;
+    cb_kernel_init(&k, "BatchNorm", bn_forward, bn_backward);
+    return cb_register(reg, &def, &k, err);
+}

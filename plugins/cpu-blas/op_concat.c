@@ -1,0 +1,289 @@
+/*
+ * cpu-blas plugin: Concat and SliceChannel (alias split).
+ *
+ * Semantics: MXNet src/operator/nn/concat.cc, concat-inl.h (arguments
+ * arg0..arg{num_args-1}, all dims equal except `dim` (default 1, negative counts
+ * from the end), output dim = their sum; backward splits dy) and
+ * src/operator/slice_channel-inl.h (outputs output0..output{k-1}; `axis`
+ * (default 1) divisible by num_outputs; squeeze_axis drops the axis, allowed
+ * only when each piece has length 1 there; backward concatenates the output
+ * gradients). Both move blocks of (length along the axis) x (inner size)
+ * elements, `outer` times; backward reads only the output gradient(s).
+ */
+#include "cb_tensor.h"
+
+/** Parsed attributes of Concat (num = num_args) or SliceChannel (num = num_outputs). */
+typedef struct cc_param {
+    int64_t num;
+    int64_t axis;
+    int32_t squeeze; /**< SliceChannel squeeze_axis */
+} cc_param;
+
+/** Attribute schema of Concat (MXNet 1.9.1 ConcatParam). */
+static const mxk_attr_def cc_attrs[] = {
+    MXK_SDK_ATTR("num_args", MXK_ATTR_INT, 1, NULL, NULL, "Number of inputs to concatenate."),
+    MXK_SDK_ATTR("dim", MXK_ATTR_INT, 0, "1", NULL, "The dimension to concatenate along."),
+};
+/** Attribute schema of SliceChannel (SliceChannelParam). */
+static const mxk_attr_def sc_attrs[] = {
+    MXK_SDK_ATTR("num_outputs", MXK_ATTR_INT, 1, NULL, NULL, "Number of splits."),
+    MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "1", NULL, "Axis along which to split."),
+    MXK_SDK_ATTR("squeeze_axis", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "If true, removes the axis (each piece must have length 1 there)."),
+};
+
+/** Parses Concat's num_args, dim. */
+static mxk_status cc_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    cc_param p = {0};
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, CBT_MAX_IO, &p.num, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "dim", &p.axis, err));
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/** Parses SliceChannel's num_outputs, axis, squeeze_axis. */
+static mxk_status sc_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    cc_param p = {0};
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_outputs", 1, CBT_MAX_IO, &p.num, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "squeeze_axis", &p.squeeze, err));
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/** Concat's arguments arg0..arg{num_args-1}. */
+static mxk_status cc_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
+    return cbt_list_numbered(out, "arg", ((const cc_param *)param)->num, err);
+}
+
+/** SliceChannel's outputs output0..output{num_outputs-1}. */
+static mxk_status sc_list_outputs(const void *param, mxk_name_list *out, mxk_error_sink *err) {
+    return cbt_list_numbered(out, "output", ((const cc_param *)param)->num, err);
+}
+
+/** Concat: inputs agree off the axis; output axis = sum of theirs. */
+static mxk_status cc_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const cc_param *p = param;
+    if (num_in != (uint32_t)p->num || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Concat expects %lld arguments",
+                             (long long)p->num);
+    mxk_shape m = mxk_sdk_shape_unknown();
+    int64_t total = 0;
+    int known = 1;
+    int32_t a = 0;
+    for (uint32_t i = 0; i < num_in; i++) {
+        if (in[i].ndim == 0) {
+            known = 0;
+            continue;
+        }
+        MXK_SDK_CHECK(cbt_axis(p->axis, in[i].ndim, "dim", &a, err));
+        mxk_shape s = in[i];
+        total += s.dims[a];
+        if (s.dims[a] == 0)
+            known = 0;
+        s.dims[a] = 0;
+        if (!mxk_sdk_shape_merge(&m, &s, &m)) {
+            char e[MXK_SDK_SHAPE_STR_MAX], g[MXK_SDK_SHAPE_STR_MAX];
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "argument 'arg%u': expected %s (any size on axis %d), got %s",
+                                 (unsigned)i, mxk_sdk_shape_format(&m, e, sizeof e), (int)a,
+                                 mxk_sdk_shape_format(&in[i], g, sizeof g));
+        }
+    }
+    if (!known || m.ndim == 0)
+        return MXK_OK;
+    m.dims[a] = total;
+    return mxk_sdk_shape_assign_named(&out[0], &m, "output", "output", err);
+}
+
+/** SliceChannel: each output is data with the axis divided (and squeezed). */
+static mxk_status sc_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const cc_param *p = param;
+    if (num_in != 1 || num_out != (uint32_t)p->num)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "SliceChannel expects 1 argument");
+    if (in[0].ndim == 0)
+        return MXK_OK;
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, in[0].ndim, "axis", &a, err));
+    mxk_shape o = in[0];
+    if (o.dims[a] == 0)
+        return MXK_OK;
+    if (o.dims[a] % p->num != 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': size %lld of axis %d is not divisible by "
+                             "num_outputs %lld",
+                             (long long)o.dims[a], (int)a, (long long)p->num);
+    o.dims[a] /= p->num;
+    if (p->squeeze) {
+        if (o.dims[a] != 1)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "squeeze_axis needs pieces of length 1 on axis %d, got %lld",
+                                 (int)a, (long long)o.dims[a]);
+        if (o.ndim > 1) {
+            for (int32_t i = a; i + 1 < o.ndim; i++)
+                o.dims[i] = o.dims[i + 1];
+            o.dims[--o.ndim] = 0;
+        }
+    }
+    char what[32];
+    for (uint32_t i = 0; i < num_out; i++) {
+        snprintf(what, sizeof what, "output%u", (unsigned)i);
+        MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[i], &o, "output", what, err));
+    }
+    return MXK_OK;
+}
+
+/** SliceChannel's backward reads every output gradient. */
+static void sc_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                   uint8_t *need_out_data) {
+    for (uint32_t i = 0; i < num_visible; i++)
+        need_out_grad[i] = 1;
+}
+
+/**
+ * Moves data between `big` (shape bs, axis a) and pieces[i] (ordered along the
+ * axis): join (pieces -> big, request req[0]) or split (big -> pieces, req[i]).
+ * Pieces with a NULL request are skipped (split) or must not occur (join).
+ * `uniform` > 0: every piece has that length on the axis (their shapes are not read).
+ */
+static void cc_move(float *big, const mxk_shape *bs, int32_t a, const mxk_tensor *const *pieces,
+                    uint32_t n, int join, const mxk_op_req *req, uint64_t uniform) {
+    uint64_t outer, k, inner;
+    cbt_split(bs, a, &outer, &k, &inner);
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        mxk_op_req r = join ? req[0] : req[i];
+        uint64_t len = uniform;
+        if (len == 0)
+            len = mxk_sdk_shape_count(&pieces[i]->shape) / (outer ? outer : 1) / inner;
+        if (r != MXK_REQ_NULL) {
+            float *pc = pieces[i]->data;
+            for (uint64_t o = 0; o < outer; o++) {
+                float *b = big + (o * k + off) * inner;
+                float *q = pc + o * len * inner;
+                if (join)
+                    mxk_sdk_copy_f32(b, q, (size_t)(len * inner), r);
+                else
+                    mxk_sdk_copy_f32(q, b, (size_t)(len * inner), r);
+            }
+        }
+        off += len;
+    }
+}
+
+/** Concat forward: joins the inputs into the output. */
+static mxk_status cc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const cc_param *p = param;
+    MXK_SDK_CHECK(cbt_check_forward(args, (uint32_t)p->num, 1, cc_infer_shape, param, 0, err));
+    if (args->req[0] == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_shape *os = &args->out_data[0]->shape;
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, os->ndim, "dim", &a, err));
+    cc_move(cb_f32(args->out_data[0]), os, a, args->in_data, args->num_in, 1, args->req, 0);
+    return MXK_OK;
+}
+
+/** Concat backward: splits dy into the input gradients by their requests. */
+static mxk_status cc_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const cc_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, (uint32_t)p->num, 1, 1, err));
+    const mxk_tensor *dy = args->out_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, dy->shape.ndim, "dim", &a, err));
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < args->num_in; i++) {
+        const mxk_tensor *g = args->in_grad[i];
+        /* every input gradient's shape is needed, its memory only when requested */
+        if (g == NULL)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "gradient of 'arg%u': missing",
+                                 (unsigned)i);
+        if (args->req[i] != MXK_REQ_NULL)
+            MXK_SDK_CHECK(cb_check_tensor(g, "input gradient", err));
+        if (g->shape.ndim != dy->shape.ndim)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'arg%u': wrong rank",
+                                 (unsigned)i);
+        total += (uint64_t)g->shape.dims[a];
+    }
+    if (total != (uint64_t)dy->shape.dims[a])
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "input gradients do not add up to the output");
+    cc_move(cb_f32(dy), &dy->shape, a, args->in_grad, args->num_in, 0, args->req, 0);
+    return MXK_OK;
+}
+
+/** SliceChannel forward: splits the input into the outputs. */
+static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const cc_param *p = param;
+    MXK_SDK_CHECK(cbt_check_forward(args, 1, (uint32_t)p->num, sc_infer_shape, param, 0, err));
+    const mxk_shape *is = &args->in_data[0]->shape;
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, is->ndim, "axis", &a, err));
+    cc_move(cb_f32(args->in_data[0]), is, a, args->out_data, args->num_out, 0, args->req,
+            (uint64_t)(is->dims[a] / p->num));
+    return MXK_OK;
+}
+
+/** SliceChannel backward: joins the output gradients into d data. */
+static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const cc_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, (uint32_t)p->num, (uint32_t)p->num, err));
+    if (args->req[0] == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_tensor *g = args->in_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(g, "gradient of 'data'", err));
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < args->num_out_grad; i++) {
+        MXK_SDK_CHECK(cb_check_tensor(args->out_grad[i], "output gradient", err));
+        total += mxk_sdk_shape_count(&args->out_grad[i]->shape);
+    }
+    if (total != mxk_sdk_shape_count(&g->shape))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "output gradients do not add up to the input");
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, g->shape.ndim, "axis", &a, err));
+    cc_move(cb_f32(g), &g->shape, a, args->out_grad, args->num_out_grad, 1, args->req,
+            (uint64_t)(g->shape.dims[a] / p->num));
+    return MXK_OK;
+}
+
+/** Registers Concat, SliceChannel and split with their CPU kernels. */
+mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
+    static const char *const data_arg[] = {"data", NULL};
+    static const char *const out_name[] = {"output", NULL};
+    mxk_op_def def;
+    mxk_sdk_op_def_init(&def);
+    def.description = "Joins its inputs along dimension `dim`.";
+    def.attrs = cc_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(cc_attrs);
+    def.outputs = out_name;
+    def.list_arguments = cc_list_arguments;
+    def.parse_param = cc_parse;
+    def.free_param = cbt_param_free;
+    def.infer_shape = cc_infer_shape;
+    def.infer_type = cbt_infer_type_f32;
+    def.backward_dependency = cbt_dep_out_grad;
+    MXK_SDK_CHECK(cbt_register(reg, &def, "Concat", cc_forward, cc_backward, 0, err));
+    for (int i = 0; i < 2; i++) {
+        mxk_sdk_op_def_init(&def);
+        def.description = "Splits the input along `axis` into num_outputs equal pieces.";
+        def.attrs = sc_attrs;
+        def.num_attrs = MXK_SDK_COUNTOF(sc_attrs);
+        def.arguments = data_arg;
+        def.list_outputs = sc_list_outputs;
+        def.parse_param = sc_parse;
+        def.free_param = cbt_param_free;
+        def.infer_shape = sc_infer_shape;
+        def.infer_type = cbt_infer_type_f32;
+        def.backward_dependency = sc_backward_dependency;
+        MXK_SDK_CHECK(cbt_register(reg, &def, i == 0 ? "SliceChannel" : "split", sc_forward,
+                                   sc_backward, 0, err));
+    }
+    return MXK_OK;
+}

@@ -1,0 +1,706 @@
+/*
+ * cpu-blas plugin: Convolution and Deconvolution (2-D, NCHW).
+ *
+ * Semantics: MXNet src/operator/nn/convolution-inl.h, convolution.cc,
+ * deconvolution-inl.h, deconvolution.cc (digest operators-kvstore-module.md §2.3).
+ *   Convolution:   data (N,C,H,W), weight (F, C/G, kh, kw), bias (F,);
+ *                  output (N, F, OH, OW), OH = floor((H + 2p - d(k-1) - 1)/s) + 1.
+ *   Deconvolution: data (N,C,H,W), weight (C, F/G, kh, kw), bias (F,) (no_bias
+ *                  defaults to True); output (N, F, OH, OW),
+ *                  OH = s(H-1) + d(k-1) + 1 - 2p + adj (pads derived from target_shape
+ *                  when it is given).
+ *
+ * Both are computed with im2col / col2im and one sgemm per group over a chunk of
+ * `nb` images at once: the column buffer is (C*kh*kw, nb*P) and the filter-side
+ * buffer (K, nb*P), P the spatial size of the filter side. nb is the largest
+ * count whose buffers fit in `workspace` MB (at least 1, at most N); both
+ * buffers come from the temp-space resource, whose size forward_resources /
+ * backward_resources request, so nothing is allocated per call.
+ *
+ * The two operators share one geometry: an "image side" (channels Ci, Hi x Wi,
+ * where im2col reads and col2im writes) and a "filter side" (K channels, Ho x Wo),
+ * with the weight (K, Ci/G, kh, kw) in both. Convolution: image = data, filter
+ * side = output. Deconvolution: image = output, filter side = data. Hence
+ *   conv forward  == deconv backward-data  (col = im2col(img); fs_g = W_g col_g)
+ *   conv bwd-data == deconv forward        (col_g = W_g^T fs_g; img += col2im(col))
+ *   dW_g = fs_g col_g^T with col = im2col(image side) in both.
+ * Backward reads out_grad, data and weight (not the output).
+ */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_blas.h"
+
+/** Parsed attributes of Convolution / Deconvolution. */
+typedef struct cv_param {
+    int32_t deconv;       /**< 1: Deconvolution */
+    int64_t kernel[2];    /**< kh, kw */
+    int64_t stride[2];    /**< sh, sw */
+    int64_t dilate[2];    /**< dh, dw */
+    int64_t pad[2];       /**< ph, pw (Deconvolution: unless target_shape is set) */
+    int64_t adj[2];       /**< Deconvolution output adjustment */
+    int64_t target[2];    /**< Deconvolution target_shape; 0: not set */
+    int64_t num_filter;   /**< F */
+    int64_t num_group;    /**< G */
+    int64_t workspace_mb; /**< workspace limit, MB */
+    int32_t no_bias;      /**< 1: no bias argument */
+} cv_param;
+
+static const char *const cv_args[] = {"data", "weight", "bias", NULL};
+static const char *const cv_outs[] = {"output", NULL};
+
+/** Layout values accepted by the schema (only NCHW, or None = NCHW, is computed). */
+#define CV_LAYOUTS "None|NCW|NCHW|NCDHW|NHWC|NDHWC"
+
+/** Convolution schema (MXNet 1.9.1 ConvolutionParam). */
+static const mxk_attr_def conv_attrs[] = {
+    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL, "Convolution kernel size: (h, w)."),
+    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride: (h, w); default 1."),
+    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation: (h, w); default 1."),
+    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Zero padding: (h, w); default 0."),
+    MXK_SDK_ATTR("num_filter", MXK_ATTR_INT, 1, NULL, NULL, "Number of output channels."),
+    MXK_SDK_ATTR("num_group", MXK_ATTR_INT, 0, "1", NULL, "Number of groups."),
+    MXK_SDK_ATTR("workspace", MXK_ATTR_INT, 0, "1024", NULL,
+                 "Maximum temporary workspace in MB (limits the images per GEMM)."),
+    MXK_SDK_ATTR("no_bias", MXK_ATTR_BOOL, 0, "False", NULL, "Whether to disable the bias."),
+    MXK_SDK_ATTR("cudnn_tune", MXK_ATTR_ENUM, 0, "None", "None|off|limited_workspace|fastest",
+                 "cuDNN algorithm choice (ignored on CPU)."),
+    MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
+    MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", CV_LAYOUTS,
+                 "Data layout; cpu-blas computes NCHW only."),
+};
+
+/** Deconvolution schema (MXNet 1.9.1 DeconvolutionParam). */
+static const mxk_attr_def deconv_attrs[] = {
+    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL, "Deconvolution kernel size: (h, w)."),
+    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride: (h, w); default 1."),
+    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation: (h, w); default 1."),
+    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Padding: (h, w); default 0."),
+    MXK_SDK_ATTR("adj", MXK_ATTR_SHAPE, 0, "()", NULL, "Output adjustment: (h, w); default 0."),
+    MXK_SDK_ATTR("target_shape", MXK_ATTR_SHAPE, 0, "()", NULL,
+                 "Output spatial shape (h, w); pads and adj are derived from it."),
+    MXK_SDK_ATTR("num_filter", MXK_ATTR_INT, 1, NULL, NULL, "Number of output channels."),
+    MXK_SDK_ATTR("num_group", MXK_ATTR_INT, 0, "1", NULL, "Number of groups."),
+    MXK_SDK_ATTR("workspace", MXK_ATTR_INT, 0, "512", NULL, "Maximum temporary workspace in MB."),
+    MXK_SDK_ATTR("no_bias", MXK_ATTR_BOOL, 0, "True", NULL, "Whether to disable the bias."),
+    MXK_SDK_ATTR("cudnn_tune", MXK_ATTR_ENUM, 0, "None", "None|off|limited_workspace|fastest",
+                 "cuDNN algorithm choice (ignored on CPU)."),
+    MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
+    MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", CV_LAYOUTS,
+                 "Data layout; cpu-blas computes NCHW only."),
+};
+
+/** Reads a 2-tuple attribute: "()" gives `dflt` twice; other lengths are an error. */
+static mxk_status cv_pair(const mxk_attrs *attrs, const char *key, int64_t dflt, int64_t lo,
+                          int64_t out[2], mxk_error_sink *err) {
+    mxk_shape s;
+    out[0] = out[1] = dflt;
+    if (!mxk_sdk_attr_is_set(attrs, key))
+        return MXK_OK;
+    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
+    if (s.ndim == 0)
+        return MXK_OK;
+    if (s.ndim != 2)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                             "attribute '%s': cpu-blas supports 2-D (h, w) only, got %d values",
+                             key, (int)s.ndim);
+    for (int i = 0; i < 2; i++) {
+        if (s.dims[i] < lo || s.dims[i] > INT32_MAX)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute '%s': values must be >= %lld, got %lld", key,
+                                 (long long)lo, (long long)s.dims[i]);
+        out[i] = s.dims[i];
+    }
+    return MXK_OK;
+}
+
+/** Parses the attributes of either operator (deconv selects the schema's extras). */
+static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out,
+                                  mxk_error_sink *err) {
+    cv_param p;
+    memset(&p, 0, sizeof p);
+    p.deconv = deconv;
+    mxk_shape k;
+    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "kernel", &k, err));
+    if (k.ndim != 2)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                             "attribute 'kernel': cpu-blas supports 2-D kernels (h, w) only, "
+                             "got %d values",
+                             (int)k.ndim);
+    for (int i = 0; i < 2; i++) {
+        if (k.dims[i] < 1 || k.dims[i] > INT32_MAX)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute 'kernel': values must be >= 1, got %lld",
+                                 (long long)k.dims[i]);
+        p.kernel[i] = k.dims[i];
+    }
+    MXK_SDK_CHECK(cv_pair(attrs, "stride", 1, 1, p.stride, err));
+    MXK_SDK_CHECK(cv_pair(attrs, "dilate", 1, 1, p.dilate, err));
+    MXK_SDK_CHECK(cv_pair(attrs, "pad", 0, 0, p.pad, err));
+    if (deconv) {
+        MXK_SDK_CHECK(cv_pair(attrs, "adj", 0, 0, p.adj, err));
+        MXK_SDK_CHECK(cv_pair(attrs, "target_shape", 0, 0, p.target, err));
+        for (int i = 0; i < 2; i++)
+            if (p.adj[i] >= p.stride[i] && p.adj[i] > 0)
+                return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                     "attribute 'adj': must be smaller than stride, got %lld >= "
+                                     "%lld",
+                                     (long long)p.adj[i], (long long)p.stride[i]);
+    }
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_filter", 1, INT32_MAX, &p.num_filter, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_group", 1, INT32_MAX, &p.num_group, err));
+    MXK_SDK_CHECK(
+        mxk_sdk_attr_int_range(attrs, "workspace", 0, INT64_C(1) << 40, &p.workspace_mb, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "no_bias", &p.no_bias, err));
+    int32_t layout = 0;
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "layout", CV_LAYOUTS, &layout, err));
+    if (layout != 0 && layout != 2)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                             "attribute 'layout': cpu-blas computes NCHW only, got '%s'",
+                             mxk_sdk_attr_raw(attrs, "layout"));
+    cv_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    *q = p;
+    *out = q;
+    return MXK_OK;
+}
+
+/** parse_param of Convolution. */
+static mxk_status conv_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    return cv_parse_common(attrs, 0, out, err);
+}
+
+/** parse_param of Deconvolution. */
+static mxk_status deconv_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    return cv_parse_common(attrs, 1, out, err);
+}
+
+/** Frees a parameter object. */
+static void cv_free(void *param) {
+    free(param);
+}
+
+/** Argument count: 2 with no_bias, else 3. */
+static uint32_t cv_num_args(const cv_param *p) {
+    return p->no_bias ? 2u : 3u;
+}
+
+/** Argument names: data, weight[, bias]. */
+static mxk_status cv_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
+    const cv_param *p = param;
+    for (uint32_t i = 0; i < cv_num_args(p); i++)
+        MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, cv_args[i], err));
+    return MXK_OK;
+}
+
+/** Deconvolution's pad and adj per axis for data spatial size x (MXNet InferPad). */
+static void dc_pad_adj(const cv_param *p, int i, int64_t x, int64_t *pad, int64_t *adj) {
+    if (p->target[0] > 0 || p->target[1] > 0) {
+        int64_t dk = p->dilate[i] * (p->kernel[i] - 1) + 1;
+        int64_t total = p->stride[i] * (x - 1) + dk - p->target[i];
+        *adj = total % 2;
+        *pad = (total + 1) / 2;
+    } else {
+        *pad = p->pad[i];
+        *adj = p->adj[i];
+    }
+}
+
+/**
+ * Shape inference for both operators: data must be 4-D NCHW; weight and bias
+ * follow from data and the attributes; output from the size rules. Errors name
+ * the argument (groups must divide channels and filters; kernel larger than the
+ * padded input; a non-positive output size).
+ */
+static mxk_status cv_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const cv_param *p = param;
+    const char *op = p->deconv ? "Deconvolution" : "Convolution";
+    if (num_in != cv_num_args(p) || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "%s expects %u arguments and 1 output, got %u and %u", op,
+                             (unsigned)cv_num_args(p), (unsigned)num_in, (unsigned)num_out);
+    mxk_shape *d = &in[0];
+    if (d->ndim == 0)
+        return MXK_OK;
+    if (d->ndim != 4) {
+        char s[MXK_SDK_SHAPE_STR_MAX];
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': cpu-blas %s needs 4-D NCHW data, got %s", op,
+                             mxk_sdk_shape_format(d, s, sizeof s));
+    }
+    int64_t C = d->dims[1], F = p->num_filter, G = p->num_group;
+    if (C > 0 && C % G != 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': %lld input channels are not divisible by "
+                             "num_group %lld",
+                             (long long)C, (long long)G);
+    if (F % G != 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "input num_filter must divide group size");
+    int64_t wd[4];
+    if (!p->deconv) {
+        wd[0] = F, wd[1] = C > 0 ? C / G : 0;
+    } else {
+        wd[0] = C, wd[1] = F / G;
+    }
+    wd[2] = p->kernel[0], wd[3] = p->kernel[1];
+    mxk_shape w = mxk_sdk_shape_from(wd, 4);
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &w, "argument", "weight", err));
+    if (!p->no_bias) {
+        mxk_shape b = mxk_sdk_shape1(F);
+        MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &b, "argument", "bias", err));
+    }
+    int64_t od[4] = {d->dims[0], F, 0, 0};
+    for (int i = 0; i < 2; i++) {
+        int64_t x = d->dims[2 + i];
+        if (x == 0)
+            continue;
+        int64_t dk = p->dilate[i] * (p->kernel[i] - 1) + 1;
+        if (!p->deconv) {
+            if (dk > x + 2 * p->pad[i])
+                return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                     "kernel size exceed input: dilated kernel %lld > input %lld + "
+                                     "2 * pad %lld",
+                                     (long long)dk, (long long)x, (long long)p->pad[i]);
+            od[2 + i] = (x + 2 * p->pad[i] - dk) / p->stride[i] + 1;
+        } else {
+            int64_t pad, adj;
+            dc_pad_adj(p, i, x, &pad, &adj);
+            od[2 + i] = p->stride[i] * (x - 1) + dk - 2 * pad + adj;
+            if (od[2 + i] <= 0 || pad < 0)
+                return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                     "Deconvolution: output size %lld along spatial axis %d is "
+                                     "not positive (pad %lld)",
+                                     (long long)od[2 + i], i, (long long)pad);
+        }
+    }
+    mxk_shape y = mxk_sdk_shape_from(od, 4);
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[0], &y, "output", "output", err));
+    if (d->dims[0] == 0 && out[0].dims[0] > 0) /* batch backwards from the output */
+        d->dims[0] = out[0].dims[0];
+    return MXK_OK;
+}
+
+/** All float32. */
+static mxk_status cv_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                                uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                                mxk_error_sink *err) {
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, cv_args, out, num_out, cv_outs, aux,
+                                      num_aux, err);
+}
+
+/** Backward reads out_grad, data and weight. */
+static void cv_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
+                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
+                                   uint8_t *need_out_data) {
+    need_out_grad[0] = 1;
+    need_in_data[0] = 1;
+    need_in_data[1] = 1;
+}
+
+/** The shared geometry (see the file comment). */
+typedef struct cv_geom {
+    int64_t N;      /**< batch */
+    int64_t Ci;     /**< image-side channels */
+    int64_t Hi, Wi; /**< image-side spatial size */
+    int64_t K;      /**< filter-side channels */
+    int64_t Ho, Wo; /**< filter-side spatial size */
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t G;  /**< groups */
+    int64_t nb; /**< images per chunk */
+} cv_geom;
+
+/** Bytes of workspace per image: column buffer plus filter-side buffer. */
+static uint64_t cv_bytes_per_image(const cv_geom *g) {
+    return (uint64_t)(g->Ci * g->kh * g->kw + g->K) * (uint64_t)(g->Ho * g->Wo) * sizeof(float);
+}
+
+/** The geometry from the data shape (known, 4-D); nb from the workspace limit. */
+static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
+                             mxk_error_sink *err) {
+    if (d->ndim != 4 || !mxk_sdk_shape_is_known(d))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': expected a known 4-D shape");
+    mxk_shape in[3] = {*d, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
+    mxk_shape out = mxk_sdk_shape_unknown();
+    MXK_SDK_CHECK(cv_infer_shape(p, in, cv_num_args(p), &out, 1, NULL, 0, err));
+    g->N = d->dims[0];
+    g->kh = p->kernel[0], g->kw = p->kernel[1];
+    g->sh = p->stride[0], g->sw = p->stride[1];
+    g->dh = p->dilate[0], g->dw = p->dilate[1];
+    g->G = p->num_group;
+    if (!p->deconv) {
+        g->Ci = d->dims[1], g->Hi = d->dims[2], g->Wi = d->dims[3];
+        g->K = p->num_filter, g->Ho = out.dims[2], g->Wo = out.dims[3];
+        g->ph = p->pad[0], g->pw = p->pad[1];
+    } else {
+        g->Ci = p->num_filter, g->Hi = out.dims[2], g->Wi = out.dims[3];
+        g->K = d->dims[1], g->Ho = d->dims[2], g->Wo = d->dims[3];
+        int64_t adj;
+        dc_pad_adj(p, 0, d->dims[2], &g->ph, &adj);
+        dc_pad_adj(p, 1, d->dims[3], &g->pw, &adj);
+    }
+    uint64_t per = cv_bytes_per_image(g);
+    uint64_t limit = (uint64_t)p->workspace_mb << 20;
+    uint64_t nb = per > 0 ? limit / per : (uint64_t)g->N;
+    if (nb < 1)
+        nb = 1;
+    if (nb > (uint64_t)g->N)
+        nb = (uint64_t)g->N;
+    g->nb = (int64_t)nb;
+    /* every GEMM dimension must fit a CBLAS int */
+    uint64_t rows = (uint64_t)(g->Ci * g->kh * g->kw), cols = nb * (uint64_t)(g->Ho * g->Wo);
+    int tmp;
+    MXK_SDK_CHECK(cb_blas_dim(rows, "column rows", &tmp, err));
+    MXK_SDK_CHECK(cb_blas_dim(cols, "column width", &tmp, err));
+    return MXK_OK;
+}
+
+/** Temp-space request for either phase: nb images of buffers. */
+static mxk_status cv_resources(const void *param, const mxk_shape *in_shapes, uint32_t num_in,
+                               mxk_resource_request *reqs, uint32_t *num, mxk_error_sink *err) {
+    uint32_t cap = *num, n = 0;
+    *num = 0;
+    if (num_in < 1 || !mxk_sdk_shape_is_known(&in_shapes[0]))
+        return MXK_OK;
+    cv_geom g;
+    MXK_SDK_CHECK(cv_geom_of(param, &in_shapes[0], &g, err));
+    mxk_sdk_resource_add(reqs, cap, &n, MXK_RESOURCE_TEMP_SPACE,
+                         cv_bytes_per_image(&g) * (uint64_t)g.nb);
+    *num = n;
+    return MXK_OK;
+}
+
+/**
+ * im2col of nb images (img: nb x Ci x Hi x Wi) into col (Ci*kh*kw rows of nb*P
+ * columns, P = Ho*Wo); positions in the padding are 0.
+ */
+static void cv_im2col(const cv_geom *g, int64_t nb, const float *img, float *col) {
+    const int64_t P = g->Ho * g->Wo, ld = nb * P;
+    for (int64_t c = 0; c < g->Ci; c++)
+        for (int64_t ki = 0; ki < g->kh; ki++)
+            for (int64_t kj = 0; kj < g->kw; kj++) {
+                float *row = col + ((c * g->kh + ki) * g->kw + kj) * ld;
+                const int64_t off_w = kj * g->dw - g->pw;
+                /* valid ow: 0 <= ow*sw + off_w < Wi */
+                int64_t lo = off_w >= 0 ? 0 : (-off_w + g->sw - 1) / g->sw;
+                int64_t hi = g->Wi - off_w <= 0 ? 0 : (g->Wi - off_w - 1) / g->sw + 1;
+                if (hi > g->Wo)
+                    hi = g->Wo;
+                if (lo > hi)
+                    lo = hi;
+                for (int64_t n = 0; n < nb; n++) {
+                    const float *src = img + (n * g->Ci + c) * g->Hi * g->Wi;
+                    for (int64_t oh = 0; oh < g->Ho; oh++) {
+                        float *dst = row + n * P + oh * g->Wo;
+                        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
+                        if (ih < 0 || ih >= g->Hi) {
+                            memset(dst, 0, sizeof(float) * (size_t)g->Wo);
+                            continue;
+                        }
+                        const float *s = src + ih * g->Wi + off_w;
+                        for (int64_t ow = 0; ow < lo; ow++)
+                            dst[ow] = 0.0f;
+                        if (g->sw == 1)
+                            memcpy(dst + lo, s + lo, sizeof(float) * (size_t)(hi - lo));
+                        else
+                            for (int64_t ow = lo; ow < hi; ow++)
+                                dst[ow] = s[ow * g->sw];
+                        for (int64_t ow = hi; ow < g->Wo; ow++)
+                            dst[ow] = 0.0f;
+                    }
+                }
+            }
+}
+
+/** col2im: img (nb x Ci x Hi x Wi) += the columns (the adjoint of cv_im2col). */
+static void cv_col2im(const cv_geom *g, int64_t nb, const float *col, float *img) {
+    const int64_t P = g->Ho * g->Wo, ld = nb * P;
+    for (int64_t c = 0; c < g->Ci; c++)
+        for (int64_t ki = 0; ki < g->kh; ki++)
+            for (int64_t kj = 0; kj < g->kw; kj++) {
+                const float *row = col + ((c * g->kh + ki) * g->kw + kj) * ld;
+                const int64_t off_w = kj * g->dw - g->pw;
+                int64_t lo = off_w >= 0 ? 0 : (-off_w + g->sw - 1) / g->sw;
+                int64_t hi = g->Wi - off_w <= 0 ? 0 : (g->Wi - off_w - 1) / g->sw + 1;
+                if (hi > g->Wo)
+                    hi = g->Wo;
+                if (lo > hi)
+                    lo = hi;
+                for (int64_t n = 0; n < nb; n++) {
+                    float *dst = img + (n * g->Ci + c) * g->Hi * g->Wi;
+                    for (int64_t oh = 0; oh < g->Ho; oh++) {
+                        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
+                        if (ih < 0 || ih >= g->Hi)
+                            continue;
+                        const float *s = row + n * P + oh * g->Wo;
+                        float *d = dst + ih * g->Wi + off_w;
+                        for (int64_t ow = lo; ow < hi; ow++)
+                            d[ow * g->sw] += s[ow];
+                    }
+                }
+            }
+}
+
+/** Gathers nb images of a filter-side tensor (nb, K, P) into buf (K, nb*P). */
+static void cv_gather(const cv_geom *g, int64_t nb, const float *t, float *buf) {
+    const int64_t P = g->Ho * g->Wo;
+    for (int64_t n = 0; n < nb; n++)
+        for (int64_t k = 0; k < g->K; k++)
+            memcpy(buf + k * nb * P + n * P, t + (n * g->K + k) * P, sizeof(float) * (size_t)P);
+}
+
+/** Scatters buf (K, nb*P) into t (nb, K, P) by `req`, adding bias[k] when bias != NULL. */
+static void cv_scatter(const cv_geom *g, int64_t nb, const float *buf, const float *bias, float *t,
+                       mxk_op_req req) {
+    const int64_t P = g->Ho * g->Wo;
+    for (int64_t n = 0; n < nb; n++)
+        for (int64_t k = 0; k < g->K; k++) {
+            const float *s = buf + k * nb * P + n * P;
+            float *d = t + (n * g->K + k) * P;
+            float b = bias ? bias[k] : 0.0f;
+            if (req == MXK_REQ_ADD)
+                for (int64_t i = 0; i < P; i++)
+                    d[i] += s[i] + b;
+            else
+                for (int64_t i = 0; i < P; i++)
+                    d[i] = s[i] + b;
+        }
+}
+
+/** Sizes of one group's GEMM operands. */
+typedef struct cv_gemm {
+    int Kg;   /**< filter-side channels per group */
+    int CKg;  /**< column rows per group: (Ci/G)*kh*kw */
+    int cols; /**< nb*P */
+} cv_gemm;
+
+/** fs_g = W_g col_g for every group (fs: K x nb*P). */
+static void cv_gemm_fwd(const cv_geom *g, const cv_gemm *m, const float *w, const float *col,
+                        float *fs) {
+    for (int64_t gi = 0; gi < g->G; gi++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m->Kg, m->cols, m->CKg, 1.0f,
+                    w + gi * m->Kg * m->CKg, m->CKg, col + gi * m->CKg * m->cols, m->cols, 0.0f,
+                    fs + gi * m->Kg * m->cols, m->cols);
+}
+
+/** col_g = W_g^T fs_g for every group. */
+static void cv_gemm_data(const cv_geom *g, const cv_gemm *m, const float *w, const float *fs,
+                         float *col) {
+    for (int64_t gi = 0; gi < g->G; gi++)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m->CKg, m->cols, m->Kg, 1.0f,
+                    w + gi * m->Kg * m->CKg, m->CKg, fs + gi * m->Kg * m->cols, m->cols, 0.0f,
+                    col + gi * m->CKg * m->cols, m->cols);
+}
+
+/** dW_g (=|+=) fs_g col_g^T for every group; beta 0 or 1. */
+static void cv_gemm_wgrad(const cv_geom *g, const cv_gemm *m, const float *fs, const float *col,
+                          float *dw, float beta) {
+    for (int64_t gi = 0; gi < g->G; gi++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m->Kg, m->CKg, m->cols, 1.0f,
+                    fs + gi * m->Kg * m->cols, m->cols, col + gi * m->CKg * m->cols, m->cols, beta,
+                    dw + gi * m->Kg * m->CKg, m->CKg);
+}
+
+/** Workspace pointers for a chunk of nb images. */
+static mxk_status cv_workspace(const mxk_op_ctx *ctx, const cv_geom *g, float **col, float **fs,
+                               mxk_error_sink *err) {
+    void *ws = NULL;
+    uint64_t bytes = cv_bytes_per_image(g) * (uint64_t)g->nb;
+    MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, bytes, &ws, err));
+    *col = ws;
+    *fs = *col + g->Ci * g->kh * g->kw * g->nb * g->Ho * g->Wo;
+    return MXK_OK;
+}
+
+/** Sums of an (N, C, S) tensor over n and s into out[C] by req. */
+static void cv_channel_sum(const float *t, int64_t N, int64_t C, int64_t S, float *out,
+                           mxk_op_req req) {
+    for (int64_t c = 0; c < C; c++) {
+        double acc = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            const float *s = t + (n * C + c) * S;
+            float part = 0.0f;
+            for (int64_t i = 0; i < S; i++)
+                part += s[i];
+            acc += part;
+        }
+        mxk_sdk_assign_f32(&out[c], (float)acc, req);
+    }
+}
+
+/** The GEMM sizes of a chunk of nb images. */
+static cv_gemm cv_gemm_of(const cv_geom *g, int64_t nb) {
+    cv_gemm m;
+    m.Kg = (int)(g->K / g->G);
+    m.CKg = (int)(g->Ci / g->G * g->kh * g->kw);
+    m.cols = (int)(nb * g->Ho * g->Wo);
+    return m;
+}
+
+/**
+ * Forward of both operators, chunk by chunk. Convolution: im2col(x), one GEMM
+ * per group, scatter into y with the bias fused. Deconvolution: gather x, one
+ * GEMM per group into columns, then y = bias (or +=) and col2im accumulates.
+ */
+static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const cv_param *p = param;
+    MXK_SDK_CHECK(
+        cb_check_forward(args, cv_num_args(p), 1, cv_args, cv_outs, cv_infer_shape, param, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    cv_geom g;
+    MXK_SDK_CHECK(cv_geom_of(p, &args->in_data[0]->shape, &g, err));
+    float *col, *fs;
+    MXK_SDK_CHECK(cv_workspace(ctx, &g, &col, &fs, err));
+    const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
+    const float *b = p->no_bias ? NULL : cb_f32(args->in_data[2]);
+    float *y = cb_f32(args->out_data[0]);
+    const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
+    cb_blas_begin(ctx);
+    for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
+        int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
+        cv_gemm m = cv_gemm_of(&g, nb);
+        if (!p->deconv) {
+            cv_im2col(&g, nb, x + n0 * img, col);
+            cv_gemm_fwd(&g, &m, w, col, fs);
+            cv_scatter(&g, nb, fs, b, y + n0 * fsz, req);
+        } else {
+            cv_gather(&g, nb, x + n0 * fsz, fs);
+            cv_gemm_data(&g, &m, w, fs, col);
+            float *yc = y + n0 * img;
+            const int64_t S = g.Hi * g.Wi;
+            for (int64_t n = 0; n < nb; n++)
+                for (int64_t c = 0; c < g.Ci; c++)
+                    mxk_sdk_fill_f32(yc + (n * g.Ci + c) * S, b ? b[c] : 0.0f, (size_t)S,
+                                     req == MXK_REQ_ADD ? MXK_REQ_ADD : MXK_REQ_WRITE);
+            cv_col2im(&g, nb, col, yc);
+        }
+    }
+    cb_blas_end();
+    return MXK_OK;
+}
+
+/**
+ * Backward of both operators, chunk by chunk: dW over all chunks (the first with
+ * the request's beta, the rest accumulating), db as channel sums of dy, and the
+ * data gradient (Convolution: col2im of W^T dy; Deconvolution: GEMM of im2col(dy)).
+ */
+static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const cv_param *p = param;
+    uint32_t ni = cv_num_args(p);
+    MXK_SDK_CHECK(cb_check_backward_counts(args, ni, 1, 1, err));
+    const mxk_op_req *req = args->req;
+    int need_any = 0;
+    for (uint32_t i = 0; i < ni; i++)
+        need_any |= req[i] != MXK_REQ_NULL;
+    if (!need_any)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'weight'", err));
+    mxk_shape in[3] = {args->in_data[0]->shape, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
+    mxk_shape ys = mxk_sdk_shape_unknown();
+    MXK_SDK_CHECK(cv_infer_shape(p, in, ni, &ys, 1, NULL, 0, err));
+    if (!mxk_sdk_shape_equal(&in[1], &args->in_data[1]->shape) ||
+        !mxk_sdk_shape_equal(&ys, &args->out_grad[0]->shape)) {
+        char a[MXK_SDK_SHAPE_STR_MAX], b[MXK_SDK_SHAPE_STR_MAX];
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "inconsistent backward shapes: weight %s, out_grad %s",
+                             mxk_sdk_shape_format(&args->in_data[1]->shape, a, sizeof a),
+                             mxk_sdk_shape_format(&args->out_grad[0]->shape, b, sizeof b));
+    }
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], &in[0], "data", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], &in[1], "weight", err));
+    if (!p->no_bias)
+        MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &in[2], "bias", err));
+    cv_geom g;
+    MXK_SDK_CHECK(cv_geom_of(p, &in[0], &g, err));
+    float *col, *fs;
+    MXK_SDK_CHECK(cv_workspace(ctx, &g, &col, &fs, err));
+    const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
+    const float *dy = cb_f32(args->out_grad[0]);
+    float *dx = req[0] != MXK_REQ_NULL ? cb_f32(args->in_grad[0]) : NULL;
+    float *dw = req[1] != MXK_REQ_NULL ? cb_f32(args->in_grad[1]) : NULL;
+    /* image side / filter side of the two operators */
+    const float *img_src = p->deconv ? dy : x; /* what im2col reads for dW */
+    const float *fs_src = p->deconv ? x : dy;  /* filter-side operand of dW */
+    const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
+
+    if (!p->no_bias && req[2] != MXK_REQ_NULL) {
+        if (!p->deconv)
+            cv_channel_sum(dy, g.N, g.K, g.Ho * g.Wo, cb_f32(args->in_grad[2]), req[2]);
+        else
+            cv_channel_sum(dy, g.N, g.Ci, g.Hi * g.Wi, cb_f32(args->in_grad[2]), req[2]);
+    }
+    cb_blas_begin(ctx);
+    for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
+        int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
+        cv_gemm m = cv_gemm_of(&g, nb);
+        int need_col = dw != NULL || (p->deconv && dx != NULL);
+        if (need_col)
+            cv_im2col(&g, nb, img_src + n0 * img, col);
+        cv_gather(&g, nb, fs_src + n0 * fsz, fs);
+        if (dw != NULL)
+            cv_gemm_wgrad(&g, &m, fs, col, dw, n0 == 0 ? mxk_sdk_req_beta(req[1]) : 1.0f);
+        if (dx == NULL)
+            continue;
+        if (!p->deconv) {
+            /* dx = col2im(W^T dy) */
+            cv_gemm_data(&g, &m, w, fs, col);
+            float *d = dx + n0 * img;
+            if (req[0] != MXK_REQ_ADD)
+                memset(d, 0, sizeof(float) * (size_t)(nb * img));
+            cv_col2im(&g, nb, col, d);
+        } else {
+            /* dx = W im2col(dy), into the filter-side buffer then scattered */
+            cv_gemm_fwd(&g, &m, w, col, fs);
+            cv_scatter(&g, nb, fs, NULL, dx + n0 * fsz, req[0]);
+        }
+    }
+    cb_blas_end();
+    return MXK_OK;
+}
+
+/** Fills the definition shared by both operators. */
+static void cv_def_init(mxk_op_def *def) {
+    mxk_sdk_op_def_init(def);
+    def->outputs = cv_outs;
+    def->free_param = cv_free;
+    def->list_arguments = cv_list_arguments;
+    def->infer_shape = cv_infer_shape;
+    def->infer_type = cv_infer_type;
+    def->backward_dependency = cv_backward_dependency;
+    def->forward_resources = cv_resources;
+    def->backward_resources = cv_resources;
+}
+
+/** Registers Convolution and Deconvolution with their CPU kernels. */
+mxk_status cb_register_convolution(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_op_def def;
+    mxk_op_kernel_def k;
+    cv_def_init(&def);
+    def.name = "Convolution";
+    def.description = "2-D convolution (cross-correlation) over NCHW data, with groups, "
+                      "stride, dilation and padding.";
+    def.attrs = conv_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(conv_attrs);
+    def.parse_param = conv_parse;
+    cb_kernel_init(&k, "Convolution", cv_forward, cv_backward);
+    MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+
+    cv_def_init(&def);
+    def.name = "Deconvolution";
+    def.description = "2-D transposed convolution over NCHW data (the adjoint of Convolution).";
+    def.attrs = deconv_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(deconv_attrs);
+    def.parse_param = deconv_parse;
+    cb_kernel_init(&k, "Deconvolution", cv_forward, cv_backward);
+    return cb_register(reg, &def, &k, err);
+}

@@ -1,0 +1,186 @@
+/*
+ * cpu-blas plugin: optimizer update operators sgd_update, sgd_mom_update, adam_update.
+ *
+ * Semantics: MXNet src/operator/optimizer_op-inl.h (SGDKernel, SGDMomKernel,
+ * AdamUpdateKernel) and optimizer_op.cc; digest operators-kvstore-module.md §4.3.
+ * With r = rescale_grad, c = clip_gradient (clipping off when c < 0):
+ *   sgd_update      w' = (1 - lr wd) w - lr clip(r g, c)
+ *   sgd_mom_update  m = momentum m - lr wd w - lr clip(r g, c);  w' = w + m
+ *   adam_update     g' = clip(r g + wd w, c); m = b1 m + (1-b1) g';
+ *                   v = b2 v + (1-b2) g'^2;  w' = w - lr m / (sqrt(v) + epsilon)
+ * adam_update does not bias-correct: the Python Adam optimizer passes
+ * lr_t = lr sqrt(1 - b2^t) / (1 - b1^t). The states (mom; mean, var) are
+ * mutated inputs (mutate_inputs) updated in place; the new weight goes to the
+ * output by its request, normally in place over `weight` (forward in-place hint).
+ * No gradient (no_gradient); `lazy_update` is accepted for MXNet compatibility
+ * and has no effect on dense arrays.
+ */
+#include <math.h>
+
+#include "cb_tensor.h"
+
+/** The three update rules. */
+enum opt_kind { OPT_SGD, OPT_SGD_MOM, OPT_ADAM };
+
+/** Parsed attributes of an update operator. */
+typedef struct opt_param {
+    int32_t kind; /**< enum opt_kind */
+    float lr, wd, rescale_grad, clip_gradient, momentum, beta1, beta2, epsilon;
+} opt_param;
+
+static const char *const sgd_args[] = {"weight", "grad", NULL};
+static const char *const sgd_mom_args[] = {"weight", "grad", "mom", NULL};
+static const char *const adam_args[] = {"weight", "grad", "mean", "var", NULL};
+
+#define OPT_COMMON_ATTRS                                                                           \
+    MXK_SDK_ATTR("lr", MXK_ATTR_FLOAT, 1, NULL, NULL, "Learning rate."),                           \
+        MXK_SDK_ATTR("wd", MXK_ATTR_FLOAT, 0, "0", NULL, "Weight decay (L2 regularisation)."),     \
+        MXK_SDK_ATTR("rescale_grad", MXK_ATTR_FLOAT, 0, "1", NULL,                                 \
+                     "Rescales the gradient: grad = rescale_grad * grad."),                        \
+        MXK_SDK_ATTR("clip_gradient", MXK_ATTR_FLOAT, 0, "-1", NULL,                               \
+                     "Clips the gradient to [-clip_gradient, clip_gradient]; < 0: off."),          \
+        MXK_SDK_ATTR("lazy_update", MXK_ATTR_BOOL, 0, "True", NULL,                                \
+                     "Lazy update for row-sparse gradients; no effect on dense arrays.")
+
+/** Attribute schema of sgd_update (MXNet 1.9.1 SGDParam). */
+static const mxk_attr_def sgd_attrs[] = {OPT_COMMON_ATTRS};
+/** Attribute schema of sgd_mom_update (SGDMomParam). */
+static const mxk_attr_def sgd_mom_attrs[] = {
+    OPT_COMMON_ATTRS,
+    MXK_SDK_ATTR("momentum", MXK_ATTR_FLOAT, 0, "0", NULL, "The decay rate of momentum."),
+};
+/** Attribute schema of adam_update (AdamParam). */
+static const mxk_attr_def adam_attrs[] = {
+    OPT_COMMON_ATTRS,
+    MXK_SDK_ATTR("beta1", MXK_ATTR_FLOAT, 0, "0.9", NULL, "Decay rate of the first moment."),
+    MXK_SDK_ATTR("beta2", MXK_ATTR_FLOAT, 0, "0.999", NULL, "Decay rate of the second moment."),
+    MXK_SDK_ATTR("epsilon", MXK_ATTR_FLOAT, 0, "1e-8", NULL, "Small constant for stability."),
+};
+
+/** Reads real attribute `key` as float (absent: `dflt`). */
+static mxk_status opt_get(const mxk_attrs *attrs, const char *key, float dflt, float *v,
+                          mxk_error_sink *err) {
+    double d = dflt;
+    if (mxk_sdk_attr_is_set(attrs, key))
+        MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
+    if (!isfinite(d))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': must be finite", key);
+    *v = (float)d;
+    return MXK_OK;
+}
+
+/** Parses the attributes of one rule. */
+static mxk_status opt_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk_error_sink *err) {
+    opt_param p = {.kind = kind};
+    MXK_SDK_CHECK(opt_get(attrs, "lr", 0.0f, &p.lr, err));
+    MXK_SDK_CHECK(opt_get(attrs, "wd", 0.0f, &p.wd, err));
+    MXK_SDK_CHECK(opt_get(attrs, "rescale_grad", 1.0f, &p.rescale_grad, err));
+    MXK_SDK_CHECK(opt_get(attrs, "clip_gradient", -1.0f, &p.clip_gradient, err));
+    MXK_SDK_CHECK(opt_get(attrs, "momentum", 0.0f, &p.momentum, err));
+    MXK_SDK_CHECK(opt_get(attrs, "beta1", 0.9f, &p.beta1, err));
+    MXK_SDK_CHECK(opt_get(attrs, "beta2", 0.999f, &p.beta2, err));
+    MXK_SDK_CHECK(opt_get(attrs, "epsilon", 1e-8f, &p.epsilon, err));
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/** parse_param of sgd_update. */
+static mxk_status sgd_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    return opt_parse(attrs, OPT_SGD, out, err);
+}
+/** parse_param of sgd_mom_update. */
+static mxk_status sgd_mom_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    return opt_parse(attrs, OPT_SGD_MOM, out, err);
+}
+/** parse_param of adam_update. */
+static mxk_status adam_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    return opt_parse(attrs, OPT_ADAM, out, err);
+}
+
+/** Mutated inputs: mom (sgd_mom_update); mean, var (adam_update). */
+static uint32_t opt_mutate_inputs(const void *param, uint32_t *indices, uint32_t capacity) {
+    const opt_param *p = param;
+    uint32_t n = 0;
+    for (uint32_t i = 2; i < (p->kind == OPT_ADAM ? 4u : p->kind == OPT_SGD_MOM ? 3u : 2u); i++)
+        if (n < capacity)
+            indices[n++] = i;
+    return n;
+}
+
+/** Update operators have no gradient. */
+static int32_t opt_no_gradient(const void *param) {
+    return 1;
+}
+
+/** clip(x, c) with c < 0 meaning no clipping (MXNet's clip_gradient convention). */
+static inline float opt_clip(float x, float c) {
+    if (c < 0.0f)
+        return x;
+    return x > c ? c : (x < -c ? -c : x);
+}
+
+/** One update; `out` may be `weight` (in place). */
+static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_forward_args *args, mxk_error_sink *err) {
+    const opt_param *p = param;
+    uint32_t nin = p->kind == OPT_ADAM ? 4 : p->kind == OPT_SGD_MOM ? 3 : 2;
+    MXK_SDK_CHECK(cbt_check_forward(args, nin, 1, cbt_infer_shape_same, param, 0, err));
+    const float *w = cb_f32(args->in_data[0]), *g = cb_f32(args->in_data[1]);
+    float *out = cb_f32(args->out_data[0]);
+    mxk_op_req req = args->req[0];
+    size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
+    const float lr = p->lr, wd = p->wd, r = p->rescale_grad, c = p->clip_gradient;
+    if (p->kind == OPT_SGD) {
+        for (size_t i = 0; i < n; i++)
+            mxk_sdk_assign_f32(&out[i], (1.0f - lr * wd) * w[i] - lr * opt_clip(r * g[i], c), req);
+    } else if (p->kind == OPT_SGD_MOM) {
+        float *m = cb_f32(args->in_data[2]);
+        for (size_t i = 0; i < n; i++) {
+            float wi = w[i];
+            m[i] = p->momentum * m[i] - lr * wd * wi - lr * opt_clip(r * g[i], c);
+            mxk_sdk_assign_f32(&out[i], wi + m[i], req);
+        }
+    } else {
+        float *m = cb_f32(args->in_data[2]), *v = cb_f32(args->in_data[3]);
+        const float b1 = p->beta1, b2 = p->beta2, eps = p->epsilon;
+        for (size_t i = 0; i < n; i++) {
+            float wi = w[i];
+            float gi = opt_clip(r * g[i] + wd * wi, c);
+            m[i] = b1 * m[i] + (1.0f - b1) * gi;
+            v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+            mxk_sdk_assign_f32(&out[i], wi - lr * m[i] / (sqrtf(v[i]) + eps), req);
+        }
+    }
+    return MXK_OK;
+}
+
+/** Registers one update operator. */
+static mxk_status
+opt_register_one(mxk_registrar *reg, const char *name, const char *doc,
+                 const char *const *arguments, const mxk_attr_def *attrs, uint32_t num_attrs,
+                 mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *),
+                 mxk_error_sink *err) {
+    mxk_op_def def;
+    cbt_def_init(&def, doc, attrs, num_attrs, arguments, parse);
+    def.infer_shape = cbt_infer_shape_same;
+    def.forward_inplace = cbt_inplace_00;
+    def.mutate_inputs = opt_mutate_inputs;
+    def.no_gradient = opt_no_gradient;
+    return cbt_register(reg, &def, name, opt_forward, NULL, 0, err);
+}
+
+/** Registers sgd_update, sgd_mom_update and adam_update with their CPU kernels. */
+mxk_status cb_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
+    MXK_SDK_CHECK(opt_register_one(reg, "sgd_update",
+                                   "SGD update: weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*"
+                                   "grad, clip_gradient).",
+                                   sgd_args, sgd_attrs, MXK_SDK_COUNTOF(sgd_attrs), sgd_parse,
+                                   err));
+    MXK_SDK_CHECK(opt_register_one(reg, "sgd_mom_update",
+                                   "SGD with momentum: mom = momentum*mom - lr*wd*weight - "
+                                   "lr*clip(rescale_grad*grad); weight += mom.",
+                                   sgd_mom_args, sgd_mom_attrs, MXK_SDK_COUNTOF(sgd_mom_attrs),
+                                   sgd_mom_parse, err));
+    return opt_register_one(reg, "adam_update",
+                            "Adam update (no bias correction: pass the corrected lr).", adam_args,
+                            adam_attrs, MXK_SDK_COUNTOF(adam_attrs), adam_parse, err);
+}

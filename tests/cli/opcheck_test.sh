@@ -1,0 +1,173 @@
+#!/bin/sh
+# Tests of `mxk opcheck` (the operator test kit on the command line), one case per
+# ctest test (registered at the end of tests/cli/CMakeLists.txt).
+#
+#   opcheck_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS BROKEN_PLUGIN WORK_DIR
+#
+# BROKEN_PLUGIN is tests/opcheck's libmxk-opcheck-broken.so (deliberately broken
+# operators): the "fails" case builds a config dir with it and cpu-blas. The cases
+# that run operators need cpu-blas (the CPU device): without it they are skipped.
+# POSIX sh only.
+set -u
+
+if [ $# -ne 7 ]; then
+    echo "usage: opcheck_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS" \
+        "BROKEN_PLUGIN WORK_DIR" >&2
+    exit 2
+fi
+CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 HAVE_CPU_BLAS=$5 BROKEN=$6 WORK=$7
+
+unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH COLUMNS
+XDG_CONFIG_HOME=$WORK/xdg
+export XDG_CONFIG_HOME
+
+rm -rf "$WORK"
+mkdir -p "$WORK/xdg" || exit 1
+OUT=$WORK/stdout
+ERR=$WORK/stderr
+rc=0
+last=""
+
+# fail MESSAGE: prints the message and the last command's output, ends the test.
+fail() {
+    echo "FAIL [$CASE]: $*" >&2
+    echo "--- command: mxk $last (exit $rc)" >&2
+    echo "--- stdout:" >&2
+    cat "$OUT" >&2 2>/dev/null
+    echo "--- stderr:" >&2
+    cat "$ERR" >&2 2>/dev/null
+    exit 1
+}
+
+# run ARGS...: runs mxk with config dir $RUN_CONF; stdout in $OUT, stderr in $ERR.
+RUN_CONF=$CONF
+run() {
+    last="$*"
+    rc=0
+    "$MXK" --config-dir "$RUN_CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
+}
+expect_rc() {
+    [ "$rc" -eq "$1" ] || fail "expected exit status $1"
+}
+out_has() {
+    grep -F -e "$1" "$OUT" >/dev/null || fail "stdout lacks '$1'"
+}
+err_has() {
+    grep -F -e "$1" "$ERR" >/dev/null || fail "stderr lacks '$1'"
+}
+out_line() {
+    grep -E -e "$1" "$OUT" >/dev/null || fail "no stdout line matches /$1/"
+}
+json() {
+    "$JSON_CHECK" "$@" <"$OUT" || fail "JSON check failed"
+}
+need_cpu_blas() {
+    if [ "$HAVE_CPU_BLAS" != 1 ] || [ ! -f "$CONF/plugins.d/cpu-blas.conf" ]; then
+        echo "SKIP [$CASE]: the cpu-blas plugin (CPU device) is not part of this build"
+        exit 77
+    fi
+}
+
+case $CASE in
+opcheck_pass)
+    need_cpu_blas
+    run opcheck FullyConnected --attr num_hidden=4 --shape 2,3 --shape 0 --shape 0 --seed 5
+    expect_rc 0
+    out_has "opcheck FullyConnected (backend cpu-blas)"
+    for c in shape_type forward backward forward_req backward_req dependency determinism; do
+        out_line "^  $c "
+    done
+    out_line "^  backward +pass "
+    out_line "^  forward +skip .*no reference"
+    out_has "all checks passed"
+    run opcheck Activation --attr act_type=tanh --shape 3,2 --inplace 0:0
+    expect_rc 0
+    out_line "^  forward_req +pass .*1 in-place pair"
+    ;;
+opcheck_json)
+    need_cpu_blas
+    run opcheck Activation --attr act_type=sigmoid --shape 2,3 --json
+    expect_rc 0
+    json op=Activation backend=cpu-blas passed=true checks#=7 checks.0.name=shape_type \
+        checks.2.name=backward checks.2.outcome=pass checks.1.outcome=skip \
+        checks.2.max_abs_err? checks.6.message?
+    ;;
+opcheck_fails)
+    need_cpu_blas
+    [ -f "$BROKEN" ] || fail "broken test plugin $BROKEN missing"
+    mkdir -p "$WORK/conf/plugins.d" || exit 1
+    cp "$CONF/mxk.conf" "$WORK/conf/" 2>/dev/null
+    sed "s|^library *=.*|library = $(dirname "$CONF")/../lib/mxk/plugins/libmxk-cpu-blas.so|" \
+        "$CONF/plugins.d/cpu-blas.conf" >"$WORK/conf/plugins.d/cpu-blas.conf"
+    printf '[plugin]\nlibrary = %s\nenabled = true\n' "$BROKEN" \
+        >"$WORK/conf/plugins.d/broken.conf"
+    RUN_CONF=$WORK/conf
+    run opcheck OpcheckWrongGrad --shape 2,3
+    expect_rc 1
+    out_line "^  backward +FAIL .*gradient of 'data'"
+    out_has "1 check failed"
+    run opcheck OpcheckUndeclared --shape 2,3 --shape 2,3 --json
+    expect_rc 1
+    json passed=false checks.5.name=dependency checks.5.outcome=fail
+    run opcheck OpcheckIgnoresAdd --shape 4
+    expect_rc 1
+    out_line "^  backward_req +FAIL .*ADD"
+    run opcheck OpcheckGood --shape 4 --backend opcheck-broken
+    expect_rc 0
+    out_has "(backend opcheck-broken)"
+    ;;
+opcheck_errors)
+    need_cpu_blas
+    run opcheck NoSuchOp --shape 2
+    expect_rc 1
+    err_has "unknown operator 'NoSuchOp'"
+    run opcheck Activation --attr act_typ=tanh --shape 2,3
+    expect_rc 1
+    err_has "act_typ"
+    run opcheck Activation --attr act_type=tanh --shape 2,3 --shape 2,3
+    expect_rc 1
+    err_has "mxk: error: opcheck Activation:"
+    run opcheck FullyConnected --attr num_hidden=4
+    expect_rc 1
+    err_has "opcheck FullyConnected"
+    run opcheck Activation --attr act_type=tanh --shape 2,3 --backend no-such-backend
+    expect_rc 1
+    err_has "no-such-backend"
+    ;;
+opcheck_usage)
+    run opcheck
+    expect_rc 2
+    err_has "no operator given"
+    run opcheck Activation --shape 2,x
+    expect_rc 2
+    err_has "bad --shape '2,x'"
+    run opcheck Activation --shape 2,0
+    expect_rc 2
+    run opcheck Activation --attr novalue --shape 2
+    expect_rc 2
+    err_has "expected KEY=VALUE"
+    run opcheck Activation --seed -3 --shape 2
+    expect_rc 2
+    run opcheck Activation --inplace 0 --shape 2
+    expect_rc 2
+    run opcheck Activation Extra --shape 2
+    expect_rc 2
+    err_has "unexpected argument 'Extra'"
+    run opcheck Activation --frobnicate
+    expect_rc 2
+    err_has "unknown option '--frobnicate'"
+    run opcheck --help
+    expect_rc 0
+    out_has "usage: mxk opcheck OP"
+    out_has "--inplace IN:OUT"
+    run --help
+    expect_rc 0
+    out_line "^  opcheck "
+    ;;
+*)
+    echo "opcheck_test.sh: unknown case '$CASE'" >&2
+    exit 2
+    ;;
+esac
+echo "ok [$CASE]"
+exit 0

@@ -571,6 +571,106 @@ void mxk_executor_plan_bytes(const mxk_executor *ex, uint64_t *planned, uint64_t
 /** Re-resolves every node's kernel by the current backend preference (between iterations). */
 mxk_status mxk_executor_reresolve(mxk_executor *ex);
 
+/* ------------------------------------------------------------------------- */
+/* Data iterators                                                            */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * A data iterator of a registered type (MNISTIter, CSVIter, ... from plugins;
+ * MXNet's DataIter, include/mxnet/io.h). Batches are CPU NDArrays owned by the
+ * iterator, valid until the next call of next/reset/free on it. Errors of a
+ * producer thread surface at next/reset and stay sticky (seed exception_handling).
+ * One iterator is used by one thread at a time.
+ */
+typedef struct mxk_data_iter mxk_data_iter;
+
+/**
+ * Creates an iterator of type `name` with string attributes (checked against the
+ * type's schema; unknown names list the valid ones). Errors: MXK_ERR_NOT_FOUND
+ * (unknown type, listing the registered ones), what the plugin's create returns.
+ */
+mxk_status mxk_data_iter_create(const char *name, uint32_t num_attrs, const char *const *keys,
+                                const char *const *vals, mxk_data_iter **out);
+/** Destroys an iterator (stops its producer). NULL: no-op. */
+void mxk_data_iter_free(mxk_data_iter *it);
+/** Rewinds to the first batch. */
+mxk_status mxk_data_iter_reset(mxk_data_iter *it);
+/** Advances: *has_next 1 when a batch is current, 0 at the end of the epoch. */
+mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next);
+/**
+ * The current batch: data and label arrays (owned by the iterator), and the number
+ * of padding examples at its end.
+ */
+mxk_status mxk_data_iter_batch(mxk_data_iter *it, uint32_t *num_data, mxk_ndarray *const **data,
+                               uint32_t *num_label, mxk_ndarray *const **label, uint32_t *pad);
+/**
+ * Names and shapes of data and label (provide_data / provide_label), valid as long
+ * as the iterator.
+ */
+mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
+                                  const char *const **data_names, const mxk_shape **data_shapes,
+                                  uint32_t *num_label, const char *const **label_names,
+                                  const mxk_shape **label_shapes);
+
+/* ------------------------------------------------------------------------- */
+/* KVStore                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * A key-value store (MXNet's KVStore; seed KVStore tutorial; upstream
+ * src/kvstore/kvstore_local.h; digest operators-kvstore-module.md §3). Values
+ * pushed to one key in one call are summed; without an updater the sum replaces
+ * the stored value, with one the updater is called once per key on the sum. Keys
+ * are strings; the *_int functions take integer keys; mixing both kinds in one
+ * store fails with "Mixed key types are not allowed". Push and pull are
+ * asynchronous (engine functions); arrays may live on any device.
+ */
+typedef struct mxk_kvstore mxk_kvstore;
+
+/**
+ * Creates a store: "local" (reduce on CPU) or "device" (reduce on the values'
+ * device), both in-process through the transport ABI; any other name is looked up
+ * among the registered KVStore transports (dist_sync, ...): MXK_ERR_NOT_FOUND if none.
+ */
+mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out);
+/** Frees a store (after its pending work). NULL: no-op. */
+void mxk_kvstore_free(mxk_kvstore *kv);
+/** The store's type name. */
+const char *mxk_kvstore_type(const mxk_kvstore *kv);
+/** This worker's rank and the number of workers (local: 0 and 1). */
+int32_t mxk_kvstore_rank(const mxk_kvstore *kv);
+int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
+/**
+ * Initialises keys with copies of values. A key initialised twice: MXK_ERR_STATE
+ * ("duplicate init of key K").
+ */
+mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *values);
+/** Pushes values; values of one key in one call are summed. Unknown key: MXK_ERR_NOT_FOUND
+ *  ("key K doesn't exist. Did you init?"); shape mismatch: MXK_ERR_SHAPE. */
+mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *values, int32_t priority);
+/** Pulls the stored value of each key into outs (one key may appear several times). */
+mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *outs, int32_t priority);
+/** Integer-key forms of init/push/pull. */
+mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *values);
+mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *values, int32_t priority);
+mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *outs, int32_t priority);
+/**
+ * The updater: called once per key and push, with the summed value (recv) and the
+ * stored array (stored, to update in place), from an engine worker. Keys are
+ * passed as strings (integer keys in decimal). NULL restores the default (assign).
+ */
+typedef void (*mxk_kvstore_updater)(const char *key, mxk_ndarray *recv, mxk_ndarray *stored,
+                                    void *user);
+mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user);
+/** Blocks until every worker reaches the barrier (local: returns at once). */
+mxk_status mxk_kvstore_barrier(mxk_kvstore *kv);
+
 #ifdef __cplusplus
 }
 #endif

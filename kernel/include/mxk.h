@@ -628,9 +628,13 @@ mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
 typedef struct mxk_kvstore mxk_kvstore;
 
 /**
- * Creates a store: "local" (reduce on CPU) or "device" (reduce on the values'
- * device), both in-process through the transport ABI; any other name is looked up
- * among the registered KVStore transports (dist_sync, ...): MXK_ERR_NOT_FOUND if none.
+ * Creates a store: "local" (reduce on CPU) or "device" (reduce on the first pushed
+ * value's device; the stored value stays on the init value's device), both
+ * in-process through the transport ABI (built-in transport). As upstream's
+ * KVStore::Create, names are matched lower-cased: without "dist", a name starting
+ * with "local" or containing "device" is built in (local_update_cpu,
+ * local_allreduce_device, ...); any other name is looked up among the registered
+ * KVStore transports (dist_sync, ...): MXK_ERR_NOT_FOUND if none.
  */
 mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out);
 /** Frees a store (after its pending work). NULL: no-op. */
@@ -647,10 +651,13 @@ int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
 mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *values);
 /** Pushes values; values of one key in one call are summed. Unknown key: MXK_ERR_NOT_FOUND
- *  ("key K doesn't exist. Did you init?"); shape mismatch: MXK_ERR_SHAPE. */
+ *  ("key K doesn't exist. Did you init?"; integer keys: "key K has not been inited");
+ *  shape mismatch: MXK_ERR_SHAPE; a dtype other than the stored one: MXK_ERR_TYPE.
+ *  Every key is checked before anything is pushed. */
 mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *values, int32_t priority);
-/** Pulls the stored value of each key into outs (one key may appear several times). */
+/** Pulls the stored value of each key into outs (one key may appear several times;
+ *  outs may have another dtype: the copy converts). Errors as mxk_kvstore_push. */
 mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *outs, int32_t priority);
 /** Integer-key forms of init/push/pull. */
@@ -662,8 +669,15 @@ mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *ke
                                 mxk_ndarray *const *outs, int32_t priority);
 /**
  * The updater: called once per key and push, with the summed value (recv) and the
- * stored array (stored, to update in place), from an engine worker. Keys are
- * passed as strings (integer keys in decimal). NULL restores the default (assign).
+ * stored array (stored, to update in place). Keys are passed as strings (integer
+ * keys in decimal). NULL restores the default (assign). As upstream
+ * (KVStoreLocal::PushImpl), it is called in the thread calling mxk_kvstore_push,
+ * during that call, after the sum has been pushed to the engine and without the
+ * store's lock: recv's and stored's values are produced by pending engine work, so
+ * the updater pushes its own work through the engine (imperative operators, copies:
+ * ordered by the arrays' variables, so a later pull sees the result) or waits for
+ * them (mxk_ndarray_copy_to_host and friends are allowed: it is not inside an
+ * engine function). recv is valid only during the call (retain nothing).
  */
 typedef void (*mxk_kvstore_updater)(const char *key, mxk_ndarray *recv, mxk_ndarray *stored,
                                     void *user);

@@ -17,16 +17,22 @@
 /** Alignment of every allocation, in bytes. */
 #define CB_ALIGNMENT 64
 
-/** Number of CPU devices: always 1 (all cores are one device, as in MXNet). */
+/**
+ * Number of CPU devices: one per online CPU, all aliases of host memory (as in
+ * MXNet, where cpu(i) names the same memory and only selects an engine worker
+ * pool), so data parallelism over cpu(0), cpu(1), ... works.
+ */
 static int32_t cpu_device_count(void) {
-    return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int32_t)n : 1;
 }
 
-/** MXK_ERR_INVALID_ARGUMENT unless dev_id is 0. */
+/** MXK_ERR_INVALID_ARGUMENT unless 0 <= dev_id < cpu_device_count(). */
 static mxk_status cpu_check_dev(int32_t dev_id, mxk_error_sink *err) {
-    if (dev_id != 0)
+    if (dev_id < 0 || dev_id >= cpu_device_count())
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "cpu device %d does not exist (only cpu(0))", (int)dev_id);
+                             "cpu device %d does not exist (cpu(0) to cpu(%d))", (int)dev_id,
+                             (int)cpu_device_count() - 1);
     return MXK_OK;
 }
 

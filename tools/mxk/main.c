@@ -13,6 +13,9 @@ static const cli_command *const commands[] = {
     &cli_cmd_ndarray,
     &cli_cmd_symbol,
     &cli_cmd_opcheck,
+    &cli_cmd_train,
+    &cli_cmd_score,
+    &cli_cmd_predict,
     &cli_cmd_demo,
     &cli_cmd_version,
 };

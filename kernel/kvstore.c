@@ -1,0 +1,788 @@
+/*
+ * The KVStore (public API in mxk.h, section "KVStore").
+ *
+ * Semantics: MXNet's KVStoreLocal (upstream src/kvstore/kvstore_local.h, comm.h,
+ * python/mxnet/kvstore/kvstore.py; seed KVStore tutorial; digest
+ * operators-kvstore-module.md §3): init stores a copy per key; the values pushed
+ * to one key in one call are summed; without an updater the sum replaces the
+ * stored value, with one the updater is called once per key and push on the sum;
+ * pull copies the stored value into each output.
+ *
+ * Design (per key: `stored`, the store's value; `merged`, the reduce buffer;
+ * `comm`, a host staging buffer used only when `merged` is not in host memory):
+ *
+ *   push(key, v1..vk)
+ *     1. reduce  merged = v1 + ... + vk. "local" (and transports) reduce on the CPU:
+ *        an engine function adding host memory (float32/64, float16 through float32,
+ *        int8/uint8/int32/int64), values on other devices copied to host temporaries
+ *        first. "device" reduces on the first value's device: on a host device the
+ *        same host function, elsewhere the ElementWiseSum operator (through
+ *        mxk_imperative_invoke) on that device. The kernel has no math of its own
+ *        beyond these adds.
+ *     2. exchange  transport->push(key, merged) then transport->pull(key, merged):
+ *        two async engine functions writing the buffer's variable. The transport
+ *        returns the aggregate over all workers; the built-in in-process transport
+ *        (kvstore_local_transport.c, one worker) returns the value itself, so
+ *        "local"/"device" go through the same contract as dist transports will.
+ *     3. apply  no updater: stored = merged (an engine copy). With an updater:
+ *        updater(key, merged, stored, user), called in the pushing thread during
+ *        mxk_kvstore_push, once per key (as upstream KVStoreLocal::PushImpl calls
+ *        updater_ in the pushing thread). The updater receives arrays whose values
+ *        are produced by pending engine work, so it must do its own work through the
+ *        engine (imperative operators, copies: ordered by the arrays' variables) or
+ *        wait for them (mxk_ndarray_wait_to_read and friends are allowed: it does not
+ *        run inside an engine function).
+ *   pull(key, out...)  one engine copy stored -> out per output.
+ *
+ * Ordering: every step reads and writes the arrays' engine variables; the per-key
+ * variable of the store is its `stored` array's variable (and `merged`'s for the
+ * exchange), so a pull pushed after a push sees the push's result, and pushes and
+ * pulls of one key from one thread act in program order (engine.h semantics).
+ * Errors of engine steps travel along those variables and are reported by waits on
+ * the pulled arrays (engine error propagation).
+ *
+ * Thread safety: a mutex guards the key table; the updater is called without it.
+ * As upstream, the order of calls from different threads is not defined.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "dtype_convert.h"
+#include "engine.h"
+#include "error.h"
+#include "kvstore.h"
+#include "mxk.h"
+#include "ndarray.h"
+#include "registry.h"
+#include "shape.h"
+
+/** Kind of keys a store has seen (mixing is an error, upstream kvstore.py). */
+enum { KV_KEYS_NONE = 0, KV_KEYS_STR = 1, KV_KEYS_INT = 2 };
+
+/** One key of the store. */
+typedef struct kv_entry {
+    char *key;           /**< string form (integer keys in decimal) */
+    mxk_ndarray *stored; /**< the store's value: CPU, or the init value's device ("device") */
+    mxk_ndarray *merged; /**< reduce buffer, created on the first push (reduce device) */
+    mxk_ndarray *comm;   /**< host staging for the transport when merged is on a device */
+} kv_entry;
+
+/** Definition of the public opaque handle. */
+struct mxk_kvstore {
+    char *type;      /**< as given to mxk_kvstore_create */
+    int device_mode; /**< "device": reduce and keep values on the values' device */
+    const mxk_kvstore_transport_def *tdef;
+    void *transport;
+    pthread_mutex_t lock; /**< guards everything below */
+    int key_kind;
+    kv_entry **items;
+    uint32_t count, capacity;
+    mxk_kvstore_updater updater;
+    void *updater_user;
+};
+
+static const mxk_context KV_CPU = {MXK_DEV_CPU, 0};
+
+/** True for host memory devices. */
+static int kv_is_host(mxk_context c) {
+    return c.dev_type == MXK_DEV_CPU || c.dev_type == MXK_DEV_CPU_PINNED;
+}
+
+/** True when two contexts are the same device. */
+static int kv_same_ctx(mxk_context a, mxk_context b) {
+    return a.dev_type == b.dev_type && a.dev_id == b.dev_id;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Engine functions                                                          */
+/* ------------------------------------------------------------------------- */
+
+/** Argument of the host sum: dst = src[0] + ... + src[n-1] (all host, same dtype/size). */
+typedef struct kv_sum {
+    mxk_ndarray *dst;
+    uint32_t n;
+    mxk_ndarray *src[]; /**< owned handles (retained views or host temporaries) */
+} kv_sum;
+
+/** Frees a sum argument and its handles. */
+static void kv_sum_free(void *p) {
+    kv_sum *a = p;
+    mxk_ndarray_free(a->dst);
+    for (uint32_t i = 0; i < a->n; i++)
+        mxk_ndarray_free(a->src[i]);
+    free(a);
+}
+
+/** Adds `count` elements of `s` into `d` (host memory, dtype `dt`); false if unsupported. */
+static int kv_add_host(void *d, const void *s, int32_t dt, uint64_t count) {
+#define KV_ADD(T)                                                                                  \
+    do {                                                                                           \
+        T *x = d;                                                                                  \
+        const T *y = s;                                                                            \
+        for (uint64_t i = 0; i < count; i++)                                                       \
+            x[i] = (T)(x[i] + y[i]);                                                               \
+    } while (0)
+    switch (dt) {
+    case MXK_FLOAT32:
+        KV_ADD(float);
+        return 1;
+    case MXK_FLOAT64:
+        KV_ADD(double);
+        return 1;
+    case MXK_INT32:
+        KV_ADD(int32_t);
+        return 1;
+    case MXK_INT64:
+        KV_ADD(int64_t);
+        return 1;
+    case MXK_INT8:
+        KV_ADD(int8_t);
+        return 1;
+    case MXK_UINT8:
+        KV_ADD(uint8_t);
+        return 1;
+    default:
+        return 0;
+    }
+#undef KV_ADD
+}
+
+/** Engine function of the host sum (MXNet CommCPU::Reduce, upstream src/kvstore/comm.h). */
+static mxk_status kv_sum_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
+    (void)rctx;
+    kv_sum *a = arg;
+    uint64_t count = mxk_ndarray_size(a->dst);
+    int32_t dt = a->dst->dtype;
+    void *d = mxk_ndarray_ptr(a->dst);
+    if (count == 0)
+        return MXK_OK;
+    memcpy(d, mxk_ndarray_ptr(a->src[0]), (size_t)mxk_ndarray_bytes(a->dst));
+    if (a->n == 1)
+        return MXK_OK;
+    if (dt == MXK_FLOAT16) { /* accumulate in float32, round once at the end */
+        float *acc = malloc((size_t)count * sizeof *acc),
+              *tmp = malloc((size_t)count * sizeof *tmp);
+        if (acc == NULL || tmp == NULL) {
+            free(acc);
+            free(tmp);
+            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "KVStore sum: out of host memory");
+        }
+        mxk_dtype_convert(acc, MXK_FLOAT32, d, MXK_FLOAT16, count);
+        for (uint32_t k = 1; k < a->n; k++) {
+            mxk_dtype_convert(tmp, MXK_FLOAT32, mxk_ndarray_ptr(a->src[k]), MXK_FLOAT16, count);
+            kv_add_host(acc, tmp, MXK_FLOAT32, count);
+        }
+        mxk_dtype_convert(d, MXK_FLOAT16, acc, MXK_FLOAT32, count);
+        free(acc);
+        free(tmp);
+        return MXK_OK;
+    }
+    for (uint32_t k = 1; k < a->n; k++)
+        if (!kv_add_host(d, mxk_ndarray_ptr(a->src[k]), dt, count))
+            return mxk_sink_set(err, MXK_ERR_TYPE, "KVStore: cannot sum values of dtype %s",
+                                mxk_dtype_name(dt));
+    return MXK_OK;
+}
+
+/** Argument of a transport push or pull of one key's host buffer. */
+typedef struct kv_xfer {
+    const mxk_kvstore_transport_def *def;
+    void *transport;
+    char *key;
+    mxk_ndarray *buf; /**< retained view of the host buffer */
+    mxk_tensor t;     /**< lives until completion, as the contract requires */
+    int32_t priority;
+    int is_pull;
+} kv_xfer;
+
+/** Frees a transfer argument. */
+static void kv_xfer_free(void *p) {
+    kv_xfer *a = p;
+    mxk_ndarray_free(a->buf);
+    free(a->key);
+    free(a);
+}
+
+/** Async engine function: hands the buffer to the transport, which completes `done`. */
+static void kv_xfer_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *done) {
+    (void)rctx;
+    kv_xfer *a = arg;
+    mxk_ndarray_to_tensor(a->buf, &a->t);
+    if (a->is_pull)
+        a->def->pull(a->transport, a->key, &a->t, a->priority, done);
+    else
+        a->def->push(a->transport, a->key, &a->t, a->priority, done);
+}
+
+/** Pushes a transport push (is_pull 0) or pull (1) of `buf` (host) for `key`. */
+static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *buf, int is_pull,
+                               int32_t priority) {
+    kv_xfer *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
+    a->def = kv->tdef;
+    a->transport = kv->transport;
+    a->key = strdup(key);
+    a->buf = mxk_ndarray_retain_view(buf);
+    a->priority = priority;
+    a->is_pull = is_pull;
+    if (a->key == NULL || a->buf == NULL) {
+        kv_xfer_free(a);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
+    }
+    mxk_engine_var *v = mxk_ndarray_var(buf);
+    mxk_engine_push_desc d = {.async_fn = kv_xfer_fn,
+                              .arg = a,
+                              .arg_free = kv_xfer_free,
+                              .dev_type = MXK_DEV_CPU,
+                              .dev_id = 0,
+                              .write_vars = &v,
+                              .num_write = 1,
+                              .props = MXK_ENGINE_PROP_NORMAL,
+                              .priority = priority,
+                              .name =
+                                  is_pull ? "kvstore_transport_pull" : "kvstore_transport_push"};
+    return mxk_engine_push(&d);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Store lifecycle                                                           */
+/* ------------------------------------------------------------------------- */
+
+mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out) {
+    if (out == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_create: out is NULL");
+    *out = NULL;
+    if (type == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_create: type is NULL");
+    /* KVStore::Create matches lower-cased substrings (upstream src/kvstore/kvstore.cc). */
+    char lower[128];
+    size_t n = strlen(type);
+    if (n >= sizeof lower)
+        n = sizeof lower - 1;
+    for (size_t i = 0; i < n; i++)
+        lower[i] = (char)tolower((unsigned char)type[i]);
+    lower[n] = '\0';
+    const mxk_kvstore_transport_def *def = NULL;
+    int device_mode = 0;
+    if (strstr(lower, "dist") == NULL &&
+        (strncmp(lower, "local", 5) == 0 || strstr(lower, "device") != NULL)) {
+        def = mxk_kvstore_local_transport();
+        device_mode = strstr(lower, "device") != NULL;
+    } else {
+        const mxk_transport_entry *e = mxk_registry_find_transport(type);
+        if (e == NULL)
+            e = mxk_registry_find_transport(lower);
+        if (e == NULL) {
+            char names[512] = "";
+            size_t used = 0;
+            const char *nm;
+            for (uint32_t i = 0; (nm = mxk_kvstore_transport_name(i)) != NULL; i++) {
+                int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", nm);
+                if (w < 0 || (size_t)w >= sizeof names - used)
+                    break;
+                used += (size_t)w;
+            }
+            return mxk_set_error(MXK_ERR_NOT_FOUND,
+                                 "unknown KVStore type '%s': built in are 'local' and 'device'; "
+                                 "transport plugins registered: %s",
+                                 type, used ? names : "none");
+        }
+        def = &e->def;
+    }
+    mxk_kvstore *kv = calloc(1, sizeof *kv);
+    mxk_attrs *attrs = mxk_attrs_new();
+    if (kv == NULL || attrs == NULL || (kv->type = strdup(type)) == NULL) {
+        free(kv);
+        mxk_attrs_free(attrs);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_kvstore_create: out of memory");
+    }
+    mxk_error_sink err;
+    mxk_error_sink_clear(&err);
+    mxk_status st = def->create(attrs, &kv->transport, &err);
+    mxk_attrs_free(attrs);
+    if (st != MXK_OK) {
+        free(kv->type);
+        free(kv);
+        return mxk_set_error_from_sink(&err, "KVStore '%s': transport '%s' create: ", type,
+                                       def->name);
+    }
+    kv->tdef = def;
+    kv->device_mode = device_mode;
+    pthread_mutex_init(&kv->lock, NULL);
+    *out = kv;
+    return MXK_OK;
+}
+
+void mxk_kvstore_free(mxk_kvstore *kv) {
+    if (kv == NULL)
+        return;
+    /* Transport steps write merged/comm: wait for them before destroying the transport. */
+    for (uint32_t i = 0; i < kv->count; i++) {
+        kv_entry *e = kv->items[i];
+        if (e->merged)
+            (void)mxk_engine_wait_var(mxk_ndarray_var(e->merged));
+        if (e->comm)
+            (void)mxk_engine_wait_var(mxk_ndarray_var(e->comm));
+    }
+    kv->tdef->destroy(kv->transport);
+    for (uint32_t i = 0; i < kv->count; i++) {
+        kv_entry *e = kv->items[i];
+        mxk_ndarray_free(e->stored); /* the engine frees memory after pending work */
+        mxk_ndarray_free(e->merged);
+        mxk_ndarray_free(e->comm);
+        free(e->key);
+        free(e);
+    }
+    free(kv->items);
+    pthread_mutex_destroy(&kv->lock);
+    free(kv->type);
+    free(kv);
+}
+
+const char *mxk_kvstore_type(const mxk_kvstore *kv) {
+    return kv ? kv->type : NULL;
+}
+
+int32_t mxk_kvstore_rank(const mxk_kvstore *kv) {
+    return kv ? kv->tdef->rank(kv->transport) : 0;
+}
+
+int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv) {
+    return kv ? kv->tdef->num_workers(kv->transport) : 1;
+}
+
+mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user) {
+    if (kv == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_set_updater: kv is NULL");
+    pthread_mutex_lock(&kv->lock);
+    kv->updater = fn;
+    kv->updater_user = fn ? user : NULL;
+    pthread_mutex_unlock(&kv->lock);
+    return MXK_OK;
+}
+
+mxk_status mxk_kvstore_barrier(mxk_kvstore *kv) {
+    if (kv == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_barrier: kv is NULL");
+    mxk_error_sink err;
+    mxk_error_sink_clear(&err);
+    if (kv->tdef->barrier(kv->transport, &err) != MXK_OK)
+        return mxk_set_error_from_sink(&err, "KVStore barrier: ");
+    return MXK_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Keys                                                                      */
+/* ------------------------------------------------------------------------- */
+
+/** Checks and records the key kind (lock held). */
+static mxk_status kv_check_kind(mxk_kvstore *kv, int kind) {
+    if (kv->key_kind != KV_KEYS_NONE && kv->key_kind != kind)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "Mixed key types are not allowed");
+    kv->key_kind = kind;
+    return MXK_OK;
+}
+
+/** The entry of `key` (lock held), or NULL. */
+static kv_entry *kv_find(mxk_kvstore *kv, const char *key) {
+    for (uint32_t i = 0; i < kv->count; i++)
+        if (strcmp(kv->items[i]->key, key) == 0)
+            return kv->items[i];
+    return NULL;
+}
+
+/** Sets the error for an unknown key, with upstream's wording per key kind. */
+static mxk_status kv_missing(int kind, const char *key) {
+    if (kind == KV_KEYS_INT)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "key %s has not been inited", key);
+    return mxk_set_error(MXK_ERR_NOT_FOUND, "key %s doesn't exist. Did you init?", key);
+}
+
+/** Common argument checks of init/push/pull. */
+static mxk_status kv_check_args(const mxk_kvstore *kv, uint32_t num, const void *keys,
+                                mxk_ndarray *const *arrays, const char *who) {
+    if (kv == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: kv is NULL", who);
+    if (num > 0 && (keys == NULL || arrays == NULL))
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: keys or arrays is NULL", who);
+    for (uint32_t i = 0; i < num; i++)
+        if (arrays[i] == NULL)
+            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: array %u is NULL", who, i);
+    return MXK_OK;
+}
+
+/** Looks up every key (lock held) and checks array shapes against the stored ones. */
+static mxk_status kv_resolve(mxk_kvstore *kv, int kind, uint32_t num, const char *const *keys,
+                             mxk_ndarray *const *arrays, kv_entry **entries, const char *what) {
+    for (uint32_t i = 0; i < num; i++) {
+        if (keys[i] == NULL)
+            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "KVStore %s: key %u is NULL", what, i);
+        kv_entry *e = kv_find(kv, keys[i]);
+        if (e == NULL)
+            return kv_missing(kind, keys[i]);
+        if (!mxk_shape_equal(&e->stored->shape, &arrays[i]->shape)) {
+            char s1[256], s2[256];
+            return mxk_set_error(MXK_ERR_SHAPE,
+                                 "KVStore %s of key %s: shape mismatch: stored %s, given %s", what,
+                                 keys[i], mxk_shape_format(&e->stored->shape, s1, sizeof s1),
+                                 mxk_shape_format(&arrays[i]->shape, s2, sizeof s2));
+        }
+        entries[i] = e;
+    }
+    return MXK_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* init / push / pull                                                        */
+/* ------------------------------------------------------------------------- */
+
+/** Creates one key's entry: stored copy of `value`, transport init (lock held). */
+static mxk_status kv_init_one(mxk_kvstore *kv, const char *key, mxk_ndarray *value) {
+    mxk_context vc = value->chunk->ctx;
+    mxk_context ctx = kv->device_mode && !kv_is_host(vc) ? vc : KV_CPU;
+    kv_entry *e = calloc(1, sizeof *e);
+    if (e == NULL || (e->key = strdup(key)) == NULL) {
+        free(e);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of memory");
+    }
+    mxk_status st = mxk_ndarray_create(&value->shape, value->dtype, ctx, &e->stored);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_to(value, e->stored);
+    /* The transport takes a host tensor, synchronously. */
+    void *host = NULL;
+    mxk_tensor t;
+    if (st == MXK_OK) {
+        st = mxk_ndarray_wait_to_read(e->stored);
+        mxk_ndarray_to_tensor(e->stored, &t);
+    }
+    if (st == MXK_OK && !kv_is_host(ctx)) {
+        uint64_t bytes = mxk_ndarray_bytes(e->stored);
+        host = malloc(bytes ? (size_t)bytes : 1);
+        if (host == NULL)
+            st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of host memory");
+        else
+            st = mxk_ndarray_copy_to_host(e->stored, host, bytes);
+        t.data = host;
+        t.dev_type = MXK_DEV_CPU;
+        t.dev_id = 0;
+    }
+    if (st == MXK_OK) {
+        mxk_error_sink err;
+        mxk_error_sink_clear(&err);
+        if (kv->tdef->init(kv->transport, key, &t, &err) != MXK_OK)
+            st = mxk_set_error_from_sink(&err, "KVStore init of key %s: ", key);
+    }
+    free(host);
+    if (st == MXK_OK && kv->count == kv->capacity) {
+        uint32_t cap = kv->capacity ? kv->capacity * 2 : 16;
+        kv_entry **items = realloc(kv->items, cap * sizeof *items);
+        if (items == NULL)
+            st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of memory");
+        else {
+            kv->items = items;
+            kv->capacity = cap;
+        }
+    }
+    if (st != MXK_OK) {
+        mxk_ndarray_free(e->stored);
+        free(e->key);
+        free(e);
+        return st;
+    }
+    kv->items[kv->count++] = e;
+    return MXK_OK;
+}
+
+/** mxk_kvstore_init for string-form keys of `kind`. */
+static mxk_status kv_init(mxk_kvstore *kv, int kind, uint32_t num, const char *const *keys,
+                          mxk_ndarray *const *values) {
+    pthread_mutex_lock(&kv->lock);
+    mxk_status st = kv_check_kind(kv, kind);
+    /* All checks first, so that a failing call initialises nothing. */
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++) {
+        if (keys[i] == NULL) {
+            st = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "KVStore init: key %u is NULL", i);
+            break;
+        }
+        int dup = kv_find(kv, keys[i]) != NULL;
+        for (uint32_t j = 0; j < i && !dup; j++)
+            dup = strcmp(keys[j], keys[i]) == 0;
+        if (dup)
+            st = mxk_set_error(MXK_ERR_STATE, "duplicate init of key %s", keys[i]);
+    }
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++)
+        st = kv_init_one(kv, keys[i], values[i]);
+    pthread_mutex_unlock(&kv->lock);
+    return st;
+}
+
+/** Makes `*slot` an array like `like` on `ctx` (reusing it when it already is). */
+static mxk_status kv_ensure(mxk_ndarray **slot, const mxk_ndarray *like, mxk_context ctx) {
+    if (*slot != NULL && kv_same_ctx((*slot)->chunk->ctx, ctx))
+        return MXK_OK;
+    mxk_ndarray_free(*slot); /* pending work keeps its own views */
+    *slot = NULL;
+    return mxk_ndarray_create(&like->shape, like->dtype, ctx, slot);
+}
+
+/**
+ * Pushes the reduce of `vals` into e->merged and the transport exchange (lock held).
+ * Steps 1-2 of the design note at the top of this file.
+ */
+static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *const *vals,
+                                     uint32_t n, int32_t priority) {
+    mxk_context vc = vals[0]->chunk->ctx;
+    mxk_context rctx = kv->device_mode && !kv_is_host(vc) ? vc : KV_CPU;
+    mxk_status st = kv_ensure(&e->merged, e->stored, rctx);
+    if (st != MXK_OK)
+        return st;
+    if (kv_is_host(rctx)) {
+        kv_sum *a = calloc(1, sizeof *a + n * sizeof(mxk_ndarray *));
+        mxk_engine_var **rv = calloc(n, sizeof *rv);
+        if (a == NULL || rv == NULL) {
+            free(a);
+            free(rv);
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+        }
+        a->dst = mxk_ndarray_retain_view(e->merged);
+        st = a->dst ? MXK_OK : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+        for (uint32_t k = 0; st == MXK_OK && k < n; k++) {
+            if (kv_is_host(vals[k]->chunk->ctx)) {
+                a->src[k] = mxk_ndarray_retain_view(vals[k]);
+                st = a->src[k]
+                         ? MXK_OK
+                         : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+            } else { /* a device value: to a host temporary first */
+                st = mxk_ndarray_create(&vals[k]->shape, vals[k]->dtype, KV_CPU, &a->src[k]);
+                if (st == MXK_OK)
+                    st = mxk_ndarray_copy_to(vals[k], a->src[k]);
+            }
+            if (st == MXK_OK)
+                rv[k] = mxk_ndarray_var(a->src[k]);
+            a->n = k + 1;
+        }
+        if (st != MXK_OK) {
+            kv_sum_free(a);
+            free(rv);
+            return st;
+        }
+        mxk_engine_var *wv = mxk_ndarray_var(e->merged);
+        st = mxk_engine_push_sync(kv_sum_fn, a, kv_sum_free, MXK_DEV_CPU, 0, rv, n, &wv, 1,
+                                  MXK_ENGINE_PROP_NORMAL, priority, "kvstore_sum");
+        free(rv);
+    } else { /* "device" on a non-host device: ElementWiseSum there */
+        mxk_ndarray **src = calloc(n, sizeof *src);
+        if (src == NULL)
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+        for (uint32_t k = 0; st == MXK_OK && k < n; k++) {
+            if (kv_same_ctx(vals[k]->chunk->ctx, rctx)) {
+                src[k] = mxk_ndarray_retain_view(vals[k]);
+                st = src[k] ? MXK_OK
+                            : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+            } else {
+                st = mxk_ndarray_create(&vals[k]->shape, vals[k]->dtype, rctx, &src[k]);
+                if (st == MXK_OK)
+                    st = mxk_ndarray_copy_to(vals[k], src[k]);
+            }
+        }
+        if (st == MXK_OK && n == 1) {
+            st = mxk_ndarray_copy_to(src[0], e->merged);
+        } else if (st == MXK_OK) {
+            char num_args[16];
+            snprintf(num_args, sizeof num_args, "%u", n);
+            const char *keys[1] = {"num_args"}, *vals1[1] = {num_args};
+            uint32_t nout = 1;
+            mxk_ndarray *outs[16] = {e->merged};
+            st = mxk_imperative_invoke("ElementWiseSum", n, src, &nout, outs, 1, keys, vals1);
+        }
+        for (uint32_t k = 0; k < n; k++)
+            mxk_ndarray_free(src[k]);
+        free(src);
+    }
+    if (st != MXK_OK)
+        return st;
+    /* Step 2: the exchange through the transport, on host memory. */
+    mxk_ndarray *buf = e->merged;
+    if (!kv_is_host(rctx)) {
+        if ((st = kv_ensure(&e->comm, e->stored, KV_CPU)) != MXK_OK ||
+            (st = mxk_ndarray_copy_to(e->merged, e->comm)) != MXK_OK)
+            return st;
+        buf = e->comm;
+    }
+    if ((st = kv_push_xfer(kv, e->key, buf, 0, priority)) != MXK_OK ||
+        (st = kv_push_xfer(kv, e->key, buf, 1, priority)) != MXK_OK)
+        return st;
+    if (buf != e->merged)
+        st = mxk_ndarray_copy_to(e->comm, e->merged);
+    return st;
+}
+
+/** mxk_kvstore_push for string-form keys of `kind`. */
+static mxk_status kv_push(mxk_kvstore *kv, int kind, uint32_t num, const char *const *keys,
+                          mxk_ndarray *const *values, int32_t priority) {
+    kv_entry **entries = calloc(num ? num : 1, sizeof *entries);
+    mxk_ndarray **group = calloc(num ? num : 1, sizeof *group);
+    /* Per distinct key: the entry and (with an updater) a view of its merged buffer. */
+    kv_entry **upd_e = calloc(num ? num : 1, sizeof *upd_e);
+    mxk_ndarray **upd_m = calloc(num ? num : 1, sizeof *upd_m);
+    if (entries == NULL || group == NULL || upd_e == NULL || upd_m == NULL) {
+        free(entries);
+        free(group);
+        free(upd_e);
+        free(upd_m);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+    }
+    uint32_t nupd = 0;
+    pthread_mutex_lock(&kv->lock);
+    mxk_status st = kv_check_kind(kv, kind);
+    if (st == MXK_OK)
+        st = kv_resolve(kv, kind, num, keys, values, entries, "push");
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++)
+        if (values[i]->dtype != entries[i]->stored->dtype)
+            st = mxk_set_error(MXK_ERR_TYPE, "KVStore push of key %s: dtype %s, stored %s", keys[i],
+                               mxk_dtype_name(values[i]->dtype),
+                               mxk_dtype_name(entries[i]->stored->dtype));
+    mxk_kvstore_updater fn = kv->updater;
+    void *user = kv->updater_user;
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = entries[j] == entries[i];
+        if (seen)
+            continue;
+        uint32_t n = 0;
+        for (uint32_t j = i; j < num; j++)
+            if (entries[j] == entries[i])
+                group[n++] = values[j];
+        kv_entry *e = entries[i];
+        st = kv_reduce_exchange(kv, e, group, n, priority);
+        if (st != MXK_OK)
+            break;
+        if (fn == NULL) {
+            st = mxk_ndarray_copy_to(e->merged, e->stored);
+        } else {
+            upd_e[nupd] = e;
+            upd_m[nupd] = mxk_ndarray_retain_view(e->merged);
+            if (upd_m[nupd] == NULL)
+                st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+            else
+                nupd++;
+        }
+    }
+    pthread_mutex_unlock(&kv->lock);
+    /* Step 3 with an updater: in this thread, without the lock (entries never move). */
+    for (uint32_t u = 0; u < nupd; u++) {
+        if (st == MXK_OK)
+            fn(upd_e[u]->key, upd_m[u], upd_e[u]->stored, user);
+        mxk_ndarray_free(upd_m[u]);
+    }
+    free(entries);
+    free(group);
+    free(upd_e);
+    free(upd_m);
+    return st;
+}
+
+/** mxk_kvstore_pull for string-form keys of `kind`. */
+static mxk_status kv_pull(mxk_kvstore *kv, int kind, uint32_t num, const char *const *keys,
+                          mxk_ndarray *const *outs, int32_t priority) {
+    (void)priority; /* copies are pushed with the engine's default priority */
+    kv_entry **entries = calloc(num ? num : 1, sizeof *entries);
+    if (entries == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore pull: out of memory");
+    pthread_mutex_lock(&kv->lock);
+    mxk_status st = kv_check_kind(kv, kind);
+    if (st == MXK_OK)
+        st = kv_resolve(kv, kind, num, keys, outs, entries, "pull");
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++)
+        st = mxk_ndarray_copy_to(entries[i]->stored, outs[i]);
+    pthread_mutex_unlock(&kv->lock);
+    free(entries);
+    return st;
+}
+
+/** Integer keys in their string form (decimal), as the transport contract wants them. */
+typedef struct kv_int_keys {
+    char (*buf)[16];
+    const char **keys;
+} kv_int_keys;
+
+/** Converts integer keys to strings; false on OOM (last error set). */
+static int kv_int_keys_make(kv_int_keys *k, uint32_t num, const int32_t *keys) {
+    k->buf = calloc(num ? num : 1, sizeof *k->buf);
+    k->keys = calloc(num ? num : 1, sizeof *k->keys);
+    if (k->buf == NULL || k->keys == NULL) {
+        free(k->buf);
+        free(k->keys);
+        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
+        return 0;
+    }
+    for (uint32_t i = 0; i < num; i++) {
+        snprintf(k->buf[i], sizeof k->buf[i], "%" PRId32, keys[i]);
+        k->keys[i] = k->buf[i];
+    }
+    return 1;
+}
+
+/** Frees converted keys. */
+static void kv_int_keys_free(kv_int_keys *k) {
+    free(k->buf);
+    free(k->keys);
+}
+
+mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *values) {
+    mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_init");
+    return st != MXK_OK ? st : kv_init(kv, KV_KEYS_STR, num, keys, values);
+}
+
+mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *values, int32_t priority) {
+    mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_push");
+    return st != MXK_OK ? st : kv_push(kv, KV_KEYS_STR, num, keys, values, priority);
+}
+
+mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                            mxk_ndarray *const *outs, int32_t priority) {
+    mxk_status st = kv_check_args(kv, num, keys, outs, "mxk_kvstore_pull");
+    return st != MXK_OK ? st : kv_pull(kv, KV_KEYS_STR, num, keys, outs, priority);
+}
+
+mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *values) {
+    mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_init_int");
+    kv_int_keys k;
+    if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
+        return st != MXK_OK ? st : mxk_last_error_code();
+    st = kv_init(kv, KV_KEYS_INT, num, k.keys, values);
+    kv_int_keys_free(&k);
+    return st;
+}
+
+mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *values, int32_t priority) {
+    mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_push_int");
+    kv_int_keys k;
+    if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
+        return st != MXK_OK ? st : mxk_last_error_code();
+    st = kv_push(kv, KV_KEYS_INT, num, k.keys, values, priority);
+    kv_int_keys_free(&k);
+    return st;
+}
+
+mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                mxk_ndarray *const *outs, int32_t priority) {
+    mxk_status st = kv_check_args(kv, num, keys, outs, "mxk_kvstore_pull_int");
+    kv_int_keys k;
+    if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
+        return st != MXK_OK ? st : mxk_last_error_code();
+    st = kv_pull(kv, KV_KEYS_INT, num, k.keys, outs, priority);
+    kv_int_keys_free(&k);
+    return st;
+}

@@ -1,0 +1,58 @@
+/*
+ * The part every iterator of this plugin shares: a prefetcher over a batch
+ * source, fixed data/label layouts, and the mxk_iter_def callbacks
+ * (abi/mxk_abi_iter.h) on top. Mirrors MXNet's composition of a source iterator
+ * with PrefetcherIter (src/io/iter_prefetcher.h) as in iter_mnist.cc /
+ * iter_csv.cc's registration.
+ */
+#ifndef MXK_IO_ITER_H
+#define MXK_IO_ITER_H
+
+#include "mxk_sdk.h"
+#include "prefetch.h"
+
+/** A running iterator: source, prefetcher, layouts and the current batch. */
+typedef struct io_iter {
+    void *src;                /**< the source's state */
+    void (*src_free)(void *); /**< frees it (after the prefetcher has stopped) */
+    prefetcher pf;
+    mxk_shape data_shape;  /**< full batch shape of "data" */
+    mxk_shape label_shape; /**< full batch shape of "softmax_label" */
+    uint32_t batch_size;
+    mxk_tensor data_t, label_t; /**< tensors of the current batch */
+    const mxk_tensor *data_p[1], *label_p[1];
+    mxk_tensor desc_data_t, desc_label_t; /**< layouts for describe (data NULL) */
+    const mxk_tensor *desc_data_p[1], *desc_label_p[1];
+    const pf_slot *cur; /**< current slot or NULL */
+} io_iter;
+
+/** Names of the data and label arrays (MXNet's defaults). */
+extern const char *const io_data_names[1];
+extern const char *const io_label_names[1];
+
+/**
+ * Creates the iterator around `src`, with `prefetch_buffer` slots, and stores it
+ * in *out. On failure calls src_free(src) and reports into err.
+ */
+mxk_status io_iter_start(void *src, void (*src_free)(void *),
+                         mxk_status (*produce)(void *, pf_slot *, int *, char *),
+                         mxk_status (*rewind)(void *, char *), const mxk_shape *data_shape,
+                         const mxk_shape *label_shape, uint32_t prefetch_buffer, void **out,
+                         mxk_error_sink *err);
+/** mxk_iter_def.destroy. */
+void io_iter_destroy(void *it);
+/** mxk_iter_def.reset. */
+mxk_status io_iter_reset(void *it, mxk_error_sink *err);
+/** mxk_iter_def.next. */
+mxk_status io_iter_next(void *it, int32_t *has_next, mxk_error_sink *err);
+/** mxk_iter_def.current. */
+mxk_status io_iter_current(void *it, mxk_iter_batch *batch, mxk_error_sink *err);
+/** mxk_iter_def.describe. */
+mxk_status io_iter_describe(void *it, mxk_iter_batch *batch, mxk_error_sink *err);
+
+/** Registers MNISTIter (mnist_iter.c). */
+mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers CSVIter (csv_iter.c). */
+mxk_status io_register_csv(mxk_registrar *reg, mxk_error_sink *err);
+
+#endif /* MXK_IO_ITER_H */

@@ -1,0 +1,253 @@
+/*
+ * MNISTIter: MXNet's src/io/iter_mnist.cc (digest engine-memory-io.md §4.8).
+ *
+ * - image / label: IDX files, gzip'd or plain (zlib's gzread reads both).
+ * - Partition (num_parts, part_index): examples [floor(n/k*i), floor(n/k*(i+1)))
+ *   computed in double, as upstream: contiguous, disjoint, covering.
+ * - Scaling: pixel byte / 256 (upstream `img_ *= 1.0f / 256.0f`), so values lie
+ *   in [0, 255/256]. Labels are float32 class ids.
+ * - Shuffle (shuffle=True): once, at create, over the partition, with MT19937
+ *   seeded by `seed` (upstream std::mt19937(seed)) and a Fisher-Yates pass whose
+ *   bounded draws use rejection sampling (see shuffle()). The order is therefore
+ *   deterministic for a seed on every platform, but not the same permutation as
+ *   libstdc++'s std::shuffle. reset() only rewinds: every epoch has the same order.
+ * - Shapes: data (batch, 1, rows, cols), or (batch, rows*cols) with flat=True;
+ *   label (batch,) (upstream (batch, 1), squeezed by the C API).
+ * - Last batch: an incomplete tail is dropped (no padding): 60000 at batch 128
+ *   gives 468 batches.
+ * - index: the example's position in the file.
+ * Images are kept as bytes (a quarter of upstream's float copy) and converted per
+ * batch on the prefetch thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx.h"
+#include "io_iter.h"
+
+/** State of one MNIST source (touched only by the prefetch thread after create). */
+typedef struct mnist_src {
+    idx_data img, lbl;
+    uint32_t *order; /**< positions within the partition, in delivery order */
+    uint64_t n;      /**< examples in the partition */
+    uint64_t item;   /**< bytes per image */
+    uint32_t batch;
+    uint64_t pos; /**< next position in `order` */
+} mnist_src;
+
+/** MT19937 (Matsumoto & Nishimura 1998), the generator of upstream's std::mt19937. */
+typedef struct mt19937 {
+    uint32_t mt[624];
+    uint32_t i;
+} mt19937;
+
+/** Seeds with the standard init_genrand recurrence (std::mt19937(seed)). */
+static void mt_seed(mt19937 *g, uint32_t seed) {
+    g->mt[0] = seed;
+    for (uint32_t i = 1; i < 624; i++)
+        g->mt[i] = 1812433253u * (g->mt[i - 1] ^ (g->mt[i - 1] >> 30)) + i;
+    g->i = 624;
+}
+
+/** Next 32-bit output (genrand_int32). */
+static uint32_t mt_next(mt19937 *g) {
+    if (g->i >= 624) {
+        for (uint32_t k = 0; k < 624; k++) {
+            uint32_t y = (g->mt[k] & 0x80000000u) | (g->mt[(k + 1) % 624] & 0x7fffffffu);
+            g->mt[k] = g->mt[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        g->i = 0;
+    }
+    uint32_t y = g->mt[g->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/**
+ * Fisher-Yates shuffle of a[0..n) with MT19937(seed): for i = n-1 down to 1, j
+ * uniform in [0, i] by rejection (draws >= the largest multiple of i+1 below
+ * 2^32 are redrawn, then j = draw % (i+1)), swap a[i], a[j].
+ */
+static void shuffle(uint32_t *a, uint64_t n, uint32_t seed) {
+    mt19937 *g = malloc(sizeof *g);
+    if (g == NULL || n < 2) {
+        free(g);
+        return;
+    }
+    mt_seed(g, seed);
+    for (uint64_t i = n - 1; i > 0; i--) {
+        uint64_t range = i + 1;
+        uint64_t limit = (UINT64_C(1) << 32) - ((UINT64_C(1) << 32) % range);
+        uint64_t r;
+        do
+            r = mt_next(g);
+        while (r >= limit);
+        uint64_t j = r % range;
+        uint32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+    free(g);
+}
+
+/** Frees a source. */
+static void mnist_free(void *p) {
+    mnist_src *s = p;
+    if (s == NULL)
+        return;
+    idx_free(&s->img);
+    idx_free(&s->lbl);
+    free(s->order);
+    free(s);
+}
+
+/** Produces the next full batch (prefetch thread); the incomplete tail ends the epoch. */
+static mxk_status mnist_produce(void *p, pf_slot *slot, int *produced, char *msg) {
+    mnist_src *s = p;
+    if (s->pos + s->batch > s->n) {
+        *produced = 0;
+        return MXK_OK;
+    }
+    const float scale = 1.0f / 256.0f;
+    for (uint32_t b = 0; b < s->batch; b++) {
+        uint32_t e = s->order[s->pos + b];
+        const uint8_t *src = s->img.data + (uint64_t)e * s->item;
+        float *dst = slot->data + (uint64_t)b * s->item;
+        for (uint64_t k = 0; k < s->item; k++)
+            dst[k] = (float)src[k] * scale;
+        slot->label[b] = (float)s->lbl.data[e];
+        slot->index[b] = s->img.begin + e;
+    }
+    slot->pad = 0;
+    s->pos += s->batch;
+    *produced = 1;
+    return MXK_OK;
+}
+
+/** Rewinds (prefetch thread): same order again, as upstream's BeforeFirst. */
+static mxk_status mnist_rewind(void *p, char *msg) {
+    ((mnist_src *)p)->pos = 0;
+    return MXK_OK;
+}
+
+/** The partition of one (num_parts, part_index) pair. */
+typedef struct part_spec {
+    uint64_t num_parts, part_index;
+} part_spec;
+
+/** Upstream's partition: [floor(n/k*i), floor(n/k*(i+1))) in double. */
+static void part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end) {
+    const part_spec *ps = ctx;
+    double step = (double)count / (double)ps->num_parts;
+    *begin = (uint64_t)(step * (double)ps->part_index);
+    *end = ps->part_index + 1 == ps->num_parts ? count
+                                               : (uint64_t)(step * (double)(ps->part_index + 1));
+    if (*end > count)
+        *end = count;
+    if (*begin > *end)
+        *begin = *end;
+}
+
+/** MNISTIter create: reads and checks both files, shuffles, starts the prefetcher. */
+static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    const char *image, *label;
+    int64_t batch, seed, num_parts, part_index, prefetch;
+    int32_t do_shuffle, flat, silent;
+    MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "image", &image, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "label", &label, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "batch_size", 1, INT32_MAX, &batch, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "shuffle", &do_shuffle, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "flat", &flat, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "seed", &seed, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "silent", &silent, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_parts", 1, INT32_MAX, &num_parts, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "part_index", 0, num_parts - 1, &part_index, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "prefetch_buffer", 1, 1024, &prefetch, err));
+
+    mnist_src *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
+    char msg[1024];
+    part_spec ps = {(uint64_t)num_parts, (uint64_t)part_index};
+    if (idx_read_file(image, 3, "MNISTIter image file", part_slice, &ps, &s->img, msg,
+                      sizeof msg) != 0 ||
+        idx_read_file(label, 1, "MNISTIter label file", part_slice, &ps, &s->lbl, msg,
+                      sizeof msg) != 0) {
+        mnist_free(s);
+        return mxk_sdk_error(err, MXK_ERR_FORMAT, "%s", msg);
+    }
+    if (s->img.dims[0] != s->lbl.dims[0]) {
+        uint32_t ni = s->img.dims[0], nl = s->lbl.dims[0];
+        mnist_free(s);
+        return mxk_sdk_error(err, MXK_ERR_FORMAT,
+                             "MNISTIter: the image file '%s' holds %u images but the label file "
+                             "'%s' holds %u labels",
+                             image, (unsigned)ni, label, (unsigned)nl);
+    }
+    s->n = s->img.end - s->img.begin;
+    s->item = s->img.item_size;
+    s->batch = (uint32_t)batch;
+    s->order = malloc((s->n ? s->n : 1) * sizeof *s->order);
+    if (s->order == NULL) {
+        mnist_free(s);
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
+    }
+    for (uint64_t i = 0; i < s->n; i++)
+        s->order[i] = (uint32_t)i;
+    if (do_shuffle)
+        shuffle(s->order, s->n, (uint32_t)seed);
+    mxk_shape dshape = {0}, lshape = mxk_sdk_shape1(batch);
+    if (flat) {
+        dshape = mxk_sdk_shape2(batch, (int64_t)s->item);
+    } else {
+        dshape.ndim = 4;
+        dshape.dims[0] = batch;
+        dshape.dims[1] = 1;
+        dshape.dims[2] = s->img.dims[1];
+        dshape.dims[3] = s->img.dims[2];
+    }
+    if (!silent)
+        mxk_sdk_log(
+            MXK_LOG_INFO,
+            "MNISTIter: load %llu images (part %lld of %lld), shuffle=%d, shape=(%lld,%s%u,%u)",
+            (unsigned long long)s->n, (long long)part_index, (long long)num_parts, do_shuffle,
+            (long long)batch, flat ? "" : "1,", (unsigned)s->img.dims[1], (unsigned)s->img.dims[2]);
+    return io_iter_start(s, mnist_free, mnist_produce, mnist_rewind, &dshape, &lshape,
+                         (uint32_t)prefetch, out, err);
+}
+
+/** MNISTIter's attribute schema (names and defaults of upstream's MNISTParam + prefetch). */
+static const mxk_attr_def g_mnist_attrs[] = {
+    MXK_SDK_ATTR("image", MXK_ATTR_STRING, 0, "./train-images-idx3-ubyte", NULL,
+                 "IDX image file (gzip'd or plain)"),
+    MXK_SDK_ATTR("label", MXK_ATTR_STRING, 0, "./train-labels-idx1-ubyte", NULL,
+                 "IDX label file (gzip'd or plain)"),
+    MXK_SDK_ATTR("batch_size", MXK_ATTR_INT, 0, "128", NULL, "batch size"),
+    MXK_SDK_ATTR("shuffle", MXK_ATTR_BOOL, 0, "True", NULL, "shuffle once at creation"),
+    MXK_SDK_ATTR("flat", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "data as (batch, rows*cols) instead of (batch, 1, rows, cols)"),
+    MXK_SDK_ATTR("seed", MXK_ATTR_INT, 0, "0", NULL, "shuffle seed (MT19937)"),
+    MXK_SDK_ATTR("silent", MXK_ATTR_BOOL, 0, "False", NULL, "no log line at creation"),
+    MXK_SDK_ATTR("num_parts", MXK_ATTR_INT, 0, "1", NULL, "number of partitions"),
+    MXK_SDK_ATTR("part_index", MXK_ATTR_INT, 0, "0", NULL, "partition to read"),
+    MXK_SDK_ATTR("prefetch_buffer", MXK_ATTR_INT, 0, "4", NULL, "batches prefetched"),
+};
+
+mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_iter_def def;
+    mxk_sdk_iter_def_init(&def);
+    def.name = "MNISTIter";
+    def.description = "MNIST-format IDX images and labels (MXNet src/io/iter_mnist.cc)";
+    def.attrs = g_mnist_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(g_mnist_attrs);
+    def.create = mnist_create;
+    def.destroy = io_iter_destroy;
+    def.reset = io_iter_reset;
+    def.next = io_iter_next;
+    def.current = io_iter_current;
+    def.describe = io_iter_describe;
+    return reg->register_iterator(reg, &def, err);
+}

@@ -1,0 +1,247 @@
+/*
+ * Fuzz target for the IDX parser of the io-recordio plugin
+ * (plugins/io-recordio/idx.c; the format of MXNet's src/io/iter_mnist.cc).
+ *
+ * Input: one control byte, then the file bytes. Control bit 0 picks the kind
+ * (0: labels, ndim 1; 1: images, ndim 3); bit 1 reads through a temporary file
+ * with zlib's gzread (so gzip'd inputs and corrupt gzip streams are covered too),
+ * else from memory; bits 2-7 pick a partition (num_parts 1..4, part_index) the
+ * way MNISTIter slices a file.
+ *
+ * Property checked on every input: idx_read returns 0 or -1, never crashes; on
+ * -1 the message is non-empty and the output holds no data; on 0 the kept slice
+ * lies within the declared count, the data pointer is set, and in memory mode
+ * the header plus the slice fits in the input.
+ *
+ * Two builds, as the other fuzz targets:
+ * - libFuzzer (clang, -fsanitize=fuzzer, option MXK_FUZZ): LLVMFuzzerTestOneInput.
+ * - standalone (MXK_FUZZ_STANDALONE, always built, a ctest): main() builds seeds
+ *   (valid image and label files, plain and gzip'd), runs each seed, every
+ *   truncation, every single-byte mutation (several values per byte) and 5000
+ *   fixed-seed random multi-byte mutations; arguments are extra input files.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "idx.h"
+
+/** Memory reader state. */
+typedef struct mem_ctx {
+    const uint8_t *p;
+    size_t n, pos;
+} mem_ctx;
+
+/** idx_reader.read over a buffer. */
+static int64_t mem_read(void *ctx, void *buf, size_t n) {
+    mem_ctx *m = ctx;
+    size_t k = m->n - m->pos < n ? m->n - m->pos : n;
+    memcpy(buf, m->p + m->pos, k);
+    m->pos += k;
+    return (int64_t)k;
+}
+
+/** Reports a broken property and aborts (libFuzzer saves the input). */
+static void fuzz_fail(const char *what, const char *msg) {
+    fprintf(stderr, "fuzz_idx: %s (message: %s)\n", what, msg);
+    abort();
+}
+
+/** MNISTIter's partition, as in mnist_iter.c (part of the property under test). */
+typedef struct part_spec {
+    uint64_t parts, index;
+} part_spec;
+
+/** Slice callback for idx_read_file. */
+static void part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end) {
+    const part_spec *ps = ctx;
+    double step = (double)count / (double)ps->parts;
+    *begin = (uint64_t)(step * (double)ps->index);
+    *end = ps->index + 1 == ps->parts ? count : (uint64_t)(step * (double)(ps->index + 1));
+}
+
+/** Temporary file for the gzread path (one per process). */
+static const char *tmp_path(void) {
+    static char path[256];
+    if (!path[0])
+        snprintf(path, sizeof path, "%s/mxk_fuzz_idx_%ld",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    return path;
+}
+
+/** Runs one input; returns idx_read's result. */
+static int run_one(const uint8_t *data, size_t size) {
+    if (size == 0)
+        return -1;
+    uint8_t ctl = data[0];
+    data++;
+    size--;
+    uint32_t ndim = (ctl & 1) ? 3 : 1;
+    part_spec ps = {1 + ((ctl >> 2) & 3), 0};
+    ps.index = ((uint64_t)ctl >> 4) % ps.parts;
+    idx_data out;
+    char msg[1024] = "";
+    int rc;
+    if (ctl & 2) {
+        FILE *f = fopen(tmp_path(), "wb");
+        if (f == NULL || fwrite(data, 1, size, f) != size)
+            fuzz_fail("cannot write the temporary file", tmp_path());
+        fclose(f);
+        rc = idx_read_file(tmp_path(), ndim, "fuzz", part_slice, &ps, &out, msg, sizeof msg);
+    } else {
+        mem_ctx m = {data, size, 0};
+        idx_reader r = {.ctx = &m, .read = mem_read, .errmsg = NULL};
+        idx_data hdr;
+        rc = idx_read_header(&r, ndim, "fuzz", &hdr, msg, sizeof msg);
+        if (rc == 0) {
+            uint64_t b, e;
+            part_slice(&ps, hdr.dims[0], &b, &e);
+            m.pos = 0;
+            rc = idx_read(&r, ndim, "fuzz", b, e, &out, msg, sizeof msg);
+            if (rc == 0 && 4 + 4 * ndim + e * out.item_size > size)
+                fuzz_fail("slice read past the input", msg);
+        } else {
+            out = hdr;
+        }
+    }
+    if (rc != 0 && rc != -1)
+        fuzz_fail("unexpected return value", msg);
+    if (rc != 0) {
+        if (msg[0] == '\0')
+            fuzz_fail("error without a message", msg);
+        if (out.data != NULL)
+            fuzz_fail("data set on failure", msg);
+        return rc;
+    }
+    if (out.data == NULL || out.ndim != ndim || out.begin > out.end || out.end > out.dims[0])
+        fuzz_fail("inconsistent result", msg);
+    volatile uint8_t sink = 0;
+    for (uint64_t i = 0; i < (out.end - out.begin) * out.item_size; i += 97)
+        sink ^= out.data[i];
+    (void)sink;
+    idx_free(&out);
+    return rc;
+}
+
+/** libFuzzer entry point. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    run_one(data, size);
+    return 0;
+}
+
+#ifdef MXK_FUZZ_STANDALONE
+
+/** A seed: control byte + file bytes. */
+typedef struct seed {
+    uint8_t *b;
+    size_t n;
+} seed;
+
+/** Big-endian uint32. */
+static void be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/** Builds a seed of an image (ndim 3) or label file, optionally gzip'd. */
+static seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
+    uint32_t n = 7, rows = 3, cols = 2;
+    size_t hdr = 4 + 4 * ndim, item = ndim == 3 ? rows * cols : 1;
+    size_t len = hdr + n * item;
+    uint8_t *f = malloc(len);
+    be32(f, 0x800 | ndim);
+    be32(f + 4, n);
+    if (ndim == 3) {
+        be32(f + 8, rows);
+        be32(f + 12, cols);
+    }
+    for (size_t i = hdr; i < len; i++)
+        f[i] = (uint8_t)(i * 31);
+    seed s;
+    if (gz) {
+        uLongf cap = compressBound((uLong)len) + 32;
+        uint8_t *z = malloc(cap + 1);
+        /* gzip wrapper via deflateInit2 (windowBits 31) */
+        z_stream zs = {0};
+        deflateInit2(&zs, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+        zs.next_in = f;
+        zs.avail_in = (uInt)len;
+        zs.next_out = z + 1;
+        zs.avail_out = (uInt)cap;
+        deflate(&zs, Z_FINISH);
+        s.n = 1 + zs.total_out;
+        deflateEnd(&zs);
+        s.b = z;
+    } else {
+        s.b = malloc(len + 1);
+        memcpy(s.b + 1, f, len);
+        s.n = len + 1;
+    }
+    s.b[0] = (uint8_t)((ndim == 3 ? 1 : 0) | (gz ? 2 : 0) | (parts_bits << 2));
+    free(f);
+    return s;
+}
+
+/** Runs a buffer given as a file (argv). */
+static void run_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return;
+    uint8_t *b = malloc(1 << 20);
+    size_t n = fread(b, 1, 1 << 20, f);
+    fclose(f);
+    run_one(b, n);
+    free(b);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        run_file(argv[i]);
+    seed seeds[8];
+    int ns = 0;
+    for (int gz = 0; gz < 2; gz++)
+        for (uint32_t nd = 1; nd <= 3; nd += 2)
+            seeds[ns++] = make_seed(nd, gz, (uint8_t)(gz ? 0x6 : 0x9));
+    uint64_t runs = 0, ok = 0;
+    for (int s = 0; s < ns; s++) {
+        if (run_one(seeds[s].b, seeds[s].n) != 0)
+            fuzz_fail("a valid seed failed", "");
+        uint8_t *buf = malloc(seeds[s].n + 8);
+        for (size_t len = 0; len <= seeds[s].n; len++, runs++)
+            ok += run_one(seeds[s].b, len) == 0;
+        static const uint8_t vals[] = {0x00, 0x01, 0x03, 0x08, 0x7f, 0x80, 0xff};
+        for (size_t i = 0; i < seeds[s].n; i++)
+            for (size_t v = 0; v < sizeof vals; v++) {
+                memcpy(buf, seeds[s].b, seeds[s].n);
+                buf[i] = i == 0 ? (uint8_t)(buf[0] ^ vals[v]) : vals[v];
+                ok += run_one(buf, seeds[s].n) == 0;
+                runs++;
+            }
+        uint64_t x = 0x9e3779b97f4a7c15ull + (uint64_t)s;
+        for (int r = 0; r < 5000 / ns + 1; r++, runs++) {
+            memcpy(buf, seeds[s].b, seeds[s].n);
+            int k = 1 + (int)(x % 4);
+            for (int j = 0; j < k; j++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                buf[1 + x % (seeds[s].n - 1)] = (uint8_t)(x >> 32);
+            }
+            size_t len = seeds[s].n - (size_t)((x >> 40) % 3);
+            ok += run_one(buf, len) == 0;
+        }
+        free(buf);
+        free(seeds[s].b);
+    }
+    unlink(tmp_path());
+    printf("fuzz_idx: %llu inputs, %llu parsed, the rest rejected cleanly\n",
+           (unsigned long long)runs, (unsigned long long)ok);
+    return 0;
+}
+#endif

@@ -1,0 +1,466 @@
+/*
+ * Tests of mxk_train (train/include/mxk_train.h) against the digest's numbers
+ * (operators-kvstore-module.md §7 rows 17-31, executor-bucketing.md §10.1): update
+ * operators through the optimizer, schedulers, initializer bounds, metrics,
+ * _split_input_slice, the Speedometer line, checkpoint names, the reference
+ * networks' parameters, and the Module: a second init_optimizer changes nothing,
+ * checkpoints load back and predict bit for bit, two contexts keep identical
+ * parameters and agree with one context.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mxk_train.h"
+#include "testing.h"
+
+#ifndef BUILD_CONFDIR
+#error "BUILD_CONFDIR must name the build tree's config dir"
+#endif
+
+static const mxk_context cpu = {MXK_DEV_CPU, 0};
+
+/** A 1-element float32 array holding v. */
+static mxk_ndarray *scalar(float v) {
+    mxk_shape s = {.ndim = 1};
+    s.dims[0] = 1;
+    mxk_ndarray *a = NULL;
+    mxk_ndarray_full(&s, MXK_FLOAT32, cpu, v, &a);
+    return a;
+}
+
+/** The value of a 1-element array. */
+static float value(mxk_ndarray *a) {
+    float v = 0;
+    mxk_ndarray_copy_to_host(a, &v, sizeof v);
+    return v;
+}
+
+/** Rows 17-19: sgd_mom_update, sgd_update and clipping with rescale. */
+static void test_sgd_numbers(void) {
+    mxkt_optimizer o;
+    mxkt_optimizer_sgd(&o, 0.1, 0.9, 0.01);
+    mxk_ndarray *w = scalar(1), *g = scalar(0.5f), *m = scalar(0);
+    const double ew[] = {0.949, 0.852151, 0.714134749}, em[] = {-0.051, -0.096849, -0.138016251};
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(mxkt_optimizer_apply(&o, 0.1, 1.0, w, g, &m), MXK_OK);
+        CHECK_NEAR(value(w), ew[i], 1e-6);
+        CHECK_NEAR(value(m), em[i], 1e-6);
+    }
+    mxkt_optimizer_sgd(&o, 0.1, 0.0, 0.01);
+    CHECK_EQ_INT(mxkt_optimizer_num_states(&o), 0);
+    mxk_ndarray_fill(w, 1.0);
+    CHECK_EQ_INT(mxkt_optimizer_apply(&o, 0.1, 1.0, w, g, NULL), MXK_OK);
+    CHECK_NEAR(value(w), 0.949, 1e-6);
+    CHECK_EQ_INT(mxkt_optimizer_apply(&o, 0.1, 1.0, w, g, NULL), MXK_OK);
+    CHECK_NEAR(value(w), 0.898051, 1e-6);
+    mxkt_optimizer_sgd(&o, 0.1, 0.0, 0.0);
+    o.rescale_grad = 0.5;
+    o.clip_gradient = 1.0;
+    mxk_ndarray_fill(w, 1.0);
+    mxk_ndarray_fill(g, 10.0);
+    CHECK_EQ_INT(mxkt_optimizer_apply(&o, 0.1, 1.0, w, g, NULL), MXK_OK);
+    CHECK_NEAR(value(w), 0.9, 1e-6);
+    /* wd_mult: no decay on biases (upstream set_wd_mult) */
+    CHECK(mxkt_optimizer_wd_mult("fc1_weight") == 1.0);
+    CHECK(mxkt_optimizer_wd_mult("fc1_bias") == 0.0);
+    CHECK(mxkt_optimizer_wd_mult("bn_gamma") == 1.0);
+    mxk_ndarray_free(w);
+    mxk_ndarray_free(g);
+    mxk_ndarray_free(m);
+}
+
+/** Row 20: Python Adam with bias correction through the learning rate. */
+static void test_adam_numbers(void) {
+    mxkt_optimizer o;
+    mxkt_optimizer_adam(&o, 0.001, 0.0);
+    mxk_ndarray *w = scalar(1), *g = scalar(0.5f), *st[2] = {scalar(0), scalar(0)};
+    const double lrt[] = {3.16228e-4, 2.35317e-4, 2.02011e-4};
+    const double ew[] = {0.9990000006, 0.9980000011, 0.9970000014};
+    for (int i = 0; i < 3; i++) {
+        double lr = mxkt_optimizer_step(&o, 0);
+        CHECK_NEAR(lr, lrt[i], 1e-5);
+        CHECK_EQ_INT(mxkt_optimizer_apply(&o, lr, 1.0, w, g, st), MXK_OK);
+        CHECK_NEAR(value(w), ew[i], 1e-6);
+    }
+    CHECK_EQ_INT(o.num_update, 3);
+    mxk_ndarray_free(w);
+    mxk_ndarray_free(g);
+    mxk_ndarray_free(st[0]);
+    mxk_ndarray_free(st[1]);
+}
+
+/** Row 21: FactorScheduler(step=2, factor=0.5, base_lr=1); MultiFactorScheduler. */
+static void test_schedulers(void) {
+    mxkt_lr_scheduler s;
+    mxkt_lr_factor(&s, 2, 0.5, 1.0);
+    const double e[] = {1, 1, 0.5, 0.5, 0.25};
+    for (int i = 0; i < 5; i++)
+        CHECK_NEAR(mxkt_lr_get(&s, i + 1), e[i], 1e-12);
+    int64_t steps[] = {3, 5};
+    CHECK_EQ_INT(mxkt_lr_multifactor(&s, steps, 2, 0.1, 1.0), MXK_OK);
+    const double m[] = {1, 1, 1, 0.1, 0.1, 0.01};
+    for (int i = 0; i < 6; i++)
+        CHECK_NEAR(mxkt_lr_get(&s, i + 1), m[i], 1e-12);
+    int64_t bad[] = {5, 3};
+    CHECK_EQ_INT(mxkt_lr_multifactor(&s, bad, 2, 0.1, 1.0), MXK_ERR_INVALID_ARGUMENT);
+}
+
+/** Row 23: Xavier bounds; values stay within; suffix dispatch. */
+static void test_initializers(void) {
+    mxkt_initializer x, he;
+    CHECK_EQ_INT(mxkt_initializer_parse("xavier", 7, &x), MXK_OK);
+    CHECK_EQ_INT(mxkt_initializer_parse("he", 7, &he), MXK_OK);
+    mxk_shape fc = {.ndim = 2, .dims = {128, 784}}, conv = {.ndim = 4, .dims = {20, 1, 5, 5}};
+    mxk_shape conv2 = {.ndim = 4, .dims = {50, 20, 5, 5}}, vec = {.ndim = 1, .dims = {5}};
+    double s = 0;
+    CHECK_EQ_INT(mxkt_xavier_scale(&x, &fc, &s), MXK_OK);
+    CHECK_NEAR(s, 0.0811107, 1e-6);
+    CHECK_EQ_INT(mxkt_xavier_scale(&x, &conv, &s), MXK_OK);
+    CHECK_NEAR(s, 0.1069045, 1e-6);
+    CHECK_EQ_INT(mxkt_xavier_scale(&he, &conv2, &s), MXK_OK);
+    CHECK_NEAR(s, 0.0632456, 1e-6);
+    CHECK_EQ_INT(mxkt_xavier_scale(&x, &vec, &s), MXK_ERR_INVALID_ARGUMENT);
+    float *v = malloc(128 * 784 * sizeof(float)), *v2 = malloc(128 * 784 * sizeof(float));
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "fc1_weight", &fc, v), MXK_OK);
+    float mx = 0;
+    for (int i = 0; i < 128 * 784; i++)
+        mx = fabsf(v[i]) > mx ? fabsf(v[i]) : mx;
+    CHECK(mx <= 0.0811107f && mx > 0.08f);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "fc1_weight", &fc, v2), MXK_OK);
+    CHECK(memcmp(v, v2, 128 * 784 * sizeof(float)) == 0); /* reproducible */
+    /* He (gaussian, in, 2): sample standard deviation near 0.0632456 */
+    CHECK_EQ_INT(mxkt_initializer_fill(&he, "c_weight", &conv2, v), MXK_OK);
+    double sq = 0;
+    for (int i = 0; i < 25000; i++)
+        sq += (double)v[i] * v[i];
+    CHECK_NEAR(sqrt(sq / 25000), 0.0632456, 0.02);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "fc1_bias", &vec, v), MXK_OK);
+    CHECK(v[0] == 0 && v[4] == 0);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "bn_gamma", &vec, v), MXK_OK);
+    CHECK(v[0] == 1);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "bn_moving_var", &vec, v), MXK_OK);
+    CHECK(v[0] == 1);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "bn_moving_mean", &vec, v), MXK_OK);
+    CHECK(v[0] == 0);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "bn_beta", &vec, v), MXK_OK);
+    CHECK(v[0] == 0);
+    CHECK_EQ_INT(mxkt_initializer_fill(&x, "strange", &vec, v), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Unknown initialization pattern for strange");
+    mxkt_initializer u;
+    CHECK_EQ_INT(mxkt_initializer_parse("uniform(0.01)", 1, &u), MXK_OK);
+    CHECK_EQ_INT(mxkt_initializer_fill(&u, "fc1_weight", &fc, v), MXK_OK);
+    for (int i = 0; i < 128 * 784; i++)
+        if (fabsf(v[i]) > 0.01f) {
+            CHECK(0);
+            break;
+        }
+    free(v);
+    free(v2);
+}
+
+/** Rows 24-26: Accuracy, CrossEntropy, NLL, Perplexity, MAE, MSE, RMSE; TopK. */
+static void test_metrics(void) {
+    const float preds[] = {0.3f, 0.7f, 0, 1, 0.4f, 0.6f}, labels[] = {0, 1, 1};
+    const char *names[] = {"acc", "ce", "nll_loss", "perplexity"};
+    const double expect[] = {0.6666667, 0.5715995, 0.5715995, 1.7710976};
+    const char *shown[] = {"accuracy", "cross-entropy", "nll-loss", "perplexity"};
+    for (int k = 0; k < 4; k++) {
+        mxkt_metric m;
+        CHECK_EQ_INT(mxkt_metric_create(names[k], 0, &m), MXK_OK);
+        mxkt_metric_update(&m, labels, preds, 3, 2);
+        CHECK_NEAR(mxkt_metric_get(&m), expect[k], 1e-6);
+        CHECK(strcmp(m.name, shown[k]) == 0);
+        mxkt_metric_reset(&m);
+        CHECK(isnan(mxkt_metric_get(&m)));
+    }
+    const float rp[] = {3, -0.5f, 2, 7}, rl[] = {2.5f, 0, 2, 8};
+    const char *rn[] = {"mae", "mse", "rmse"};
+    const double re[] = {0.5, 0.375, 0.6123724};
+    for (int k = 0; k < 3; k++) {
+        mxkt_metric m;
+        CHECK_EQ_INT(mxkt_metric_create(rn[k], 0, &m), MXK_OK);
+        mxkt_metric_update(&m, rl, rp, 4, 1);
+        CHECK_NEAR(mxkt_metric_get(&m), re[k], 1e-6);
+    }
+    mxkt_metric t;
+    CHECK_EQ_INT(mxkt_metric_create("top_k_accuracy", 1, &t), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxkt_metric_create("top_k_accuracy", 2, &t), MXK_OK);
+    CHECK(strcmp(t.name, "top_k_accuracy_2") == 0);
+    const float p3[] = {0.1f, 0.5f, 0.4f, 0.6f, 0.3f, 0.1f}, l3[] = {2, 2};
+    mxkt_metric_update(&t, l3, p3, 2, 3);
+    CHECK_NEAR(mxkt_metric_get(&t), 0.5, 1e-12);
+}
+
+/** executor-bucketing.md §10.1 (Python 3 rounding) and the error rows. */
+static void test_split(void) {
+    struct {
+        int64_t batch;
+        int n;
+        double w[4];
+        int64_t b[4], e[4];
+        int ok;
+    } cases[] = {
+        {10, 2, {1, 1}, {0, 5}, {5, 10}, 1},
+        {5, 2, {1, 1}, {0, 2}, {2, 5}, 1},
+        {7, 2, {1, 1}, {0, 4}, {4, 7}, 1},
+        {9, 2, {1, 1}, {0, 4}, {4, 9}, 1},
+        {10, 3, {1, 1, 1}, {0, 3, 6}, {3, 6, 10}, 1},
+        {10, 4, {1, 1, 1, 1}, {0, 2, 4, 6}, {2, 4, 6, 10}, 1},
+        {14, 4, {1, 1, 1, 1}, {0, 4, 8, 12}, {4, 8, 12, 14}, 1},
+        {30, 4, {1, 1, 1, 1}, {0, 8, 16, 24}, {8, 16, 24, 30}, 1},
+        {32, 3, {1, 1, 1}, {0, 11, 22}, {11, 22, 32}, 1},
+        {10, 2, {3, 1}, {0, 8}, {8, 10}, 1},
+        {10, 2, {1, 2}, {0, 3}, {3, 10}, 1},
+        {7, 3, {1, 2, 4}, {0, 1, 3}, {1, 3, 7}, 1},
+        {6, 4, {1, 1, 1, 1}, {0}, {0}, 0},
+        {2, 3, {1, 1, 1}, {0}, {0}, 0},
+        {1, 2, {1, 1}, {0}, {0}, 0},
+        {100, 3, {1, 1, 1}, {0, 33, 66}, {33, 66, 100}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t b[4], e[4];
+        mxk_status st = mxkt_split_input_slice(cases[k].batch, cases[k].w, cases[k].n, b, e);
+        if (!cases[k].ok) {
+            CHECK_EQ_INT(st, MXK_ERR_INVALID_ARGUMENT);
+            CHECK_CONTAINS(mxkt_last_error(), "Too many slices. Some splits are empty.");
+            continue;
+        }
+        CHECK_EQ_INT(st, MXK_OK);
+        for (int i = 0; i < cases[k].n; i++) {
+            CHECK_EQ_INT(b[i], cases[k].b[i]);
+            CHECK_EQ_INT(e[i], cases[k].e[i]);
+        }
+    }
+}
+
+/** Row 29 (Speedometer) and row 30 (checkpoint names). */
+static void test_speedometer_and_names(void) {
+    mxkt_metric m;
+    mxkt_metric_create("acc", 0, &m);
+    const float p[] = {0.3f, 0.7f, 0, 1, 0.4f, 0.6f}, l[] = {0, 1, 1};
+    mxkt_metric_update(&m, l, p, 3, 2);
+    char line[256];
+    mxkt_speedometer_line(line, sizeof line, 0, 50, 50 * 100 / 2.0, &m, 1);
+    CHECK(strcmp(line, "Epoch[0] Batch [50]\tSpeed: 2500.00 samples/sec\taccuracy=0.666667") == 0);
+    mxkt_speedometer_line(line, sizeof line, 3, 100, 2500, NULL, 0);
+    CHECK(strcmp(line, "Iter[3] Batch [100]\tSpeed: 2500.00 samples/sec") == 0);
+    char name[128];
+    mxkt_checkpoint_name(name, sizeof name, "mymodel", 0 + 1, "params");
+    CHECK(strcmp(name, "mymodel-0001.params") == 0);
+    mxkt_checkpoint_name(name, sizeof name, "mymodel", 12, "params");
+    CHECK(strcmp(name, "mymodel-0012.params") == 0);
+    mxkt_checkpoint_name(name, sizeof name, "mymodel", 12, "states");
+    CHECK(strcmp(name, "mymodel-0012.states") == 0);
+    mxkt_checkpoint_name(name, sizeof name, "mymodel", 12, "symbol");
+    CHECK(strcmp(name, "mymodel-symbol.json") == 0);
+}
+
+/** Row 31: MLP parameter names, shapes and count; LeNet count. */
+static void test_networks(void) {
+    mxk_symbol *mlp = NULL, *lenet = NULL;
+    CHECK_EQ_INT(mxkt_net_mlp(&mlp), MXK_OK);
+    CHECK_EQ_INT(mxkt_net_lenet(&lenet), MXK_OK);
+    mxkt_module *m = NULL;
+    CHECK_EQ_INT(mxkt_module_create(mlp, "data", "softmax_label", &cpu, 1, &m), MXK_OK);
+    mxk_shape ds = {.ndim = 2, .dims = {100, 784}}, ls = {.ndim = 1, .dims = {100}};
+    CHECK_EQ_INT(mxkt_module_bind(m, &ds, &ls, 1), MXK_OK);
+    const char *names[] = {"fc1_weight", "fc1_bias",   "fc2_weight",
+                           "fc2_bias",   "fc3_weight", "fc3_bias"};
+    const int64_t shapes[][2] = {{128, 784}, {128, 0}, {64, 128}, {64, 0}, {10, 64}, {10, 0}};
+    CHECK_EQ_INT(mxkt_module_num_params(m), 6);
+    CHECK_EQ_INT(mxkt_module_num_aux(m), 0);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < 6; i++) {
+        CHECK(strcmp(mxkt_module_param_name(m, i), names[i]) == 0);
+        mxk_shape s = mxk_ndarray_shape(mxkt_module_param(m, i));
+        CHECK_EQ_INT(s.ndim, shapes[i][1] ? 2 : 1);
+        CHECK_EQ_INT(s.dims[0], shapes[i][0]);
+        if (shapes[i][1])
+            CHECK_EQ_INT(s.dims[1], shapes[i][1]);
+        total += mxk_ndarray_size(mxkt_module_param(m, i));
+    }
+    CHECK_EQ_INT(total, 109386);
+    mxkt_module_free(m);
+    CHECK_EQ_INT(mxkt_module_create(lenet, "data", "softmax_label", &cpu, 1, &m), MXK_OK);
+    mxk_shape is = {.ndim = 4, .dims = {10, 1, 28, 28}}, l10 = {.ndim = 1, .dims = {10}};
+    CHECK_EQ_INT(mxkt_module_bind(m, &is, &l10, 1), MXK_OK);
+    total = 0;
+    for (uint32_t i = 0; i < mxkt_module_num_params(m); i++)
+        total += mxk_ndarray_size(mxkt_module_param(m, i));
+    CHECK_EQ_INT(total, 431080);
+    mxkt_module_free(m);
+    mxk_symbol_free(mlp);
+    mxk_symbol_free(lenet);
+}
+
+/** Synthetic data: 40 samples of 784 values, labels 0..9. */
+static mxkt_iter *make_data(void) {
+    float *x = malloc(40 * 784 * sizeof(float)), y[40];
+    for (int i = 0; i < 40; i++) {
+        y[i] = (float)(i % 10);
+        for (int j = 0; j < 784; j++)
+            x[i * 784 + j] = (float)((i * 31 + j * 7) % 97) / 97.0f + (j % 10 == i % 10 ? 1.0f : 0);
+    }
+    mxk_shape s = {.ndim = 2, .dims = {40, 784}};
+    mxkt_iter *it = NULL;
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 3, &it), MXK_OK);
+    free(x);
+    return it;
+}
+
+/** A bound, initialised MLP module with SGD on `nctx` contexts. */
+static mxkt_module *make_module(uint32_t nctx, double lr) {
+    mxk_symbol *sym = NULL;
+    mxkt_net_mlp(&sym);
+    mxk_context ctx[2] = {{MXK_DEV_CPU, 0}, {MXK_DEV_CPU, 1}};
+    mxkt_module *m = NULL;
+    CHECK_EQ_INT(mxkt_module_create(sym, "data", "softmax_label", ctx, nctx, &m), MXK_OK);
+    mxk_symbol_free(sym);
+    mxk_shape ds = {.ndim = 2, .dims = {10, 784}}, ls = {.ndim = 1, .dims = {10}};
+    CHECK_EQ_INT(mxkt_module_bind(m, &ds, &ls, 1), MXK_OK);
+    mxkt_initializer init;
+    mxkt_initializer_parse("xavier", 5, &init);
+    CHECK_EQ_INT(mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0), MXK_OK);
+    mxkt_optimizer o;
+    mxkt_optimizer_sgd(&o, lr, 0.9, 1e-4);
+    CHECK_EQ_INT(mxkt_module_init_optimizer(m, "local", &o, 0), MXK_OK);
+    return m;
+}
+
+/** Runs one epoch of fit (no logs). */
+static void fit_epochs(mxkt_module *m, mxkt_iter *it, int32_t begin, int32_t end) {
+    mxkt_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.begin_epoch = begin;
+    fo.num_epoch = end;
+    FILE *devnull = fopen("/dev/null", "w");
+    fo.log = devnull;
+    CHECK_EQ_INT(mxkt_module_fit(m, it, NULL, &fo), MXK_OK);
+    fclose(devnull);
+}
+
+/** Host copy of parameter i of context c. */
+static float *param_copy(mxkt_module *m, uint32_t c, uint32_t i, uint64_t *n) {
+    mxk_ndarray *a = mxkt_module_param_on(m, c, i);
+    *n = mxk_ndarray_size(a);
+    float *v = malloc(*n * sizeof(float));
+    mxk_ndarray_copy_to_host(a, v, *n * sizeof(float));
+    return v;
+}
+
+/** Second init_optimizer warns and changes nothing; checkpoint round trip bit for bit. */
+static void test_module_checkpoint(void) {
+    mxkt_iter *it = make_data();
+    mxkt_module *a = make_module(1, 0.1), *b = make_module(1, 0.1);
+    mxkt_optimizer other;
+    mxkt_optimizer_sgd(&other, 5.0, 0.0, 0.0);
+    CHECK_EQ_INT(mxkt_module_init_optimizer(b, "local", &other, 0), MXK_OK); /* ignored */
+    fit_epochs(a, it, 0, 2);
+    fit_epochs(b, it, 0, 2);
+    for (uint32_t i = 0; i < 6; i++) {
+        uint64_t n = 0;
+        float *pa = param_copy(a, 0, i, &n), *pb = param_copy(b, 0, i, &n);
+        CHECK(memcmp(pa, pb, n * sizeof(float)) == 0);
+        free(pa);
+        free(pb);
+    }
+    char prefix[] = "/tmp/mxk_train_test_XXXXXX";
+    CHECK(mkdtemp(prefix) != NULL);
+    char pre[128], path[160];
+    snprintf(pre, sizeof pre, "%s/mymodel", prefix);
+    CHECK_EQ_INT(mxkt_module_save_checkpoint(a, pre, 2, 1, NULL), MXK_OK);
+    const char *files[] = {"symbol", "params", "states"};
+    for (int k = 0; k < 3; k++) {
+        mxkt_checkpoint_name(path, sizeof path, pre, 2, files[k]);
+        CHECK(access(path, R_OK) == 0);
+    }
+    float *out1 = NULL, *out2 = NULL;
+    int64_t r1 = 0, w1 = 0, r2 = 0, w2 = 0;
+    CHECK_EQ_INT(mxkt_module_predict(a, it, &out1, &r1, &w1), MXK_OK);
+    CHECK_EQ_INT(r1, 40);
+    CHECK_EQ_INT(w1, 10);
+    /* load into a fresh module bound for inference */
+    mxk_symbol *sym = NULL;
+    CHECK_EQ_INT(mxkt_load_symbol(pre, &sym), MXK_OK);
+    mxkt_module *c = NULL;
+    CHECK_EQ_INT(mxkt_module_create(sym, "data", "softmax_label", &cpu, 1, &c), MXK_OK);
+    mxk_shape ds = {.ndim = 2, .dims = {10, 784}}, ls = {.ndim = 1, .dims = {10}};
+    CHECK_EQ_INT(mxkt_module_bind(c, &ds, &ls, 0), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_load_params(c, pre, 2), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_predict(c, it, &out2, &r2, &w2), MXK_OK);
+    CHECK_EQ_INT(r2, r1);
+    CHECK(out1 && out2 && memcmp(out1, out2, (size_t)(r1 * w1) * sizeof(float)) == 0);
+    /* resume: b continues from a's checkpoint with states → same as a continuing */
+    CHECK_EQ_INT(mxkt_module_load_params(b, pre, 2), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_load_states(b, pre, 2), MXK_OK);
+    fit_epochs(a, it, 2, 3);
+    fit_epochs(b, it, 2, 3);
+    for (uint32_t i = 0; i < 6; i++) {
+        uint64_t n = 0;
+        float *pa = param_copy(a, 0, i, &n), *pb = param_copy(b, 0, i, &n);
+        CHECK(memcmp(pa, pb, n * sizeof(float)) == 0);
+        free(pa);
+        free(pb);
+    }
+    free(out1);
+    free(out2);
+    mxkt_module_free(a);
+    mxkt_module_free(b);
+    mxkt_module_free(c);
+    mxk_symbol_free(sym);
+    mxkt_iter_free(it);
+    for (int k = 0; k < 3; k++) {
+        mxkt_checkpoint_name(path, sizeof path, pre, 2, files[k]);
+        unlink(path);
+    }
+    rmdir(prefix);
+}
+
+/** Two contexts (KVStore local): identical parameters, close to one context. */
+static void test_two_contexts(void) {
+    mxkt_iter *it = make_data();
+    mxkt_module *one = make_module(1, 0.1), *two = make_module(2, 0.1);
+    CHECK_EQ_INT(mxkt_module_num_ctx(two), 2);
+    fit_epochs(one, it, 0, 2);
+    fit_epochs(two, it, 0, 2);
+    for (uint32_t i = 0; i < 6; i++) {
+        uint64_t n = 0;
+        float *p0 = param_copy(two, 0, i, &n), *p1 = param_copy(two, 1, i, &n);
+        float *q = param_copy(one, 0, i, &n);
+        CHECK(memcmp(p0, p1, n * sizeof(float)) == 0);
+        double md = 0;
+        for (uint64_t k = 0; k < n; k++)
+            md = fabs((double)p0[k] - q[k]) > md ? fabs((double)p0[k] - q[k]) : md;
+        CHECK(md < 1e-3);
+        free(p0);
+        free(p1);
+        free(q);
+    }
+    mxkt_module_free(one);
+    mxkt_module_free(two);
+    mxkt_iter_free(it);
+}
+
+int main(void) {
+    mxk_init_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.config_dir = BUILD_CONFDIR;
+    if (mxk_init(&o) != MXK_OK || mxk_op_kernel_count("sgd_update") == 0) {
+        fprintf(stderr, "cpu-blas not loaded from %s: %s\n", BUILD_CONFDIR, mxk_get_last_error());
+        return 77;
+    }
+    MXK_RUN(test_sgd_numbers);
+    MXK_RUN(test_adam_numbers);
+    MXK_RUN(test_schedulers);
+    MXK_RUN(test_initializers);
+    MXK_RUN(test_metrics);
+    MXK_RUN(test_split);
+    MXK_RUN(test_speedometer_and_names);
+    MXK_RUN(test_networks);
+    MXK_RUN(test_module_checkpoint);
+    MXK_RUN(test_two_contexts);
+    mxk_shutdown();
+    return MXK_TEST_EXIT();
+}

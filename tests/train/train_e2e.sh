@@ -1,0 +1,81 @@
+#!/bin/sh
+# End-to-end tests of `mxk train` / `mxk score` / `mxk predict` on Fashion-MNIST.
+# usage: train_e2e.sh CASE MXK CONFDIR WORKDIR
+# Exit 77 (skipped) when /usr/share/datasets/fashion-mnist is not installed.
+set -u
+case_name=$1 mxk=$2 conf=$3 work=$4
+data=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need_data() {
+    [ -r "$data/train-images-idx3-ubyte.gz" ] || { echo "skipped: no $data"; exit 77; }
+}
+# metric value of the last "Epoch[E] KIND-accuracy=V" line of a log
+last_acc() { grep "$2-accuracy=" "$1" | tail -1 | sed 's/.*=//'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+export OPENBLAS_NUM_THREADS=1
+
+case $case_name in
+train_slice)
+    # one epoch on 6,000 examples; measured 0.758 validation accuracy (seed 0),
+    # the bound leaves a margin for other BLAS builds / thread counts
+    need_data
+    "$mxk" --config-dir "$conf" train --num-examples 6000 --num-epochs 1 --disp-batches 20 \
+        --metrics-log m.jsonl >out.txt 2>log.txt || { cat log.txt; fail "mxk train failed"; }
+    cat log.txt
+    grep -q "^Epoch\[0\] Batch \[20\]	Speed: [0-9.]* samples/sec	accuracy=0\.[0-9]*$" log.txt ||
+        fail "no Speedometer line"
+    grep -q '^Epoch\[0\] Train-accuracy=' log.txt || fail "no Train- line"
+    grep -q '^Epoch\[0\] Time cost=[0-9.]*$' log.txt || fail "no Time cost line"
+    acc=$(last_acc log.txt Validation)
+    ge "$acc" 0.70 || fail "validation accuracy $acc < 0.70"
+    [ "$(wc -l <m.jsonl)" -eq 1 ] || fail "metrics log needs one line"
+    grep -q '"epoch": 0, "train": {"accuracy": 0\.[0-9]*}, "validation": {"accuracy": ' m.jsonl ||
+        fail "metrics log line: $(cat m.jsonl)"
+    [ ! -s out.txt ] || fail "stdout not a terminal: no progress bar expected"
+    ;;
+train_resume)
+    # 3 epochs uninterrupted vs 2 epochs + resume at --load-epoch 2: same parameters
+    # (byte-identical .params) and the same epoch-2 metrics
+    need_data
+    common="--num-examples 2000 --disp-batches 0 --seed 3"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --model-prefix a/m \
+        --metrics-log a.jsonl 2>a.log || { cat a.log; fail "run a"; }
+    "$mxk" --config-dir "$conf" train $common --num-epochs 2 --model-prefix b/m \
+        --metrics-log b.jsonl 2>b.log || { cat b.log; fail "run b"; }
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --model-prefix b/m --load-epoch 2 \
+        --metrics-log b.jsonl 2>b2.log || { cat b2.log; fail "run b resumed"; }
+    for f in a/m-symbol.json a/m-0001.params a/m-0001.states a/m-0003.params b/m-0003.states; do
+        [ -s "$f" ] || fail "missing $f"
+    done
+    cmp a/m-0003.params b/m-0003.params || fail "resumed parameters differ"
+    cmp a/m-0003.states b/m-0003.states || fail "resumed optimizer states differ"
+    strip() { sed 's/, "samples_per_sec".*//' "$1"; }
+    strip a.jsonl >a.m && strip b.jsonl >b.m
+    diff a.m b.m || fail "per-epoch metrics differ"
+    grep -q 'Epoch\[2\] Train-accuracy' b2.log || fail "resume did not start at epoch 2"
+    ! grep -q 'Epoch\[1\]' b2.log || fail "resume repeated epoch 1"
+    ;;
+train_score_predict)
+    need_data
+    "$mxk" --config-dir "$conf" train --num-examples 1000 --num-epochs 1 --disp-batches 0 \
+        --model-prefix c/m 2>c.log || { cat c.log; fail "train"; }
+    grep -q 'Saved checkpoint to "c/m-0001.params"' c.log || fail "no checkpoint log line"
+    val=$(last_acc c.log Validation)
+    "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 >score.txt ||
+        fail "score"
+    grep -q "^accuracy=$val$" score.txt || fail "score $(cat score.txt) != validation $val"
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --num-examples 200 \
+        >pred.txt || fail "predict"
+    [ "$(wc -l <pred.txt)" -eq 200 ] || fail "predict rows"
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --output p.params ||
+        fail "predict --output"
+    "$mxk" --config-dir "$conf" ndarray p.params | grep -q 'softmax_output' || fail "output file"
+    ;;
+train_missing_data)
+    "$mxk" --config-dir "$conf" train --data-dir "$work/none" 2>err.txt && fail "should fail"
+    grep -q 'apt-get install dataset-fashion-mnist' err.txt || { cat err.txt; fail "no hint"; }
+    ;;
+*) fail "unknown case $case_name" ;;
+esac
+echo "ok $case_name"

@@ -1,0 +1,120 @@
+/*
+ * Helpers of `mxk train`, `mxk score` and `mxk predict` (train_opts.h): contexts,
+ * the Fashion-MNIST iterators (MNISTIter of plugins/io-recordio through
+ * mxk_data_iter_*), the data shape a network takes.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train_opts.h"
+
+/** Parses "cpu:0,cpu:1" (also "cpu", "gpu:0") into contexts. Returns 1 on success. */
+int train_parse_ctx(const char *s, mxk_context *ctx, uint32_t *n) {
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        mxk_context c = {0, 0};
+        if (strncmp(p, "cpu", 3) == 0) {
+            c.dev_type = MXK_DEV_CPU;
+            p += 3;
+        } else if (strncmp(p, "gpu", 3) == 0) {
+            c.dev_type = MXK_DEV_GPU;
+            p += 3;
+        } else {
+            return 0;
+        }
+        if (*p == ':' || *p == '(') {
+            char *end = NULL;
+            long id = strtol(p + 1, &end, 10);
+            if (end == p + 1 || id < 0 || id > 1024)
+                return 0;
+            c.dev_id = (int32_t)id;
+            p = end;
+            if (*p == ')')
+                p++;
+        }
+        if (*n >= MXKT_MAX_CTX)
+            return 0;
+        ctx[(*n)++] = c;
+        if (*p == ',')
+            p++;
+        else if (*p != '\0')
+            return 0;
+    }
+    return *n > 0;
+}
+
+/** Path of a data file in the data dir, checking that it exists. Returns 1 when it does. */
+static int data_file(const char *dir, const char *base, char *buf, size_t size) {
+    snprintf(buf, size, "%s/%s.gz", dir, base);
+    if (access(buf, R_OK) == 0)
+        return 1;
+    snprintf(buf, size, "%s/%s", dir, base);
+    return access(buf, R_OK) == 0;
+}
+
+/** Creates a MNISTIter over the train or test set of the data dir. */
+int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
+                     int64_t num_examples, mxkt_iter **out) {
+    char img[4096], lbl[4096];
+    const char *ib = train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte";
+    const char *lb = train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte";
+    if (!data_file(dir, ib, img, sizeof img) || !data_file(dir, lb, lbl, sizeof lbl)) {
+        cli_error("Fashion-MNIST not found in %s (%s.gz)", dir, ib);
+        cli_note("install it with `apt-get install dataset-fashion-mnist` "
+                 "(/usr/share/datasets/fashion-mnist), or pass --data-dir DIR");
+        return CLI_ERROR;
+    }
+    char bs[32], sd[32];
+    snprintf(bs, sizeof bs, "%lld", (long long)batch);
+    snprintf(sd, sizeof sd, "%llu", (unsigned long long)(seed % 2147483647ull));
+    const char *keys[] = {"image", "label", "batch_size", "shuffle", "flat", "seed", "silent"};
+    const char *vals[] = {img, lbl,   bs, train ? "True" : "False", flat ? "True" : "False",
+                          sd,  "True"};
+    mxk_data_iter *it = NULL;
+    mxk_status st = mxk_data_iter_create("MNISTIter", 7, keys, vals, &it);
+    if (st != MXK_OK) {
+        cli_api_error(st, "creating MNISTIter failed");
+        if (st == MXK_ERR_NOT_FOUND)
+            cli_note("MNISTIter comes from the io-recordio plugin; see `mxk plugins`");
+        return CLI_ERROR;
+    }
+    st = mxkt_kernel_iter_wrap(it, out);
+    if (st != MXK_OK) {
+        mxk_data_iter_free(it);
+        return cli_error("%s", mxkt_last_error());
+    }
+    if (num_examples > 0)
+        (*out)->max_batches = num_examples / batch > 0 ? num_examples / batch : 1;
+    return CLI_OK;
+}
+
+/** 1 when `sym` takes flat (batch, 784) data, 0 when (batch, 1, 28, 28). */
+int train_symbol_is_flat(const mxk_symbol *sym, int64_t batch) {
+    mxk_shape s = {.ndim = 2};
+    s.dims[0] = batch;
+    s.dims[1] = 784;
+    const char *name = "data";
+    int32_t complete = 0;
+    uint32_t nargs = 0;
+    char **args = NULL;
+    if (mxk_symbol_list_names(sym, MXK_SYMBOL_ARGUMENTS, &nargs, &args) != MXK_OK)
+        return 1;
+    mxk_shape *as = calloc(nargs + 1, sizeof *as);
+    uint32_t nout = mxk_symbol_num_outputs(sym);
+    mxk_shape *os = calloc(nout + 1, sizeof *os);
+    uint32_t naux = 0;
+    char **aux = NULL;
+    mxk_symbol_list_names(sym, MXK_SYMBOL_AUX_STATES, &naux, &aux);
+    mxk_shape *xs = calloc(naux + 1, sizeof *xs);
+    int flat = as && os && xs &&
+               mxk_symbol_infer_shape(sym, 1, &name, &s, as, os, xs, &complete) == MXK_OK &&
+               complete;
+    free(as);
+    free(os);
+    free(xs);
+    mxk_string_list_free(args);
+    mxk_string_list_free(aux);
+    return flat;
+}

@@ -1,0 +1,29 @@
+/*
+ * Shared helpers of the training commands of `mxk` (cmd_train.c): context lists,
+ * the Fashion-MNIST iterators and the data layout a symbol takes.
+ */
+#ifndef MXK_CLI_TRAIN_OPTS_H
+#define MXK_CLI_TRAIN_OPTS_H
+
+#include "cli.h"
+#include "mxk_train.h"
+
+/** Default data directory (Debian's dataset-fashion-mnist package). */
+#define TRAIN_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
+
+/** Parses "cpu:0,cpu:1" into at most MXKT_MAX_CTX contexts. Returns 1 on success. */
+int train_parse_ctx(const char *s, mxk_context *ctx, uint32_t *n);
+
+/**
+ * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter
+ * (shuffled with `seed` for training), capped at num_examples (> 0) per epoch.
+ * A missing data set is reported with the `apt-get install dataset-fashion-mnist`
+ * hint. Returns CLI_OK or CLI_ERROR (reported).
+ */
+int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
+                     int64_t num_examples, mxkt_iter **out);
+
+/** 1 when the symbol's "data" is (batch, 784), 0 for (batch, 1, 28, 28). */
+int train_symbol_is_flat(const mxk_symbol *sym, int64_t batch);
+
+#endif

@@ -1,0 +1,850 @@
+/*
+ * The Module of mxk_train (python/mxnet/module/module.py, base_module.py,
+ * executor_group.py; digest executor-bucketing.md §10-11): one executor per
+ * context on its slice of the batch (_split_input_slice), gradients summed over
+ * contexts through the KVStore, then every context runs the same optimizer update
+ * (upstream's update_on_kvstore=False path, key i*ndev+k collapsed to one count per
+ * parameter since all contexts apply identical updates), so parameters stay
+ * identical on all contexts. fit / score / predict / checkpoints as base_module.py.
+ *
+ * CPU contexts: cpu-blas serves one CPU device (all cores, as MXNet); logical
+ * contexts cpu:1, cpu:2, ... bind their executors on cpu(0) memory, which is what
+ * MXNet's cpu(i) amounts to as well.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "train_internal.h"
+
+/** Module state. */
+struct mxkt_module {
+    mxk_symbol *sym;
+    char data_name[128], label_name[128];
+    mxk_context ctx[MXKT_MAX_CTX];
+    uint32_t nctx;
+    char **args, **aux; /**< list_arguments / list_auxiliary_states */
+    uint32_t nargs, naux;
+    const char **pnames; /**< parameter names (args minus data and label) */
+    uint32_t nparams;
+    int bound, for_training, params_init, opt_init, has_label;
+    int64_t batch, begin[MXKT_MAX_CTX], end[MXKT_MAX_CTX];
+    mxk_shape data_shape, label_shape;
+    mxk_executor *ex[MXKT_MAX_CTX];
+    mxk_ndarray **params; /**< [c * nparams + i], borrowed from the executors */
+    mxk_ndarray **grads;
+    mxk_ndarray **auxs; /**< [c * naux + i] */
+    mxkt_optimizer opt;
+    uint32_t nstates;
+    mxk_ndarray **states; /**< [(c * nparams + i) * nstates + s] */
+    mxk_kvstore *kv;      /**< with several contexts: sums gradients */
+    float *out_host;
+    int64_t out_width;
+};
+
+/** Monotonic seconds. */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/** The context arrays are allocated on (logical cpu(i) → cpu(0), see the file comment). */
+static mxk_context phys_ctx(mxk_context c) {
+    if (c.dev_type == MXK_DEV_CPU && c.dev_id >= mxk_device_count(MXK_DEV_CPU))
+        c.dev_id = 0;
+    return c;
+}
+
+/** Module(symbol, data_names, label_names, context). */
+mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, const char *label_name,
+                              const mxk_context *ctx, uint32_t num_ctx, mxkt_module **out) {
+    if (num_ctx < 1 || num_ctx > MXKT_MAX_CTX)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "Module: 1 to %d contexts", MXKT_MAX_CTX);
+    mxkt_module *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    snprintf(m->data_name, sizeof m->data_name, "%s", data_name ? data_name : "data");
+    snprintf(m->label_name, sizeof m->label_name, "%s", label_name ? label_name : "softmax_label");
+    memcpy(m->ctx, ctx, num_ctx * sizeof *ctx);
+    m->nctx = num_ctx;
+    mxk_status st = mxk_symbol_copy(sym, &m->sym);
+    if (st == MXK_OK)
+        st = mxk_symbol_list_names(m->sym, MXK_SYMBOL_ARGUMENTS, &m->nargs, &m->args);
+    if (st == MXK_OK)
+        st = mxk_symbol_list_names(m->sym, MXK_SYMBOL_AUX_STATES, &m->naux, &m->aux);
+    if (st != MXK_OK) {
+        mxkt_module_free(m);
+        return mxkt_kernel_error(st, "Module");
+    }
+    m->pnames = calloc(m->nargs + 1, sizeof *m->pnames);
+    if (m->pnames == NULL) {
+        mxkt_module_free(m);
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        if (strcmp(m->args[i], m->data_name) == 0)
+            continue;
+        if (strcmp(m->args[i], m->label_name) == 0) {
+            m->has_label = 1;
+            continue;
+        }
+        m->pnames[m->nparams++] = m->args[i];
+    }
+    *out = m;
+    return MXK_OK;
+}
+
+/** Frees a module. */
+void mxkt_module_free(mxkt_module *m) {
+    if (m == NULL)
+        return;
+    mxk_wait_all();
+    mxk_kvstore_free(m->kv);
+    if (m->states)
+        for (uint32_t i = 0; i < m->nctx * m->nparams * m->nstates; i++)
+            mxk_ndarray_free(m->states[i]);
+    free(m->states);
+    for (uint32_t c = 0; c < m->nctx; c++)
+        mxk_executor_free(m->ex[c]);
+    free(m->params);
+    free(m->grads);
+    free(m->auxs);
+    free(m->pnames);
+    free(m->out_host);
+    mxk_string_list_free(m->args);
+    mxk_string_list_free(m->aux);
+    mxk_symbol_free(m->sym);
+    free(m);
+}
+
+/** bind(data_shapes, label_shapes, for_training). */
+mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
+                            const mxk_shape *label_shape, int32_t for_training) {
+    if (m->bound) {
+        fprintf(stderr, "WARNING: Already bound, ignoring bind()\n");
+        return MXK_OK;
+    }
+    double wl[MXKT_MAX_CTX];
+    for (uint32_t c = 0; c < m->nctx; c++)
+        wl[c] = 1.0;
+    m->batch = data_shape->dims[0];
+    MXKT_CHECK(mxkt_split_input_slice(m->batch, wl, (int32_t)m->nctx, m->begin, m->end));
+    m->data_shape = *data_shape;
+    if (label_shape)
+        m->label_shape = *label_shape;
+    m->for_training = for_training;
+    m->params = calloc((size_t)m->nctx * m->nparams + 1, sizeof *m->params);
+    m->grads = calloc((size_t)m->nctx * m->nparams + 1, sizeof *m->grads);
+    m->auxs = calloc((size_t)m->nctx * m->naux + 1, sizeof *m->auxs);
+    if (!m->params || !m->grads || !m->auxs)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        const char *names[2] = {m->data_name, m->label_name};
+        mxk_shape shapes[2] = {*data_shape, m->label_shape};
+        shapes[0].dims[0] = m->end[c] - m->begin[c];
+        shapes[1].dims[0] = shapes[0].dims[0];
+        uint32_t ns = m->has_label && label_shape ? 2 : 1;
+        const char *rv[2] = {"null", "null"};
+        mxk_status st = mxk_executor_simple_bind(m->sym, phys_ctx(m->ctx[c]), ns, names, shapes,
+                                                 for_training ? "write" : "null",
+                                                 for_training ? ns : 0, names, rv, NULL, &m->ex[c]);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "bind");
+        for (uint32_t i = 0; i < m->nparams; i++) {
+            m->params[c * m->nparams + i] = mxk_executor_arg(m->ex[c], m->pnames[i]);
+            m->grads[c * m->nparams + i] = mxk_executor_grad(m->ex[c], m->pnames[i]);
+        }
+        for (uint32_t i = 0; i < m->naux; i++)
+            m->auxs[c * m->naux + i] = mxk_executor_aux(m->ex[c], m->aux[i]);
+    }
+    mxk_ndarray *out0 = mxk_executor_output(m->ex[0], 0);
+    mxk_shape os = mxk_ndarray_shape(out0);
+    m->out_width = os.dims[0] > 0 ? mxkt_shape_size(&os) / os.dims[0] : 1;
+    m->out_host = malloc((size_t)(m->batch * m->out_width) * sizeof(float));
+    if (m->out_host == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    m->bound = 1;
+    return MXK_OK;
+}
+
+/** Compares names for qsort (sorted visiting order of init_params). */
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/** Copies host values into every context's copy of `arr_of_ctx`. */
+static mxk_status fill_all(mxk_ndarray **arrays, uint32_t stride, uint32_t idx, uint32_t nctx,
+                           const float *values, int64_t n) {
+    for (uint32_t c = 0; c < nctx; c++) {
+        mxk_status st = mxk_ndarray_copy_from_host(arrays[c * stride + idx], values,
+                                                   (uint64_t)n * sizeof(float));
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "init_params");
+    }
+    return MXK_OK;
+}
+
+/** Finds `name` (bare, "arg:name" or "aux:name") among given names; -1 if absent. */
+static int find_given(uint32_t n, const char *const *names, const char *name) {
+    for (uint32_t i = 0; i < n; i++) {
+        const char *g = names[i];
+        if (strncmp(g, "arg:", 4) == 0 || strncmp(g, "aux:", 4) == 0)
+            g += 4;
+        if (strcmp(g, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/** init_params(initializer, arg_params, aux_params, allow_missing, force_init). */
+mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init, uint32_t num_given,
+                                   const char *const *names, mxk_ndarray *const *values,
+                                   int32_t allow_missing, int32_t force_init) {
+    if (!m->bound)
+        return mxkt_error(MXK_ERR_STATE, "call bind before initializing the parameters");
+    if (m->params_init && !force_init) {
+        fprintf(stderr, "WARNING: Parameters already initialized and force_init=False. "
+                        "init_params call ignored.\n");
+        return MXK_OK;
+    }
+    uint32_t total = m->nparams + m->naux;
+    const char **order = malloc((total + 1) * sizeof *order);
+    if (order == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < m->nparams; i++)
+        order[i] = m->pnames[i];
+    for (uint32_t i = 0; i < m->naux; i++)
+        order[m->nparams + i] = m->aux[i];
+    qsort(order, total, sizeof *order, cmp_names);
+    mxk_status st = MXK_OK;
+    for (uint32_t k = 0; k < total && st == MXK_OK; k++) {
+        const char *name = order[k];
+        mxk_ndarray **arrs = m->params;
+        uint32_t stride = m->nparams, idx = 0;
+        for (idx = 0; idx < m->nparams && strcmp(m->pnames[idx], name) != 0; idx++)
+            ;
+        if (idx == m->nparams) {
+            arrs = m->auxs;
+            stride = m->naux;
+            for (idx = 0; idx < m->naux && strcmp(m->aux[idx], name) != 0; idx++)
+                ;
+        }
+        mxk_shape shape = mxk_ndarray_shape(arrs[idx]);
+        int64_t n = mxkt_shape_size(&shape);
+        int g = values ? find_given(num_given, names, name) : -1;
+        if (g >= 0) {
+            for (uint32_t c = 0; c < m->nctx && st == MXK_OK; c++)
+                st = mxk_ndarray_copy_to(values[g], arrs[c * stride + idx]);
+            if (st != MXK_OK)
+                st = mxkt_kernel_error(st, name);
+            continue;
+        }
+        if (values && !allow_missing) {
+            st = mxkt_error(MXK_ERR_NOT_FOUND, "%s is not presented", name);
+            break;
+        }
+        float *host = malloc((size_t)n * sizeof(float));
+        if (host == NULL) {
+            st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        st = mxkt_initializer_fill(init, name, &shape, host);
+        if (st == MXK_OK)
+            st = fill_all(arrs, stride, idx, m->nctx, host, n);
+        if (st == MXK_OK)
+            st = mxk_wait_all() == MXK_OK ? MXK_OK : mxkt_kernel_error(MXK_ERR_INTERNAL, name);
+        free(host);
+    }
+    free(order);
+    if (st == MXK_OK)
+        m->params_init = 1;
+    return st;
+}
+
+/** init_optimizer(kvstore, optimizer). */
+mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
+                                      const mxkt_optimizer *opt, int32_t keep_rescale) {
+    if (!m->bound || !m->params_init)
+        return mxkt_error(MXK_ERR_STATE, "bind and init_params before init_optimizer");
+    if (m->opt_init) {
+        fprintf(stderr, "WARNING: optimizer already initialized, ignoring...\n");
+        return MXK_OK;
+    }
+    if (m->nparams > MXKT_MAX_PARAMS)
+        return mxkt_error(MXK_ERR_UNSUPPORTED, "more than %d parameters", MXKT_MAX_PARAMS);
+    m->opt = *opt;
+    if (!keep_rescale)
+        m->opt.rescale_grad = 1.0 / (double)m->batch;
+    m->nstates = mxkt_optimizer_num_states(&m->opt);
+    size_t ns = (size_t)m->nctx * m->nparams * m->nstates;
+    m->states = calloc(ns + 1, sizeof *m->states);
+    if (m->states == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t c = 0; c < m->nctx; c++)
+        for (uint32_t i = 0; i < m->nparams; i++)
+            for (uint32_t s = 0; s < m->nstates; s++) {
+                mxk_shape sh = mxk_ndarray_shape(m->params[c * m->nparams + i]);
+                mxk_status st = mxk_ndarray_full(&sh, MXK_FLOAT32, phys_ctx(m->ctx[c]), 0.0,
+                                                 &m->states[(c * m->nparams + i) * m->nstates + s]);
+                if (st != MXK_OK)
+                    return mxkt_kernel_error(st, "optimizer state");
+            }
+    /* upstream _create_kvstore: a string kvstore with one device and no "dist" → none */
+    if (m->nctx > 1) {
+        if (kvstore == NULL || kvstore[0] == '\0' || strcmp(kvstore, "none") == 0)
+            kvstore = "local";
+        mxk_status st = mxk_kvstore_create(kvstore, &m->kv);
+        if (st == MXK_OK)
+            st = mxk_kvstore_init(m->kv, m->nparams, m->pnames, m->params);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "kvstore");
+    }
+    m->opt_init = 1;
+    return MXK_OK;
+}
+
+/** Copies rows [b, e) of `src` into `dst` (whole array when the shapes agree). */
+static mxk_status copy_slice(mxk_ndarray *src, int64_t b, int64_t e, mxk_ndarray *dst) {
+    mxk_shape ss = mxk_ndarray_shape(src);
+    if (b == 0 && e == ss.dims[0])
+        return mxk_ndarray_copy_to(src, dst);
+    mxk_ndarray *view = NULL;
+    mxk_status st = mxk_ndarray_slice(src, b, e, &view);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_to(view, dst);
+    mxk_ndarray_free(view);
+    return st;
+}
+
+/** forward(batch, is_train). */
+mxk_status mxkt_module_forward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label,
+                               int32_t is_train) {
+    if (!m->bound)
+        return mxkt_error(MXK_ERR_STATE, "call bind before forward");
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_status st =
+            copy_slice(data, m->begin[c], m->end[c], mxk_executor_arg(m->ex[c], m->data_name));
+        if (st == MXK_OK && label && m->has_label) {
+            mxk_ndarray *l = mxk_executor_arg(m->ex[c], m->label_name);
+            if (l)
+                st = copy_slice(label, m->begin[c], m->end[c], l);
+        }
+        if (st == MXK_OK)
+            st = mxk_executor_forward(m->ex[c], is_train);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "forward");
+    }
+    return MXK_OK;
+}
+
+/** backward(). */
+mxk_status mxkt_module_backward(mxkt_module *m) {
+    if (!m->for_training)
+        return mxkt_error(MXK_ERR_STATE, "re-bind with for_training=True to run backward");
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_status st = mxk_executor_backward(m->ex[c], 0, NULL);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "backward");
+    }
+    return MXK_OK;
+}
+
+/** forward_backward(batch). */
+mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label) {
+    MXKT_CHECK(mxkt_module_forward(m, data, label, 1));
+    return mxkt_module_backward(m);
+}
+
+/** update(): aggregate gradients over contexts, then the optimizer on every context. */
+mxk_status mxkt_module_update(mxkt_module *m) {
+    if (!m->opt_init)
+        return mxkt_error(MXK_ERR_STATE, "call init_optimizer before update");
+    for (uint32_t i = 0; i < m->nparams; i++) {
+        if (m->grads[i] == NULL)
+            continue;
+        if (m->nctx > 1) {
+            mxk_ndarray *g[MXKT_MAX_CTX];
+            const char *keys[MXKT_MAX_CTX];
+            for (uint32_t c = 0; c < m->nctx; c++) {
+                g[c] = m->grads[c * m->nparams + i];
+                keys[c] = m->pnames[i];
+            }
+            if (m->kv == NULL)
+                return mxkt_error(MXK_ERR_STATE, "several contexts need a kvstore");
+            mxk_status st = mxk_kvstore_push(m->kv, m->nctx, keys, g, -(int32_t)i);
+            if (st == MXK_OK)
+                st = mxk_kvstore_pull(m->kv, m->nctx, keys, g, -(int32_t)i);
+            if (st != MXK_OK)
+                return mxkt_kernel_error(st, "gradient aggregation");
+        }
+        double lr = mxkt_optimizer_step(&m->opt, (int32_t)i);
+        double wdm = mxkt_optimizer_wd_mult(m->pnames[i]);
+        for (uint32_t c = 0; c < m->nctx; c++) {
+            uint32_t k = c * m->nparams + i;
+            MXKT_CHECK(mxkt_optimizer_apply(&m->opt, lr, wdm, m->params[k], m->grads[k],
+                                            m->nstates ? &m->states[k * m->nstates] : NULL));
+        }
+    }
+    return MXK_OK;
+}
+
+/** get_outputs()[0] merged over contexts into host memory. */
+mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width) {
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_ndarray *o = mxk_executor_output(m->ex[c], 0);
+        int64_t rows = m->end[c] - m->begin[c];
+        mxk_status st = mxk_ndarray_copy_to_host(o, out + m->begin[c] * m->out_width,
+                                                 (uint64_t)(rows * m->out_width) * sizeof(float));
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "output");
+    }
+    *width = m->out_width;
+    return MXK_OK;
+}
+
+/** update_metric(metric, labels). */
+mxk_status mxkt_module_update_metric(mxkt_module *m, mxkt_metric *metrics, uint32_t num_metrics,
+                                     const float *labels, int64_t n) {
+    int64_t w = 0;
+    MXKT_CHECK(mxkt_module_get_output(m, m->out_host, &w));
+    for (uint32_t k = 0; k < num_metrics; k++)
+        mxkt_metric_update(&metrics[k], labels, m->out_host, n, w);
+    return MXK_OK;
+}
+
+/** Number of parameters. */
+uint32_t mxkt_module_num_params(const mxkt_module *m) {
+    return m->nparams;
+}
+/** Name of parameter i. */
+const char *mxkt_module_param_name(const mxkt_module *m, uint32_t i) {
+    return i < m->nparams ? m->pnames[i] : NULL;
+}
+/** Number of aux states. */
+uint32_t mxkt_module_num_aux(const mxkt_module *m) {
+    return m->naux;
+}
+/** Name of aux state i. */
+const char *mxkt_module_aux_name(const mxkt_module *m, uint32_t i) {
+    return i < m->naux ? m->aux[i] : NULL;
+}
+/** Context 0's parameter i. */
+mxk_ndarray *mxkt_module_param(const mxkt_module *m, uint32_t i) {
+    return m->bound && i < m->nparams ? m->params[i] : NULL;
+}
+/** Context 0's aux state i. */
+mxk_ndarray *mxkt_module_aux(const mxkt_module *m, uint32_t i) {
+    return m->bound && i < m->naux ? m->auxs[i] : NULL;
+}
+/** Context c's parameter i. */
+mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i) {
+    return m->bound && c < m->nctx && i < m->nparams ? m->params[c * m->nparams + i] : NULL;
+}
+/** Number of contexts. */
+uint32_t mxkt_module_num_ctx(const mxkt_module *m) {
+    return m->nctx;
+}
+
+/** set_params(arg_params, aux_params, allow_extra). */
+mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *const *names,
+                                  mxk_ndarray *const *values, int32_t allow_extra) {
+    if (!m->bound)
+        return mxkt_error(MXK_ERR_STATE, "call bind before set_params");
+    for (uint32_t k = 0; k < num; k++) {
+        const char *n = names[k];
+        int aux_only = strncmp(n, "aux:", 4) == 0, arg_only = strncmp(n, "arg:", 4) == 0;
+        if (aux_only || arg_only)
+            n += 4;
+        int found = 0;
+        for (uint32_t i = 0; !aux_only && i < m->nparams; i++)
+            if (strcmp(m->pnames[i], n) == 0) {
+                for (uint32_t c = 0; c < m->nctx; c++)
+                    MXKT_CHECK(mxk_ndarray_copy_to(values[k], m->params[c * m->nparams + i]));
+                found = 1;
+            }
+        for (uint32_t i = 0; !arg_only && i < m->naux; i++)
+            if (strcmp(m->aux[i], n) == 0) {
+                for (uint32_t c = 0; c < m->nctx; c++)
+                    MXKT_CHECK(mxk_ndarray_copy_to(values[k], m->auxs[c * m->naux + i]));
+                found = 1;
+            }
+        if (!found && !allow_extra)
+            return mxkt_error(MXK_ERR_NOT_FOUND, "Find name \"%s\" that is not in the arguments",
+                              n);
+    }
+    m->params_init = 1;
+    mxk_status st = mxk_wait_all();
+    return st == MXK_OK ? st : mxkt_kernel_error(st, "set_params");
+}
+
+/** The name of state s of a parameter in a .states file. */
+static void state_name(char *buf, size_t size, const mxkt_module *m, uint32_t i, uint32_t s) {
+    const char *kind = m->opt.kind == MXKT_OPT_ADAM ? (s == 0 ? "mean" : "var") : "mom";
+    snprintf(buf, size, "%s:%s", m->pnames[i], kind);
+}
+
+/** save_checkpoint(prefix, epoch, save_optimizer_states). */
+mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
+                                       int32_t save_states, FILE *log) {
+    char path[4096];
+    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "symbol");
+    mxk_status st = mxk_symbol_save(m->sym, path);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, path);
+    uint32_t n = m->nparams + m->naux;
+    mxk_ndarray **arrs = calloc(n + 1, sizeof *arrs);
+    char **names = calloc(n + 1, sizeof *names);
+    char *buf = calloc((size_t)(n + 1), 256);
+    if (!arrs || !names || !buf) {
+        free(arrs);
+        free(names);
+        free(buf);
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        names[i] = buf + (size_t)i * 256;
+        if (i < m->nparams) {
+            snprintf(names[i], 256, "arg:%s", m->pnames[i]);
+            arrs[i] = m->params[i];
+        } else {
+            snprintf(names[i], 256, "aux:%s", m->aux[i - m->nparams]);
+            arrs[i] = m->auxs[i - m->nparams];
+        }
+    }
+    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "params");
+    st = mxk_ndarray_save(path, n, arrs, (const char *const *)names);
+    if (st != MXK_OK)
+        st = mxkt_kernel_error(st, path);
+    else if (log)
+        fprintf(log, "Saved checkpoint to \"%s\"\n", path);
+    free(arrs);
+    free(names);
+    free(buf);
+    if (st != MXK_OK || !save_states || !m->opt_init)
+        return st;
+    /* optimizer states of context 0 (all contexts hold the same) and the counts */
+    uint32_t ns = m->nparams * m->nstates + 1;
+    arrs = calloc(ns, sizeof *arrs);
+    names = calloc(ns, sizeof *names);
+    buf = calloc(ns, 256);
+    mxk_ndarray *counts = NULL;
+    mxk_shape cs = {.ndim = 1};
+    cs.dims[0] = (int64_t)m->nparams + 1;
+    if (!arrs || !names || !buf)
+        st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    else
+        st = mxk_ndarray_create(&cs, MXK_FLOAT64, (mxk_context){MXK_DEV_CPU, 0}, &counts);
+    if (st == MXK_OK) {
+        double *cv = NULL;
+        mxk_ndarray_data(counts, (void **)&cv);
+        cv[0] = (double)m->opt.num_update;
+        for (uint32_t i = 0; i < m->nparams; i++)
+            cv[i + 1] = (double)m->opt.counts[i];
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < m->nparams; i++)
+            for (uint32_t s = 0; s < m->nstates; s++, k++) {
+                names[k] = buf + (size_t)k * 256;
+                state_name(names[k], 256, m, i, s);
+                arrs[k] = m->states[i * m->nstates + s];
+            }
+        names[k] = buf + (size_t)k * 256;
+        snprintf(names[k], 256, "__counts__");
+        arrs[k] = counts;
+        mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "states");
+        st = mxk_ndarray_save(path, ns, arrs, (const char *const *)names);
+        if (st != MXK_OK)
+            st = mxkt_kernel_error(st, path);
+        else if (log)
+            fprintf(log, "Saved optimizer state to \"%s\"\n", path);
+    }
+    mxk_ndarray_free(counts);
+    free(arrs);
+    free(names);
+    free(buf);
+    return st;
+}
+
+/** Loads prefix-%04d.params into the module (set_params). */
+mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch) {
+    char path[4096];
+    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "params");
+    uint32_t n = 0;
+    mxk_ndarray **arrs = NULL;
+    char **names = NULL;
+    mxk_status st = mxk_ndarray_load(path, &n, &arrs, &names);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, path);
+    if (names == NULL)
+        st = mxkt_error(MXK_ERR_FORMAT, "%s: a parameter file needs names", path);
+    else
+        st = mxkt_module_set_params(m, n, (const char *const *)names, arrs, 0);
+    mxk_ndarray_list_free(n, arrs, names);
+    return st;
+}
+
+/** Loads prefix-%04d.states into the optimizer (every context). */
+mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t epoch) {
+    if (!m->opt_init)
+        return mxkt_error(MXK_ERR_STATE, "init_optimizer before loading optimizer states");
+    char path[4096], want[300];
+    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "states");
+    uint32_t n = 0;
+    mxk_ndarray **arrs = NULL;
+    char **names = NULL;
+    mxk_status st = mxk_ndarray_load(path, &n, &arrs, &names);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, path);
+    for (uint32_t i = 0; i < m->nparams && st == MXK_OK; i++)
+        for (uint32_t s = 0; s < m->nstates && st == MXK_OK; s++) {
+            state_name(want, sizeof want, m, i, s);
+            int g = names ? find_given(n, (const char *const *)names, want) : -1;
+            if (g < 0) {
+                st = mxkt_error(MXK_ERR_NOT_FOUND, "%s: no state %s", path, want);
+                break;
+            }
+            for (uint32_t c = 0; c < m->nctx && st == MXK_OK; c++)
+                st = mxk_ndarray_copy_to(arrs[g], m->states[(c * m->nparams + i) * m->nstates + s]);
+        }
+    int g = names ? find_given(n, (const char *const *)names, "__counts__") : -1;
+    if (st == MXK_OK && g >= 0 && mxk_ndarray_size(arrs[g]) == (uint64_t)m->nparams + 1) {
+        double cv[MXKT_MAX_PARAMS + 1];
+        st = mxk_ndarray_copy_to_host(arrs[g], cv, ((uint64_t)m->nparams + 1) * sizeof(double));
+        if (mxk_ndarray_dtype(arrs[g]) != MXK_FLOAT64)
+            st = mxkt_error(MXK_ERR_FORMAT, "%s: __counts__ must be float64", path);
+        m->opt.num_update = (int64_t)cv[0];
+        for (uint32_t i = 0; i < m->nparams; i++)
+            m->opt.counts[i] = (int64_t)cv[i + 1];
+        if (m->opt.sched.kind != MXKT_SCHED_NONE) /* replay the scheduler to num_update */
+            mxkt_lr_get(&m->opt.sched, m->opt.num_update);
+    }
+    if (st == MXK_OK)
+        st = mxk_wait_all();
+    mxk_ndarray_list_free(n, arrs, names);
+    return st;
+}
+
+/** Loads prefix-symbol.json. */
+mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out) {
+    char path[4096];
+    mxkt_checkpoint_name(path, sizeof path, prefix, 0, "symbol");
+    mxk_status st = mxk_symbol_load(path, out);
+    return st == MXK_OK ? st : mxkt_kernel_error(st, path);
+}
+
+/** Host view of a batch's labels (CPU array). */
+static mxk_status host_labels(mxk_ndarray *label, const float **out) {
+    void *p = NULL;
+    if (label == NULL) {
+        *out = NULL;
+        return MXK_OK;
+    }
+    mxk_status st = mxk_ndarray_data(label, &p);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, "label");
+    *out = p;
+    return MXK_OK;
+}
+
+/** score(eval_data, eval_metric). */
+mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
+                             uint32_t num_metrics) {
+    for (uint32_t k = 0; k < num_metrics; k++)
+        mxkt_metric_reset(&metrics[k]);
+    MXKT_CHECK(mxkt_iter_reset(eval));
+    for (;;) {
+        int32_t has = 0;
+        MXKT_CHECK(mxkt_iter_next(eval, &has));
+        if (!has)
+            break;
+        mxk_ndarray *d = NULL, *l = NULL;
+        uint32_t pad = 0;
+        MXKT_CHECK(eval->batch(eval, &d, &l, &pad));
+        MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
+        const float *lh = NULL;
+        MXKT_CHECK(host_labels(l, &lh));
+        if (lh)
+            MXKT_CHECK(mxkt_module_update_metric(m, metrics, num_metrics, lh, m->batch - pad));
+    }
+    return MXK_OK;
+}
+
+/** predict(eval_data): outputs with pad rows dropped, concatenated. */
+mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int64_t *rows,
+                               int64_t *width) {
+    MXKT_CHECK(mxkt_iter_reset(eval));
+    size_t cap = 0, used = 0;
+    float *res = NULL;
+    for (;;) {
+        int32_t has = 0;
+        mxk_status st = mxkt_iter_next(eval, &has);
+        mxk_ndarray *d = NULL, *l = NULL;
+        uint32_t pad = 0;
+        if (st == MXK_OK && has)
+            st = eval->batch(eval, &d, &l, &pad);
+        if (st == MXK_OK && has)
+            st = mxkt_module_forward(m, d, NULL, 0);
+        int64_t w = 0;
+        if (st == MXK_OK && has)
+            st = mxkt_module_get_output(m, m->out_host, &w);
+        if (st != MXK_OK) {
+            free(res);
+            return st;
+        }
+        if (!has)
+            break;
+        size_t add = (size_t)((m->batch - pad) * w);
+        if (used + add > cap) {
+            cap = (used + add) * 2;
+            float *nr = realloc(res, cap * sizeof(float));
+            if (nr == NULL) {
+                free(res);
+                return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+            }
+            res = nr;
+        }
+        memcpy(res + used, m->out_host, add * sizeof(float));
+        used += add;
+    }
+    *out = res;
+    *width = m->out_width;
+    *rows = m->out_width ? (int64_t)used / m->out_width : 0;
+    return MXK_OK;
+}
+
+/** Draws the progress bar "[=====>    ] n/total" on stdout (total 0: count only). */
+static void progress(int64_t n, int64_t total, int32_t epoch) {
+    if (total > 0) {
+        int w = 30, fill = (int)(w * n / total);
+        char bar[40];
+        for (int i = 0; i < w; i++)
+            bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+        bar[w] = '\0';
+        printf("\rEpoch %d [%s] %lld/%lld", epoch, bar, (long long)n, (long long)total);
+    } else {
+        printf("\rEpoch %d batch %lld", epoch, (long long)n);
+    }
+    fflush(stdout);
+}
+
+/** Clears the progress bar line. */
+static void progress_clear(void) {
+    printf("\r\033[K");
+    fflush(stdout);
+}
+
+/** Writes one JSON object of metric values ("name": value, ...). */
+static void json_metrics(FILE *f, const mxkt_metric *ms, uint32_t n, const double *vals) {
+    fputc('{', f);
+    for (uint32_t k = 0; k < n; k++) {
+        if (isfinite(vals[k]))
+            fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", ms[k].name, vals[k]);
+        else
+            fprintf(f, "%s\"%s\": null", k ? ", " : "", ms[k].name);
+    }
+    fputc('}', f);
+}
+
+/** fit(train_data, eval_data, ...) as BaseModule.fit. */
+mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mxkt_fit_options *o) {
+    FILE *log = o->log ? o->log : stderr;
+    mxkt_metric metrics[8], vmetrics[8];
+    uint32_t nm = o->metrics ? o->num_metrics : 1;
+    if (nm > 8)
+        nm = 8;
+    if (o->metrics)
+        memcpy(metrics, o->metrics, nm * sizeof *metrics);
+    else
+        mxkt_metric_create("acc", 0, &metrics[0]);
+    memcpy(vmetrics, metrics, nm * sizeof *metrics);
+    int64_t total = train->max_batches;
+    for (int32_t epoch = o->begin_epoch; epoch < o->num_epoch; epoch++) {
+        double tic = now_s(), spd_tic = tic, train_time = 0.0;
+        for (uint32_t k = 0; k < nm; k++)
+            mxkt_metric_reset(&metrics[k]);
+        MXKT_CHECK(mxkt_iter_reset(train));
+        int64_t nbatch = 0, samples = 0;
+        for (;;) {
+            int32_t has = 0;
+            MXKT_CHECK(mxkt_iter_next(train, &has));
+            if (!has)
+                break;
+            mxk_ndarray *d = NULL, *l = NULL;
+            uint32_t pad = 0;
+            MXKT_CHECK(train->batch(train, &d, &l, &pad));
+            MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
+            MXKT_CHECK(mxkt_module_update(m));
+            const float *lh = NULL;
+            MXKT_CHECK(host_labels(l, &lh));
+            if (lh)
+                MXKT_CHECK(mxkt_module_update_metric(m, metrics, nm, lh, m->batch));
+            samples += m->batch;
+            /* Speedometer(batch_size, frequent=disp_batches) */
+            if (o->disp_batches > 0) {
+                if (nbatch == 0) {
+                    spd_tic = now_s();
+                } else if (nbatch % o->disp_batches == 0) {
+                    double t = now_s();
+                    char line[1024];
+                    mxkt_speedometer_line(
+                        line, sizeof line, epoch, nbatch,
+                        (double)o->disp_batches * (double)m->batch / (t - spd_tic), metrics, nm);
+                    if (o->progress)
+                        progress_clear();
+                    fprintf(log, "%s\n", line);
+                    fflush(log);
+                    spd_tic = t;
+                }
+            }
+            if (o->batch_cb)
+                o->batch_cb(epoch, nbatch, metrics, nm, o->batch_cb_user);
+            nbatch++;
+            if (o->progress && (nbatch % 10 == 0))
+                progress(nbatch, total, epoch);
+        }
+        MXKT_CHECK(mxk_wait_all() == MXK_OK ? MXK_OK : mxkt_kernel_error(MXK_ERR_INTERNAL, "fit"));
+        train_time = now_s() - tic;
+        total = nbatch;
+        if (o->progress)
+            progress_clear();
+        for (uint32_t k = 0; k < nm; k++) {
+            o->last_train[k] = mxkt_metric_get(&metrics[k]);
+            fprintf(log, "Epoch[%d] Train-%s=%f\n", epoch, metrics[k].name, o->last_train[k]);
+        }
+        fprintf(log, "Epoch[%d] Time cost=%.3f\n", epoch, train_time);
+        fflush(log);
+        o->last_speed = (double)samples / train_time;
+        o->last_seconds = train_time;
+        if (o->ckpt_prefix) {
+            int32_t period = o->ckpt_period > 0 ? o->ckpt_period : 1;
+            if ((epoch + 1) % period == 0)
+                MXKT_CHECK(mxkt_module_save_checkpoint(m, o->ckpt_prefix, epoch + 1, 1, log));
+        }
+        if (eval) {
+            MXKT_CHECK(mxkt_module_score(m, eval, vmetrics, nm));
+            for (uint32_t k = 0; k < nm; k++) {
+                o->last_val[k] = mxkt_metric_get(&vmetrics[k]);
+                fprintf(log, "Epoch[%d] Validation-%s=%f\n", epoch, vmetrics[k].name,
+                        o->last_val[k]);
+            }
+            fflush(log);
+        }
+        if (o->metrics_log) {
+            FILE *f = fopen(o->metrics_log, "a");
+            if (f == NULL)
+                return mxkt_error(MXK_ERR_IO, "cannot open metrics log '%s'", o->metrics_log);
+            fprintf(f, "{\"epoch\": %d, \"train\": ", epoch);
+            json_metrics(f, metrics, nm, o->last_train);
+            fputs(", \"validation\": ", f);
+            if (eval)
+                json_metrics(f, vmetrics, nm, o->last_val);
+            else
+                fputs("null", f);
+            fprintf(f, ", \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", o->last_speed,
+                    train_time);
+            fclose(f);
+        }
+    }
+    return MXK_OK;
+}

@@ -13,7 +13,9 @@
  * forward may run in place (data -> output) and backward too (out_grad -> in_grad).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cb_loops.h"
 #include "cpu_blas.h"
@@ -97,11 +99,121 @@ static uint32_t act_backward_inplace(const void *param, mxk_inplace_pair *pairs,
     return n;
 }
 
+/**
+ * tanh of a float, branch-free so that the loops calling it vectorise (libm's
+ * tanhf is a scalar call and dominated LeNet's forward pass). Cephes' tanhf
+ * method, both branches computed and one selected: |x| < 0.625 an odd
+ * polynomial x + x^3 P(x^2); otherwise 1 - 2 / (e^(2|x|) + 1) with e^t from
+ * Cephes' expf (t = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial in r, 2^n
+ * from the exponent bits). |x| is clamped to 10 first, where tanh rounds to 1
+ * in float32, so e^t cannot overflow and n is in [0, 29]. The sign is copied
+ * back; NaN propagates. Accurate to a few float32 ulps (tested against double
+ * tanh in tests/cpu_blas).
+ */
+static inline float act_tanh_f(float x) {
+    /* no float compares and no branches: under -ftrapping-math GCC would sink
+     * each branch's arithmetic into a conditional block it cannot if-convert
+     * (the division may trap), and the loop would stay scalar */
+    uint32_t ux, ua;
+    memcpy(&ux, &x, sizeof ux);
+    ua = ux & UINT32_C(0x7FFFFFFF);
+    const uint32_t ten = UINT32_C(0x41200000); /* 10.0f; NaN patterns are larger */
+    const uint32_t uc = ua < ten ? ua : ten;
+    float a;
+    memcpy(&a, &uc, sizeof a);
+    /* large branch: e^(2a) */
+    const float t = a + a;
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    const float rn = t * 1.44269504088896341f + magic;
+    const float n = rn - magic;
+    uint32_t nb;
+    memcpy(&nb, &rn, sizeof nb);
+    float r = t - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    const float r2 = r * r;
+    float e = 1.9875691500e-4f;
+    e = e * r + 1.3981999507e-3f;
+    e = e * r + 8.3334519073e-3f;
+    e = e * r + 4.1665795894e-2f;
+    e = e * r + 1.6666665459e-1f;
+    e = e * r + 5.0000001201e-1f;
+    e = e * r2 + r + 1.0f;
+    const uint32_t sb = ((nb - UINT32_C(0x4B400000)) + 127u) << 23; /* 2^n */
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    e *= scale;
+    const float big = 1.0f - 2.0f / (e + 1.0f);
+    /* small branch */
+    const float z = a * a;
+    float q = -5.70498872745e-3f;
+    q = q * z + 2.06390887954e-2f;
+    q = q * z - 5.37397155531e-2f;
+    q = q * z + 1.33314422036e-1f;
+    q = q * z - 3.33332819422e-1f;
+    const float small = q * z * a + a;
+    /* select by masks; the sign of x copied back; NaN returned as is */
+    uint32_t us, ub;
+    memcpy(&us, &small, sizeof us);
+    memcpy(&ub, &big, sizeof ub);
+    const uint32_t sm = UINT32_C(0) - (uint32_t)(ua < UINT32_C(0x3F200000)); /* 0.625f */
+    uint32_t uy = ((us & sm) | (ub & ~sm)) | (ux & UINT32_C(0x80000000));
+    const uint32_t nan = UINT32_C(0) - (uint32_t)(ua > UINT32_C(0x7F800000));
+    uy = (ux & nan) | (uy & ~nan);
+    float y;
+    memcpy(&y, &uy, sizeof y);
+    return y;
+}
+
 CB_DEFINE_UNARY(act_relu, x > 0.0f ? x : 0.0f)
 CB_DEFINE_UNARY(act_sigmoid, 1.0f / (1.0f + expf(-x)))
-CB_DEFINE_UNARY(act_tanh, tanhf(x))
 CB_DEFINE_UNARY(act_softrelu, x > 20.0f ? x : log1pf(expf(x)))
 CB_DEFINE_UNARY(act_softsign, x / (1.0f + fabsf(x)))
+
+/*
+ * The tanh loops get an AVX2 clone beside the baseline one where GCC / clang
+ * can dispatch on the CPU at load time (ifunc): the same operations in the same
+ * order (no FMA), so both clones give identical results, twice as wide.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && defined(__linux__)
+#if __has_attribute(target_clones)
+#define ACT_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef ACT_CLONES
+#define ACT_CLONES
+#endif
+
+/** o[i] = tanh(p[i]) (add = 0) or o[i] += tanh(p[i]) (add = 1), disjoint arrays. */
+ACT_CLONES static void act_tanh_rows(float *restrict o, const float *restrict p, size_t n,
+                                     int add) {
+    if (add)
+        for (size_t i = 0; i < n; i++)
+            o[i] += act_tanh_f(p[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            o[i] = act_tanh_f(p[i]);
+}
+
+/** o[i] = tanh(o[i]) (add = 0) or o[i] += tanh(o[i]) (add = 1), in place. */
+ACT_CLONES static void act_tanh_inplace(float *o, size_t n, int add) {
+    if (add)
+        for (size_t i = 0; i < n; i++)
+            o[i] += act_tanh_f(o[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            o[i] = act_tanh_f(o[i]);
+}
+
+/** y = tanh(x) by the request (in place when out == in), as CB_DEFINE_UNARY's loops. */
+static void act_tanh(float *out, const float *in, float s, size_t n, mxk_op_req req) {
+    (void)s;
+    if (req == MXK_REQ_NULL)
+        return;
+    if (out == in)
+        act_tanh_inplace(out, n, req == MXK_REQ_ADD);
+    else
+        act_tanh_rows(out, in, n, req == MXK_REQ_ADD);
+}
 
 /* Gradients: a = out_grad, b = output (input for softsign). */
 CB_DEFINE_BINARY(act_relu_grad, b > 0.0f ? a : 0.0f)

@@ -15,6 +15,7 @@
  * convention 'same' and layouts other than NCHW are refused with a clear error.
  */
 #include <float.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,85 @@ static inline pl_win pl_window(const pl_param *p, const pl_geom *g, int64_t oh, 
     return w;
 }
 
+/** 1 when max pooling is 2x2 / stride 2 / no padding with every window inside the map. */
+static int pl_is_max22(const pl_param *p, const pl_geom *g) {
+    return p->type == PL_MAX && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+           g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
+/**
+ * Max 2x2 / stride 2 forward (pl_is_max22): the general loop's result exactly
+ * (start at the lowest float, take each of the four in row-major order when it
+ * is greater), without the per-window bounds.
+ */
+static void pl_max22_forward(const pl_geom *g, const float *x, float *y, mxk_op_req req) {
+    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            const float *r0 = x + nc * S + 2 * oh * g->W, *r1 = r0 + g->W;
+            float *yp = y + nc * OS + oh * g->OW;
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                float r = -FLT_MAX, v;
+                v = r0[2 * ow], r = v > r ? v : r;
+                v = r0[2 * ow + 1], r = v > r ? v : r;
+                v = r1[2 * ow], r = v > r ? v : r;
+                v = r1[2 * ow + 1], r = v > r ? v : r;
+                if (req == MXK_REQ_ADD)
+                    yp[ow] += r;
+                else
+                    yp[ow] = r;
+            }
+        }
+}
+
+/** v when f is 1, else the float with bits `other` (bit masks, so no branch). */
+static inline float pl_pick(int f, float v, uint32_t other) {
+    uint32_t u, m = UINT32_C(0) - (uint32_t)f;
+    memcpy(&u, &v, sizeof u);
+    u = (u & m) | (other & ~m);
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+/**
+ * Max 2x2 / stride 2 backward (pl_is_max22): dy goes to the first of the four
+ * (row-major) equal to the output, as in the general loop. add = 1: dx holds
+ * what the gradients add to (ADD; or zeroed, when the windows do not tile the
+ * map); add = 0: the windows tile the map (2 OH = H, 2 OW = W) and every
+ * element of dx is written (WRITE / INPLACE, no memset needed). Branch-free:
+ * data-dependent branches mispredict about every other window.
+ */
+static void pl_max22_backward(const pl_geom *g, const float *restrict x, const float *restrict y,
+                              const float *restrict dy, float *restrict dx, int add) {
+    const int64_t S = g->H * g->W, OS = g->OH * g->OW, OW = g->OW;
+    /* adding -0.0 leaves every value (even -0.0) unchanged */
+    const uint32_t other = add ? UINT32_C(0x80000000) : 0u;
+    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+        for (int64_t oh = 0; oh < g->OH; oh++) {
+            const float *restrict x0 = x + nc * S + 2 * oh * g->W, *restrict x1 = x0 + g->W;
+            float *restrict d0 = dx + nc * S + 2 * oh * g->W, *restrict d1 = d0 + g->W;
+            const float *restrict yp = y + nc * OS + oh * OW, *restrict dyp =
+                                                                  dy + nc * OS + oh * OW;
+            for (int64_t ow = 0; ow < OW; ow++) {
+                const float m = yp[ow], gv = dyp[ow];
+                const int f0 = x0[2 * ow] == m;
+                const int f1 = !f0 & (x0[2 * ow + 1] == m);
+                const int f2 = !(f0 | f1) & (x1[2 * ow] == m);
+                const int f3 = !(f0 | f1 | f2) & (x1[2 * ow + 1] == m);
+                const float v0 = pl_pick(f0, gv, other), v1 = pl_pick(f1, gv, other);
+                const float v2 = pl_pick(f2, gv, other), v3 = pl_pick(f3, gv, other);
+                if (add) {
+                    d0[2 * ow] += v0, d0[2 * ow + 1] += v1;
+                    d1[2 * ow] += v2, d1[2 * ow + 1] += v3;
+                } else {
+                    d0[2 * ow] = v0, d0[2 * ow + 1] = v1;
+                    d1[2 * ow] = v2, d1[2 * ow + 1] = v3;
+                }
+            }
+        }
+}
+
 /** Forward: max / avg / sum over each window, stored by the request. */
 static mxk_status pl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -230,6 +310,10 @@ static mxk_status pl_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     MXK_SDK_CHECK(pl_geom_of(p, &args->in_data[0]->shape, &g, err));
     const float *x = cb_f32(args->in_data[0]);
     float *y = cb_f32(args->out_data[0]);
+    if (pl_is_max22(p, &g)) {
+        pl_max22_forward(&g, x, y, req);
+        return MXK_OK;
+    }
     const int64_t S = g.H * g.W, OS = g.OH * g.OW;
     for (int64_t nc = 0; nc < g.N * g.C; nc++) {
         const float *xp = x + nc * S;
@@ -286,6 +370,13 @@ static mxk_status pl_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const float *x = p->type == PL_MAX ? cb_f32(args->in_data[0]) : NULL;
     const float *y = p->type == PL_MAX ? cb_f32(args->out_data[0]) : NULL;
     const int64_t S = g.H * g.W, OS = g.OH * g.OW;
+    if (pl_is_max22(p, &g)) {
+        int tiled = 2 * g.OH == g.H && 2 * g.OW == g.W;
+        if (req != MXK_REQ_ADD && !tiled)
+            memset(dx, 0, sizeof(float) * (size_t)(g.N * g.C * S));
+        pl_max22_backward(&g, x, y, dy, dx, req == MXK_REQ_ADD || !tiled);
+        return MXK_OK;
+    }
     if (req != MXK_REQ_ADD)
         memset(dx, 0, sizeof(float) * (size_t)(g.N * g.C * S));
     for (int64_t nc = 0; nc < g.N * g.C; nc++) {

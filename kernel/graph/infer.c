@@ -255,29 +255,54 @@ static mxk_status apply_dtype_attrs(const mxk_igraph *g, int32_t *types) {
     return MXK_OK;
 }
 
+/** One operator node's inference step over an entry array (shapes or types). */
+typedef mxk_status (*node_infer_fn)(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
+                                    int *changed);
+
+static mxk_status node_shape_step(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
+                                  int *changed) {
+    return infer_node_shape(g, nid, values, scratch, changed);
+}
+
+static mxk_status node_type_step(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
+                                 int *changed) {
+    return infer_node_type(g, nid, values, scratch, changed);
+}
+
+/**
+ * Runs `step` over every operator node forwards then backwards until nothing
+ * changes (merges only ever add information, so the sweeps terminate; the round
+ * bound is a guard), as MXNet's InferShape/InferType passes do. `scratch` holds
+ * max_slots(g) values of `value_size` bytes.
+ */
+static mxk_status sweep(const mxk_igraph *g, void *values, size_t value_size, node_infer_fn step,
+                        const char *what) {
+    void *scratch = malloc(max_slots(g) * value_size);
+    if (scratch == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    mxk_status st = MXK_OK;
+    for (uint32_t round = 0; round < g->num_nodes + 2 && st == MXK_OK; round++) {
+        int changed = 0;
+        for (uint32_t i = 0; i < g->num_nodes && st == MXK_OK; i++)
+            if (g->nodes[i]->op != NULL)
+                st = step(g, i, values, scratch, &changed);
+        for (uint32_t i = g->num_nodes; i-- > 0 && st == MXK_OK;)
+            if (g->nodes[i]->op != NULL)
+                st = step(g, i, values, scratch, &changed);
+        if (!changed)
+            break;
+    }
+    free(scratch);
+    return st;
+}
+
 /** Shape inference over the indexed graph (graph.h; MXNet InferShape pass). */
 mxk_status mxk_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32_t *num_unknown) {
     if (g == NULL || shapes == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_shape: graph or shapes is NULL");
     mxk_status st = apply_shape_attrs(g, shapes);
-    if (st != MXK_OK)
-        return st;
-    mxk_shape *scratch = malloc(max_slots(g) * sizeof *scratch);
-    if (scratch == NULL)
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "infer_shape: out of memory");
-    /* Merges only ever add known dims, so the sweeps terminate; the bound is a guard. */
-    for (uint32_t round = 0; round < g->num_nodes + 2 && st == MXK_OK; round++) {
-        int changed = 0;
-        for (uint32_t i = 0; i < g->num_nodes && st == MXK_OK; i++)
-            if (g->nodes[i]->op != NULL)
-                st = infer_node_shape(g, i, shapes, scratch, &changed);
-        for (uint32_t i = g->num_nodes; i-- > 0 && st == MXK_OK;)
-            if (g->nodes[i]->op != NULL)
-                st = infer_node_shape(g, i, shapes, scratch, &changed);
-        if (!changed)
-            break;
-    }
-    free(scratch);
+    if (st == MXK_OK)
+        st = sweep(g, shapes, sizeof *shapes, node_shape_step, "infer_shape");
     if (st != MXK_OK)
         return st;
     uint32_t unknown = 0;
@@ -293,23 +318,8 @@ mxk_status mxk_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *
     if (g == NULL || types == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_type: graph or types is NULL");
     mxk_status st = apply_dtype_attrs(g, types);
-    if (st != MXK_OK)
-        return st;
-    int32_t *scratch = malloc(max_slots(g) * sizeof *scratch);
-    if (scratch == NULL)
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "infer_type: out of memory");
-    for (uint32_t round = 0; round < g->num_nodes + 2 && st == MXK_OK; round++) {
-        int changed = 0;
-        for (uint32_t i = 0; i < g->num_nodes && st == MXK_OK; i++)
-            if (g->nodes[i]->op != NULL)
-                st = infer_node_type(g, i, types, scratch, &changed);
-        for (uint32_t i = g->num_nodes; i-- > 0 && st == MXK_OK;)
-            if (g->nodes[i]->op != NULL)
-                st = infer_node_type(g, i, types, scratch, &changed);
-        if (!changed)
-            break;
-    }
-    free(scratch);
+    if (st == MXK_OK)
+        st = sweep(g, types, sizeof *types, node_type_step, "infer_type");
     if (st != MXK_OK)
         return st;
     uint32_t unknown = 0;

@@ -92,54 +92,51 @@ static mxk_status check_arity(const mxk_gnode *n) {
     return MXK_OK;
 }
 
-/**
- * Runs one operator node's shape inference on copies of its entries' shapes and
- * merges the result back; *changed is set when any entry gained information.
- * Errors: the operator's (prefixed with the node's name), or a result that
- * contradicts a known entry (the operator did not check it).
+/*
+ * What the shape and type passes differ in: the value type, the error code, the
+ * operator's inference function, the merge rule and how a value is printed.
  */
-static mxk_status infer_node_shape(const mxk_igraph *g, uint32_t nid, mxk_shape *shapes,
-                                   mxk_shape *scratch, int *changed) {
-    const mxk_gnode *n = g->nodes[nid];
-    const mxk_op_params *p = n->op;
-    mxk_status st = check_arity(n);
-    if (st != MXK_OK)
-        return st;
-    uint32_t ni = p->in_names->count, na = p->aux_names->count, no = p->out_names->count;
-    const uint32_t *in = &g->in_entries[g->in_ptr[nid]];
-    mxk_shape *sin = scratch, *saux = scratch + ni, *sout = scratch + ni + na;
-    for (uint32_t k = 0; k < ni + na; k++)
-        scratch[k] = shapes[in[k]];
-    for (uint32_t j = 0; j < no; j++)
-        sout[j] = shapes[g->entry_ptr[nid] + j];
-    if (mxk_op_params_infer_shape(p, sin, sout, saux) != MXK_OK) {
-        char msg[INFER_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
-        return mxk_set_error(MXK_ERR_SHAPE, "Error in operator %s: %s", node_name(n), msg);
-    }
-    char want[128], got[128];
-    for (uint32_t k = 0; k < ni + na; k++)
-        if (!shape_merge(&shapes[in[k]], &scratch[k], changed))
-            return mxk_set_error(MXK_ERR_SHAPE,
-                                 "Error in operator %s: %s: %s '%s': expected %s, got %s",
-                                 node_name(n), p->op->def.name, k < ni ? "argument" : "aux state",
-                                 slot_name(p, k), mxk_shape_format(&scratch[k], want, sizeof want),
-                                 mxk_shape_format(&shapes[in[k]], got, sizeof got));
-    for (uint32_t j = 0; j < no; j++) {
-        mxk_shape *dst = &shapes[g->entry_ptr[nid] + j];
-        if (!shape_merge(dst, &sout[j], changed))
-            return mxk_set_error(MXK_ERR_SHAPE,
-                                 "Error in operator %s: %s: output '%s': expected %s, got %s",
-                                 node_name(n), p->op->def.name, p->out_names->names[j],
-                                 mxk_shape_format(&sout[j], want, sizeof want),
-                                 mxk_shape_format(dst, got, sizeof got));
-    }
-    return MXK_OK;
+typedef struct value_kind {
+    size_t size;
+    mxk_status code;
+    mxk_status (*infer)(const mxk_op_params *p, void *in, void *out, void *aux);
+    int (*merge)(void *dst, const void *src, int *changed);
+    const char *(*format)(const void *v, char *buf, size_t size);
+} value_kind;
+
+static mxk_status shape_infer(const mxk_op_params *p, void *in, void *out, void *aux) {
+    return mxk_op_params_infer_shape(p, in, out, aux);
+}
+static int shape_merge_any(void *dst, const void *src, int *changed) {
+    return shape_merge(dst, src, changed);
+}
+static const char *shape_format_any(const void *v, char *buf, size_t size) {
+    return mxk_shape_format(v, buf, size);
+}
+static mxk_status type_infer(const mxk_op_params *p, void *in, void *out, void *aux) {
+    return mxk_op_params_infer_type(p, in, out, aux);
+}
+static int type_merge_any(void *dst, const void *src, int *changed) {
+    return type_merge(dst, *(const int32_t *)src, changed);
+}
+static const char *type_format_any(const void *v, char *buf, size_t size) {
+    snprintf(buf, size, "%s", mxk_dtype_name(*(const int32_t *)v));
+    return buf;
 }
 
-/** Same for dtypes (-1 unknown; MXK_ERR_TYPE). */
-static mxk_status infer_node_type(const mxk_igraph *g, uint32_t nid, int32_t *types,
-                                  int32_t *scratch, int *changed) {
+static const value_kind shape_kind = {sizeof(mxk_shape), MXK_ERR_SHAPE, shape_infer,
+                                      shape_merge_any, shape_format_any};
+static const value_kind type_kind = {sizeof(int32_t), MXK_ERR_TYPE, type_infer, type_merge_any,
+                                     type_format_any};
+
+/**
+ * Runs one operator node's inference (shapes or types, per `vk`) on copies of its
+ * entries' values and merges the result back; *changed is set when any entry gained
+ * information. Errors: the operator's (prefixed with the node's name), or a result
+ * that contradicts a known entry (the operator did not check it).
+ */
+static mxk_status infer_node(const mxk_igraph *g, uint32_t nid, const value_kind *vk, char *values,
+                             char *scratch, int *changed) {
     const mxk_gnode *n = g->nodes[nid];
     const mxk_op_params *p = n->op;
     mxk_status st = check_arity(n);
@@ -147,29 +144,32 @@ static mxk_status infer_node_type(const mxk_igraph *g, uint32_t nid, int32_t *ty
         return st;
     uint32_t ni = p->in_names->count, na = p->aux_names->count, no = p->out_names->count;
     const uint32_t *in = &g->in_entries[g->in_ptr[nid]];
-    int32_t *tin = scratch, *taux = scratch + ni, *tout = scratch + ni + na;
+    size_t sz = vk->size;
+    char *sout = scratch + (ni + na) * sz;
     for (uint32_t k = 0; k < ni + na; k++)
-        scratch[k] = types[in[k]];
-    for (uint32_t j = 0; j < no; j++)
-        tout[j] = types[g->entry_ptr[nid] + j];
-    if (mxk_op_params_infer_type(p, tin, tout, taux) != MXK_OK) {
+        memcpy(scratch + k * sz, values + in[k] * sz, sz);
+    memcpy(sout, values + g->entry_ptr[nid] * sz, no * sz);
+    if (vk->infer(p, scratch, sout, scratch + ni * sz) != MXK_OK) {
         char msg[INFER_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
-        return mxk_set_error(MXK_ERR_TYPE, "Error in operator %s: %s", node_name(n), msg);
+        return mxk_set_error(vk->code, "Error in operator %s: %s", node_name(n), msg);
     }
-    for (uint32_t k = 0; k < ni + na; k++)
-        if (!type_merge(&types[in[k]], scratch[k], changed))
-            return mxk_set_error(
-                MXK_ERR_TYPE, "Error in operator %s: %s: %s '%s': expected %s, got %s",
-                node_name(n), p->op->def.name, k < ni ? "argument" : "aux state", slot_name(p, k),
-                mxk_dtype_name(scratch[k]), mxk_dtype_name(types[in[k]]));
+    char want[128], got[128];
+    for (uint32_t k = 0; k < ni + na; k++) {
+        char *dst = values + in[k] * sz;
+        if (!vk->merge(dst, scratch + k * sz, changed))
+            return mxk_set_error(vk->code, "Error in operator %s: %s: %s '%s': expected %s, got %s",
+                                 node_name(n), p->op->def.name, k < ni ? "argument" : "aux state",
+                                 slot_name(p, k), vk->format(scratch + k * sz, want, sizeof want),
+                                 vk->format(dst, got, sizeof got));
+    }
     for (uint32_t j = 0; j < no; j++) {
-        int32_t *dst = &types[g->entry_ptr[nid] + j];
-        if (!type_merge(dst, tout[j], changed))
-            return mxk_set_error(MXK_ERR_TYPE,
-                                 "Error in operator %s: %s: output '%s': expected %s, got %s",
-                                 node_name(n), p->op->def.name, p->out_names->names[j],
-                                 mxk_dtype_name(tout[j]), mxk_dtype_name(*dst));
+        char *dst = values + (g->entry_ptr[nid] + j) * sz;
+        if (!vk->merge(dst, sout + j * sz, changed))
+            return mxk_set_error(
+                vk->code, "Error in operator %s: %s: output '%s': expected %s, got %s",
+                node_name(n), p->op->def.name, p->out_names->names[j],
+                vk->format(sout + j * sz, want, sizeof want), vk->format(dst, got, sizeof got));
     }
     return MXK_OK;
 }
@@ -255,29 +255,13 @@ static mxk_status apply_dtype_attrs(const mxk_igraph *g, int32_t *types) {
     return MXK_OK;
 }
 
-/** One operator node's inference step over an entry array (shapes or types). */
-typedef mxk_status (*node_infer_fn)(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
-                                    int *changed);
-
-static mxk_status node_shape_step(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
-                                  int *changed) {
-    return infer_node_shape(g, nid, values, scratch, changed);
-}
-
-static mxk_status node_type_step(const mxk_igraph *g, uint32_t nid, void *values, void *scratch,
-                                 int *changed) {
-    return infer_node_type(g, nid, values, scratch, changed);
-}
-
 /**
- * Runs `step` over every operator node forwards then backwards until nothing
+ * Runs every operator node's inference forwards then backwards until nothing
  * changes (merges only ever add information, so the sweeps terminate; the round
- * bound is a guard), as MXNet's InferShape/InferType passes do. `scratch` holds
- * max_slots(g) values of `value_size` bytes.
+ * bound is a guard), as MXNet's InferShape/InferType passes do.
  */
-static mxk_status sweep(const mxk_igraph *g, void *values, size_t value_size, node_infer_fn step,
-                        const char *what) {
-    void *scratch = malloc(max_slots(g) * value_size);
+static mxk_status sweep(const mxk_igraph *g, void *values, const value_kind *vk, const char *what) {
+    char *scratch = malloc(max_slots(g) * vk->size);
     if (scratch == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     mxk_status st = MXK_OK;
@@ -285,10 +269,10 @@ static mxk_status sweep(const mxk_igraph *g, void *values, size_t value_size, no
         int changed = 0;
         for (uint32_t i = 0; i < g->num_nodes && st == MXK_OK; i++)
             if (g->nodes[i]->op != NULL)
-                st = step(g, i, values, scratch, &changed);
+                st = infer_node(g, i, vk, values, scratch, &changed);
         for (uint32_t i = g->num_nodes; i-- > 0 && st == MXK_OK;)
             if (g->nodes[i]->op != NULL)
-                st = step(g, i, values, scratch, &changed);
+                st = infer_node(g, i, vk, values, scratch, &changed);
         if (!changed)
             break;
     }
@@ -302,7 +286,7 @@ mxk_status mxk_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_shape: graph or shapes is NULL");
     mxk_status st = apply_shape_attrs(g, shapes);
     if (st == MXK_OK)
-        st = sweep(g, shapes, sizeof *shapes, node_shape_step, "infer_shape");
+        st = sweep(g, shapes, &shape_kind, "infer_shape");
     if (st != MXK_OK)
         return st;
     uint32_t unknown = 0;
@@ -319,7 +303,7 @@ mxk_status mxk_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_type: graph or types is NULL");
     mxk_status st = apply_dtype_attrs(g, types);
     if (st == MXK_OK)
-        st = sweep(g, types, sizeof *types, node_type_step, "infer_type");
+        st = sweep(g, types, &type_kind, "infer_type");
     if (st != MXK_OK)
         return st;
     uint32_t unknown = 0;

@@ -142,3 +142,16 @@ mxk_status cb_blas_dim(uint64_t v, const char *what, int *out, mxk_error_sink *e
     *out = (int)v;
     return MXK_OK;
 }
+
+mxk_status cb_begin_weighted_backward(const mxk_backward_args *args, uint32_t num_in, int *needed,
+                                      mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_check_backward_counts(args, num_in, 1, 1, err));
+    *needed = 0;
+    for (uint32_t i = 0; i < num_in; i++)
+        *needed |= args->req[i] != MXK_REQ_NULL;
+    if (!*needed)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
+    return cb_check_tensor(args->in_data[1], "argument 'weight'", err);
+}

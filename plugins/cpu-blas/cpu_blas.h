@@ -95,6 +95,15 @@ mxk_status cb_check_backward_counts(const mxk_backward_args *args, uint32_t num_
                                     uint32_t num_out, uint32_t num_visible, mxk_error_sink *err);
 
 /**
+ * Common start of the backward of the data/weight[/bias] operators (FullyConnected,
+ * Convolution, Deconvolution): checks the counts (num_in arguments, 1 output) and
+ * the tensors out_grad, data and weight. *needed is 0 when no gradient is
+ * requested (the caller returns MXK_OK at once; the tensors are then not checked).
+ */
+mxk_status cb_begin_weighted_backward(const mxk_backward_args *args, uint32_t num_in, int *needed,
+                                      mxk_error_sink *err);
+
+/**
  * Checks a gradient output: nothing when req is NULL; otherwise cb_check_tensor
  * and the same element count as `expected` (MXK_ERR_SHAPE "gradient of 'weight':
  * expected (3,2), got (2,3)"-style otherwise). `name` is the argument's name.

@@ -626,16 +626,11 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const cv_param *p = param;
     uint32_t ni = cv_num_args(p);
-    MXK_SDK_CHECK(cb_check_backward_counts(args, ni, 1, 1, err));
     const mxk_op_req *req = args->req;
-    int need_any = 0;
-    for (uint32_t i = 0; i < ni; i++)
-        need_any |= req[i] != MXK_REQ_NULL;
+    int need_any;
+    MXK_SDK_CHECK(cb_begin_weighted_backward(args, ni, &need_any, err));
     if (!need_any)
         return MXK_OK;
-    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'weight'", err));
     mxk_shape in[3] = {args->in_data[0]->shape, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
     mxk_shape ys = mxk_sdk_shape_unknown();
     MXK_SDK_CHECK(cv_infer_shape(p, in, ni, &ys, 1, NULL, 0, err));

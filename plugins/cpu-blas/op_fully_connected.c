@@ -192,16 +192,11 @@ static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *st
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const fc_param *p = param;
     uint32_t ni = fc_num_args(p);
-    MXK_SDK_CHECK(cb_check_backward_counts(args, ni, 1, 1, err));
     const mxk_op_req *req = args->req;
-    int need_any = 0;
-    for (uint32_t i = 0; i < ni; i++)
-        need_any |= req[i] != MXK_REQ_NULL;
+    int need_any;
+    MXK_SDK_CHECK(cb_begin_weighted_backward(args, ni, &need_any, err));
     if (!need_any)
         return MXK_OK;
-    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'weight'", err));
     const mxk_shape *ds = &args->in_data[0]->shape;
     fc_dims m;
     MXK_SDK_CHECK(fc_dims_of(p, ds, &m, err));

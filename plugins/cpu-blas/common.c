@@ -155,3 +155,37 @@ mxk_status cb_begin_weighted_backward(const mxk_backward_args *args, uint32_t nu
     MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
     return cb_check_tensor(args->in_data[1], "argument 'weight'", err);
 }
+
+/** An element-wise call being split (cb_unary_parallel / cb_binary_parallel). */
+typedef struct cb_elemwise_run {
+    cb_unary_fn unary;
+    cb_binary_fn binary;
+    float *out;
+    const float *a, *b;
+    float s;
+    mxk_op_req req;
+} cb_elemwise_run;
+
+/** Elements [i0, i1) of an element-wise call. */
+static void cb_elemwise_part(void *arg, int64_t i0, int64_t i1) {
+    const cb_elemwise_run *r = arg;
+    size_t n = (size_t)(i1 - i0);
+    if (r->unary)
+        r->unary(r->out + i0, r->a + i0, r->s, n, r->req);
+    else
+        r->binary(r->out + i0, r->a + i0, r->b + i0, r->s, n, r->req);
+}
+
+/** Splits a unary loop over threads (see cpu_blas.h). */
+void cb_unary_parallel(const mxk_op_ctx *ctx, cb_unary_fn fn, float *out, const float *in, float s,
+                       size_t n, mxk_op_req req) {
+    cb_elemwise_run r = {fn, NULL, out, in, NULL, s, req};
+    cb_parallel_for(ctx, (int64_t)n, CB_ELEMWISE_GRAIN, cb_elemwise_part, &r);
+}
+
+/** Splits a binary loop over threads (see cpu_blas.h). */
+void cb_binary_parallel(const mxk_op_ctx *ctx, cb_binary_fn fn, float *out, const float *a,
+                        const float *b, float s, size_t n, mxk_op_req req) {
+    cb_elemwise_run r = {NULL, fn, out, a, b, s, req};
+    cb_parallel_for(ctx, (int64_t)n, CB_ELEMWISE_GRAIN, cb_elemwise_part, &r);
+}

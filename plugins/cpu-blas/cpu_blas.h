@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cblas.h>
+
 #include "mxk_sdk.h"
 
 /** Backend name of every kernel registered by this plugin. */
@@ -21,28 +23,80 @@
 /** Most inputs / outputs of any operator of this plugin (shape checks use fixed arrays). */
 #define CB_MAX_IO 4
 
-/* --- threads.c: the thread knob ------------------------------------------------ */
+/* --- threads.c: the thread knob and the worker pool ------------------------------ */
 
 /**
- * Records the plugin option `num_threads` (0: none) and OpenBLAS's own default
- * thread count; called once from init, before any kernel runs.
+ * Records the plugin option `num_threads` (0: none) and sets OpenBLAS to one
+ * thread for the whole process (the plugin splits matrix products itself, see
+ * cb_sgemm); called once from init, before any kernel runs.
  */
 void cb_threads_init(int64_t option_threads);
 
-/**
- * Enters a BLAS section: makes OpenBLAS use the number of threads this call may
- * use, ctx->num_threads (the kernel's knob) capped by the plugin option when
- * that is > 0 (knob absent or 0: the option, else OpenBLAS's default), calling
- * openblas_set_num_threads only when the value differs from the last one set;
- * then holds a shared lock so no other thread resizes the pool until
- * cb_blas_end. Returns the count in effect. Thread-safe; do not nest.
- */
-int cb_blas_begin(const mxk_op_ctx *ctx);
+/** Stops and joins the pool's workers; idempotent; a later region starts new ones. */
+void cb_threads_shutdown(void);
 
-/** Leaves the BLAS section entered by cb_blas_begin on this thread. */
-void cb_blas_end(void);
+/**
+ * The threads a kernel call with `ctx` may use: ctx->num_threads (mxk's knob)
+ * capped by the plugin option when that is > 0; knob absent or 0: the option,
+ * else the online CPUs. At most 64.
+ */
+int cb_num_threads(const mxk_op_ctx *ctx);
+
+/** A part of a parallel region: part t of nt (0 <= t < nt). */
+typedef void (*cb_task_fn)(void *arg, int t, int nt);
+
+/**
+ * Runs fn(arg, t, nt) for every t in [0, nt) at once, part 0 on the calling
+ * thread and the others on the pool's workers, and returns when all are done.
+ * When the pool is busy (another thread's region, or a call from inside a region)
+ * or nt <= 1 it runs fn(arg, 0, 1) on the calling thread instead, so `fn` must
+ * cover all the work for any nt it is given. Thread-safe.
+ */
+void cb_parallel_run(int nt, cb_task_fn fn, void *arg);
+
+/** A loop body over items [begin, end). */
+typedef void (*cb_range_fn)(void *arg, int64_t begin, int64_t end);
+
+/**
+ * Runs fn over [0, n) split into contiguous ranges, one per thread, using at most
+ * cb_num_threads(ctx) threads and at least `grain` items per thread (n < 2 grain:
+ * one call on this thread). Ranges never overlap, so bodies that write only their
+ * items need no locking. Thread-safe.
+ */
+void cb_parallel_for(const mxk_op_ctx *ctx, int64_t n, int64_t grain, cb_range_fn fn, void *arg);
+
+/**
+ * cblas_sgemm (row-major; arguments as CBLAS) over up to cb_num_threads(ctx)
+ * threads: C is split into row blocks when M > N, else into column blocks of 16,
+ * each computed by one single-threaded sgemm; products under 2^19 multiply-adds
+ * per thread are not split. Each element of C is computed as by an unsplit call
+ * on one thread. Thread-safe.
+ */
+void cb_sgemm(const mxk_op_ctx *ctx, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+              float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+              int ldc);
 
 /* --- common.c: registration and kernel-argument checks ------------------------- */
+
+/** An element-wise loop of cb_loops.h's CB_DEFINE_UNARY shape. */
+typedef void (*cb_unary_fn)(float *out, const float *in, float s, size_t n, mxk_op_req req);
+/** An element-wise loop of cb_loops.h's CB_DEFINE_BINARY shape. */
+typedef void (*cb_binary_fn)(float *out, const float *a, const float *b, float s, size_t n,
+                             mxk_op_req req);
+
+/** Fewest elements per thread worth splitting an element-wise loop for. */
+#define CB_ELEMWISE_GRAIN 32768
+
+/**
+ * fn(out, in, s, n, req) split into contiguous element ranges over the kernel's
+ * threads (cb_parallel_for, grain CB_ELEMWISE_GRAIN); same aliasing rules as fn.
+ */
+void cb_unary_parallel(const mxk_op_ctx *ctx, cb_unary_fn fn, float *out, const float *in, float s,
+                       size_t n, mxk_op_req req);
+
+/** fn(out, a, b, s, n, req) split as cb_unary_parallel. */
+void cb_binary_parallel(const mxk_op_ctx *ctx, cb_binary_fn fn, float *out, const float *a,
+                        const float *b, float s, size_t n, mxk_op_req req);
 
 /** Signature of mxk_op_def.infer_shape (used to re-check shapes in kernels). */
 typedef mxk_status (*cb_infer_shape_fn)(const void *param, mxk_shape *in_shapes, uint32_t num_in,

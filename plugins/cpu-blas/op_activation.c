@@ -231,25 +231,27 @@ static mxk_status act_forward(const mxk_op_ctx *ctx, const void *param, void *st
     float *y = cb_f32(args->out_data[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     mxk_op_req req = args->req[0];
+    cb_unary_fn fn;
     switch (p->act) {
     case ACT_RELU:
-        act_relu(y, x, 0.0f, n, req);
+        fn = act_relu;
         break;
     case ACT_SIGMOID:
-        act_sigmoid(y, x, 0.0f, n, req);
+        fn = act_sigmoid;
         break;
     case ACT_TANH:
-        act_tanh(y, x, 0.0f, n, req);
+        fn = act_tanh;
         break;
     case ACT_SOFTRELU:
-        act_softrelu(y, x, 0.0f, n, req);
+        fn = act_softrelu;
         break;
     case ACT_SOFTSIGN:
-        act_softsign(y, x, 0.0f, n, req);
+        fn = act_softsign;
         break;
     default:
         return mxk_sdk_error(err, MXK_ERR_INTERNAL, "invalid act_type %d", (int)p->act);
     }
+    cb_unary_parallel(ctx, fn, y, x, 0.0f, n, req);
     return MXK_OK;
 }
 
@@ -273,25 +275,27 @@ static mxk_status act_backward(const mxk_op_ctx *ctx, const void *param, void *s
     size_t n = (size_t)mxk_sdk_shape_count(&dy->shape);
     float *dx = cb_f32(args->in_grad[0]);
     const float *g = cb_f32(dy), *r = cb_f32(ref);
+    cb_binary_fn fn;
     switch (p->act) {
     case ACT_RELU:
-        act_relu_grad(dx, g, r, 0.0f, n, req);
+        fn = act_relu_grad;
         break;
     case ACT_SIGMOID:
-        act_sigmoid_grad(dx, g, r, 0.0f, n, req);
+        fn = act_sigmoid_grad;
         break;
     case ACT_TANH:
-        act_tanh_grad(dx, g, r, 0.0f, n, req);
+        fn = act_tanh_grad;
         break;
     case ACT_SOFTRELU:
-        act_softrelu_grad(dx, g, r, 0.0f, n, req);
+        fn = act_softrelu_grad;
         break;
     case ACT_SOFTSIGN:
-        act_softsign_grad(dx, g, r, 0.0f, n, req);
+        fn = act_softsign_grad;
         break;
     default:
         return mxk_sdk_error(err, MXK_ERR_INTERNAL, "invalid act_type %d", (int)p->act);
     }
+    cb_binary_parallel(ctx, fn, dx, g, r, 0.0f, n, req);
     return MXK_OK;
 }
 

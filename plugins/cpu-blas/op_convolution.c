@@ -394,11 +394,13 @@ static inline void cv_add_row(float *restrict dst, const float *restrict src, in
 }
 
 /**
- * im2col of nb images (img: nb x Ci x Hi x Wi) into col (Ci*kh*kw rows of nb*P
- * columns, P = Ho*Wo); positions in the padding are 0.
+ * im2col of images [n0, n1) of a chunk (img: the chunk's first image, each
+ * Ci x Hi x Wi) into their columns of col (Ci*kh*kw rows of `ld` = nb*P columns,
+ * image n at columns [n*P, (n+1)*P), P = Ho*Wo); positions in the padding are 0.
  */
-static void cv_im2col(const cv_geom *g, int64_t nb, const float *img, float *col) {
-    const int64_t P = g->Ho * g->Wo, ld = nb * P;
+static void cv_im2col(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *img,
+                      float *col) {
+    const int64_t P = g->Ho * g->Wo;
     for (int64_t c = 0; c < g->Ci; c++)
         for (int64_t ki = 0; ki < g->kh; ki++)
             for (int64_t kj = 0; kj < g->kw; kj++) {
@@ -411,7 +413,7 @@ static void cv_im2col(const cv_geom *g, int64_t nb, const float *img, float *col
                     hi = g->Wo;
                 if (lo > hi)
                     lo = hi;
-                for (int64_t n = 0; n < nb; n++) {
+                for (int64_t n = n0; n < n1; n++) {
                     const float *src = img + (n * g->Ci + c) * g->Hi * g->Wi;
                     for (int64_t oh = 0; oh < g->Ho; oh++) {
                         float *dst = row + n * P + oh * g->Wo;
@@ -435,9 +437,10 @@ static void cv_im2col(const cv_geom *g, int64_t nb, const float *img, float *col
             }
 }
 
-/** col2im: img (nb x Ci x Hi x Wi) += the columns (the adjoint of cv_im2col). */
-static void cv_col2im(const cv_geom *g, int64_t nb, const float *col, float *img) {
-    const int64_t P = g->Ho * g->Wo, ld = nb * P;
+/** col2im of images [n0, n1): img += their columns (the adjoint of cv_im2col). */
+static void cv_col2im(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *col,
+                      float *img) {
+    const int64_t P = g->Ho * g->Wo;
     for (int64_t c = 0; c < g->Ci; c++)
         for (int64_t ki = 0; ki < g->kh; ki++)
             for (int64_t kj = 0; kj < g->kw; kj++) {
@@ -449,7 +452,7 @@ static void cv_col2im(const cv_geom *g, int64_t nb, const float *col, float *img
                     hi = g->Wo;
                 if (lo > hi)
                     lo = hi;
-                for (int64_t n = 0; n < nb; n++) {
+                for (int64_t n = n0; n < n1; n++) {
                     float *dst = img + (n * g->Ci + c) * g->Hi * g->Wi;
                     for (int64_t oh = 0; oh < g->Ho; oh++) {
                         int64_t ih = oh * g->sh + ki * g->dh - g->ph;
@@ -467,21 +470,25 @@ static void cv_col2im(const cv_geom *g, int64_t nb, const float *col, float *img
             }
 }
 
-/** Gathers nb images of a filter-side tensor (nb, K, P) into buf (K, nb*P). */
-static void cv_gather(const cv_geom *g, int64_t nb, const float *t, float *buf) {
+/** Gathers images [n0, n1) of a filter-side tensor (n, K, P) into buf (K rows of `ld`). */
+static void cv_gather(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *t,
+                      float *buf) {
     const int64_t P = g->Ho * g->Wo;
-    for (int64_t n = 0; n < nb; n++)
+    for (int64_t n = n0; n < n1; n++)
         for (int64_t k = 0; k < g->K; k++)
-            memcpy(buf + k * nb * P + n * P, t + (n * g->K + k) * P, sizeof(float) * (size_t)P);
+            memcpy(buf + k * ld + n * P, t + (n * g->K + k) * P, sizeof(float) * (size_t)P);
 }
 
-/** Scatters buf (K, nb*P) into t (nb, K, P) by `req`, adding bias[k] when bias != NULL. */
-static void cv_scatter(const cv_geom *g, int64_t nb, const float *buf, const float *bias, float *t,
-                       mxk_op_req req) {
+/**
+ * Scatters images [n0, n1) of buf (K rows of `ld`) into t (n, K, P) by `req`,
+ * adding bias[k] when bias != NULL.
+ */
+static void cv_scatter(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *buf,
+                       const float *bias, float *t, mxk_op_req req) {
     const int64_t P = g->Ho * g->Wo;
-    for (int64_t n = 0; n < nb; n++)
+    for (int64_t n = n0; n < n1; n++)
         for (int64_t k = 0; k < g->K; k++) {
-            const float *s = buf + k * nb * P + n * P;
+            const float *s = buf + k * ld + n * P;
             float *d = t + (n * g->K + k) * P;
             float b = bias ? bias[k] : 0.0f;
             if (req == MXK_REQ_ADD)
@@ -497,34 +504,25 @@ static void cv_scatter(const cv_geom *g, int64_t nb, const float *buf, const flo
 typedef struct cv_gemm {
     int Kg;   /**< filter-side channels per group */
     int CKg;  /**< column rows per group: (Ci/G)*kh*kw */
-    int cols; /**< nb*P */
+    int cols; /**< nb*P: the leading dimension of both buffers */
 } cv_gemm;
 
-/** fs_g = W_g col_g for every group (fs: K x nb*P). */
+/** fs_g = W_g col_g for every group, over columns [c0, c1) (fs: K x cols). */
 static void cv_gemm_fwd(const cv_geom *g, const cv_gemm *m, const float *w, const float *col,
-                        float *fs) {
+                        float *fs, int c0, int c1) {
     for (int64_t gi = 0; gi < g->G; gi++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m->Kg, m->cols, m->CKg, 1.0f,
-                    w + gi * m->Kg * m->CKg, m->CKg, col + gi * m->CKg * m->cols, m->cols, 0.0f,
-                    fs + gi * m->Kg * m->cols, m->cols);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m->Kg, c1 - c0, m->CKg, 1.0f,
+                    w + gi * m->Kg * m->CKg, m->CKg, col + gi * m->CKg * m->cols + c0, m->cols,
+                    0.0f, fs + gi * m->Kg * m->cols + c0, m->cols);
 }
 
-/** col_g = W_g^T fs_g for every group. */
+/** col_g = W_g^T fs_g for every group, over columns [c0, c1). */
 static void cv_gemm_data(const cv_geom *g, const cv_gemm *m, const float *w, const float *fs,
-                         float *col) {
+                         float *col, int c0, int c1) {
     for (int64_t gi = 0; gi < g->G; gi++)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m->CKg, m->cols, m->Kg, 1.0f,
-                    w + gi * m->Kg * m->CKg, m->CKg, fs + gi * m->Kg * m->cols, m->cols, 0.0f,
-                    col + gi * m->CKg * m->cols, m->cols);
-}
-
-/** dW_g (=|+=) fs_g col_g^T for every group; beta 0 or 1. */
-static void cv_gemm_wgrad(const cv_geom *g, const cv_gemm *m, const float *fs, const float *col,
-                          float *dw, float beta) {
-    for (int64_t gi = 0; gi < g->G; gi++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m->Kg, m->CKg, m->cols, 1.0f,
-                    fs + gi * m->Kg * m->cols, m->cols, col + gi * m->CKg * m->cols, m->cols, beta,
-                    dw + gi * m->Kg * m->CKg, m->CKg);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m->CKg, c1 - c0, m->Kg, 1.0f,
+                    w + gi * m->Kg * m->CKg, m->CKg, fs + gi * m->Kg * m->cols + c0, m->cols, 0.0f,
+                    col + gi * m->CKg * m->cols + c0, m->cols);
 }
 
 /** Workspace pointers for a chunk of nb images. */
@@ -573,9 +571,79 @@ static cv_gemm cv_gemm_of(const cv_geom *g, int64_t nb) {
 }
 
 /**
- * Forward of both operators, chunk by chunk. Convolution: im2col(x), one GEMM
- * per group, scatter into y with the bias fused. Deconvolution: gather x, one
- * GEMM per group into columns, then y = bias (or +=) and col2im accumulates.
+ * One chunk of images being computed: the images of a chunk are split over the
+ * kernel's threads (cb_parallel_for), each thread filling and reading only its
+ * images' columns of the shared buffers.
+ */
+typedef struct cv_chunk {
+    const cv_param *p;
+    const cv_geom *g;
+    cv_gemm m;
+    float *col, *fs;   /**< workspace: column and filter-side buffers */
+    const float *w;    /**< weight */
+    const float *bias; /**< bias or NULL */
+    const float *img;  /**< forward: x (conv); backward: the image side im2col reads */
+    const float *fsrc; /**< filter-side input: x (deconv forward) or the dW operand */
+    float *out;        /**< forward: y; backward: dx (NULL: not requested) */
+    mxk_op_req req;    /**< request of `out` */
+    int need_col;      /**< backward: im2col of `img` is needed */
+} cv_chunk;
+
+/** Forward of images [n0, n1) of a chunk. */
+static void cv_forward_part(void *arg, int64_t n0, int64_t n1) {
+    const cv_chunk *c = arg;
+    const cv_geom *g = c->g;
+    const int64_t P = g->Ho * g->Wo, ld = c->m.cols;
+    if (!c->p->deconv) {
+        /* y = W im2col(x) + b */
+        cv_im2col(g, ld, n0, n1, c->img, c->col);
+        cv_gemm_fwd(g, &c->m, c->w, c->col, c->fs, (int)(n0 * P), (int)(n1 * P));
+        cv_scatter(g, ld, n0, n1, c->fs, c->bias, c->out, c->req);
+        return;
+    }
+    /* y = b (or +=), then y += col2im(W^T x) */
+    cv_gather(g, ld, n0, n1, c->fsrc, c->fs);
+    cv_gemm_data(g, &c->m, c->w, c->fs, c->col, (int)(n0 * P), (int)(n1 * P));
+    const int64_t S = g->Hi * g->Wi;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t ch = 0; ch < g->Ci; ch++)
+            mxk_sdk_fill_f32(c->out + (n * g->Ci + ch) * S, c->bias ? c->bias[ch] : 0.0f, (size_t)S,
+                             c->req == MXK_REQ_ADD ? MXK_REQ_ADD : MXK_REQ_WRITE);
+    cv_col2im(g, ld, n0, n1, c->col, c->out);
+}
+
+/** Backward, first pass over images [n0, n1): their columns and filter-side operand. */
+static void cv_backward_gather_part(void *arg, int64_t n0, int64_t n1) {
+    const cv_chunk *c = arg;
+    if (c->need_col)
+        cv_im2col(c->g, c->m.cols, n0, n1, c->img, c->col);
+    cv_gather(c->g, c->m.cols, n0, n1, c->fsrc, c->fs);
+}
+
+/** Backward, data gradient of images [n0, n1) (after dW has read the columns). */
+static void cv_backward_data_part(void *arg, int64_t n0, int64_t n1) {
+    const cv_chunk *c = arg;
+    const cv_geom *g = c->g;
+    const int64_t P = g->Ho * g->Wo, ld = c->m.cols;
+    if (!c->p->deconv) {
+        /* dx = col2im(W^T dy) */
+        cv_gemm_data(g, &c->m, c->w, c->fs, c->col, (int)(n0 * P), (int)(n1 * P));
+        const int64_t img = g->Ci * g->Hi * g->Wi;
+        if (c->req != MXK_REQ_ADD)
+            memset(c->out + n0 * img, 0, sizeof(float) * (size_t)((n1 - n0) * img));
+        cv_col2im(g, ld, n0, n1, c->col, c->out);
+    } else {
+        /* dx = W im2col(dy), into the filter-side buffer then scattered */
+        cv_gemm_fwd(g, &c->m, c->w, c->col, c->fs, (int)(n0 * P), (int)(n1 * P));
+        cv_scatter(g, ld, n0, n1, c->fs, NULL, c->out, c->req);
+    }
+}
+
+/**
+ * Forward of both operators, chunk by chunk, the images of each chunk split over
+ * the kernel's threads. Convolution: im2col(x), one GEMM per group, scatter into
+ * y with the bias fused. Deconvolution: gather x, one GEMM per group into
+ * columns, then y = bias (or +=) and col2im accumulates.
  */
 static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -587,40 +655,30 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         return MXK_OK;
     cv_geom g;
     MXK_SDK_CHECK(cv_geom_of(p, &args->in_data[0]->shape, &g, err));
-    float *col, *fs;
-    MXK_SDK_CHECK(cv_workspace(ctx, &g, &col, &fs, err));
-    const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
-    const float *b = p->no_bias ? NULL : cb_f32(args->in_data[2]);
+    cv_chunk c = {.p = p, .g = &g, .req = req};
+    MXK_SDK_CHECK(cv_workspace(ctx, &g, &c.col, &c.fs, err));
+    const float *x = cb_f32(args->in_data[0]);
     float *y = cb_f32(args->out_data[0]);
+    c.w = cb_f32(args->in_data[1]);
+    c.bias = p->no_bias ? NULL : cb_f32(args->in_data[2]);
     const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
-    cb_blas_begin(ctx);
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
-        cv_gemm m = cv_gemm_of(&g, nb);
-        if (!p->deconv) {
-            cv_im2col(&g, nb, x + n0 * img, col);
-            cv_gemm_fwd(&g, &m, w, col, fs);
-            cv_scatter(&g, nb, fs, b, y + n0 * fsz, req);
-        } else {
-            cv_gather(&g, nb, x + n0 * fsz, fs);
-            cv_gemm_data(&g, &m, w, fs, col);
-            float *yc = y + n0 * img;
-            const int64_t S = g.Hi * g.Wi;
-            for (int64_t n = 0; n < nb; n++)
-                for (int64_t c = 0; c < g.Ci; c++)
-                    mxk_sdk_fill_f32(yc + (n * g.Ci + c) * S, b ? b[c] : 0.0f, (size_t)S,
-                                     req == MXK_REQ_ADD ? MXK_REQ_ADD : MXK_REQ_WRITE);
-            cv_col2im(&g, nb, col, yc);
-        }
+        c.m = cv_gemm_of(&g, nb);
+        c.img = p->deconv ? NULL : x + n0 * img;
+        c.fsrc = p->deconv ? x + n0 * fsz : NULL;
+        c.out = p->deconv ? y + n0 * img : y + n0 * fsz;
+        cb_parallel_for(ctx, nb, 1, cv_forward_part, &c);
     }
-    cb_blas_end();
     return MXK_OK;
 }
 
 /**
- * Backward of both operators, chunk by chunk: dW over all chunks (the first with
- * the request's beta, the rest accumulating), db as channel sums of dy, and the
- * data gradient (Convolution: col2im of W^T dy; Deconvolution: GEMM of im2col(dy)).
+ * Backward of both operators, chunk by chunk: the columns and the filter-side
+ * operand of each chunk's images (split over threads), dW over all chunks (one
+ * threaded GEMM per group; the first chunk with the request's beta, the rest
+ * accumulating), db as channel sums of dy, and the data gradient (split over
+ * threads; Convolution: col2im of W^T dy; Deconvolution: GEMM of im2col(dy)).
  */
 static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
@@ -648,16 +706,18 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
         MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &in[2], "bias", err));
     cv_geom g;
     MXK_SDK_CHECK(cv_geom_of(p, &in[0], &g, err));
-    float *col, *fs;
-    MXK_SDK_CHECK(cv_workspace(ctx, &g, &col, &fs, err));
-    const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
+    cv_chunk c = {.p = p, .g = &g, .req = req[0]};
+    MXK_SDK_CHECK(cv_workspace(ctx, &g, &c.col, &c.fs, err));
+    const float *x = cb_f32(args->in_data[0]);
     const float *dy = cb_f32(args->out_grad[0]);
+    c.w = cb_f32(args->in_data[1]);
     float *dx = req[0] != MXK_REQ_NULL ? cb_f32(args->in_grad[0]) : NULL;
     float *dw = req[1] != MXK_REQ_NULL ? cb_f32(args->in_grad[1]) : NULL;
     /* image side / filter side of the two operators */
     const float *img_src = p->deconv ? dy : x; /* what im2col reads for dW */
     const float *fs_src = p->deconv ? x : dy;  /* filter-side operand of dW */
     const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
+    c.need_col = dw != NULL || (p->deconv && dx != NULL);
 
     if (!p->no_bias && req[2] != MXK_REQ_NULL) {
         if (!p->deconv)
@@ -665,32 +725,25 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
         else
             cv_channel_sum(dy, g.N, g.Ci, g.Hi * g.Wi, cb_f32(args->in_grad[2]), req[2]);
     }
-    cb_blas_begin(ctx);
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
-        cv_gemm m = cv_gemm_of(&g, nb);
-        int need_col = dw != NULL || (p->deconv && dx != NULL);
-        if (need_col)
-            cv_im2col(&g, nb, img_src + n0 * img, col);
-        cv_gather(&g, nb, fs_src + n0 * fsz, fs);
-        if (dw != NULL)
-            cv_gemm_wgrad(&g, &m, fs, col, dw, n0 == 0 ? mxk_sdk_req_beta(req[1]) : 1.0f);
+        c.m = cv_gemm_of(&g, nb);
+        c.img = img_src + n0 * img;
+        c.fsrc = fs_src + n0 * fsz;
+        cb_parallel_for(ctx, nb, 1, cv_backward_gather_part, &c);
+        if (dw != NULL) {
+            /* dW_g (=|+=) fs_g col_g^T for every group */
+            float beta = n0 == 0 ? mxk_sdk_req_beta(req[1]) : 1.0f;
+            for (int64_t gi = 0; gi < g.G; gi++)
+                cb_sgemm(ctx, CblasNoTrans, CblasTrans, c.m.Kg, c.m.CKg, c.m.cols, 1.0f,
+                         c.fs + gi * c.m.Kg * c.m.cols, c.m.cols, c.col + gi * c.m.CKg * c.m.cols,
+                         c.m.cols, beta, dw + gi * c.m.Kg * c.m.CKg, c.m.CKg);
+        }
         if (dx == NULL)
             continue;
-        if (!p->deconv) {
-            /* dx = col2im(W^T dy) */
-            cv_gemm_data(&g, &m, w, fs, col);
-            float *d = dx + n0 * img;
-            if (req[0] != MXK_REQ_ADD)
-                memset(d, 0, sizeof(float) * (size_t)(nb * img));
-            cv_col2im(&g, nb, col, d);
-        } else {
-            /* dx = W im2col(dy), into the filter-side buffer then scattered */
-            cv_gemm_fwd(&g, &m, w, col, fs);
-            cv_scatter(&g, nb, fs, NULL, dx + n0 * fsz, req[0]);
-        }
+        c.out = p->deconv ? dx + n0 * fsz : dx + n0 * img;
+        cb_parallel_for(ctx, nb, 1, cv_backward_data_part, &c);
     }
-    cb_blas_end();
     return MXK_OK;
 }
 

@@ -173,17 +173,13 @@ static mxk_status dot_forward(const mxk_op_ctx *ctx, const void *param, void *st
     int m, k, n;
     MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
     if (v.vec) {
-        cb_blas_begin(ctx);
         float d = cblas_sdot(k, a, 1, b, 1);
-        cb_blas_end();
         mxk_sdk_assign_f32(o, d, req);
         return MXK_OK;
     }
     int lda = p->ta ? m : k, ldb = p->tb ? k : n;
-    cb_blas_begin(ctx);
-    cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, a, lda, b, ldb, mxk_sdk_req_beta(req), o, n);
-    cb_blas_end();
+    cb_sgemm(ctx, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, m, n, k,
+             1.0f, a, lda, b, ldb, mxk_sdk_req_beta(req), o, n);
     return MXK_OK;
 }
 
@@ -223,28 +219,26 @@ static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *s
         return MXK_OK;
     }
     int lda = p->ta ? m : k, ldb = p->tb ? k : n;
-    cb_blas_begin(ctx);
     if (req[0] != MXK_REQ_NULL) {
         float *da = cb_f32(args->in_grad[0]);
         float beta = mxk_sdk_req_beta(req[0]);
         if (!p->ta) /* (m x n) . op(B)^T (n x k) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, p->tb ? CblasNoTrans : CblasTrans, m, k, n,
-                        1.0f, dc, n, b, ldb, beta, da, k);
+            cb_sgemm(ctx, CblasNoTrans, p->tb ? CblasNoTrans : CblasTrans, m, k, n, 1.0f, dc, n, b,
+                     ldb, beta, da, k);
         else /* op(B) (k x n) . dC^T (n x m) */
-            cblas_sgemm(CblasRowMajor, p->tb ? CblasTrans : CblasNoTrans, CblasTrans, k, m, n, 1.0f,
-                        b, ldb, dc, n, beta, da, m);
+            cb_sgemm(ctx, p->tb ? CblasTrans : CblasNoTrans, CblasTrans, k, m, n, 1.0f, b, ldb, dc,
+                     n, beta, da, m);
     }
     if (req[1] != MXK_REQ_NULL) {
         float *db = cb_f32(args->in_grad[1]);
         float beta = mxk_sdk_req_beta(req[1]);
         if (!p->tb) /* op(A)^T (k x m) . dC (m x n) */
-            cblas_sgemm(CblasRowMajor, p->ta ? CblasNoTrans : CblasTrans, CblasNoTrans, k, n, m,
-                        1.0f, a, lda, dc, n, beta, db, n);
+            cb_sgemm(ctx, p->ta ? CblasNoTrans : CblasTrans, CblasNoTrans, k, n, m, 1.0f, a, lda,
+                     dc, n, beta, db, n);
         else /* dC^T (n x m) . op(A) (m x k) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, p->ta ? CblasTrans : CblasNoTrans, n, k, m, 1.0f,
-                        dc, n, a, lda, beta, db, k);
+            cb_sgemm(ctx, CblasTrans, p->ta ? CblasTrans : CblasNoTrans, n, k, m, 1.0f, dc, n, a,
+                     lda, beta, db, k);
     }
-    cb_blas_end();
     return MXK_OK;
 }
 

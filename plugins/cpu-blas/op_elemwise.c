@@ -111,20 +111,9 @@ static mxk_status ew_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     float *o = cb_f32(args->out_data[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     mxk_op_req req = args->req[0];
-    switch (p->code) {
-    case EW_PLUS:
-        ew_add(o, a, b, 0.0f, n, req);
-        break;
-    case EW_MINUS:
-        ew_sub(o, a, b, 0.0f, n, req);
-        break;
-    case EW_MUL:
-        ew_mul(o, a, b, 0.0f, n, req);
-        break;
-    default:
-        ew_div(o, a, b, 0.0f, n, req);
-        break;
-    }
+    static const cb_binary_fn fns[] = {
+        [EW_PLUS] = ew_add, [EW_MINUS] = ew_sub, [EW_MUL] = ew_mul, [EW_DIV] = ew_div};
+    cb_binary_parallel(ctx, fns[p->code], o, a, b, 0.0f, n, req);
     return MXK_OK;
 }
 

@@ -139,26 +139,10 @@ static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     mxk_op_req req = args->req[0];
     float s = p->scalar;
-    switch (p->code) {
-    case SC_PLUS:
-        sc_plus(y, x, s, n, req);
-        break;
-    case SC_MINUS:
-        sc_minus(y, x, s, n, req);
-        break;
-    case SC_RMINUS:
-        sc_rminus(y, x, s, n, req);
-        break;
-    case SC_MUL:
-        sc_mul(y, x, s, n, req);
-        break;
-    case SC_DIV:
-        sc_div(y, x, s, n, req);
-        break;
-    default:
-        sc_rdiv(y, x, s, n, req);
-        break;
-    }
+    static const cb_unary_fn fns[] = {
+        [SC_PLUS] = sc_plus, [SC_MINUS] = sc_minus, [SC_RMINUS] = sc_rminus,
+        [SC_MUL] = sc_mul,   [SC_DIV] = sc_div,     [SC_RDIV] = sc_rdiv};
+    cb_unary_parallel(ctx, fns[p->code], y, x, s, n, req);
     return MXK_OK;
 }
 

@@ -180,10 +180,7 @@ static mxk_status fc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                              req == MXK_REQ_ADD ? MXK_REQ_ADD : MXK_REQ_WRITE);
         beta = 1.0f;
     }
-    cb_blas_begin(ctx);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m.M, m.H, m.K, 1.0f, x, m.K, w, m.K, beta,
-                y, m.H);
-    cb_blas_end();
+    cb_sgemm(ctx, CblasNoTrans, CblasTrans, m.M, m.H, m.K, 1.0f, x, m.K, w, m.K, beta, y, m.H);
     return MXK_OK;
 }
 
@@ -218,10 +215,9 @@ static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *st
 
     const float *dy = cb_f32(args->out_grad[0]);
     const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
-    cb_blas_begin(ctx);
     if (req[1] != MXK_REQ_NULL)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m.H, m.K, m.M, 1.0f, dy, m.H, x, m.K,
-                    mxk_sdk_req_beta(req[1]), cb_f32(args->in_grad[1]), m.K);
+        cb_sgemm(ctx, CblasTrans, CblasNoTrans, m.H, m.K, m.M, 1.0f, dy, m.H, x, m.K,
+                 mxk_sdk_req_beta(req[1]), cb_f32(args->in_grad[1]), m.K);
     if (!p->no_bias && req[2] != MXK_REQ_NULL) {
         float *db = cb_f32(args->in_grad[2]);
         if (req[2] != MXK_REQ_ADD)
@@ -230,9 +226,8 @@ static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *st
             mxk_sdk_copy_f32(db, dy + (size_t)i * m.H, (size_t)m.H, MXK_REQ_ADD);
     }
     if (req[0] != MXK_REQ_NULL)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m.M, m.K, m.H, 1.0f, dy, m.H, w, m.K,
-                    mxk_sdk_req_beta(req[0]), cb_f32(args->in_grad[0]), m.K);
-    cb_blas_end();
+        cb_sgemm(ctx, CblasNoTrans, CblasNoTrans, m.M, m.K, m.H, 1.0f, dy, m.H, w, m.K,
+                 mxk_sdk_req_beta(req[0]), cb_f32(args->in_grad[0]), m.K);
     return MXK_OK;
 }
 

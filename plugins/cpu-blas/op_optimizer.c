@@ -118,19 +118,28 @@ static inline float opt_clip(float x, float c) {
     return x > c ? c : (x < -c ? -c : x);
 }
 
-/** One update; `out` may be `weight` (in place). */
-static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
-                              const mxk_forward_args *args, mxk_error_sink *err) {
-    const opt_param *p = param;
-    uint32_t nin = p->kind == OPT_ADAM ? 4 : p->kind == OPT_SGD_MOM ? 3 : 2;
-    MXK_SDK_CHECK(cbt_check_forward(args, nin, 1, cbt_infer_shape_same, param, 0, err));
-    const float *w = cb_f32(args->in_data[0]), *g = cb_f32(args->in_data[1]);
-    float *out = cb_f32(args->out_data[0]);
-    mxk_op_req req = args->req[0];
-    size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
+/** One update call: its tensors, split by element ranges over the kernel's threads. */
+typedef struct opt_run {
+    const opt_param *p;
+    const float *w, *g;
+    float *m, *v; /**< states (mom; mean, var), NULL when the rule has none */
+    float *out;
+    mxk_op_req req;
+} opt_run;
+
+/** Fewest elements per thread worth splitting an update for. */
+#define OPT_GRAIN 32768
+
+/** The update of elements [b, e); `out` may be `weight` (in place). */
+static void opt_part(void *arg, int64_t b, int64_t e) {
+    const opt_run *u = arg;
+    const opt_param *p = u->p;
+    const float *w = u->w, *g = u->g;
+    float *out = u->out, *m = u->m, *v = u->v;
+    const mxk_op_req req = u->req;
     const float lr = p->lr, wd = p->wd, r = p->rescale_grad, c = p->clip_gradient;
     if (p->kind == OPT_SGD) {
-        for (size_t i = 0; i < n; i++)
+        for (int64_t i = b; i < e; i++)
             mxk_sdk_assign_f32(&out[i], (1.0f - lr * wd) * w[i] - lr * opt_clip(r * g[i], c), req);
     } else if (p->kind == OPT_SGD_MOM && c < 0.0f &&
                (req == MXK_REQ_WRITE || req == MXK_REQ_INPLACE)) {
@@ -138,31 +147,28 @@ static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *st
          * vectorises: the same arithmetic as the general loop below; in place
          * through one pointer, since a run-time overlap check would send
          * out == weight to the scalar version */
-        float *m = cb_f32(args->in_data[2]);
         const float mom = p->momentum, lwd = lr * wd;
         if (out == w)
-            for (size_t i = 0; i < n; i++) {
+            for (int64_t i = b; i < e; i++) {
                 float wi = out[i];
                 m[i] = mom * m[i] - lwd * wi - lr * (r * g[i]);
                 out[i] = wi + m[i];
             }
         else
-            for (size_t i = 0; i < n; i++) {
+            for (int64_t i = b; i < e; i++) {
                 float wi = w[i];
                 m[i] = mom * m[i] - lwd * wi - lr * (r * g[i]);
                 out[i] = wi + m[i];
             }
     } else if (p->kind == OPT_SGD_MOM) {
-        float *m = cb_f32(args->in_data[2]);
-        for (size_t i = 0; i < n; i++) {
+        for (int64_t i = b; i < e; i++) {
             float wi = w[i];
             m[i] = p->momentum * m[i] - lr * wd * wi - lr * opt_clip(r * g[i], c);
             mxk_sdk_assign_f32(&out[i], wi + m[i], req);
         }
     } else {
-        float *m = cb_f32(args->in_data[2]), *v = cb_f32(args->in_data[3]);
         const float b1 = p->beta1, b2 = p->beta2, eps = p->epsilon;
-        for (size_t i = 0; i < n; i++) {
+        for (int64_t i = b; i < e; i++) {
             float wi = w[i];
             float gi = opt_clip(r * g[i] + wd * wi, c);
             m[i] = b1 * m[i] + (1.0f - b1) * gi;
@@ -170,6 +176,23 @@ static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *st
             mxk_sdk_assign_f32(&out[i], wi - lr * m[i] / (sqrtf(v[i]) + eps), req);
         }
     }
+}
+
+/** One update, split over the kernel's threads; `out` may be `weight` (in place). */
+static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_forward_args *args, mxk_error_sink *err) {
+    const opt_param *p = param;
+    uint32_t nin = p->kind == OPT_ADAM ? 4 : p->kind == OPT_SGD_MOM ? 3 : 2;
+    MXK_SDK_CHECK(cbt_check_forward(args, nin, 1, cbt_infer_shape_same, param, 0, err));
+    opt_run u = {p,
+                 cb_f32(args->in_data[0]),
+                 cb_f32(args->in_data[1]),
+                 nin > 2 ? cb_f32(args->in_data[2]) : NULL,
+                 nin > 3 ? cb_f32(args->in_data[3]) : NULL,
+                 cb_f32(args->out_data[0]),
+                 args->req[0]};
+    int64_t n = (int64_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
+    cb_parallel_for(ctx, n, OPT_GRAIN, opt_part, &u);
     return MXK_OK;
 }
 

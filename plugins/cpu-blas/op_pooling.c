@@ -230,9 +230,10 @@ static int pl_is_max22(const pl_param *p, const pl_geom *g) {
  * (start at the lowest float, take each of the four in row-major order when it
  * is greater), without the per-window bounds.
  */
-static void pl_max22_forward(const pl_geom *g, const float *x, float *y, mxk_op_req req) {
+static void pl_max22_forward(const pl_geom *g, int64_t nc0, int64_t nc1, const float *x, float *y,
+                             mxk_op_req req) {
     const int64_t S = g->H * g->W, OS = g->OH * g->OW;
-    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+    for (int64_t nc = nc0; nc < nc1; nc++)
         for (int64_t oh = 0; oh < g->OH; oh++) {
             const float *r0 = x + nc * S + 2 * oh * g->W, *r1 = r0 + g->W;
             float *yp = y + nc * OS + oh * g->OW;
@@ -268,12 +269,13 @@ static inline float pl_pick(int f, float v, uint32_t other) {
  * element of dx is written (WRITE / INPLACE, no memset needed). Branch-free:
  * data-dependent branches mispredict about every other window.
  */
-static void pl_max22_backward(const pl_geom *g, const float *restrict x, const float *restrict y,
-                              const float *restrict dy, float *restrict dx, int add) {
+static void pl_max22_backward(const pl_geom *g, int64_t nc0, int64_t nc1, const float *restrict x,
+                              const float *restrict y, const float *restrict dy, float *restrict dx,
+                              int add) {
     const int64_t S = g->H * g->W, OS = g->OH * g->OW, OW = g->OW;
     /* adding -0.0 leaves every value (even -0.0) unchanged */
     const uint32_t other = add ? UINT32_C(0x80000000) : 0u;
-    for (int64_t nc = 0; nc < g->N * g->C; nc++)
+    for (int64_t nc = nc0; nc < nc1; nc++)
         for (int64_t oh = 0; oh < g->OH; oh++) {
             const float *restrict x0 = x + nc * S + 2 * oh * g->W, *restrict x1 = x0 + g->W;
             float *restrict d0 = dx + nc * S + 2 * oh * g->W, *restrict d1 = d0 + g->W;
@@ -298,6 +300,60 @@ static void pl_max22_backward(const pl_geom *g, const float *restrict x, const f
         }
 }
 
+/** A pooling call split by planes (n, c) over the kernel's threads. */
+typedef struct pl_run {
+    const pl_param *p;
+    const pl_geom *g;
+    const float *x, *y; /**< data and output (backward of max only) */
+    const float *dy;    /**< output gradient (backward) */
+    float *out;         /**< forward: y; backward: dx */
+    mxk_op_req req;
+} pl_run;
+
+/** Fewest elements of the input per thread worth splitting for. */
+#define PL_GRAIN 16384
+
+/** Planes of the input per thread: at least one, PL_GRAIN elements in all. */
+static int64_t pl_grain(const pl_geom *g) {
+    int64_t S = g->H * g->W;
+    return S >= PL_GRAIN ? 1 : PL_GRAIN / (S > 0 ? S : 1);
+}
+
+/** Forward of planes [nc0, nc1): max / avg / sum over each window, by the request. */
+static void pl_forward_part(void *arg, int64_t nc0, int64_t nc1) {
+    const pl_run *r = arg;
+    const pl_param *p = r->p;
+    const pl_geom *g = r->g;
+    if (pl_is_max22(p, g)) {
+        pl_max22_forward(g, nc0, nc1, r->x, r->out, r->req);
+        return;
+    }
+    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
+    for (int64_t nc = nc0; nc < nc1; nc++) {
+        const float *xp = r->x + nc * S;
+        float *yp = r->out + nc * OS;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                pl_win w = pl_window(p, g, oh, ow);
+                float v;
+                if (p->type == PL_MAX) {
+                    v = -FLT_MAX;
+                    for (int64_t h = w.h0; h < w.h1; h++)
+                        for (int64_t c = w.w0; c < w.w1; c++)
+                            v = xp[h * g->W + c] > v ? xp[h * g->W + c] : v;
+                } else {
+                    v = 0.0f;
+                    for (int64_t h = w.h0; h < w.h1; h++)
+                        for (int64_t c = w.w0; c < w.w1; c++)
+                            v += xp[h * g->W + c];
+                    if (p->type == PL_AVG)
+                        v = w.size > 0 ? v / w.size : 0.0f;
+                }
+                mxk_sdk_assign_f32(&yp[oh * g->OW + ow], v, r->req);
+            }
+    }
+}
+
 /** Forward: max / avg / sum over each window, stored by the request. */
 static mxk_status pl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -308,37 +364,54 @@ static mxk_status pl_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         return MXK_OK;
     pl_geom g;
     MXK_SDK_CHECK(pl_geom_of(p, &args->in_data[0]->shape, &g, err));
-    const float *x = cb_f32(args->in_data[0]);
-    float *y = cb_f32(args->out_data[0]);
-    if (pl_is_max22(p, &g)) {
-        pl_max22_forward(&g, x, y, req);
-        return MXK_OK;
+    pl_run r = {p, &g, cb_f32(args->in_data[0]), NULL, NULL, cb_f32(args->out_data[0]), req};
+    cb_parallel_for(ctx, g.N * g.C, pl_grain(&g), pl_forward_part, &r);
+    return MXK_OK;
+}
+
+/** Backward of planes [nc0, nc1): dx (zeroed for WRITE) += the routed dy of every window. */
+static void pl_backward_part(void *arg, int64_t nc0, int64_t nc1) {
+    const pl_run *r = arg;
+    const pl_param *p = r->p;
+    const pl_geom *g = r->g;
+    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
+    float *dx = r->out;
+    if (pl_is_max22(p, g)) {
+        int tiled = 2 * g->OH == g->H && 2 * g->OW == g->W;
+        if (r->req != MXK_REQ_ADD && !tiled)
+            memset(dx + nc0 * S, 0, sizeof(float) * (size_t)((nc1 - nc0) * S));
+        pl_max22_backward(g, nc0, nc1, r->x, r->y, r->dy, dx, r->req == MXK_REQ_ADD || !tiled);
+        return;
     }
-    const int64_t S = g.H * g.W, OS = g.OH * g.OW;
-    for (int64_t nc = 0; nc < g.N * g.C; nc++) {
-        const float *xp = x + nc * S;
-        float *yp = y + nc * OS;
-        for (int64_t oh = 0; oh < g.OH; oh++)
-            for (int64_t ow = 0; ow < g.OW; ow++) {
-                pl_win w = pl_window(p, &g, oh, ow);
-                float r;
+    if (r->req != MXK_REQ_ADD)
+        memset(dx + nc0 * S, 0, sizeof(float) * (size_t)((nc1 - nc0) * S));
+    for (int64_t nc = nc0; nc < nc1; nc++) {
+        float *dxp = dx + nc * S;
+        const float *dyp = r->dy + nc * OS;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                pl_win w = pl_window(p, g, oh, ow);
+                float gv = dyp[oh * g->OW + ow];
                 if (p->type == PL_MAX) {
-                    r = -FLT_MAX;
-                    for (int64_t h = w.h0; h < w.h1; h++)
+                    const float *xp = r->x + nc * S;
+                    float m = r->y[nc * OS + oh * g->OW + ow];
+                    int found = 0;
+                    for (int64_t h = w.h0; h < w.h1 && !found; h++)
                         for (int64_t c = w.w0; c < w.w1; c++)
-                            r = xp[h * g.W + c] > r ? xp[h * g.W + c] : r;
+                            if (xp[h * g->W + c] == m) {
+                                dxp[h * g->W + c] += gv;
+                                found = 1;
+                                break;
+                            }
                 } else {
-                    r = 0.0f;
+                    if (p->type == PL_AVG)
+                        gv = w.size > 0 ? gv / w.size : 0.0f;
                     for (int64_t h = w.h0; h < w.h1; h++)
                         for (int64_t c = w.w0; c < w.w1; c++)
-                            r += xp[h * g.W + c];
-                    if (p->type == PL_AVG)
-                        r = w.size > 0 ? r / w.size : 0.0f;
+                            dxp[h * g->W + c] += gv;
                 }
-                mxk_sdk_assign_f32(&yp[oh * g.OW + ow], r, req);
             }
     }
-    return MXK_OK;
 }
 
 /** Backward: dx (zeroed for WRITE) += the routed dy of every window. */
@@ -365,47 +438,14 @@ static mxk_status pl_backward(const mxk_op_ctx *ctx, const void *param, void *st
     }
     pl_geom g;
     MXK_SDK_CHECK(pl_geom_of(p, ds, &g, err));
-    const float *dy = cb_f32(args->out_grad[0]);
-    float *dx = cb_f32(args->in_grad[0]);
-    const float *x = p->type == PL_MAX ? cb_f32(args->in_data[0]) : NULL;
-    const float *y = p->type == PL_MAX ? cb_f32(args->out_data[0]) : NULL;
-    const int64_t S = g.H * g.W, OS = g.OH * g.OW;
-    if (pl_is_max22(p, &g)) {
-        int tiled = 2 * g.OH == g.H && 2 * g.OW == g.W;
-        if (req != MXK_REQ_ADD && !tiled)
-            memset(dx, 0, sizeof(float) * (size_t)(g.N * g.C * S));
-        pl_max22_backward(&g, x, y, dy, dx, req == MXK_REQ_ADD || !tiled);
-        return MXK_OK;
-    }
-    if (req != MXK_REQ_ADD)
-        memset(dx, 0, sizeof(float) * (size_t)(g.N * g.C * S));
-    for (int64_t nc = 0; nc < g.N * g.C; nc++) {
-        float *dxp = dx + nc * S;
-        const float *dyp = dy + nc * OS;
-        for (int64_t oh = 0; oh < g.OH; oh++)
-            for (int64_t ow = 0; ow < g.OW; ow++) {
-                pl_win w = pl_window(p, &g, oh, ow);
-                float gv = dyp[oh * g.OW + ow];
-                if (p->type == PL_MAX) {
-                    const float *xp = x + nc * S;
-                    float m = y[nc * OS + oh * g.OW + ow];
-                    int found = 0;
-                    for (int64_t h = w.h0; h < w.h1 && !found; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            if (xp[h * g.W + c] == m) {
-                                dxp[h * g.W + c] += gv;
-                                found = 1;
-                                break;
-                            }
-                } else {
-                    if (p->type == PL_AVG)
-                        gv = w.size > 0 ? gv / w.size : 0.0f;
-                    for (int64_t h = w.h0; h < w.h1; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            dxp[h * g.W + c] += gv;
-                }
-            }
-    }
+    pl_run r = {p,
+                &g,
+                p->type == PL_MAX ? cb_f32(args->in_data[0]) : NULL,
+                p->type == PL_MAX ? cb_f32(args->out_data[0]) : NULL,
+                cb_f32(args->out_grad[0]),
+                cb_f32(args->in_grad[0]),
+                req};
+    cb_parallel_for(ctx, g.N * g.C, pl_grain(&g), pl_backward_part, &r);
     return MXK_OK;
 }
 

@@ -161,7 +161,7 @@ static mxk_status un_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     float *y = cb_f32(args->out_data[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     if (p->fwd != NULL) {
-        p->fwd(y, x, 0.0f, n, args->req[0]);
+        cb_unary_parallel(ctx, p->fwd, y, x, 0.0f, n, args->req[0]);
         return MXK_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -190,7 +190,7 @@ static mxk_status un_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const float *dy = cb_f32(dyt), *r = cb_f32(rt);
     float *dx = cb_f32(args->in_grad[0]);
     if (p->grad != NULL) {
-        p->grad(dx, dy, r, 0.0f, n, req);
+        cb_binary_parallel(ctx, p->grad, dx, dy, r, 0.0f, n, req);
         return MXK_OK;
     }
     for (size_t i = 0; i < n; i++) /* clip: reads element i before writing it */

@@ -81,3 +81,8 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cb_register_random(reg, err));
     return MXK_OK;
 }
+
+/** Stops the worker pool of multi-threaded kernels (called by the kernel at exit). */
+MXK_PLUGIN_EXPORT void mxk_plugin_shutdown(void) {
+    cb_threads_shutdown();
+}

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mxk_sdk.h"
@@ -1471,31 +1472,112 @@ static void test_device(void) {
     t_device.free(0, NULL);
 }
 
-/** The thread knob reaches OpenBLAS, capped by the plugin option. */
-static void test_threads(void) {
-    if (t_openblas_get_num_threads == NULL)
-        MXK_SKIP("openblas_get_num_threads not found");
+/** Threads of this process ("Threads:" of /proc/self/status); -1 when unreadable. */
+static int proc_threads(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/**
+ * FullyConnected (64 x 256) . (96 x 256)^T + b, big enough to be split, with
+ * knob `threads`: returns the number of outputs off the float64 result, and
+ * leaves the output in y (64 x 96).
+ */
+static int fc_big_forward(uint32_t threads, float *y) {
+    static float x[64 * 256], w[96 * 256], bias[96];
+    static double want[64 * 96];
+    static int ready;
+    if (!ready) {
+        for (int i = 0; i < 64 * 256; i++)
+            x[i] = (float)(urand() - 0.5);
+        for (int i = 0; i < 96 * 256; i++)
+            w[i] = (float)(urand() - 0.5);
+        for (int i = 0; i < 96; i++)
+            bias[i] = (float)(urand() - 0.5);
+        for (int m = 0; m < 64; m++)
+            for (int h = 0; h < 96; h++) {
+                double s = bias[h];
+                for (int k = 0; k < 256; k++)
+                    s += (double)x[m * 256 + k] * w[h * 256 + k];
+                want[m * 96 + h] = s;
+            }
+        ready = 1;
+    }
     mxk_error_sink err;
     bound b;
-    kv at[] = {{"num_hidden", "3"}};
-    CHECK_ST(bind_op(&b, "FullyConnected", at, 1, &err), MXK_OK, &err);
-    float x[4] = {1, 2, 3, 4}, w[6] = {0}, bias[3] = {0}, y[6];
-    mxk_tensor in[3] = {mk(x, SHP(2, 2)), mk(w, SHP(3, 2)), mk(bias, SHP(3))};
-    mxk_tensor out = mk(y, SHP(2, 3));
-    t_threads = 1;
-    CHECK_ST(call_forward(&b, in, &out, MXK_REQ_WRITE, &err), MXK_OK, &err);
-    CHECK_EQ_INT(t_openblas_get_num_threads(), 1);
-    t_threads = 2;
-    CHECK_ST(call_forward(&b, in, &out, MXK_REQ_WRITE, &err), MXK_OK, &err);
-    CHECK_EQ_INT(t_openblas_get_num_threads(), 2);
+    kv at[] = {{"num_hidden", "96"}};
+    if (bind_op(&b, "FullyConnected", at, 1, &err) != MXK_OK)
+        return -1;
+    mxk_tensor in[3] = {mk(x, SHP(64, 256)), mk(w, SHP(96, 256)), mk(bias, SHP(96))};
+    mxk_tensor out = mk(y, SHP(64, 96));
+    uint32_t saved = t_threads;
+    t_threads = threads;
+    mxk_status st = call_forward(&b, in, &out, MXK_REQ_WRITE, &err);
+    t_threads = saved;
     unbind(&b);
-    /* option num_threads=1 caps the knob */
+    if (st != MXK_OK)
+        return -1;
+    int bad = 0;
+    for (int i = 0; i < 64 * 96; i++)
+        bad += !(fabs(y[i] - want[i]) <= 1e-4 * (1 + fabs(want[i])));
+    return bad;
+}
+
+/**
+ * The thread knob sizes the plugin's pool (knob 1: no worker; knob 3: two), the
+ * option num_threads caps it, OpenBLAS stays at one thread, the result does not
+ * depend on the thread count, a forked child computes with a pool of its own,
+ * and mxk_plugin_shutdown joins the workers.
+ */
+static void test_threads(void) {
+    void (*shutdown)(void) = NULL;
+    *(void **)&shutdown = dlsym(t_dl, MXK_PLUGIN_SHUTDOWN_SYMBOL);
+    CHECK(shutdown != NULL);
+    if (shutdown == NULL)
+        return;
+    if (t_openblas_get_num_threads != NULL)
+        CHECK_EQ_INT(t_openblas_get_num_threads(), 1);
+    shutdown();
+    int base = proc_threads();
+    if (base < 0)
+        MXK_SKIP("/proc/self/status is not readable");
+    static float y1[64 * 96], y3[64 * 96];
+    CHECK_EQ_INT(fc_big_forward(1, y1), 0);
+    CHECK_EQ_INT(proc_threads(), base);
+    CHECK_EQ_INT(fc_big_forward(3, y3), 0);
+    CHECK_EQ_INT(proc_threads(), base + 2);
+    CHECK(memcmp(y1, y3, sizeof y1) == 0);
+    if (t_openblas_get_num_threads != NULL)
+        CHECK_EQ_INT(t_openblas_get_num_threads(), 1);
+    /* a child of fork() starts with an empty pool (the workers are not copied) */
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        alarm(20); /* a hang is a failure */
+        _exit(fc_big_forward(3, y3) == 0 && memcmp(y1, y3, sizeof y1) == 0 ? 0 : 1);
+    }
+    CHECK(child > 0);
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shutdown();
+    CHECK_EQ_INT(proc_threads(), base);
+    shutdown(); /* idempotent */
+    /* option num_threads=1 caps the knob: no worker is started */
+    mxk_error_sink err;
     mxk_attrs opt = {1, {"num_threads"}, {"1"}};
     CHECK_ST(plugin_init_with(&opt, &err), MXK_OK, &err);
-    CHECK_ST(bind_op(&b, "FullyConnected", at, 1, &err), MXK_OK, &err);
-    CHECK_ST(call_forward(&b, in, &out, MXK_REQ_WRITE, &err), MXK_OK, &err);
-    CHECK_EQ_INT(t_openblas_get_num_threads(), 1);
-    unbind(&b);
+    CHECK_EQ_INT(fc_big_forward(3, y3), 0);
+    CHECK_EQ_INT(proc_threads(), base);
+    CHECK(memcmp(y1, y3, sizeof y1) == 0);
     CHECK_ST(plugin_init_with(NULL, &err), MXK_OK, &err);
 }
 
@@ -1508,13 +1590,14 @@ typedef struct fc_worker {
     int bad;
 } fc_worker;
 
-/** Runs 40 FullyConnected forwards (16 x 32 . 32 x 24) with the worker's knob. */
+/** Runs 40 FullyConnected forwards (64 x 256 . 256 x 96, split over the pool when it is free) with
+ * the worker's knob. */
 static void *fc_worker_main(void *arg) {
     fc_worker *wk = arg;
-    float y[16 * 24];
-    mxk_tensor in[3] = {mk((float *)wk->x, SHP(16, 32)), mk((float *)wk->w, SHP(24, 32)),
-                        mk((float *)wk->bias, SHP(24))};
-    mxk_tensor out = mk(y, SHP(16, 24));
+    static _Thread_local float y[64 * 96];
+    mxk_tensor in[3] = {mk((float *)wk->x, SHP(64, 256)), mk((float *)wk->w, SHP(96, 256)),
+                        mk((float *)wk->bias, SHP(96))};
+    mxk_tensor out = mk(y, SHP(64, 96));
     for (int it = 0; it < 40; it++) {
         const mxk_tensor *ip[3] = {&in[0], &in[1], &in[2]}, *op[1] = {&out};
         mxk_op_req req = MXK_REQ_WRITE;
@@ -1531,7 +1614,7 @@ static void *fc_worker_main(void *arg) {
         sink_reset(&err);
         if (wk->b->k->def.forward(&c, wk->b->param, NULL, &a, &err) != MXK_OK)
             wk->bad++;
-        for (int i = 0; i < 16 * 24; i++)
+        for (int i = 0; i < 64 * 96; i++)
             if (fabs(y[i] - wk->want[i]) > 1e-4 * (1 + fabs(wk->want[i])))
                 wk->bad++;
     }
@@ -1542,27 +1625,27 @@ static void *fc_worker_main(void *arg) {
 static void test_threads_concurrent(void) {
     mxk_error_sink err;
     bound b;
-    kv at[] = {{"num_hidden", "24"}};
+    kv at[] = {{"num_hidden", "96"}};
     CHECK_ST(bind_op(&b, "FullyConnected", at, 1, &err), MXK_OK, &err);
-    float x[16 * 32], w[24 * 32], bias[24];
-    double want[16 * 24];
-    for (int i = 0; i < 16 * 32; i++)
+    static float x[64 * 256], w[96 * 256], bias[96];
+    static double want[64 * 96];
+    for (int i = 0; i < 64 * 256; i++)
         x[i] = (float)(urand() - 0.5);
-    for (int i = 0; i < 24 * 32; i++)
+    for (int i = 0; i < 96 * 256; i++)
         w[i] = (float)(urand() - 0.5);
-    for (int i = 0; i < 24; i++)
+    for (int i = 0; i < 96; i++)
         bias[i] = (float)(urand() - 0.5);
-    for (int m = 0; m < 16; m++)
-        for (int h = 0; h < 24; h++) {
+    for (int m = 0; m < 64; m++)
+        for (int h = 0; h < 96; h++) {
             double s = bias[h];
-            for (int k = 0; k < 32; k++)
-                s += (double)x[m * 32 + k] * w[h * 32 + k];
-            want[m * 24 + h] = s;
+            for (int k = 0; k < 256; k++)
+                s += (double)x[m * 256 + k] * w[h * 256 + k];
+            want[m * 96 + h] = s;
         }
     fc_worker wk[4];
     pthread_t th[4];
     for (int i = 0; i < 4; i++) {
-        wk[i] = (fc_worker){&b, 1u + (uint32_t)(i % 2), x, w, bias, want, 0};
+        wk[i] = (fc_worker){&b, 1u + (uint32_t)(i % 3), x, w, bias, want, 0};
         CHECK_EQ_INT(pthread_create(&th[i], NULL, fc_worker_main, &wk[i]), 0);
     }
     for (int i = 0; i < 4; i++) {

@@ -841,8 +841,9 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
                 json_metrics(f, vmetrics, nm, o->last_val);
             else
                 fputs("null", f);
-            fprintf(f, ", \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", o->last_speed,
-                    train_time);
+            double lr = m->opt.sched.kind != MXKT_SCHED_NONE ? m->opt.sched.lr : m->opt.lr;
+            fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", lr,
+                    o->last_speed, train_time);
             fclose(f);
         }
     }

@@ -36,9 +36,11 @@ train_slice)
     ;;
 train_resume)
     # 3 epochs uninterrupted vs 2 epochs + resume at --load-epoch 2: same parameters
-    # (byte-identical .params) and the same epoch-2 metrics
+    # (byte-identical .params) and the same per-epoch metrics and rates. The rate
+    # steps at the resume point (explicit: the default steps follow --num-epochs,
+    # which differs between the runs here).
     need_data
-    common="--num-examples 2000 --disp-batches 0 --seed 3"
+    common="--num-examples 2000 --disp-batches 0 --seed 3 --lr-step-epochs 2"
     "$mxk" --config-dir "$conf" train $common --num-epochs 3 --model-prefix a/m \
         --metrics-log a.jsonl 2>a.log || { cat a.log; fail "run a"; }
     "$mxk" --config-dir "$conf" train $common --num-epochs 2 --model-prefix b/m \
@@ -53,8 +55,29 @@ train_resume)
     strip() { sed 's/, "samples_per_sec".*//' "$1"; }
     strip a.jsonl >a.m && strip b.jsonl >b.m
     diff a.m b.m || fail "per-epoch metrics differ"
+    grep -q '"epoch": 2, .*"lr": 0.01$' b.m || fail "resumed rate: $(tail -1 b.m)"
     grep -q 'Epoch\[2\] Train-accuracy' b2.log || fail "resume did not start at epoch 2"
     ! grep -q 'Epoch\[1\]' b2.log || fail "resume repeated epoch 1"
+    ;;
+train_lr_steps)
+    # the default steps (epochs nearest 60% and 90% of --num-epochs: 2 of 3, 6 and 9
+    # of 10) and explicit ones, read from the "lr" of each epoch's metrics line
+    need_data
+    common="--num-examples 500 --disp-batches 0"
+    lrs() { grep -o '"lr": [0-9.e-]*' "$1" | sed 's/.*: //' | tr '\n' ' '; }
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --metrics-log d.jsonl 2>d.log ||
+        { cat d.log; fail "default steps"; }
+    [ "$(lrs d.jsonl)" = "0.1 0.1 0.01 " ] || fail "3 epochs: lr $(lrs d.jsonl)"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 10 --metrics-log t.jsonl 2>t.log ||
+        { cat t.log; fail "10 epochs"; }
+    [ "$(lrs t.jsonl)" = "0.1 0.1 0.1 0.1 0.1 0.1 0.01 0.01 0.01 0.001 " ] ||
+        fail "10 epochs: lr $(lrs t.jsonl)"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --network lenet \
+        --lr-step-epochs 1 --lr-factor 0.5 --metrics-log e.jsonl 2>e.log || { cat e.log; fail "explicit"; }
+    [ "$(lrs e.jsonl)" = "0.05 0.025 0.025 " ] || fail "explicit steps: lr $(lrs e.jsonl)"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --lr-factor 1 \
+        --metrics-log c.jsonl 2>c.log || { cat c.log; fail "constant"; }
+    [ "$(lrs c.jsonl)" = "0.1 0.1 0.1 " ] || fail "--lr-factor 1: lr $(lrs c.jsonl)"
     ;;
 train_score_predict)
     need_data

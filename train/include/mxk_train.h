@@ -388,8 +388,11 @@ typedef struct mxkt_fit_options {
     const char *ckpt_prefix; /**< checkpoint every `ckpt_period` epochs when set */
     int32_t ckpt_period;     /**< 0 → 1 */
     FILE *log;               /**< log lines (NULL: stderr) */
-    const char *metrics_log; /**< one JSON line per epoch appended here (NULL: none) */
-    int32_t progress;        /**< draw a progress bar on stdout */
+    /** One JSON line per epoch appended here (NULL: none): {"epoch": E, "train": {NAME: V},
+     * "validation": {NAME: V} or null, "lr": rate of the epoch's last update,
+     * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. */
+    const char *metrics_log;
+    int32_t progress; /**< draw a progress bar on stdout */
     mxkt_batch_cb batch_cb;
     void *batch_cb_user;
     /** filled by fit: last epoch's metric values */

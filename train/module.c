@@ -746,6 +746,11 @@ static void json_metrics(FILE *f, const mxkt_metric *ms, uint32_t n, const doubl
     fputc('}', f);
 }
 
+/** The learning rate the optimizer's last update used (its scheduler's, else the fixed one). */
+static double module_lr(const mxkt_module *m) {
+    return m->opt.sched.kind != MXKT_SCHED_NONE ? m->opt.sched.lr : m->opt.lr;
+}
+
 /** fit(train_data, eval_data, ...) as BaseModule.fit. */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mxkt_fit_options *o) {
     FILE *log = o->log ? o->log : stderr;
@@ -774,7 +779,11 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             uint32_t pad = 0;
             MXKT_CHECK(train->batch(train, &d, &l, &pad));
             MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
+            double lr_before = module_lr(m);
             MXKT_CHECK(mxkt_module_update(m));
+            if (module_lr(m) != lr_before)
+                fprintf(log, "Update[%lld]: Change learning rate to %0.5e\n",
+                        (long long)m->opt.num_update, module_lr(m));
             const float *lh = NULL;
             MXKT_CHECK(host_labels(l, &lh));
             if (lh)
@@ -841,9 +850,8 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
                 json_metrics(f, vmetrics, nm, o->last_val);
             else
                 fputs("null", f);
-            double lr = m->opt.sched.kind != MXKT_SCHED_NONE ? m->opt.sched.lr : m->opt.lr;
-            fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", lr,
-                    o->last_speed, train_time);
+            fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n",
+                    module_lr(m), o->last_speed, train_time);
             fclose(f);
         }
     }

@@ -428,12 +428,15 @@ void mxkt_metric_update(mxkt_metric *m, const float *labels, const float *preds,
         }
         break;
     default: {
+        /* upstream reshapes a (B,) label to (B, 1), which broadcasts over the
+         * prediction's columns */
         double s = 0.0;
-        int64_t cnt = n * (width > 0 ? width : 1);
-        for (int64_t i = 0; i < cnt; i++) {
-            double d = (double)labels[i] - (double)preds[i];
-            s += m->kind == MXKT_METRIC_MAE ? fabs(d) : d * d;
-        }
+        int64_t w = width > 0 ? width : 1, cnt = n * w;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < w; j++) {
+                double d = (double)labels[i] - (double)preds[i * w + j];
+                s += m->kind == MXKT_METRIC_MAE ? fabs(d) : d * d;
+            }
         double mean = cnt > 0 ? s / (double)cnt : 0.0;
         m->sum_metric += m->kind == MXKT_METRIC_RMSE ? sqrt(mean) : mean;
         m->num_inst += 1.0;

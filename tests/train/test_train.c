@@ -183,6 +183,18 @@ static void test_metrics(void) {
         mxkt_metric_update(&m, rl, rp, 4, 1);
         CHECK_NEAR(mxkt_metric_get(&m), re[k], 1e-6);
     }
+    /* a (B,) label broadcasts over a (B, 2) prediction (upstream reshapes it to
+     * (B, 1)); differences 1, -1, 0, -2; each batch's mean averaged over batches */
+    const float wl[] = {1, 2}, wp[] = {0, 2, 2, 4};
+    const double we[] = {4.0 / 4, 6.0 / 4, 1.224744871391589};
+    for (int k = 0; k < 3; k++) {
+        mxkt_metric m;
+        CHECK_EQ_INT(mxkt_metric_create(rn[k], 0, &m), MXK_OK);
+        mxkt_metric_update(&m, wl, wp, 2, 2);
+        CHECK_NEAR(mxkt_metric_get(&m), we[k], 1e-6);
+        mxkt_metric_update(&m, rl, rp, 4, 1);
+        CHECK_NEAR(mxkt_metric_get(&m), (we[k] + re[k]) / 2, 1e-6);
+    }
     mxkt_metric t;
     CHECK_EQ_INT(mxkt_metric_create("top_k_accuracy", 1, &t), MXK_ERR_INVALID_ARGUMENT);
     CHECK_EQ_INT(mxkt_metric_create("top_k_accuracy", 2, &t), MXK_OK);

@@ -68,6 +68,8 @@ train_lr_steps)
     "$mxk" --config-dir "$conf" train $common --num-epochs 3 --metrics-log d.jsonl 2>d.log ||
         { cat d.log; fail "default steps"; }
     [ "$(lrs d.jsonl)" = "0.1 0.1 0.01 " ] || fail "3 epochs: lr $(lrs d.jsonl)"
+    # 5 updates an epoch: the step after update 10 is logged as MultiFactorScheduler does
+    grep -qx 'Update\[11\]: Change learning rate to 1.00000e-02' d.log || fail "no Update[11] line"
     "$mxk" --config-dir "$conf" train $common --num-epochs 10 --metrics-log t.jsonl 2>t.log ||
         { cat t.log; fail "10 epochs"; }
     [ "$(lrs t.jsonl)" = "0.1 0.1 0.1 0.1 0.1 0.1 0.01 0.01 0.01 0.001 " ] ||
@@ -78,6 +80,27 @@ train_lr_steps)
     "$mxk" --config-dir "$conf" train $common --num-epochs 3 --lr-factor 1 \
         --metrics-log c.jsonl 2>c.log || { cat c.log; fail "constant"; }
     [ "$(lrs c.jsonl)" = "0.1 0.1 0.1 " ] || fail "--lr-factor 1: lr $(lrs c.jsonl)"
+    ;;
+train_checkpoints)
+    # --save-period 2: checkpoints of epochs 2 and 4 only; a resume from a checkpoint
+    # without .states starts the count again, with the rate reduced for the steps
+    # already passed (fit.py: "Adjust learning rate to ... for epoch N")
+    need_data
+    common="--num-examples 500 --disp-batches 0 --lr-step-epochs 1,3 --lr-factor 0.5"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 4 --save-period 2 --model-prefix p/m \
+        2>p.log || { cat p.log; fail "train"; }
+    for f in p/m-0002.params p/m-0002.states p/m-0004.params; do [ -s "$f" ] || fail "no $f"; done
+    for f in p/m-0001.params p/m-0003.params; do [ ! -e "$f" ] || fail "unexpected $f"; done
+    rm p/m-0002.states
+    "$mxk" --config-dir "$conf" train $common --num-epochs 4 --model-prefix p/m --load-epoch 2 \
+        --metrics-log r.jsonl 2>r.log || { cat r.log; fail "resume without states"; }
+    grep -qx 'Adjust learning rate to 5.000000e-02 for epoch 2' r.log || { cat r.log; fail "no adjust line"; }
+    lrs() { grep -o '"lr": [0-9.e-]*' "$1" | sed 's/.*: //' | tr '\n' ' '; }
+    [ "$(lrs r.jsonl)" = "0.05 0.025 " ] || fail "resumed rates $(lrs r.jsonl)"
+    "$mxk" --config-dir "$conf" train --save-period 0 2>e.txt && fail "--save-period 0 accepted"
+    grep -q -- '--save-period must be at least 1' e.txt || fail "--save-period message: $(cat e.txt)"
+    "$mxk" --config-dir "$conf" train --lr-step-epochs 2,x 2>e.txt && fail "bad steps accepted"
+    grep -q "bad --lr-step-epochs entry 'x'" e.txt || fail "steps message: $(cat e.txt)"
     ;;
 train_score_predict)
     need_data

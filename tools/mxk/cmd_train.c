@@ -47,7 +47,7 @@ typedef struct train_args {
     const cli_command *cmd;
     const char *network, *symbol_file, *optimizer, *initializer, *kv_store, *ctx;
     const char *model_prefix, *data_dir, *metrics_log, *lr_step_epochs, *output, *metrics;
-    int64_t num_epochs, batch_size, load_epoch, disp_batches, num_examples;
+    int64_t num_epochs, batch_size, load_epoch, disp_batches, num_examples, save_period;
     uint64_t seed;
     double lr, lr_factor, mom, wd;
     int lr_set;
@@ -105,6 +105,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
         INT_OPT("--load-epoch", load_epoch, 100000)
         INT_OPT("--disp-batches", disp_batches, 100000000)
         INT_OPT("--num-examples", num_examples, 1000000000)
+        INT_OPT("--save-period", save_period, 100000)
         if ((r = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (r < 0 || !cli_parse_uint(v, UINT64_MAX, &a->seed))
                 return cli_usage_error(a->cmd, "option '--seed' needs an integer");
@@ -126,6 +127,8 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
+    if (a->save_period < 1)
+        return cli_usage_error(a->cmd, "--save-period must be at least 1");
     return CLI_OK;
 }
 
@@ -144,6 +147,7 @@ static void defaults(train_args *a, const cli_command *cmd) {
     a->batch_size = 100;
     a->load_epoch = -1;
     a->disp_batches = 100;
+    a->save_period = 1;
     a->lr_factor = 0.1;       /* fit.py's default; stepping at --lr-step-epochs */
     a->lr_step_epochs = NULL; /* default_step_epochs: 60% and 90% of --num-epochs */
     a->mom = 0.9;
@@ -198,6 +202,52 @@ static int make_symbol(const train_args *a, mxk_symbol **sym) {
     return CLI_OK;
 }
 
+/**
+ * The optimizer of the options with fit.py's _get_lr_scheduler: the rate times
+ * --lr-factor at each step epoch (none when the factor is <= 0 or >= 1). Steps are
+ * update counts: (epoch - shift) * epoch_size for the epochs after `shift`, and the
+ * starting rate already reduced for the steps at or before it ("Adjust learning
+ * rate to ..." is logged), where shift is the resumed epoch when the update count
+ * was not restored from a .states file, else 0.
+ */
+static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shift,
+                          mxkt_optimizer *opt) {
+    int lenet = !a->symbol_file && strcmp(a->network, "lenet") == 0;
+    if (strcmp(a->optimizer, "sgd") == 0)
+        mxkt_optimizer_sgd(opt, a->lr_set ? a->lr : lenet ? 0.05 : 0.1, a->mom, a->wd);
+    else if (strcmp(a->optimizer, "adam") == 0)
+        mxkt_optimizer_adam(opt, a->lr_set ? a->lr : 0.001, a->wd);
+    else
+        return cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
+    char buf[256];
+    if (a->lr_step_epochs)
+        snprintf(buf, sizeof buf, "%s", a->lr_step_epochs);
+    else
+        default_step_epochs(a->num_epochs, buf, sizeof buf);
+    if (a->lr_factor <= 0.0 || a->lr_factor >= 1.0 || buf[0] == '\0')
+        return CLI_OK;
+    int64_t epoch_size = num_examples / a->batch_size > 0 ? num_examples / a->batch_size : 1;
+    int64_t steps[MAX_STEP_EPOCHS];
+    int32_t ns = 0;
+    double lr = opt->lr;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        char *end = NULL;
+        long long e = strtoll(t, &end, 10);
+        if (end == t || *end != '\0' || e < 1)
+            return cli_usage_error(a->cmd, "bad --lr-step-epochs entry '%s'", t);
+        if (e <= shift)
+            lr *= a->lr_factor;
+        else if (ns < MAX_STEP_EPOCHS)
+            steps[ns++] = (e - shift) * epoch_size;
+    }
+    if (lr != opt->lr)
+        fprintf(stderr, "Adjust learning rate to %e for epoch %lld\n", lr, (long long)shift);
+    opt->lr = lr;
+    if (ns > 0 && mxkt_lr_multifactor(&opt->sched, steps, ns, a->lr_factor, lr) != MXK_OK)
+        return cli_usage_error(a->cmd, "%s", mxkt_last_error());
+    return CLI_OK;
+}
+
 /** Creates and binds a module for the data iterator's shapes. */
 static int make_module(const train_args *a, mxk_symbol *sym, mxkt_iter *it, int for_training,
                        mxkt_module **m) {
@@ -238,31 +288,16 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = parse_metrics(a, ms, &nm);
     if (rc == CLI_OK && mxkt_initializer_parse(a->initializer, a->seed, &init) != MXK_OK)
         rc = cli_usage_error(a->cmd, "%s", mxkt_last_error());
-    if (rc == CLI_OK) {
-        int lenet = !a->symbol_file && strcmp(a->network, "lenet") == 0;
-        double lr = a->lr_set ? a->lr : lenet ? 0.05 : 0.1;
-        if (strcmp(a->optimizer, "sgd") == 0)
-            mxkt_optimizer_sgd(&opt, lr, a->mom, a->wd);
-        else if (strcmp(a->optimizer, "adam") == 0)
-            mxkt_optimizer_adam(&opt, a->lr_set ? a->lr : 0.001, a->wd);
-        else
-            rc = cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
-        /* fit.py _get_lr_scheduler, with absolute update counts (the optimizer's
-         * num_update is restored from the .states file on resume) */
-        char buf[256];
-        if (a->lr_step_epochs)
-            snprintf(buf, sizeof buf, "%s", a->lr_step_epochs);
-        else
-            default_step_epochs(a->num_epochs, buf, sizeof buf);
-        if (rc == CLI_OK && a->lr_factor != 1.0 && buf[0] != '\0') {
-            int64_t epoch_size = num_examples / a->batch_size, steps[MAX_STEP_EPOCHS];
-            int32_t ns = 0;
-            for (char *t = strtok(buf, ","); t && ns < MAX_STEP_EPOCHS; t = strtok(NULL, ","))
-                steps[ns++] = atoll(t) * (epoch_size > 0 ? epoch_size : 1);
-            if (mxkt_lr_multifactor(&opt.sched, steps, ns, a->lr_factor, opt.lr) != MXK_OK)
-                rc = cli_usage_error(a->cmd, "%s", mxkt_last_error());
-        }
+    /* resuming without a .states file: the update count starts again at 0, so the
+     * schedule is shifted by the epochs already done (fit.py's way) */
+    int64_t shift = 0;
+    if (rc == CLI_OK && a->load_epoch >= 0 && a->model_prefix) {
+        char path[4096];
+        mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch, "states");
+        shift = access(path, R_OK) == 0 ? 0 : a->load_epoch;
     }
+    if (rc == CLI_OK)
+        rc = make_optimizer(a, num_examples, shift, &opt);
     int32_t begin_epoch = 0;
     mxk_status st = MXK_OK;
     if (rc == CLI_OK) {
@@ -274,10 +309,7 @@ static int train_body(const cli_globals *g, void *arg) {
                 rc = cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");
             } else {
                 st = mxkt_module_load_params(m, a->model_prefix, (int32_t)a->load_epoch);
-                char path[4096];
-                mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch,
-                                     "states");
-                if (st == MXK_OK && access(path, R_OK) == 0)
+                if (st == MXK_OK && shift == 0)
                     st = mxkt_module_load_states(m, a->model_prefix, (int32_t)a->load_epoch);
                 begin_epoch = (int32_t)a->load_epoch;
                 fprintf(stderr, "Loaded model %s-%04d.params\n", a->model_prefix,
@@ -298,6 +330,7 @@ static int train_body(const cli_globals *g, void *arg) {
         fo.num_metrics = nm;
         fo.disp_batches = (int32_t)a->disp_batches;
         fo.ckpt_prefix = a->model_prefix;
+        fo.ckpt_period = (int32_t)a->save_period;
         fo.log = stderr;
         fo.metrics_log = a->metrics_log;
         fo.progress = isatty(STDOUT_FILENO) && !g->json;
@@ -451,7 +484,8 @@ const cli_command cli_cmd_train = {
     "  --num-epochs N        epochs (10)\n"
     "  --batch-size N        batch size (100)\n"
     "  --lr X                learning rate (0.1 mlp, 0.05 lenet, 0.001 adam)\n"
-    "  --lr-factor X         multiply the rate by X at each --lr-step-epochs (0.1; 1: off)\n"
+    "  --lr-factor X         multiply the rate by X at each --lr-step-epochs (0.1;\n"
+    "                        <= 0 or >= 1: a constant rate)\n"
     "  --lr-step-epochs L    epochs at which the rate changes (the epochs nearest 60%\n"
     "                        and 90% of --num-epochs: 6,9 for 10, 2 for 3): with the\n"
     "                        seed's constant rate the MLP hovers near 0.86 and LeNet\n"
@@ -463,7 +497,8 @@ const cli_command cli_cmd_train = {
     "  --initializer SPEC    xavier, glorot, he, uniform(S), normal(S) (xavier)\n"
     "  --kv-store TYPE       local or device, used with several contexts (local)\n"
     "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"
-    "  --model-prefix P      save P-symbol.json, P-%04d.params/.states every epoch\n"
+    "  --model-prefix P      save P-symbol.json and P-%04d.params/.states\n"
+    "  --save-period N       save every N epochs (1)\n"
     "  --load-epoch N        resume from P-%04d.params (and .states) at epoch N\n"
     "  --disp-batches N      speed log every N batches (100; 0: off)\n"
     "  --num-examples N      train on N examples per epoch (60000)\n"

@@ -204,7 +204,11 @@ mxk_status mxkt_metric_create(const char *name, int32_t top_k, mxkt_metric *out)
 void mxkt_metric_reset(mxkt_metric *m);
 /**
  * Accumulates one batch: `labels` (n values) and predictions `preds` (n rows of
- * `width` values; width 1 for regression metrics).
+ * `width` values). Classification metrics read the label as a class index into
+ * the row; MAE / MSE / RMSE compare each row's `width` values with its label
+ * (upstream's (B,) label reshaped to (B, 1) broadcasts) and add the batch's mean
+ * (RMSE: its square root) as one instance. An out-of-range class label counts
+ * as wrong (CE / NLL: probability 0); Perplexity skips its ignore_label.
  */
 void mxkt_metric_update(mxkt_metric *m, const float *labels, const float *preds, int64_t n,
                         int64_t width);

@@ -16,14 +16,35 @@ typedef struct nd_iter {
     int64_t num, sample; /**< samples, floats per sample */
     int64_t *order;
     int64_t cursor; /**< first sample of the next batch */
+    int32_t shuffle;
+    uint64_t seed, shuffles; /**< shuffle seed; permutations drawn so far */
     uint32_t pad;
     mxk_ndarray *bdata, *blabel;
     float *hdata, *hlabel; /**< host staging of one batch */
 } nd_iter;
 
-/** NDArrayIter.reset. */
+/**
+ * NDArrayIter._shuffle_data: Fisher-Yates over the current order, drawn from the
+ * Philox stream of `seed` at the counters of the next permutation, so the k-th
+ * permutation of an iterator depends only on the seed and k.
+ */
+static void nd_shuffle(nd_iter *n) {
+    uint64_t base = n->shuffles++ * (uint64_t)n->num;
+    for (int64_t i = n->num - 1; i > 0; i--) {
+        double u = mxkt_rand_unit(n->seed, 0x5348554646ull, base + (uint64_t)i);
+        int64_t j = (int64_t)(u * (double)(i + 1));
+        int64_t t = n->order[i];
+        n->order[i] = n->order[j];
+        n->order[j] = t;
+    }
+}
+
+/** NDArrayIter.reset: back to the first batch, reshuffled when shuffle is on (1.9.1). */
 static mxk_status nd_reset(mxkt_iter *it) {
-    ((nd_iter *)it)->cursor = 0;
+    nd_iter *n = (nd_iter *)it;
+    n->cursor = 0;
+    if (n->shuffle)
+        nd_shuffle(n);
     return MXK_OK;
 }
 
@@ -102,14 +123,10 @@ mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_sha
         memset(n->label, 0, (size_t)n->num * sizeof(float));
     for (int64_t i = 0; i < n->num; i++)
         n->order[i] = i;
-    if (shuffle) /* Fisher-Yates on a Philox stream */
-        for (int64_t i = n->num - 1; i > 0; i--) {
-            int64_t j =
-                (int64_t)(mxkt_rand_unit(seed, 0x5348554646ull, (uint64_t)i) * (double)(i + 1));
-            int64_t t = n->order[i];
-            n->order[i] = n->order[j];
-            n->order[j] = t;
-        }
+    n->shuffle = shuffle != 0;
+    n->seed = seed;
+    if (shuffle)
+        nd_shuffle(n);
     mxkt_iter *b = &n->base;
     b->reset = nd_reset;
     b->next = nd_next;

@@ -232,50 +232,175 @@ mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mu
 /* initializers                                                              */
 /* ------------------------------------------------------------------------- */
 
-/** Parses an optional "(x)" argument after a name; returns 1 with *x set when present. */
-static int paren_arg(const char *s, double *x) {
-    const char *p = strchr(s, '(');
-    if (p == NULL)
+/** Most arguments of an initializer spec. */
+#define INIT_MAX_ARGS 4
+
+/** One argument of an initializer spec: "key=value", or a positional "value" (key ""). */
+typedef struct init_arg {
+    char key[32], val[32];
+} init_arg;
+
+/** Copies s[0..n) into buf without surrounding blanks and quotes; 0 when it does not fit. */
+static int init_token(const char *s, size_t n, char *buf, size_t size) {
+    while (n > 0 && (isspace((unsigned char)*s) || *s == '\'' || *s == '"'))
+        s++, n--;
+    while (n > 0 && (isspace((unsigned char)s[n - 1]) || s[n - 1] == '\'' || s[n - 1] == '"'))
+        n--;
+    if (n == 0 || n >= size)
         return 0;
-    char *end = NULL;
-    *x = strtod(p + 1, &end);
-    return end != p + 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return 1;
 }
 
-/** Parses an initializer spec ("xavier", "uniform(0.01)", "normal(0.01)", "glorot", "he"). */
+/**
+ * Splits "name(a, key=b)" into a lower-case name and its arguments. Returns 0 on a
+ * malformed spec (no closing parenthesis, text after it, an empty argument).
+ */
+static int init_split(const char *spec, char *name, size_t size, init_arg *args, int *nargs) {
+    const char *open = strchr(spec, '(');
+    size_t n = open ? (size_t)(open - spec) : strlen(spec);
+    if (!init_token(spec, n, name, size))
+        return 0;
+    for (char *c = name; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    *nargs = 0;
+    if (open == NULL)
+        return 1;
+    const char *close = strrchr(open, ')');
+    if (close == NULL || close[1] != '\0')
+        return 0;
+    for (const char *p = open + 1; p < close;) {
+        const char *comma = memchr(p, ',', (size_t)(close - p));
+        const char *e = comma ? comma : close;
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (*nargs == INIT_MAX_ARGS)
+            return 0;
+        init_arg *a = &args[(*nargs)++];
+        a->key[0] = '\0';
+        if (eq && !init_token(p, (size_t)(eq - p), a->key, sizeof a->key))
+            return 0;
+        if (!init_token(eq ? eq + 1 : p, (size_t)(e - (eq ? eq + 1 : p)), a->val, sizeof a->val))
+            return 0;
+        p = comma ? comma + 1 : close;
+    }
+    return 1;
+}
+
+/** Parses a real number that fills the whole string. */
+static int init_real(const char *s, double *x) {
+    char *end = NULL;
+    *x = strtod(s, &end);
+    return end != s && *end == '\0' && isfinite(*x);
+}
+
+/**
+ * Applies the arguments of one initializer: `keys` names its parameters in
+ * upstream's positional order (NULL-terminated). Keys: scale, sigma, value,
+ * magnitude, slope (numbers), rnd_type (uniform|gaussian), factor_type
+ * (avg|in|out).
+ */
+static mxk_status init_apply(const char *spec, const char *const *keys, const init_arg *args,
+                             int nargs, mxkt_initializer *out, double *slope) {
+    for (int i = 0; i < nargs; i++) {
+        const char *key = args[i].key[0] ? args[i].key : NULL;
+        if (key == NULL) {
+            int k = 0;
+            while (keys[k] && k < i)
+                k++;
+            if (keys[k] == NULL)
+                return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "initializer '%s': too many arguments",
+                                  spec);
+            key = keys[k];
+        } else {
+            int k = 0;
+            while (keys[k] && strcmp(keys[k], key) != 0)
+                k++;
+            if (keys[k] == NULL)
+                return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                                  "initializer '%s': unknown argument '%s'", spec, key);
+        }
+        const char *v = args[i].val;
+        double x = 0.0;
+        int ok = 1;
+        if (strcmp(key, "rnd_type") == 0) {
+            ok = strcmp(v, "uniform") == 0 || strcmp(v, "gaussian") == 0;
+            out->gaussian = strcmp(v, "gaussian") == 0;
+        } else if (strcmp(key, "factor_type") == 0) {
+            ok = strcmp(v, "avg") == 0 || strcmp(v, "in") == 0 || strcmp(v, "out") == 0;
+            out->factor_type = strcmp(v, "in") == 0 ? 1 : strcmp(v, "out") == 0 ? 2 : 0;
+        } else if ((ok = init_real(v, &x)) != 0) {
+            if (strcmp(key, "scale") == 0)
+                out->scale = x;
+            else if (strcmp(key, "sigma") == 0)
+                out->sigma = x;
+            else if (strcmp(key, "value") == 0)
+                out->value = x;
+            else if (strcmp(key, "magnitude") == 0)
+                out->magnitude = x;
+            else
+                *slope = x;
+        }
+        if (!ok)
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "initializer '%s': bad %s '%s'", spec, key,
+                              v);
+    }
+    return MXK_OK;
+}
+
+/** Parses an initializer spec (see mxk_train.h). */
 mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initializer *out) {
+    static const char *const k_none[] = {NULL}, *const k_uniform[] = {"scale", NULL},
+                             *const k_normal[] = {"sigma", NULL},
+                             *const k_constant[] = {"value", NULL},
+                             *const k_xavier[] = {"rnd_type", "factor_type", "magnitude", NULL},
+                             *const k_msra[] = {"factor_type", "slope", NULL};
     memset(out, 0, sizeof *out);
     out->seed = seed;
-    double x = 0;
     char name[32];
-    size_t n = 0;
-    while (spec[n] && spec[n] != '(' && n + 1 < sizeof name) {
-        name[n] = (char)tolower((unsigned char)spec[n]);
-        n++;
-    }
-    name[n] = '\0';
-    if (strcmp(name, "xavier") == 0 || strcmp(name, "caffe_avg") == 0) {
-        out->kind = MXKT_INIT_XAVIER;
-        out->magnitude = paren_arg(spec, &x) ? x : 3.0;
+    init_arg args[INIT_MAX_ARGS];
+    int nargs = 0;
+    if (!init_split(spec, name, sizeof name, args, &nargs))
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "malformed initializer '%s' (NAME or NAME(ARG, KEY=VALUE, ...))", spec);
+    const char *const *keys = k_none;
+    double slope = 0.25;
+    out->kind = MXKT_INIT_XAVIER;
+    out->magnitude = 3.0;
+    if (strcmp(name, "xavier") == 0) {
+        keys = k_xavier;
     } else if (strcmp(name, "glorot") == 0) {
-        out->kind = MXKT_INIT_XAVIER;
         out->magnitude = 1.0;
-    } else if (strcmp(name, "he") == 0 || strcmp(name, "msraprelu") == 0) {
-        out->kind = MXKT_INIT_XAVIER;
+    } else if (strcmp(name, "he") == 0 || strcmp(name, "default") == 0) {
+        /* fit.py's "default": Xavier(rnd_type='gaussian', factor_type='in', magnitude=2) */
         out->gaussian = 1;
         out->factor_type = 1;
         out->magnitude = 2.0;
+    } else if (strcmp(name, "msraprelu") == 0 || strcmp(name, "msra") == 0) {
+        out->gaussian = 1;
+        keys = k_msra;
     } else if (strcmp(name, "uniform") == 0) {
         out->kind = MXKT_INIT_UNIFORM;
-        out->scale = paren_arg(spec, &x) ? x : 0.07;
+        out->scale = 0.07;
+        keys = k_uniform;
     } else if (strcmp(name, "normal") == 0) {
         out->kind = MXKT_INIT_NORMAL;
-        out->sigma = paren_arg(spec, &x) ? x : 0.01;
+        out->sigma = 0.01;
+        keys = k_normal;
+    } else if (strcmp(name, "one") == 0 || strcmp(name, "zero") == 0 ||
+               strcmp(name, "constant") == 0) {
+        out->kind = MXKT_INIT_CONSTANT;
+        out->value = strcmp(name, "one") == 0 ? 1.0 : 0.0;
+        keys = strcmp(name, "constant") == 0 ? k_constant : k_none;
     } else {
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
-                          "unknown initializer '%s' (xavier, glorot, he, uniform(S), normal(S))",
+                          "unknown initializer '%s' (xavier, glorot, he, default, msra, "
+                          "uniform, normal, one, zero, constant)",
                           spec);
     }
+    MXKT_CHECK(init_apply(spec, keys, args, nargs, out, &slope));
+    if (keys == k_msra) /* MSRAPrelu: Xavier("gaussian", factor_type, 2 / (1 + slope^2)) */
+        out->magnitude = 2.0 / (1.0 + slope * slope);
     return MXK_OK;
 }
 
@@ -309,6 +434,8 @@ mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
         c = 1.0;
     else if (!ends_with(name, "weight"))
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "Unknown initialization pattern for %s", name);
+    if (isnan(c) && init->kind == MXKT_INIT_CONSTANT)
+        c = init->value;
     if (!isnan(c)) {
         for (int64_t i = 0; i < n; i++)
             values[i] = (float)c;

@@ -106,6 +106,73 @@ static void test_schedulers(void) {
     CHECK_EQ_INT(mxkt_lr_multifactor(&s, bad, 2, 0.1, 1.0), MXK_ERR_INVALID_ARGUMENT);
 }
 
+/**
+ * Initializer specs with upstream's positional and keyword arguments: the parsed
+ * fields, Xavier scales computed by hand (sqrt(magnitude / factor)), and the exact
+ * messages for malformed specs.
+ */
+static void test_initializer_specs(void) {
+    mxkt_initializer i;
+    mxk_shape fc = {.ndim = 2, .dims = {128, 784}};
+    double s = 0;
+    CHECK_EQ_INT(mxkt_initializer_parse(
+                     "Xavier(rnd_type='gaussian', factor_type=\"out\", magnitude=2.5)", 0, &i),
+                 MXK_OK);
+    CHECK(i.kind == MXKT_INIT_XAVIER && i.gaussian == 1 && i.factor_type == 2);
+    CHECK_EQ_INT(mxkt_xavier_scale(&i, &fc, &s), MXK_OK);
+    CHECK_NEAR(s, sqrt(2.5 / 128.0), 1e-12);
+    CHECK_EQ_INT(mxkt_initializer_parse("xavier(uniform, in, 6)", 0, &i), MXK_OK);
+    CHECK(i.gaussian == 0 && i.factor_type == 1);
+    CHECK_EQ_INT(mxkt_xavier_scale(&i, &fc, &s), MXK_OK);
+    CHECK_NEAR(s, sqrt(6.0 / 784.0), 1e-12);
+    /* fit.py's default, and MSRAPrelu (avg, 2 / (1 + 0.25^2)) */
+    CHECK_EQ_INT(mxkt_initializer_parse("default", 0, &i), MXK_OK);
+    CHECK_EQ_INT(mxkt_xavier_scale(&i, &fc, &s), MXK_OK);
+    CHECK_NEAR(s, sqrt(2.0 / 784.0), 1e-12);
+    CHECK(i.gaussian == 1);
+    CHECK_EQ_INT(mxkt_initializer_parse("msra", 0, &i), MXK_OK);
+    CHECK_EQ_INT(mxkt_xavier_scale(&i, &fc, &s), MXK_OK);
+    CHECK_NEAR(s, sqrt(2.0 / 1.0625 / 456.0), 1e-12);
+    CHECK_EQ_INT(mxkt_initializer_parse("MSRAPrelu(slope=0)", 0, &i), MXK_OK);
+    CHECK_NEAR(i.magnitude, 2.0, 1e-12);
+    CHECK_EQ_INT(mxkt_initializer_parse("normal(sigma=0.5)", 0, &i), MXK_OK);
+    CHECK(i.kind == MXKT_INIT_NORMAL && i.sigma == 0.5);
+    /* One / Zero / Constant fill weights; biases still follow their suffix */
+    float v[4];
+    mxk_shape vec = {.ndim = 1, .dims = {4}};
+    CHECK_EQ_INT(mxkt_initializer_parse("one", 0, &i), MXK_OK);
+    CHECK_EQ_INT(mxkt_initializer_fill(&i, "fc_weight", &vec, v), MXK_OK);
+    CHECK(v[0] == 1.0f && v[3] == 1.0f);
+    CHECK_EQ_INT(mxkt_initializer_fill(&i, "fc_bias", &vec, v), MXK_OK);
+    CHECK(v[0] == 0.0f && v[3] == 0.0f);
+    CHECK_EQ_INT(mxkt_initializer_parse("constant(-2.5)", 0, &i), MXK_OK);
+    CHECK_EQ_INT(mxkt_initializer_fill(&i, "fc_weight", &vec, v), MXK_OK);
+    CHECK(v[1] == -2.5f);
+    CHECK_EQ_INT(mxkt_initializer_parse("zero", 0, &i), MXK_OK);
+    CHECK_EQ_INT(mxkt_initializer_fill(&i, "fc_weight", &vec, v), MXK_OK);
+    CHECK(v[2] == 0.0f);
+    static const struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"uniform(0.01",
+         "malformed initializer 'uniform(0.01' (NAME or NAME(ARG, KEY=VALUE, ...))"},
+        {"uniform(0.01)x", "malformed initializer 'uniform(0.01)x'"},
+        {"uniform(,)", "malformed initializer 'uniform(,)'"},
+        {"orthogonal", "unknown initializer 'orthogonal' (xavier, glorot, he, default, msra, "
+                       "uniform, normal, one, zero, constant)"},
+        {"uniform(0.1, 2)", "initializer 'uniform(0.1, 2)': too many arguments"},
+        {"glorot(1)", "initializer 'glorot(1)': too many arguments"},
+        {"xavier(mag=2)", "initializer 'xavier(mag=2)': unknown argument 'mag'"},
+        {"xavier(rnd_type=cauchy)", "initializer 'xavier(rnd_type=cauchy)': bad rnd_type 'cauchy'"},
+        {"xavier(factor_type=sum)", "initializer 'xavier(factor_type=sum)': bad factor_type 'sum'"},
+        {"normal(0.1x)", "initializer 'normal(0.1x)': bad sigma '0.1x'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CHECK_EQ_INT(mxkt_initializer_parse(bad[k].spec, 0, &i), MXK_ERR_INVALID_ARGUMENT);
+        CHECK_CONTAINS(mxkt_last_error(), bad[k].msg);
+    }
+}
+
 /** Row 23: Xavier bounds; values stay within; suffix dispatch. */
 static void test_initializers(void) {
     mxkt_initializer x, he;
@@ -306,8 +373,8 @@ static void test_networks(void) {
     mxk_symbol_free(lenet);
 }
 
-/** Synthetic data: 40 samples of 784 values, labels 0..9. */
-static mxkt_iter *make_data(void) {
+/** Synthetic data: 40 samples of 784 values, labels 0..9, in batches of 10. */
+static mxkt_iter *make_data(int32_t shuffle) {
     float *x = malloc(40 * 784 * sizeof(float)), y[40];
     for (int i = 0; i < 40; i++) {
         y[i] = (float)(i % 10);
@@ -316,7 +383,7 @@ static mxkt_iter *make_data(void) {
     }
     mxk_shape s = {.ndim = 2, .dims = {40, 784}};
     mxkt_iter *it = NULL;
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 3, &it), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, shuffle, 3, &it), MXK_OK);
     free(x);
     return it;
 }
@@ -361,15 +428,101 @@ static float *param_copy(mxkt_module *m, uint32_t c, uint32_t i, uint64_t *n) {
     return v;
 }
 
-/** Second init_optimizer warns and changes nothing; checkpoint round trip bit for bit. */
+/** Reads what the calls between capture_begin and capture_end wrote to stderr. */
+static int captured_fd = -1;
+static FILE *captured;
+
+/** Sends stderr to a temporary file until capture_end. */
+static void capture_begin(void) {
+    fflush(stderr);
+    captured = tmpfile();
+    captured_fd = dup(STDERR_FILENO);
+    CHECK(captured != NULL && captured_fd >= 0);
+    dup2(fileno(captured), STDERR_FILENO);
+}
+
+/** Restores stderr; returns what was written (static buffer). */
+static const char *capture_end(void) {
+    static char buf[1024];
+    fflush(stderr);
+    dup2(captured_fd, STDERR_FILENO);
+    close(captured_fd);
+    rewind(captured);
+    size_t n = fread(buf, 1, sizeof buf - 1, captured);
+    buf[n] = '\0';
+    fclose(captured);
+    return buf;
+}
+
+/**
+ * NDArrayIter: batches in order without shuffle, the last one filled from the
+ * start with its pad reported; with shuffle a new permutation every reset, the
+ * same sequence of permutations for the same seed.
+ */
+static void test_ndarray_iter(void) {
+    float x[25], y[25];
+    for (int i = 0; i < 25; i++)
+        x[i] = y[i] = (float)i;
+    mxk_shape s = {.ndim = 2, .dims = {25, 1}};
+    mxkt_iter *plain = NULL, *s1 = NULL, *s2 = NULL;
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 0, 9, &plain), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 9, &s1), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 9, &s2), MXK_OK);
+    /* one epoch of each: the labels seen, in order */
+    float seen[3][3][30];
+    mxkt_iter *its[3] = {plain, s1, s2};
+    for (int e = 0; e < 3; e++)
+        for (int k = 0; k < 3; k++) {
+            CHECK_EQ_INT(mxkt_iter_reset(its[k]), MXK_OK);
+            int32_t has = 0, nb = 0;
+            while (mxkt_iter_next(its[k], &has) == MXK_OK && has) {
+                mxk_ndarray *d = NULL, *l = NULL;
+                uint32_t pad = 0;
+                CHECK_EQ_INT(its[k]->batch(its[k], &d, &l, &pad), MXK_OK);
+                CHECK_EQ_INT(pad, nb == 2 ? 5 : 0);
+                if (nb < 3)
+                    CHECK_EQ_INT(mxk_ndarray_copy_to_host(l, &seen[k][e][nb * 10], 40), MXK_OK);
+                nb++;
+            }
+            CHECK_EQ_INT(nb, 3);
+        }
+    for (int i = 0; i < 30; i++)
+        CHECK(seen[0][0][i] == (float)(i % 25) && seen[0][2][i] == (float)(i % 25));
+    for (int e = 0; e < 3; e++) {
+        CHECK(memcmp(seen[1][e], seen[2][e], sizeof seen[1][e]) == 0);
+        int count[25] = {0};
+        for (int i = 0; i < 25; i++)
+            count[(int)seen[1][e][i]]++;
+        for (int i = 0; i < 25; i++)
+            CHECK_EQ_INT(count[i], 1);
+    }
+    CHECK(memcmp(seen[1][0], seen[1][1], 25 * sizeof(float)) != 0);
+    CHECK(memcmp(seen[1][1], seen[1][2], 25 * sizeof(float)) != 0);
+    mxkt_iter_free(plain);
+    mxkt_iter_free(s1);
+    mxkt_iter_free(s2);
+    mxkt_iter *bad = NULL;
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 0, 0, 0, &bad), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "NDArrayIter: empty data or batch size");
+}
+
+/**
+ * A second init_optimizer warns and changes nothing; checkpoint round trip bit for
+ * bit; a module resumed from a checkpoint with states continues as the original.
+ * Each module trains on its own iterator (one seed: the same batches).
+ */
 static void test_module_checkpoint(void) {
-    mxkt_iter *it = make_data();
+    mxkt_iter *ia = make_data(1), *ib = make_data(1), *it = make_data(0);
     mxkt_module *a = make_module(1, 0.1), *b = make_module(1, 0.1);
     mxkt_optimizer other;
     mxkt_optimizer_sgd(&other, 5.0, 0.0, 0.0);
-    CHECK_EQ_INT(mxkt_module_init_optimizer(b, "local", &other, 0), MXK_OK); /* ignored */
-    fit_epochs(a, it, 0, 2);
-    fit_epochs(b, it, 0, 2);
+    capture_begin();
+    mxk_status st = mxkt_module_init_optimizer(b, "local", &other, 0); /* ignored */
+    const char *warned = capture_end();
+    CHECK_EQ_INT(st, MXK_OK);
+    CHECK(strcmp(warned, "WARNING: optimizer already initialized, ignoring...\n") == 0);
+    fit_epochs(a, ia, 0, 2);
+    fit_epochs(b, ib, 0, 2);
     for (uint32_t i = 0; i < 6; i++) {
         uint64_t n = 0;
         float *pa = param_copy(a, 0, i, &n), *pb = param_copy(b, 0, i, &n);
@@ -406,8 +559,8 @@ static void test_module_checkpoint(void) {
     /* resume: b continues from a's checkpoint with states → same as a continuing */
     CHECK_EQ_INT(mxkt_module_load_params(b, pre, 2), MXK_OK);
     CHECK_EQ_INT(mxkt_module_load_states(b, pre, 2), MXK_OK);
-    fit_epochs(a, it, 2, 3);
-    fit_epochs(b, it, 2, 3);
+    fit_epochs(a, ia, 2, 3);
+    fit_epochs(b, ib, 2, 3);
     for (uint32_t i = 0; i < 6; i++) {
         uint64_t n = 0;
         float *pa = param_copy(a, 0, i, &n), *pb = param_copy(b, 0, i, &n);
@@ -422,6 +575,8 @@ static void test_module_checkpoint(void) {
     mxkt_module_free(c);
     mxk_symbol_free(sym);
     mxkt_iter_free(it);
+    mxkt_iter_free(ia);
+    mxkt_iter_free(ib);
     for (int k = 0; k < 3; k++) {
         mxkt_checkpoint_name(path, sizeof path, pre, 2, files[k]);
         unlink(path);
@@ -431,11 +586,11 @@ static void test_module_checkpoint(void) {
 
 /** Two contexts (KVStore local): identical parameters, close to one context. */
 static void test_two_contexts(void) {
-    mxkt_iter *it = make_data();
+    mxkt_iter *it = make_data(1), *it2 = make_data(1);
     mxkt_module *one = make_module(1, 0.1), *two = make_module(2, 0.1);
     CHECK_EQ_INT(mxkt_module_num_ctx(two), 2);
     fit_epochs(one, it, 0, 2);
-    fit_epochs(two, it, 0, 2);
+    fit_epochs(two, it2, 0, 2);
     for (uint32_t i = 0; i < 6; i++) {
         uint64_t n = 0;
         float *p0 = param_copy(two, 0, i, &n), *p1 = param_copy(two, 1, i, &n);
@@ -452,6 +607,7 @@ static void test_two_contexts(void) {
     mxkt_module_free(one);
     mxkt_module_free(two);
     mxkt_iter_free(it);
+    mxkt_iter_free(it2);
 }
 
 int main(void) {
@@ -467,10 +623,12 @@ int main(void) {
     MXK_RUN(test_adam_numbers);
     MXK_RUN(test_schedulers);
     MXK_RUN(test_initializers);
+    MXK_RUN(test_initializer_specs);
     MXK_RUN(test_metrics);
     MXK_RUN(test_split);
     MXK_RUN(test_speedometer_and_names);
     MXK_RUN(test_networks);
+    MXK_RUN(test_ndarray_iter);
     MXK_RUN(test_module_checkpoint);
     MXK_RUN(test_two_contexts);
     mxk_shutdown();

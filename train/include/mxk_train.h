@@ -132,7 +132,8 @@ mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mu
 typedef enum mxkt_init_kind {
     MXKT_INIT_UNIFORM = 0,
     MXKT_INIT_NORMAL,
-    MXKT_INIT_XAVIER
+    MXKT_INIT_XAVIER,
+    MXKT_INIT_CONSTANT
 } mxkt_init_kind;
 
 /**
@@ -148,10 +149,24 @@ typedef struct mxkt_initializer {
     int32_t gaussian;    /**< Xavier rnd_type: 0 uniform, 1 gaussian */
     int32_t factor_type; /**< Xavier: 0 avg, 1 in, 2 out */
     double magnitude;    /**< Xavier */
+    double value;        /**< Constant (One: 1, Zero: 0) */
     uint64_t seed;
 } mxkt_initializer;
 
-/** Parses "xavier", "uniform", "uniform(0.01)", "normal", "normal(0.01)", "glorot", "he". */
+/**
+ * Parses an initializer spec NAME or NAME(ARG, KEY=VALUE, ...) with upstream's
+ * parameters in their positional order (python/mxnet/initializer.py; names are
+ * case-insensitive, values may be quoted):
+ *   - uniform(scale=0.07), normal(sigma=0.01), constant(value=0), one, zero;
+ *   - xavier(rnd_type="uniform"|"gaussian", factor_type="avg"|"in"|"out", magnitude=3);
+ *   - glorot: xavier(magnitude=1); he and fit.py's "default": xavier("gaussian", "in", 2);
+ *   - msra / msraprelu(factor_type="avg", slope=0.25): xavier("gaussian", factor_type,
+ *     2 / (1 + slope^2)).
+ * `seed` keys the random streams. Errors (MXK_ERR_INVALID_ARGUMENT, message in
+ * mxkt_last_error): "malformed initializer 'S' ...", "unknown initializer 'S' ...",
+ * "initializer 'S': too many arguments", "... unknown argument 'K'", "... bad K 'V'".
+ * Orthogonal is not provided (it needs an SVD). Thread-safe.
+ */
 mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initializer *out);
 /**
  * Xavier scale for a shape: sqrt(magnitude / factor) with fan_in = shape[1]*hw,
@@ -267,8 +282,12 @@ struct mxkt_iter {
 
 /**
  * NDArrayIter over host arrays (copied): data (num, sample dims...) and label
- * (num); last_batch_handle "pad" (the last batch padded from the start, pad
- * reported). shuffle: one permutation drawn at creation from `seed`.
+ * (num; NULL: zeros); last_batch_handle "pad" (the last batch filled from the
+ * start, pad reported). shuffle: a permutation drawn at creation and a new one at
+ * every reset (MXNet 1.9.1 python/mxnet/io/io.py), the k-th drawn from the
+ * Philox stream of `seed` alone, so two iterators with one seed agree.
+ * Errors: MXK_ERR_INVALID_ARGUMENT (no samples, batch_size < 1),
+ * MXK_ERR_OUT_OF_MEMORY, or the kernel's status creating the batch arrays.
  */
 mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
                                     const float *label, int64_t batch_size, int32_t shuffle,

@@ -479,6 +479,72 @@ mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *cons
     return st == MXK_OK ? st : mxkt_kernel_error(st, "set_params");
 }
 
+/**
+ * The average over contexts of array i of a per-context table `arr` (stride `per`)
+ * into a new CPU array (float32: summed in float64; other dtypes: context 0's copy).
+ */
+static mxk_status average_over_ctx(const mxkt_module *m, mxk_ndarray *const *arr, uint32_t per,
+                                   uint32_t i, mxk_ndarray **out) {
+    mxk_ndarray *a0 = arr[i];
+    mxk_shape shape = mxk_ndarray_shape(a0);
+    int32_t dtype = mxk_ndarray_dtype(a0);
+    mxk_status st = mxk_ndarray_create(&shape, dtype, (mxk_context){MXK_DEV_CPU, 0}, out);
+    if (st == MXK_OK && (m->nctx == 1 || dtype != MXK_FLOAT32))
+        st = mxk_ndarray_copy_to(a0, *out);
+    if (st != MXK_OK || m->nctx == 1 || dtype != MXK_FLOAT32)
+        return st == MXK_OK ? MXK_OK : mxkt_kernel_error(st, "get_params");
+    uint64_t n = mxk_ndarray_size(a0);
+    float *host = malloc(n * sizeof(float)), *dst = NULL;
+    double *sum = calloc(n, sizeof(double));
+    if (host == NULL || sum == NULL)
+        st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "get_params: out of memory");
+    for (uint32_t c = 0; st == MXK_OK && c < m->nctx; c++) {
+        st = mxk_ndarray_copy_to_host(arr[c * per + i], host, n * sizeof(float));
+        for (uint64_t k = 0; st == MXK_OK && k < n; k++)
+            sum[k] += host[k];
+    }
+    if (st == MXK_OK && (st = mxk_ndarray_data(*out, (void **)&dst)) == MXK_OK)
+        for (uint64_t k = 0; k < n; k++)
+            dst[k] = (float)(sum[k] / m->nctx);
+    free(host);
+    free(sum);
+    return st == MXK_OK ? MXK_OK : mxkt_kernel_error(st, "get_params");
+}
+
+/** get_params (see mxk_train.h). */
+mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***names,
+                                  mxk_ndarray ***values) {
+    *num = 0;
+    *names = NULL;
+    *values = NULL;
+    if (!m->bound || !m->params_init)
+        return mxkt_error(MXK_ERR_STATE, "call bind and init_params before get_params");
+    uint32_t n = m->nparams + m->naux;
+    char **nm = calloc(n + 1, sizeof *nm);
+    mxk_ndarray **vals = calloc(n + 1, sizeof *vals);
+    mxk_status st = nm && vals ? MXK_OK : mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; st == MXK_OK && i < n; i++) {
+        int arg = i < m->nparams;
+        const char *base = arg ? m->pnames[i] : m->aux[i - m->nparams];
+        size_t len = strlen(base) + 5;
+        if ((nm[i] = malloc(len)) == NULL) {
+            st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        snprintf(nm[i], len, "%s:%s", arg ? "arg" : "aux", base);
+        st = arg ? average_over_ctx(m, m->params, m->nparams, i, &vals[i])
+                 : average_over_ctx(m, m->auxs, m->naux, i - m->nparams, &vals[i]);
+    }
+    if (st != MXK_OK) {
+        mxk_ndarray_list_free(n, vals, nm);
+        return st;
+    }
+    *num = n;
+    *names = nm;
+    *values = vals;
+    return MXK_OK;
+}
+
 /** The name of state s of a parameter in a .states file. */
 static void state_name(char *buf, size_t size, const mxkt_module *m, uint32_t i, uint32_t s) {
     const char *kind = m->opt.kind == MXKT_OPT_ADAM ? (s == 0 ? "mean" : "var") : "mom";
@@ -493,42 +559,24 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
     mxk_status st = mxk_symbol_save(m->sym, path);
     if (st != MXK_OK)
         return mxkt_kernel_error(st, path);
-    uint32_t n = m->nparams + m->naux;
-    mxk_ndarray **arrs = calloc(n + 1, sizeof *arrs);
-    char **names = calloc(n + 1, sizeof *names);
-    char *buf = calloc((size_t)(n + 1), 256);
-    if (!arrs || !names || !buf) {
-        free(arrs);
-        free(names);
-        free(buf);
-        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        names[i] = buf + (size_t)i * 256;
-        if (i < m->nparams) {
-            snprintf(names[i], 256, "arg:%s", m->pnames[i]);
-            arrs[i] = m->params[i];
-        } else {
-            snprintf(names[i], 256, "aux:%s", m->aux[i - m->nparams]);
-            arrs[i] = m->auxs[i - m->nparams];
-        }
-    }
+    uint32_t n = 0;
+    mxk_ndarray **arrs = NULL;
+    char **names = NULL;
+    MXKT_CHECK(mxkt_module_get_params(m, &n, &names, &arrs));
     mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "params");
     st = mxk_ndarray_save(path, n, arrs, (const char *const *)names);
     if (st != MXK_OK)
         st = mxkt_kernel_error(st, path);
     else if (log)
         fprintf(log, "Saved checkpoint to \"%s\"\n", path);
-    free(arrs);
-    free(names);
-    free(buf);
+    mxk_ndarray_list_free(n, arrs, names);
     if (st != MXK_OK || !save_states || !m->opt_init)
         return st;
     /* optimizer states of context 0 (all contexts hold the same) and the counts */
     uint32_t ns = m->nparams * m->nstates + 1;
     arrs = calloc(ns, sizeof *arrs);
     names = calloc(ns, sizeof *names);
-    buf = calloc(ns, 256);
+    char *buf = calloc(ns, 256);
     mxk_ndarray *counts = NULL;
     mxk_shape cs = {.ndim = 1};
     cs.dims[0] = (int64_t)m->nparams + 1;

@@ -604,10 +604,40 @@ static void test_two_contexts(void) {
         free(p1);
         free(q);
     }
+    /* get_params: "arg:" names in list_arguments order, the contexts' average
+     * (equal to both, which agree) */
+    uint32_t n = 0;
+    char **names = NULL;
+    mxk_ndarray **vals = NULL;
+    CHECK_EQ_INT(mxkt_module_get_params(two, &n, &names, &vals), MXK_OK);
+    CHECK_EQ_INT(n, 6);
+    const char *want[] = {"arg:fc1_weight", "arg:fc1_bias",   "arg:fc2_weight",
+                          "arg:fc2_bias",   "arg:fc3_weight", "arg:fc3_bias"};
+    for (uint32_t i = 0; i < n && i < 6; i++) {
+        CHECK(strcmp(names[i], want[i]) == 0);
+        uint64_t k = 0;
+        float *p0 = param_copy(two, 0, i, &k), *g = malloc(k * sizeof(float));
+        CHECK_EQ_INT(mxk_ndarray_size(vals[i]), k);
+        CHECK_EQ_INT(mxk_ndarray_copy_to_host(vals[i], g, k * sizeof(float)), MXK_OK);
+        CHECK(memcmp(p0, g, k * sizeof(float)) == 0);
+        free(p0);
+        free(g);
+    }
+    mxk_ndarray_list_free(n, vals, names);
     mxkt_module_free(one);
     mxkt_module_free(two);
     mxkt_iter_free(it);
     mxkt_iter_free(it2);
+    /* before init_params: nothing to get */
+    mxk_symbol *sym = NULL;
+    mxkt_net_mlp(&sym);
+    mxkt_module *m = NULL;
+    CHECK_EQ_INT(mxkt_module_create(sym, "data", "softmax_label", &cpu, 1, &m), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_get_params(m, &n, &names, &vals), MXK_ERR_STATE);
+    CHECK_CONTAINS(mxkt_last_error(), "call bind and init_params before get_params");
+    CHECK(n == 0 && names == NULL && vals == NULL);
+    mxkt_module_free(m);
+    mxk_symbol_free(sym);
 }
 
 int main(void) {

@@ -375,6 +375,19 @@ mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i);
 uint32_t mxkt_module_num_ctx(const mxkt_module *m);
 
 /**
+ * get_params(): new CPU copies of every parameter ("arg:NAME", list_arguments
+ * order) and aux state ("aux:NAME"), averaged over the contexts as upstream's
+ * DataParallelExecutorGroup.get_params (equal to every context's value after an
+ * update). On success *names and *values hold *num entries the caller frees with
+ * mxk_ndarray_list_free (as mxk_ndarray_load's). Waits for pending work.
+ * Errors: MXK_ERR_STATE before bind and init_params, MXK_ERR_OUT_OF_MEMORY, or the
+ * kernel's status of a copy (including errors of pending work); nothing is
+ * returned then.
+ */
+mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***names,
+                                  mxk_ndarray ***values);
+
+/**
  * set_params: copies named arrays into every context's parameters / aux states
  * (names "arg:x"/"aux:x" or bare). Unknown names are ignored when allow_extra.
  */

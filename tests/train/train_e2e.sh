@@ -102,6 +102,37 @@ train_checkpoints)
     "$mxk" --config-dir "$conf" train --lr-step-epochs 2,x 2>e.txt && fail "bad steps accepted"
     grep -q "bad --lr-step-epochs entry 'x'" e.txt || fail "steps message: $(cat e.txt)"
     ;;
+train_options)
+    # the flags beyond the defaults, one epoch on 1,000 examples each: two contexts
+    # (local and device KVStore) match one context; Adam, fit.py's "default"
+    # initializer and a --symbol file train; bad values are refused by name
+    need_data
+    common="--num-examples 1000 --num-epochs 1 --disp-batches 0"
+    run() { out=$1; shift; "$mxk" --config-dir "$conf" train $common "$@" 2>"$out" ||
+        { cat "$out"; fail "train $*"; }; }
+    run one.log
+    run two.log --ctx cpu:0,cpu:1
+    run dev.log --ctx cpu:0,cpu:1 --kv-store device
+    a1=$(last_acc one.log Validation) a2=$(last_acc two.log Validation) a3=$(last_acc dev.log Validation)
+    for a in "$a2" "$a3"; do
+        awk -v a="$a" -v b="$a1" 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }' ||
+            fail "two contexts $a vs one $a1"
+    done
+    run adam.log --optimizer adam
+    ge "$(last_acc adam.log Validation)" 0.5 || fail "adam: $(last_acc adam.log Validation)"
+    run init.log --initializer default
+    ge "$(last_acc init.log Validation)" 0.4 || fail "default init: $(last_acc init.log Validation)"
+    "$mxk" --config-dir "$conf" train --network lenet --num-epochs 1 --num-examples 100 \
+        --disp-batches 0 --model-prefix ln/m 2>ln.log || { cat ln.log; fail "lenet"; }
+    run sym.log --symbol ln/m-symbol.json
+    ge "$(last_acc sym.log Validation)" 0.4 || fail "--symbol: $(last_acc sym.log Validation)"
+    "$mxk" --config-dir "$conf" train --initializer "xavier(mag=2)" 2>e.txt && fail "bad init"
+    grep -q "initializer 'xavier(mag=2)': unknown argument 'mag'" e.txt || fail "init: $(cat e.txt)"
+    "$mxk" --config-dir "$conf" train --optimizer rmsprop 2>e.txt && fail "bad optimizer"
+    grep -q "unknown optimizer 'rmsprop' (sgd, adam)" e.txt || fail "optimizer: $(cat e.txt)"
+    "$mxk" --config-dir "$conf" train --ctx tpu:0 2>e.txt && fail "bad ctx"
+    grep -q "bad --ctx 'tpu:0' (e.g. cpu:0,cpu:1)" e.txt || fail "ctx: $(cat e.txt)"
+    ;;
 train_score_predict)
     need_data
     "$mxk" --config-dir "$conf" train --num-examples 1000 --num-epochs 1 --disp-batches 0 \

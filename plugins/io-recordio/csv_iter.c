@@ -352,17 +352,7 @@ static const mxk_attr_def g_csv_attrs[] = {
 };
 
 mxk_status io_register_csv(mxk_registrar *reg, mxk_error_sink *err) {
-    mxk_iter_def def;
-    mxk_sdk_iter_def_init(&def);
-    def.name = "CSVIter";
-    def.description = "Rows of comma-separated values (MXNet src/io/iter_csv.cc)";
-    def.attrs = g_csv_attrs;
-    def.num_attrs = MXK_SDK_COUNTOF(g_csv_attrs);
-    def.create = csv_create;
-    def.destroy = io_iter_destroy;
-    def.reset = io_iter_reset;
-    def.next = io_iter_next;
-    def.current = io_iter_current;
-    def.describe = io_iter_describe;
-    return reg->register_iterator(reg, &def, err);
+    return io_register_iter(reg, "CSVIter",
+                            "Rows of comma-separated values (MXNet src/io/iter_csv.cc)",
+                            g_csv_attrs, MXK_SDK_COUNTOF(g_csv_attrs), csv_create, err);
 }

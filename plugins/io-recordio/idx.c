@@ -1,6 +1,7 @@
 /*
- * IDX parsing (see idx.h). Upstream reference: MXNet src/io/iter_mnist.cc
- * (LoadImage / LoadLabel), which reads the same header with ReadInt (big-endian).
+ * IDX parsing and MNISTIter's partition of a file (see idx.h). Upstream
+ * reference: MXNet src/io/iter_mnist.cc (LoadImage / LoadLabel, which read the
+ * same header with ReadInt (big-endian), and GetPart).
  */
 #include "idx.h"
 
@@ -250,4 +251,15 @@ void idx_free(idx_data *d) {
         return;
     free(d->data);
     memset(d, 0, sizeof *d);
+}
+
+void idx_part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end) {
+    const idx_part *ps = ctx;
+    double step = (double)count / (double)ps->parts;
+    *begin = (uint64_t)(step * (double)ps->index);
+    *end = ps->index + 1 == ps->parts ? count : (uint64_t)(step * (double)(ps->index + 1));
+    if (*end > count)
+        *end = count;
+    if (*begin > *end)
+        *begin = *end;
 }

@@ -73,4 +73,19 @@ int idx_read_file(const char *path, uint32_t expect_ndim, const char *what,
 /** Frees the data of `d` (not `d` itself) and zeroes it. */
 void idx_free(idx_data *d);
 
+/** One partition of a file's examples: part `index` (0-based) of `parts`. */
+typedef struct idx_part {
+    uint64_t parts; /**< number of parts, >= 1 (MNISTIter's num_parts) */
+    uint64_t index; /**< part to keep, < parts (MNISTIter's part_index) */
+} idx_part;
+
+/**
+ * MNISTIter's partition, an idx_read_file slice callback (ctx: a const idx_part *):
+ * examples [floor(count/parts*index), floor(count/parts*(index+1))) computed in
+ * double, as upstream MNISTIter::GetPart (src/io/iter_mnist.cc), except that the
+ * last part always ends at `count`. Parts are contiguous, disjoint and cover the
+ * file; the result is clamped so that begin <= end <= count.
+ */
+void idx_part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end);
+
 #endif /* MXK_IO_IDX_H */

@@ -50,6 +50,17 @@ mxk_status io_iter_current(void *it, mxk_iter_batch *batch, mxk_error_sink *err)
 /** mxk_iter_def.describe. */
 mxk_status io_iter_describe(void *it, mxk_iter_batch *batch, mxk_error_sink *err);
 
+/**
+ * Registers an iterator type `name` whose create returns an io_iter (through
+ * io_iter_start) and whose other callbacks are the io_iter_* functions above:
+ * upstream's MXNET_REGISTER_IO_ITER with a PrefetcherIter body. The registrar
+ * copies the definition.
+ */
+mxk_status io_register_iter(mxk_registrar *reg, const char *name, const char *description,
+                            const mxk_attr_def *attrs, uint32_t num_attrs,
+                            mxk_status (*create)(const mxk_attrs *attrs, void **out,
+                                                 mxk_error_sink *err),
+                            mxk_error_sink *err);
 /** Registers MNISTIter (mnist_iter.c). */
 mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err);
 /** Registers CSVIter (csv_iter.c). */

@@ -3,7 +3,8 @@
  *
  * - image / label: IDX files, gzip'd or plain (zlib's gzread reads both).
  * - Partition (num_parts, part_index): examples [floor(n/k*i), floor(n/k*(i+1)))
- *   computed in double, as upstream: contiguous, disjoint, covering.
+ *   computed in double, as upstream: contiguous, disjoint, covering
+ *   (idx_part_slice, idx.h).
  * - Scaling: pixel byte / 256 (upstream `img_ *= 1.0f / 256.0f`), so values lie
  *   in [0, 255/256]. Labels are float32 class ids.
  * - Shuffle (shuffle=True): once, at create, over the partition, with MT19937
@@ -16,6 +17,9 @@
  * - Last batch: an incomplete tail is dropped (no padding): 60000 at batch 128
  *   gives 468 batches.
  * - index: the example's position in the file.
+ * - Log (silent=False): upstream's INFO line, "MNISTIter: load N images,
+ *   shuffle=S, shape=(B,1,R,C)" ("(B,R*C)" with flat), N counting the partition;
+ *   the partition itself goes to a DEBUG line (MXK_LOG_LEVEL=debug).
  * Images are kept as bytes (a quarter of upstream's float copy) and converted per
  * batch on the prefetch thread.
  */
@@ -133,24 +137,6 @@ static mxk_status mnist_rewind(void *p, char *msg) {
     return MXK_OK;
 }
 
-/** The partition of one (num_parts, part_index) pair. */
-typedef struct part_spec {
-    uint64_t num_parts, part_index;
-} part_spec;
-
-/** Upstream's partition: [floor(n/k*i), floor(n/k*(i+1))) in double. */
-static void part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end) {
-    const part_spec *ps = ctx;
-    double step = (double)count / (double)ps->num_parts;
-    *begin = (uint64_t)(step * (double)ps->part_index);
-    *end = ps->part_index + 1 == ps->num_parts ? count
-                                               : (uint64_t)(step * (double)(ps->part_index + 1));
-    if (*end > count)
-        *end = count;
-    if (*begin > *end)
-        *begin = *end;
-}
-
 /** MNISTIter create: reads and checks both files, shuffles, starts the prefetcher. */
 static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     const char *image, *label;
@@ -171,10 +157,10 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
     if (s == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
     char msg[1024];
-    part_spec ps = {(uint64_t)num_parts, (uint64_t)part_index};
-    if (idx_read_file(image, 3, "MNISTIter image file", part_slice, &ps, &s->img, msg,
+    idx_part ps = {(uint64_t)num_parts, (uint64_t)part_index};
+    if (idx_read_file(image, 3, "MNISTIter image file", idx_part_slice, &ps, &s->img, msg,
                       sizeof msg) != 0 ||
-        idx_read_file(label, 1, "MNISTIter label file", part_slice, &ps, &s->lbl, msg,
+        idx_read_file(label, 1, "MNISTIter label file", idx_part_slice, &ps, &s->lbl, msg,
                       sizeof msg) != 0) {
         mnist_free(s);
         return mxk_sdk_error(err, MXK_ERR_FORMAT, "%s", msg);
@@ -209,12 +195,16 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
         dshape.dims[2] = s->img.dims[1];
         dshape.dims[3] = s->img.dims[2];
     }
-    if (!silent)
-        mxk_sdk_log(
-            MXK_LOG_INFO,
-            "MNISTIter: load %llu images (part %lld of %lld), shuffle=%d, shape=(%lld,%s%u,%u)",
-            (unsigned long long)s->n, (long long)part_index, (long long)num_parts, do_shuffle,
-            (long long)batch, flat ? "" : "1,", (unsigned)s->img.dims[1], (unsigned)s->img.dims[2]);
+    if (!silent) {
+        /* Upstream's line: the partition's count and batch_data_'s shape (FlatTo2D with flat). */
+        char shape[128];
+        mxk_sdk_log(MXK_LOG_INFO, "MNISTIter: load %llu images, shuffle=%d, shape=%s",
+                    (unsigned long long)s->n, do_shuffle,
+                    mxk_sdk_shape_format(&dshape, shape, sizeof shape));
+        mxk_sdk_log(MXK_LOG_DEBUG, "MNISTIter: part %lld of %lld: examples [%llu, %llu) of %u",
+                    (long long)part_index, (long long)num_parts, (unsigned long long)s->img.begin,
+                    (unsigned long long)s->img.end, (unsigned)s->img.dims[0]);
+    }
     return io_iter_start(s, mnist_free, mnist_produce, mnist_rewind, &dshape, &lshape,
                          (uint32_t)prefetch, out, err);
 }
@@ -237,17 +227,7 @@ static const mxk_attr_def g_mnist_attrs[] = {
 };
 
 mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err) {
-    mxk_iter_def def;
-    mxk_sdk_iter_def_init(&def);
-    def.name = "MNISTIter";
-    def.description = "MNIST-format IDX images and labels (MXNet src/io/iter_mnist.cc)";
-    def.attrs = g_mnist_attrs;
-    def.num_attrs = MXK_SDK_COUNTOF(g_mnist_attrs);
-    def.create = mnist_create;
-    def.destroy = io_iter_destroy;
-    def.reset = io_iter_reset;
-    def.next = io_iter_next;
-    def.current = io_iter_current;
-    def.describe = io_iter_describe;
-    return reg->register_iterator(reg, &def, err);
+    return io_register_iter(reg, "MNISTIter",
+                            "MNIST-format IDX images and labels (MXNet src/io/iter_mnist.cc)",
+                            g_mnist_attrs, MXK_SDK_COUNTOF(g_mnist_attrs), mnist_create, err);
 }

@@ -47,6 +47,26 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     return MXK_OK;
 }
 
+mxk_status io_register_iter(mxk_registrar *reg, const char *name, const char *description,
+                            const mxk_attr_def *attrs, uint32_t num_attrs,
+                            mxk_status (*create)(const mxk_attrs *attrs, void **out,
+                                                 mxk_error_sink *err),
+                            mxk_error_sink *err) {
+    mxk_iter_def def;
+    mxk_sdk_iter_def_init(&def);
+    def.name = name;
+    def.description = description;
+    def.attrs = attrs;
+    def.num_attrs = num_attrs;
+    def.create = create;
+    def.destroy = io_iter_destroy;
+    def.reset = io_iter_reset;
+    def.next = io_iter_next;
+    def.current = io_iter_current;
+    def.describe = io_iter_describe;
+    return reg->register_iterator(reg, &def, err);
+}
+
 /** Fills a CPU float32 tensor header (data set per batch). */
 static void tensor_init(mxk_tensor *t, const mxk_shape *shape) {
     memset(t, 0, sizeof *t);

@@ -169,17 +169,27 @@ static mxk_status error_locked(const prefetcher *pf, char *msg) {
     return pf->err_code;
 }
 
+/**
+ * The start of next and reset: takes mu, gives the current slot back and checks
+ * the sticky error. Returns MXK_OK with mu held, or the error (its message copied
+ * into msg) with mu released.
+ */
+static mxk_status consumer_enter(prefetcher *pf, char *msg) {
+    pthread_mutex_lock(&pf->mu);
+    recycle_current_locked(pf);
+    if (pf->err_code == MXK_OK)
+        return MXK_OK;
+    mxk_status st = error_locked(pf, msg);
+    pthread_mutex_unlock(&pf->mu);
+    return st;
+}
+
 mxk_status pf_next(prefetcher *pf, const pf_slot **slot, int32_t *has_next, char *msg) {
     *has_next = 0;
     *slot = NULL;
-    pthread_mutex_lock(&pf->mu);
-    recycle_current_locked(pf);
-    mxk_status st = MXK_OK;
-    if (pf->err_code != MXK_OK) {
-        st = error_locked(pf, msg);
-        pthread_mutex_unlock(&pf->mu);
+    mxk_status st = consumer_enter(pf, msg);
+    if (st != MXK_OK)
         return st;
-    }
     while (pf->full_count == 0 && !pf->ended)
         pthread_cond_wait(&pf->consumer_cv, &pf->mu);
     if (pf->full_count > 0) {
@@ -200,14 +210,9 @@ mxk_status pf_next(prefetcher *pf, const pf_slot **slot, int32_t *has_next, char
 }
 
 mxk_status pf_reset(prefetcher *pf, char *msg) {
-    pthread_mutex_lock(&pf->mu);
-    recycle_current_locked(pf);
-    mxk_status st = MXK_OK;
-    if (pf->err_code != MXK_OK) {
-        st = error_locked(pf, msg);
-        pthread_mutex_unlock(&pf->mu);
+    mxk_status st = consumer_enter(pf, msg);
+    if (st != MXK_OK)
         return st;
-    }
     pf->reset_req = 1;
     pthread_cond_broadcast(&pf->producer_cv);
     while (pf->reset_req)

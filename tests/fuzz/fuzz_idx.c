@@ -1,12 +1,13 @@
 /*
- * Fuzz target for the IDX parser of the io-recordio plugin
- * (plugins/io-recordio/idx.c; the format of MXNet's src/io/iter_mnist.cc).
+ * Fuzz target for the IDX parser of the io-recordio plugin and MNISTIter's
+ * partition (plugins/io-recordio/idx.c: idx_read*, idx_part_slice; the format of
+ * MXNet's src/io/iter_mnist.cc).
  *
  * Input: one control byte, then the file bytes. Control bit 0 picks the kind
  * (0: labels, ndim 1; 1: images, ndim 3); bit 1 reads through a temporary file
  * with zlib's gzread (so gzip'd inputs and corrupt gzip streams are covered too),
- * else from memory; bits 2-7 pick a partition (num_parts 1..4, part_index) the
- * way MNISTIter slices a file.
+ * else from memory; bits 2-7 pick a partition (num_parts 1..4, part_index),
+ * sliced by idx_part_slice, the function MNISTIter uses.
  *
  * Property checked on every input: idx_read returns 0 or -1, never crashes; on
  * -1 the message is non-empty and the output holds no data; on 0 the kept slice
@@ -50,19 +51,6 @@ static void fuzz_fail(const char *what, const char *msg) {
     abort();
 }
 
-/** MNISTIter's partition, as in mnist_iter.c (part of the property under test). */
-typedef struct part_spec {
-    uint64_t parts, index;
-} part_spec;
-
-/** Slice callback for idx_read_file. */
-static void part_slice(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end) {
-    const part_spec *ps = ctx;
-    double step = (double)count / (double)ps->parts;
-    *begin = (uint64_t)(step * (double)ps->index);
-    *end = ps->index + 1 == ps->parts ? count : (uint64_t)(step * (double)(ps->index + 1));
-}
-
 /** Temporary file for the gzread path (one per process). */
 static const char *tmp_path(void) {
     static char path[256];
@@ -80,7 +68,7 @@ static int run_one(const uint8_t *data, size_t size) {
     data++;
     size--;
     uint32_t ndim = (ctl & 1) ? 3 : 1;
-    part_spec ps = {1 + ((ctl >> 2) & 3), 0};
+    idx_part ps = {1 + ((ctl >> 2) & 3), 0};
     ps.index = ((uint64_t)ctl >> 4) % ps.parts;
     idx_data out;
     char msg[1024] = "";
@@ -90,7 +78,7 @@ static int run_one(const uint8_t *data, size_t size) {
         if (f == NULL || fwrite(data, 1, size, f) != size)
             fuzz_fail("cannot write the temporary file", tmp_path());
         fclose(f);
-        rc = idx_read_file(tmp_path(), ndim, "fuzz", part_slice, &ps, &out, msg, sizeof msg);
+        rc = idx_read_file(tmp_path(), ndim, "fuzz", idx_part_slice, &ps, &out, msg, sizeof msg);
     } else {
         mem_ctx m = {data, size, 0};
         idx_reader r = {.ctx = &m, .read = mem_read, .errmsg = NULL};
@@ -98,7 +86,7 @@ static int run_one(const uint8_t *data, size_t size) {
         rc = idx_read_header(&r, ndim, "fuzz", &hdr, msg, sizeof msg);
         if (rc == 0) {
             uint64_t b, e;
-            part_slice(&ps, hdr.dims[0], &b, &e);
+            idx_part_slice(&ps, hdr.dims[0], &b, &e);
             m.pos = 0;
             rc = idx_read(&r, ndim, "fuzz", b, e, &out, msg, sizeof msg);
             if (rc == 0 && 4 + 4 * ndim + e * out.item_size > size)

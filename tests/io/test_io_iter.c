@@ -1,10 +1,10 @@
 /*
  * MNISTIter and CSVIter through the public API, on small generated files:
  * shapes, scaling, shuffle determinism, partitions, reset, the dropped tail,
- * gzip'd and plain files, corrupt IDX files, CSVIter's round_batch / pad rules
- * and the seed's E1 (exception_handling: missing labels raise at next and stay
- * sticky). Upstream references: src/io/iter_mnist.cc, src/io/iter_csv.cc,
- * src/io/iter_batchloader.h, tests/python/unittest/test_io.py.
+ * gzip'd and plain files, corrupt IDX files, CSVIter's round_batch / pad rules,
+ * the seed's E1 (exception_handling: missing labels raise at next and stay
+ * sticky) and MNISTIter's log line. Upstream references: src/io/iter_mnist.cc,
+ * src/io/iter_csv.cc, src/io/iter_batchloader.h, tests/python/unittest/test_io.py.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -460,6 +460,60 @@ static void test_csv_e1_missing_labels_sticky(void) {
     }
 }
 
+/**
+ * Creates MNISTIter (batch 5, no shuffle, silent=False) at log level `level` and
+ * checks that what it writes to stderr is exactly `expected`.
+ */
+static void expect_mnist_log(const char *level, const char *flat, const char *parts,
+                             const char *part, const char *expected) {
+    char got[2048] = "";
+    const char *old = getenv("MXK_LOG_LEVEL");
+    char *saved_level = old ? strdup(old) : NULL;
+    setenv("MXK_LOG_LEVEL", level, 1);
+    FILE *cap = tmpfile();
+    CHECK(cap != NULL);
+    if (cap == NULL)
+        return;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(cap), 2);
+    const char *kv[] = {"image",     P("img"),  "label",      P("lbl"), "batch_size",
+                        "5",         "shuffle", "False",      "flat",   flat,
+                        "num_parts", parts,     "part_index", part,     NULL};
+    mxk_data_iter *it = NULL;
+    mxk_status st = iot_create("MNISTIter", kv, &it);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(cap);
+    size_t n = fread(got, 1, sizeof got - 1, cap);
+    got[n] = '\0';
+    fclose(cap);
+    if (saved_level)
+        setenv("MXK_LOG_LEVEL", saved_level, 1);
+    else
+        unsetenv("MXK_LOG_LEVEL");
+    free(saved_level);
+    CHECK_EQ_INT(st, MXK_OK);
+    mxk_data_iter_free(it);
+    if (strcmp(got, expected) != 0) {
+        fprintf(stderr, "MNISTIter log:\n  got      \"%s\"\n  expected \"%s\"\n", got, expected);
+        CHECK(strcmp(got, expected) == 0);
+    }
+}
+
+/* silent=False logs upstream's line (iter_mnist.cc): the partition's count, the
+ * data shape, FlatTo2D with flat; the partition only at debug level. */
+static void test_mnist_log_line(void) {
+    expect_mnist_log("info", "False", "1", "0",
+                     "[mxk INFO] MNISTIter: load 50 images, shuffle=0, shape=(5,1,4,3)\n");
+    expect_mnist_log("info", "True", "3", "1",
+                     "[mxk INFO] MNISTIter: load 17 images, shuffle=0, shape=(5,12)\n");
+    expect_mnist_log("debug", "False", "3", "2",
+                     "[mxk INFO] MNISTIter: load 17 images, shuffle=0, shape=(5,1,4,3)\n"
+                     "[mxk DEBUG] MNISTIter: part 2 of 3: examples [33, 50) of 50\n");
+}
+
 /* Destroying an iterator mid-epoch (producer blocked on a full queue) is clean. */
 static void test_free_mid_epoch(void) {
     for (int i = 0; i < 20; i++) {
@@ -497,6 +551,7 @@ int main(void) {
     MXK_RUN(test_csv_round_batch);
     MXK_RUN(test_csv_e1_missing_labels_sticky);
     MXK_RUN(test_free_mid_epoch);
+    MXK_RUN(test_mnist_log_line);
     mxk_shutdown();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -79,7 +79,7 @@ struct mxk_kvstore {
     const mxk_kvstore_transport_def *tdef;
     void *transport;
     pthread_mutex_t lock; /**< guards everything below */
-    int key_kind;
+    int key_kind; /**< KV_KEYS_* of the keys held: set by the init that adds the first key */
     kv_entry **items;
     uint32_t count, capacity;
     mxk_kvstore_updater updater;
@@ -381,11 +381,17 @@ mxk_status mxk_kvstore_barrier(mxk_kvstore *kv) {
 /* Keys                                                                      */
 /* ------------------------------------------------------------------------- */
 
-/** Checks and records the key kind (lock held). */
-static mxk_status kv_check_kind(mxk_kvstore *kv, int kind) {
+/**
+ * Checks that `kind` matches the store's key kind (lock held); records nothing.
+ * The kind is the kind of the keys the store holds: kv_init records it when it
+ * adds the first key, so a failing call (which adds none) leaves an empty store
+ * open to either kind. Push and pull need keys that exist, so they never record.
+ * (Upstream KVStoreLocal::SetKeyType records before its checks; it is done after
+ * them here, on purpose.)
+ */
+static mxk_status kv_check_kind(const mxk_kvstore *kv, int kind) {
     if (kv->key_kind != KV_KEYS_NONE && kv->key_kind != kind)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "Mixed key types are not allowed");
-    kv->key_kind = kind;
     return MXK_OK;
 }
 
@@ -516,8 +522,12 @@ static mxk_status kv_init(mxk_kvstore *kv, int kind, uint32_t num, const char *c
         if (dup)
             st = mxk_set_error(MXK_ERR_STATE, "duplicate init of key %s", keys[i]);
     }
+    uint32_t before = kv->count;
     for (uint32_t i = 0; st == MXK_OK && i < num; i++)
         st = kv_init_one(kv, keys[i], values[i]);
+    /* Keys were added (all of them, or those before a failing transport init). */
+    if (kv->count > before)
+        kv->key_kind = kind;
     pthread_mutex_unlock(&kv->lock);
     return st;
 }

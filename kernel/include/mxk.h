@@ -576,36 +576,80 @@ mxk_status mxk_executor_reresolve(mxk_executor *ex);
 /* ------------------------------------------------------------------------- */
 
 /**
- * A data iterator of a registered type (MNISTIter, CSVIter, ... from plugins;
- * MXNet's DataIter, include/mxnet/io.h). Batches are CPU NDArrays owned by the
- * iterator, valid until the next call of next/reset/free on it. Errors of a
- * producer thread surface at next/reset and stay sticky (seed exception_handling).
- * One iterator is used by one thread at a time.
+ * A data iterator of a registered type (MNISTIter, CSVIter, ... from plugins):
+ * MXNet's DataIter (include/mxnet/io.h) behind the C API's DataIterHandle
+ * (include/mxnet/c_api.h MXDataIter*; python/mxnet/io/io.py MXDataIter). Batches
+ * are CPU NDArrays owned by the iterator, valid until the next call of
+ * next/reset/free on it. Errors of a producer thread surface at next/reset and
+ * stay sticky (seed exception_handling). Thread safety: an iterator is used by one
+ * thread at a time (calls on one iterator must not overlap); distinct iterators
+ * are independent. Every function returning a status gives
+ * MXK_ERR_INVALID_ARGUMENT for a NULL iterator.
  */
 typedef struct mxk_data_iter mxk_data_iter;
 
 /**
- * Creates an iterator of type `name` with string attributes (checked against the
- * type's schema; unknown names list the valid ones). Errors: MXK_ERR_NOT_FOUND
- * (unknown type, listing the registered ones), what the plugin's create returns.
+ * Creates an iterator of type `name` with string attributes (upstream
+ * MXDataIterCreateIter; attribute names and defaults of the type's upstream
+ * parameters, e.g. MNISTParam of src/io/iter_mnist.cc, CSVIterParam of
+ * src/io/iter_csv.cc). On success the caller owns *out (mxk_data_iter_free);
+ * keys and vals are copied. On failure *out is NULL. Errors:
+ * - MXK_ERR_INVALID_ARGUMENT: out is NULL; keys or vals NULL with num_attrs > 0; a
+ *   NULL key or value; a value that does not parse as the attribute's type or is
+ *   out of range (batch_size 0, part_index >= num_parts, ...); a required
+ *   attribute missing (CSVIter's data_csv).
+ * - MXK_ERR_NOT_FOUND: unknown type (the message lists the registered ones; none
+ *   before mxk_init has loaded the io-recordio plugin); unknown attribute name
+ *   (the message lists the valid ones).
+ * - MXK_ERR_OUT_OF_MEMORY.
+ * - what the type's create reports: MNISTIter MXK_ERR_FORMAT for an image or
+ *   label file that cannot be opened or read, is not an IDX file of the right
+ *   kind, is truncated, or disagrees in count with the other; CSVIter MXK_ERR_IO
+ *   for a file that cannot be opened, MXK_ERR_INVALID_ARGUMENT for shapes that do
+ *   not fit; MXK_ERR_INTERNAL if the prefetch thread cannot start.
+ * - MXK_ERR_INTERNAL: the plugin described a layout without names or with an
+ *   unknown dtype (a plugin bug).
  */
 mxk_status mxk_data_iter_create(const char *name, uint32_t num_attrs, const char *const *keys,
                                 const char *const *vals, mxk_data_iter **out);
-/** Destroys an iterator (stops its producer). NULL: no-op. */
+/**
+ * Destroys an iterator: stops and joins its producer thread, frees its arrays
+ * (pending work on them finishes first). NULL: no-op. Upstream MXDataIterFree.
+ */
 void mxk_data_iter_free(mxk_data_iter *it);
-/** Rewinds to the first batch. */
+/**
+ * Rewinds to the first batch (upstream MXDataIterBeforeFirst / DataIter::BeforeFirst;
+ * MNISTIter keeps its order, as upstream). Afterwards there is no current batch.
+ * Errors: MXK_ERR_INVALID_ARGUMENT (it NULL); a sticky producer error (as
+ * mxk_data_iter_next).
+ */
 mxk_status mxk_data_iter_reset(mxk_data_iter *it);
-/** Advances: *has_next 1 when a batch is current, 0 at the end of the epoch. */
+/**
+ * Advances (upstream MXDataIterNext): *has_next 1 when a batch is current, 0 at
+ * the end of the epoch (no current batch then; reset starts the next epoch).
+ * Waits for pending work that reads the batch arrays before overwriting them.
+ * Errors (*has_next 0, no current batch): MXK_ERR_INVALID_ARGUMENT (it or has_next
+ * NULL); the producer's error, sticky until free (CSVIter: MXK_ERR_FORMAT for a
+ * malformed row or a label file shorter than the data, MXK_ERR_INVALID_ARGUMENT
+ * for round_batch with fewer rows than batch_size); errors of pending work on the
+ * batch arrays; MXK_ERR_INTERNAL for a plugin batch that does not match its
+ * described layout.
+ */
 mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next);
 /**
- * The current batch: data and label arrays (owned by the iterator), and the number
- * of padding examples at its end.
+ * The current batch (upstream MXDataIterGetData / GetLabel / GetPadNum): data and
+ * label arrays (owned by the iterator: do not free; valid until the next
+ * next/reset/free) and the number of padding examples at its end. NULL output
+ * pointers are skipped. Errors: MXK_ERR_INVALID_ARGUMENT (it NULL); MXK_ERR_STATE
+ * when there is no current batch (before the first successful
+ * mxk_data_iter_next, after one that returned 0 or failed, after a reset).
  */
 mxk_status mxk_data_iter_batch(mxk_data_iter *it, uint32_t *num_data, mxk_ndarray *const **data,
                                uint32_t *num_label, mxk_ndarray *const **label, uint32_t *pad);
 /**
- * Names and shapes of data and label (provide_data / provide_label), valid as long
- * as the iterator.
+ * Names and batch shapes of data and label (python DataIter.provide_data /
+ * provide_label), owned by the iterator and valid as long as it. NULL output
+ * pointers are skipped. Errors: MXK_ERR_INVALID_ARGUMENT (it NULL) only.
  */
 mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
                                   const char *const **data_names, const mxk_shape **data_shapes,
@@ -617,50 +661,113 @@ mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
 /* ------------------------------------------------------------------------- */
 
 /**
- * A key-value store (MXNet's KVStore; seed KVStore tutorial; upstream
- * src/kvstore/kvstore_local.h; digest operators-kvstore-module.md §3). Values
- * pushed to one key in one call are summed; without an updater the sum replaces
- * the stored value, with one the updater is called once per key on the sum. Keys
- * are strings; the *_int functions take integer keys; mixing both kinds in one
- * store fails with "Mixed key types are not allowed". Push and pull are
- * asynchronous (engine functions); arrays may live on any device.
+ * A key-value store (MXNet's KVStore: include/mxnet/kvstore.h, C API
+ * include/mxnet/c_api.h MXKVStore*, semantics of src/kvstore/kvstore_local.h and
+ * python/mxnet/kvstore.py; seed KVStore tutorial; digest
+ * operators-kvstore-module.md §3). Values pushed to one key in one call are
+ * summed; without an updater the sum replaces the stored value, with one the
+ * updater is called once per key on the sum. Keys are strings; the *_int
+ * functions take integer keys (kept in decimal string form). A store holds keys
+ * of one kind: once it holds keys of one kind, a call with keys of the other kind
+ * fails with MXK_ERR_INVALID_ARGUMENT "Mixed key types are not allowed" (upstream
+ * KVStoreLocal::SetKeyType). Push and pull are asynchronous (engine functions);
+ * arrays may live on any device; errors of that asynchronous work are reported by
+ * waits on the arrays involved (mxk_ndarray_wait_to_read on pulled outputs).
+ * Thread safety: the functions may be called concurrently from any thread (a lock
+ * guards the key table; as upstream, the order of calls from different threads is
+ * not defined), except mxk_kvstore_free, which must not overlap any other call on
+ * the store. Every function returning a status gives MXK_ERR_INVALID_ARGUMENT for
+ * a NULL kv.
  */
 typedef struct mxk_kvstore mxk_kvstore;
 
 /**
- * Creates a store: "local" (reduce on CPU) or "device" (reduce on the first pushed
- * value's device; the stored value stays on the init value's device), both
- * in-process through the transport ABI (built-in transport). As upstream's
- * KVStore::Create, names are matched lower-cased: without "dist", a name starting
- * with "local" or containing "device" is built in (local_update_cpu,
- * local_allreduce_device, ...); any other name is looked up among the registered
- * KVStore transports (dist_sync, ...): MXK_ERR_NOT_FOUND if none.
+ * Creates a store (upstream MXKVStoreCreate / KVStore::Create): "local" (reduce on
+ * CPU) or "device" (reduce on the first pushed value's device; the stored value
+ * stays on the init value's device), both in-process through the transport ABI
+ * (built-in transport). As upstream's KVStore::Create, names are matched
+ * lower-cased: without "dist", a name starting with "local" or containing "device"
+ * is built in (local_update_cpu, local_allreduce_device, ...); any other name is
+ * looked up among the registered KVStore transports (dist_sync, ...). The caller
+ * owns *out (mxk_kvstore_free); *out is NULL on failure. Errors:
+ * MXK_ERR_INVALID_ARGUMENT (type or out NULL); MXK_ERR_NOT_FOUND (no transport of
+ * that name; the message lists the registered ones); MXK_ERR_OUT_OF_MEMORY; what
+ * the transport's create reports.
  */
 mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out);
-/** Frees a store (after its pending work). NULL: no-op. */
+/**
+ * Frees a store (upstream MXKVStoreFree): waits for its pending transport work,
+ * then releases the stored values (memory goes after pending work on them).
+ * NULL: no-op.
+ */
 void mxk_kvstore_free(mxk_kvstore *kv);
-/** The store's type name. */
+/**
+ * The store's type name as given to create (upstream MXKVStoreGetType), owned by
+ * the store and valid until mxk_kvstore_free; NULL for a NULL kv.
+ */
 const char *mxk_kvstore_type(const mxk_kvstore *kv);
-/** This worker's rank and the number of workers (local: 0 and 1). */
+/**
+ * This worker's rank and the number of workers (upstream MXKVStoreGetRank /
+ * MXKVStoreGetGroupSize), from the transport (local/device: 0 and 1; a NULL kv
+ * too).
+ */
 int32_t mxk_kvstore_rank(const mxk_kvstore *kv);
 int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
 /**
- * Initialises keys with copies of values. A key initialised twice: MXK_ERR_STATE
- * ("duplicate init of key K").
+ * Initialises keys with copies of values (upstream MXKVStoreInitEx /
+ * KVStoreLocal::Init): the store keeps its own copy (on the CPU, or with "device"
+ * on the value's non-CPU device); the caller keeps its arrays. Waits for the
+ * values' pending writes. Every key is checked before any is added, so a call
+ * failing a check adds none; a failure after the checks (out of memory, the
+ * transport's init) leaves the keys before the failing one initialised. Errors:
+ * - MXK_ERR_INVALID_ARGUMENT: kv NULL; keys or values NULL with num > 0; a NULL
+ *   key or value; keys of the other kind than those the store holds.
+ * - MXK_ERR_STATE: a key already initialised, or twice in the call ("duplicate
+ *   init of key K").
+ * - MXK_ERR_OUT_OF_MEMORY.
+ * - errors of the copy (MXK_ERR_NOT_FOUND / MXK_ERR_UNSUPPORTED for a device
+ *   without a backend or copy function), of pending work on a value, and of the
+ *   transport's init.
  */
 mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *values);
-/** Pushes values; values of one key in one call are summed. Unknown key: MXK_ERR_NOT_FOUND
- *  ("key K doesn't exist. Did you init?"; integer keys: "key K has not been inited");
- *  shape mismatch: MXK_ERR_SHAPE; a dtype other than the stored one: MXK_ERR_TYPE.
- *  Every key is checked before anything is pushed. */
+/**
+ * Pushes values (upstream MXKVStorePushEx / KVStoreLocal::Push); values of one
+ * key in one call are summed, then assigned or handed to the updater. The
+ * caller keeps its arrays and may free them at once (pending work holds its own
+ * references); later writes to them are ordered after the push's reads. Every key
+ * is checked before anything is pushed. Errors:
+ * - MXK_ERR_INVALID_ARGUMENT: kv NULL; keys or values NULL with num > 0; a NULL
+ *   key or value; keys of the other kind than those the store holds.
+ * - MXK_ERR_NOT_FOUND: a key not initialised ("key K doesn't exist. Did you
+ *   init?"; integer keys: "key K has not been inited").
+ * - MXK_ERR_SHAPE: a value's shape differs from the stored one.
+ * - MXK_ERR_TYPE: a value's dtype differs from the stored one.
+ * - MXK_ERR_OUT_OF_MEMORY; errors of pushing the sum and copies (MXK_ERR_NOT_FOUND
+ *   / MXK_ERR_UNSUPPORTED for a device without a backend, copy function or
+ *   ElementWiseSum kernel). Such a late failure stops the call: keys before it may
+ *   already be pushed.
+ */
 mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *values, int32_t priority);
-/** Pulls the stored value of each key into outs (one key may appear several times;
- *  outs may have another dtype: the copy converts). Errors as mxk_kvstore_push. */
+/**
+ * Pulls the stored value of each key into outs (upstream MXKVStorePullEx /
+ * KVStoreLocal::Pull; one key may appear several times; outs may have another
+ * dtype: the copy converts). Asynchronous: outs are written by pending engine
+ * copies (wait on them before reading); the caller owns outs. Errors as
+ * mxk_kvstore_push, except that a dtype difference is not an error
+ * (MXK_ERR_INVALID_ARGUMENT, MXK_ERR_NOT_FOUND, MXK_ERR_SHAPE,
+ * MXK_ERR_OUT_OF_MEMORY, errors of pushing the copies).
+ */
 mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
                             mxk_ndarray *const *outs, int32_t priority);
-/** Integer-key forms of init/push/pull. */
+/**
+ * Integer-key forms of init/push/pull (upstream MXKVStoreInit / MXKVStorePush /
+ * MXKVStorePull): the same semantics, ownership and errors, with the key in
+ * decimal in messages and the updater; MXK_ERR_INVALID_ARGUMENT also when the
+ * store holds string keys (and the string forms fail alike on a store holding
+ * integer keys).
+ */
 mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
                                 mxk_ndarray *const *values);
 mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
@@ -670,19 +777,30 @@ mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *ke
 /**
  * The updater: called once per key and push, with the summed value (recv) and the
  * stored array (stored, to update in place). Keys are passed as strings (integer
- * keys in decimal). NULL restores the default (assign). As upstream
- * (KVStoreLocal::PushImpl), it is called in the thread calling mxk_kvstore_push,
- * during that call, after the sum has been pushed to the engine and without the
- * store's lock: recv's and stored's values are produced by pending engine work, so
- * the updater pushes its own work through the engine (imperative operators, copies:
- * ordered by the arrays' variables, so a later pull sees the result) or waits for
- * them (mxk_ndarray_copy_to_host and friends are allowed: it is not inside an
- * engine function). recv is valid only during the call (retain nothing).
+ * keys in decimal). As upstream (KVStoreLocal::PushImpl), it is called in the
+ * thread calling mxk_kvstore_push, during that call, after the sum has been pushed
+ * to the engine and without the store's lock: recv's and stored's values are
+ * produced by pending engine work, so the updater pushes its own work through the
+ * engine (imperative operators, copies: ordered by the arrays' variables, so a
+ * later pull sees the result) or waits for them (mxk_ndarray_copy_to_host and
+ * friends are allowed: it is not inside an engine function). Both arrays belong to
+ * the store: recv is valid only during the call (retain nothing), stored until
+ * mxk_kvstore_free; free neither.
  */
 typedef void (*mxk_kvstore_updater)(const char *key, mxk_ndarray *recv, mxk_ndarray *stored,
                                     void *user);
+/**
+ * Sets the updater (upstream MXKVStoreSetUpdater / KVStore::set_updater; python
+ * KVStore._set_updater); NULL restores the default (assign the sum). `user` is
+ * passed to every call and not owned by the store. Takes effect for pushes that
+ * start after it returns. Errors: MXK_ERR_INVALID_ARGUMENT (kv NULL) only.
+ */
 mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user);
-/** Blocks until every worker reaches the barrier (local: returns at once). */
+/**
+ * Blocks until every worker reaches the barrier (upstream MXKVStoreBarrier /
+ * KVStore::Barrier; local and device: returns at once). Errors:
+ * MXK_ERR_INVALID_ARGUMENT (kv NULL); what the transport's barrier reports.
+ */
 mxk_status mxk_kvstore_barrier(mxk_kvstore *kv);
 
 #ifdef __cplusplus

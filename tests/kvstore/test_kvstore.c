@@ -7,13 +7,28 @@
  * plus the error messages of §3.1, the "device" type, and engine ordering of many
  * pushes and pulls issued without waits. Updaters here push their work through the
  * engine (cpu-blas operators, loaded from the build tree's config dir) or work
- * synchronously on host copies; both are valid per mxk.h.
+ * synchronously on host copies; both are valid per mxk.h. A store of a type served
+ * by a plugin transport (the tkv-mem test plugin, test_transport_plugin.c) is checked
+ * against the plugin's log of transport callbacks.
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mxk.h"
+#include "test_transport.h"
 #include "testing.h"
+
+/** Checks that string `a` equals `b` exactly. */
+#define CHECK_STREQ(a, b)                                                                          \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (a_ == NULL || strcmp(a_, b_) != 0) {                                                   \
+            fprintf(stderr, "%s:%d: CHECK_STREQ failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,   \
+                    a_ ? a_ : "(null)", b_);                                                       \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
 
 /*
  * The cpu-blas backend has one device, cpu(0) (as MXNet, all cores are one device),
@@ -312,6 +327,66 @@ static void test_errors(void) {
     mxk_ndarray_free(d);
 }
 
+/**
+ * The key kind is recorded by the init that adds the store's first key, never by a
+ * failing call: failed string-key calls on an empty store (pull and push of an
+ * unknown key, an init with a duplicate or NULL key) leave it open to integer keys,
+ * and the reverse. Once a key is in, the other kind fails with upstream's message
+ * (KVStoreLocal::SetKeyType) in init, push and pull.
+ */
+static void test_key_kind_after_failed_call(void) {
+    mxk_kvstore *kv = NULL, *ki = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("local", &kv), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_create("local", &ki), MXK_OK);
+    if (kv == NULL || ki == NULL)
+        return;
+    mxk_ndarray *a = full(cpu0, 1), *o = full(cpu0, 0);
+    mxk_ndarray *aa[2] = {a, a};
+    /* String keys on the empty store: every call fails before changing anything. */
+    const char *knope[] = {"nope"};
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, knope, &o, 0), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(), "key nope doesn't exist. Did you init?");
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, knope, &a, 0), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(), "key nope doesn't exist. Did you init?");
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 2, (const char *const[]){"x", "x"}, aa), MXK_ERR_STATE);
+    CHECK_STREQ(mxk_get_last_error(), "duplicate init of key x");
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, (const char *const[]){NULL}, &a),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "KVStore init: key 0 is NULL");
+    /* So integer keys are still allowed. */
+    const int32_t k1[] = {1};
+    CHECK_EQ_INT(mxk_kvstore_init_int(kv, 1, k1, &a), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, k1, &o, 0), MXK_OK);
+    CHECK(all_eq(o, 1));
+    /* Now string keys are refused everywhere, even "1" (the integer key's string form). */
+    const char *kw[] = {"w"}, *kone[] = {"1"};
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, kw, &a), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, kone, &a, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kone, &o, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    /* The reverse: failed integer-key calls leave an empty store open to string keys. */
+    const int32_t k11[] = {11}, k44[] = {4, 4};
+    CHECK_EQ_INT(mxk_kvstore_pull_int(ki, 1, k11, &o, 0), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(), "key 11 has not been inited");
+    CHECK_EQ_INT(mxk_kvstore_push_int(ki, 1, k11, &a, 0), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(), "key 11 has not been inited");
+    CHECK_EQ_INT(mxk_kvstore_init_int(ki, 2, k44, aa), MXK_ERR_STATE);
+    CHECK_STREQ(mxk_get_last_error(), "duplicate init of key 4");
+    CHECK_EQ_INT(mxk_kvstore_init(ki, 1, kw, &a), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_init_int(ki, 1, k1, &a), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    CHECK_EQ_INT(mxk_kvstore_push_int(ki, 1, k1, &a, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    CHECK_EQ_INT(mxk_kvstore_pull_int(ki, 1, k1, &o, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    mxk_kvstore_free(kv);
+    mxk_kvstore_free(ki);
+    mxk_ndarray_free(a);
+    mxk_ndarray_free(o);
+}
+
 /* ---- dtypes and ordering ------------------------------------------------ */
 
 /** Sums of float64 and int32 values; pull converts to the output's dtype. */
@@ -407,21 +482,213 @@ static void test_free_with_pending_work(void) {
     mxk_ndarray_free(o);
 }
 
+/* ---- a plugin transport ------------------------------------------------- */
+
+/*
+ * The tkv-mem test plugin (test_transport_plugin.c), loaded by main with the
+ * options rank 2, workers 3: its transport "test_mem" stores, on push, the pushed
+ * value times 3 (as if the two other workers pushed the same value), and logs every
+ * callback. Its log is read through the plugin's exported functions.
+ */
+static tkv_log_count_fn log_count;
+static tkv_log_get_fn log_get;
+static tkv_log_reset_fn log_reset;
+
+/** Finds the loaded plugin's log functions; false when the plugin is not loaded. */
+static int tkv_bind(void) {
+    void *dl = dlopen(TKV_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
+    if (dl == NULL) {
+        fprintf(stderr, "tkv-mem is not loaded: %s\n", dlerror());
+        return 0;
+    }
+    log_count = (tkv_log_count_fn)(uintptr_t)dlsym(dl, "tkv_log_count");
+    log_get = (tkv_log_get_fn)(uintptr_t)dlsym(dl, "tkv_log_get");
+    log_reset = (tkv_log_reset_fn)(uintptr_t)dlsym(dl, "tkv_log_reset");
+    dlclose(dl); /* the loader keeps its own reference */
+    return log_count && log_get && log_reset;
+}
+
+/** Checks logged call `i`: op, instance (unless negative), key (NULL: none) and priority. */
+static tkv_call expect_call(uint32_t i, const char *op, int32_t instance, const char *key,
+                            int32_t priority) {
+    tkv_call c;
+    memset(&c, 0, sizeof c);
+    if (!log_get(i, &c)) {
+        fprintf(stderr, "no logged call %u (expected %s)\n", i, op);
+        CHECK(0);
+        return c;
+    }
+    CHECK_STREQ(c.op, op);
+    if (instance >= 0)
+        CHECK_EQ_INT(c.instance, instance);
+    CHECK_STREQ(c.key, key ? key : "");
+    CHECK_EQ_INT(c.priority, priority);
+    return c;
+}
+
+/** expect_call for a (2,3) CPU tensor whose six values all equal `v`. */
+static void expect_tensor_call(uint32_t i, const char *op, int32_t instance, const char *key,
+                               int32_t priority, int32_t dtype, float v) {
+    tkv_call c = expect_call(i, op, instance, key, priority);
+    CHECK_EQ_INT(c.dtype, dtype);
+    CHECK_EQ_INT(c.dev_type, MXK_DEV_CPU);
+    CHECK_EQ_INT(c.shape.ndim, 2);
+    CHECK_EQ_INT(c.shape.dims[0], 2);
+    CHECK_EQ_INT(c.shape.dims[1], 3);
+    CHECK_EQ_INT(c.bytes, dtype == MXK_FLOAT32 ? 24 : 48);
+    CHECK_EQ_INT(c.num_values, dtype == MXK_FLOAT32 ? 6 : 0);
+    for (uint32_t k = 0; k < c.num_values; k++)
+        CHECK_EQ_INT(c.values[k], v);
+}
+
+/**
+ * A transport registered by a plugin serves the store type of its name: create,
+ * rank, size, init, push (the kernel sums the values, the transport's push gets the
+ * sum and its pull is what the store keeps), pull, barrier and destroy go through
+ * the plugin's callbacks with the right keys, values, sizes and priorities.
+ */
+static void test_plugin_transport(void) {
+    if (!tkv_bind()) {
+        CHECK(0);
+        return;
+    }
+    log_reset();
+    /* The unknown-type message lists the registered transports. */
+    mxk_kvstore *kv = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("dist_sync", &kv), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(),
+                "unknown KVStore type 'dist_sync': built in are 'local' and 'device'; "
+                "transport plugins registered: " TKV_TRANSPORT);
+    CHECK_EQ_INT(log_count(), 0);
+    CHECK_EQ_INT(mxk_kvstore_create(TKV_TRANSPORT, &kv), MXK_OK);
+    if (kv == NULL)
+        return;
+    CHECK_STREQ(mxk_kvstore_type(kv), TKV_TRANSPORT);
+    int32_t inst = expect_call(0, "create", -1, NULL, 0).instance;
+    CHECK(inst > 0);
+    /* Rank and size are the transport's. */
+    CHECK_EQ_INT(mxk_kvstore_rank(kv), 2);
+    CHECK_EQ_INT(mxk_kvstore_num_workers(kv), 3);
+    expect_call(1, "rank", inst, NULL, 0);
+    expect_call(2, "num_workers", inst, NULL, 0);
+    /* init: one synchronous transport init per key, with the value. */
+    mxk_ndarray *two = full(cpu0, 2), *five = full(cpu0, 5), *out = full(cpu0, 0);
+    mxk_ndarray *iv[2] = {two, five};
+    const char *kwb[] = {"w", "b"}, *kw[] = {"w"}, *kb[] = {"b"};
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 2, kwb, iv), MXK_OK);
+    CHECK_EQ_INT(log_count(), 5);
+    expect_tensor_call(3, "init", inst, "w", 0, MXK_FLOAT32, 2);
+    expect_tensor_call(4, "init", inst, "b", 0, MXK_FLOAT32, 5);
+    /* pull reads the worker's copy (the init value here): no transport call. */
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kw, &out, 0), MXK_OK);
+    CHECK(all_eq(out, 2));
+    CHECK_EQ_INT(log_count(), 5);
+    /* push of three values to "w": the kernel sums them (6), the transport's push
+     * gets the sum and its pull returns the aggregate over 3 workers (18), which is
+     * what the store keeps. */
+    mxk_ndarray *vals[3] = {full(cpu0, 1), full(cpu1, 2), full(cpu2, 3)};
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 3, (const char *const[]){"w", "w", "w"}, vals, 5), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kw, &out, 0), MXK_OK);
+    CHECK(all_eq(out, 18));
+    CHECK_EQ_INT(log_count(), 7);
+    expect_tensor_call(5, "push", inst, "w", 5, MXK_FLOAT32, 6);
+    expect_tensor_call(6, "pull", inst, "w", 5, MXK_FLOAT32, 18);
+    /* Two pushes to "b" without waits: engine order, each through the transport. */
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, kb, &vals[0], 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 2, (const char *const[]){"b", "b"}, vals + 1, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kb, &out, 0), MXK_OK);
+    CHECK(all_eq(out, 15));
+    CHECK_EQ_INT(log_count(), 11);
+    expect_tensor_call(7, "push", inst, "b", 0, MXK_FLOAT32, 1);
+    expect_tensor_call(8, "pull", inst, "b", 0, MXK_FLOAT32, 3);
+    expect_tensor_call(9, "push", inst, "b", 0, MXK_FLOAT32, 5);
+    expect_tensor_call(10, "pull", inst, "b", 0, MXK_FLOAT32, 15);
+    /* "w" kept its value. */
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kw, &out, 0), MXK_OK);
+    CHECK(all_eq(out, 18));
+    /* barrier */
+    CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_OK);
+    CHECK_EQ_INT(log_count(), 12);
+    expect_call(11, "barrier", inst, NULL, 0);
+    /* A transport init error: the kernel's prefix and the transport's message; the
+     * key is not in the store afterwards. */
+    mxk_ndarray *d = NULL;
+    CHECK_EQ_INT(mxk_ndarray_full(&shape23, MXK_FLOAT64, cpu0, 1, &d), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, (const char *const[]){"d"}, &d), MXK_ERR_TYPE);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore init of key d: test_mem: init of key d: float32 only, got dtype 1");
+    CHECK_EQ_INT(log_count(), 13);
+    expect_tensor_call(12, "init", inst, "d", 0, MXK_FLOAT64, 0);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, (const char *const[]){"d"}, &out, 0), MXK_ERR_NOT_FOUND);
+    CHECK_STREQ(mxk_get_last_error(), "key d doesn't exist. Did you init?");
+    /* A push the transport completes with an error: the push call returns OK (the
+     * exchange is asynchronous); the error reaches whoever waits on a pulled array. */
+    const char *kf[] = {"fail_push"};
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, kf, &two), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, kf, &vals[0], 0), MXK_OK);
+    mxk_ndarray *fo = full(cpu0, 0);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, kf, &fo, 0), MXK_OK);
+    float h[6];
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(fo, h, sizeof h), MXK_ERR_BACKEND);
+    CHECK_STREQ(mxk_get_last_error(), "test_mem: push of key fail_push refused");
+    CHECK_EQ_INT(log_count(), 15);
+    expect_tensor_call(13, "init", inst, "fail_push", 0, MXK_FLOAT32, 2);
+    expect_tensor_call(14, "push", inst, "fail_push", 0, MXK_FLOAT32, 1);
+    mxk_kvstore_free(kv);
+    CHECK_EQ_INT(log_count(), 16);
+    expect_call(15, "destroy", inst, NULL, 0);
+
+    /* Integer keys cross as decimal strings; names match case-insensitively. A failed
+     * init (refused by the transport, after the kernel's checks) does not fix the key
+     * kind of the empty store. */
+    log_reset();
+    CHECK_EQ_INT(mxk_kvstore_create("Test_MEM", &kv), MXK_OK);
+    if (kv == NULL)
+        return;
+    CHECK_STREQ(mxk_kvstore_type(kv), "Test_MEM");
+    tkv_call c1 = expect_call(0, "create", inst + 1, NULL, 0); /* a new transport object */
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, (const char *const[]){"d"}, &d), MXK_ERR_TYPE);
+    const int32_t k7[] = {7}, k77[] = {7, 7};
+    CHECK_EQ_INT(mxk_kvstore_init_int(kv, 1, k7, &two), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push_int(kv, 2, k77, vals, 1), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, k7, &out, 0), MXK_OK);
+    CHECK(all_eq(out, 9));
+    CHECK_EQ_INT(log_count(), 5);
+    expect_tensor_call(1, "init", c1.instance, "d", 0, MXK_FLOAT64, 0);
+    expect_tensor_call(2, "init", c1.instance, "7", 0, MXK_FLOAT32, 2);
+    expect_tensor_call(3, "push", c1.instance, "7", 1, MXK_FLOAT32, 3);
+    expect_tensor_call(4, "pull", c1.instance, "7", 1, MXK_FLOAT32, 9);
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, kw, &two), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "Mixed key types are not allowed");
+    CHECK_EQ_INT(log_count(), 5);
+    mxk_kvstore_free(kv);
+    expect_call(5, "destroy", c1.instance, NULL, 0);
+
+    mxk_ndarray *all[] = {two, five, out, vals[0], vals[1], vals[2], d, fo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        mxk_ndarray_free(all[i]);
+}
+
 int main(void) {
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR};
     if (mxk_init(&o) != MXK_OK) {
         fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());
         return 1;
     }
+    const char *tkv_options[] = {"rank", "2", "workers", "3", NULL};
+    if (mxk_load_plugin(TKV_PLUGIN, tkv_options) != MXK_OK)
+        fprintf(stderr, "mxk_load_plugin(%s): %s\n", TKV_PLUGIN, mxk_get_last_error());
     MXK_RUN(test_seed_sequence_local);
     MXK_RUN(test_seed_sequence_device);
     MXK_RUN(test_docstring_updater_sequence);
     MXK_RUN(test_updater_from_zeros_local);
     MXK_RUN(test_updater_from_zeros_device);
     MXK_RUN(test_errors);
+    MXK_RUN(test_key_kind_after_failed_call);
     MXK_RUN(test_other_dtypes);
     MXK_RUN(test_interleaved_ordering);
     MXK_RUN(test_free_with_pending_work);
+    MXK_RUN(test_plugin_transport);
     int rc = MXK_TEST_EXIT();
     mxk_shutdown();
     return rc;

@@ -33,6 +33,13 @@ train_slice)
     grep -q '"epoch": 0, "train": {"accuracy": 0\.[0-9]*}, "validation": {"accuracy": ' m.jsonl ||
         fail "metrics log line: $(cat m.jsonl)"
     [ ! -s out.txt ] || fail "stdout not a terminal: no progress bar expected"
+    # on a terminal (script(1) gives the run a pseudo-terminal): the progress bar
+    if command -v script >/dev/null 2>&1; then
+        script -qec "'$mxk' --config-dir '$conf' train --num-examples 2000 --num-epochs 1 \
+            --disp-batches 0 2>/dev/null" tty.txt >/dev/null || fail "mxk train on a terminal"
+        grep -q "Epoch 0 \[===============>              \] 10/20.Epoch 0 \[=*\] 20/20" tty.txt ||
+            fail "no progress bar on a terminal: $(cat tty.txt)"
+    fi
     ;;
 train_resume)
     # 3 epochs uninterrupted vs 2 epochs + resume at --load-epoch 2: same parameters

@@ -240,6 +240,13 @@ plugins_cpu_blas)
     run plugins --config-dir "$CONF" --backend cpu-blas --json
     expect_rc 0
     json "backend_preference=cpu-blas"
+    [ ! -s "$ERR" ] || fail "a provided backend needs no warning"
+    # a backend no plugin provides is skipped, with a warning (each one named)
+    run plugins --config-dir "$CONF" --backend " nope ,cpu-blas,other"
+    expect_rc 0
+    err_has "mxk: warning: backend 'nope' is not provided by any loaded plugin; it is skipped (see 'mxk plugins')"
+    err_has "mxk: warning: backend 'other' is not provided"
+    [ "$(grep -c warning "$ERR")" -eq 2 ] || fail "two warnings expected"
     ;;
 ndarray_abc)
     need_cpu_blas

@@ -107,6 +107,8 @@ int cli_api_error(mxk_status st, const char *fallback_fmt, ...)
 
 /** Prints "mxk: note: <message>" on stderr (a hint after an error). */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Prints "mxk: warning: <message>" on stderr (the command goes on). */
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
  * Prints "mxk CMD: <message>", the command's usage line and a pointer to

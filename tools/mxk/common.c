@@ -3,6 +3,7 @@
  * library set-up, number/shape formatting, JSON output and wrapped lists. Names of
  * status codes, dtypes and device types come from the public API (mxk.h).
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -51,6 +52,14 @@ void cli_note(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmessage("note", fmt, ap);
+    va_end(ap);
+}
+
+/** Prints "mxk: warning: <message>" on stderr (the command goes on). */
+void cli_warning(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("warning", fmt, ap);
     va_end(ap);
 }
 
@@ -110,6 +119,45 @@ int cli_no_arguments(const cli_command *cmd, int argc, char **argv) {
     return CLI_OK;
 }
 
+/** 1 when some loaded plugin registered a kernel of backend `name` (len bytes). */
+static int backend_known(const char *name, size_t len) {
+    for (uint32_t i = 0; i < mxk_op_count(); i++) {
+        const char *op = mxk_op_name(i);
+        for (uint32_t k = 0; k < mxk_op_kernel_count(op); k++) {
+            int32_t dev = 0;
+            const char *backend = NULL, *plugin = NULL;
+            if (mxk_op_kernel_get(op, k, &dev, &backend, &plugin) == MXK_OK && backend &&
+                strlen(backend) == len && strncmp(backend, name, len) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/**
+ * Warns about each backend of the effective preference list (--backend,
+ * MXK_BACKEND or mxk.conf) that no loaded plugin provides: the kernel skips it
+ * silently, which hides a typo or a plugin that failed to load.
+ */
+static void warn_unknown_backends(void) {
+    const char *p = mxk_get_backend_preference();
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        size_t b = 0;
+        while (b < len && isspace((unsigned char)p[b]))
+            b++;
+        size_t e = len;
+        while (e > b && isspace((unsigned char)p[e - 1]))
+            e--;
+        if (e > b && !backend_known(p + b, e - b)) {
+            cli_warning("backend '%.*s' is not provided by any loaded plugin; it is skipped "
+                        "(see 'mxk plugins')",
+                        (int)(e - b), p + b);
+        }
+        p += len + (p[len] == ',');
+    }
+}
+
 /**
  * Initialises the library with the global options (config dir, backend list).
  * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
@@ -123,6 +171,7 @@ int cli_init_library(const cli_globals *g) {
     mxk_status st = mxk_init(&opts);
     if (st != MXK_OK)
         return cli_api_error(st, "initialising the mxk library failed");
+    warn_unknown_backends();
     return CLI_OK;
 }
 

@@ -16,10 +16,17 @@
  * per context, gradients summed through the KVStore, every context applying the
  * same update so that parameters stay identical.
  *
- * Errors: functions return mxk_status; the message is mxk_get_last_error() when the
- * kernel failed, or mxkt_last_error() for errors of this library.
+ * Errors: functions return mxk_status. After a failure mxkt_last_error() gives the
+ * message: this library records its own errors there and wraps failing kernel calls
+ * as "WHAT: <kernel message>" (WHAT names the step, the operator or the file). The
+ * few paths documented as returning a kernel status "unwrapped" leave the message in
+ * mxk_get_last_error() only.
  * Randomness (initialisation, shuffling) is drawn from Philox-4x32-10 streams keyed
  * by explicit seeds, so runs are reproducible.
+ * Thread safety: functions that only read their arguments and write outputs the
+ * caller passes (parsers, schedulers and metrics on caller-owned structs, names,
+ * networks) may run concurrently on distinct objects; an object (scheduler,
+ * optimizer, metric, iterator, Module) must not be used by two threads at once.
  */
 #ifndef MXK_TRAIN_H
 #define MXK_TRAIN_H
@@ -33,14 +40,20 @@
 extern "C" {
 #endif
 
-/** The last error message of this library on the calling thread (falls back to the kernel's). */
+/**
+ * The last error message of this library on the calling thread (thread-local,
+ * owned by the library; valid until the thread's next failing call). It is the
+ * latest message recorded by a failing mxkt_* call on this thread and is not
+ * cleared by successful calls, so read it right after the failure; while nothing
+ * has been recorded on the thread it falls back to mxk_get_last_error(). Never NULL.
+ */
 const char *mxkt_last_error(void);
 
 /* ------------------------------------------------------------------------- */
 /* Learning-rate schedulers (python/mxnet/lr_scheduler.py)                   */
 /* ------------------------------------------------------------------------- */
 
-/** Kinds of scheduler. */
+/** Kinds of scheduler (MXKT_SCHED_NONE: a fixed rate). */
 typedef enum mxkt_sched_kind {
     MXKT_SCHED_NONE = 0,
     MXKT_SCHED_FACTOR,
@@ -51,29 +64,49 @@ typedef enum mxkt_sched_kind {
 #define MXKT_MAX_STEPS 16
 
 /**
- * A learning-rate scheduler. FactorScheduler(step, factor, stop_factor_lr):
- * multiplies the rate by `factor` each time num_update exceeds count + step;
- * MultiFactorScheduler(steps, factor): at each listed step. Stateful like upstream
- * (count, cur_step_ind), so it must see non-decreasing num_update values.
+ * A learning-rate scheduler (python/mxnet/lr_scheduler.py). FactorScheduler(step,
+ * factor, stop_factor_lr): multiplies the rate by `factor` each time num_update
+ * exceeds count + step, never below stop_factor_lr; MultiFactorScheduler(steps,
+ * factor): once at each listed step. Stateful like upstream (count, cur_step_ind,
+ * lr), so it must see non-decreasing num_update values. Caller-owned plain data
+ * (copied by value); set up with mxkt_lr_factor / mxkt_lr_multifactor, or zero-fill
+ * for MXKT_SCHED_NONE. Not thread-safe: mxkt_lr_get updates it.
  */
 typedef struct mxkt_lr_scheduler {
     int32_t kind; /**< mxkt_sched_kind */
+    /** initial rate; multiplier per change; factor kind: floor of the rate (1e-8) */
     double base_lr, factor, stop_factor_lr;
     int64_t step;                  /**< factor: step in updates */
     int64_t steps[MXKT_MAX_STEPS]; /**< multi-factor: increasing update counts */
-    int32_t num_steps;
+    int32_t num_steps;             /**< multi-factor: entries of steps */
     /* state */
-    int64_t count;
-    int32_t cur_step_ind;
-    double lr;
+    int64_t count;        /**< update count of the last change */
+    int32_t cur_step_ind; /**< multi-factor: next entry of steps */
+    double lr;            /**< current rate (base_lr after set-up) */
 } mxkt_lr_scheduler;
 
-/** FactorScheduler(step, factor, stop_factor_lr = 1e-8, base_lr). */
+/**
+ * Sets `*s` to FactorScheduler(step, factor, stop_factor_lr = 1e-8, base_lr)
+ * (lr_scheduler.py), state cleared. step < 1 is taken as 1 and factor is not
+ * checked (upstream raises ValueError for step < 1 and for factor > 1). Cannot fail.
+ * Thread-safe for distinct `s`.
+ */
 void mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr);
-/** MultiFactorScheduler(steps, factor, base_lr); steps must be increasing and >= 1. */
+/**
+ * Sets `*s` to MultiFactorScheduler(steps, factor, base_lr) (lr_scheduler.py;
+ * stop_factor_lr set to 1e-8 but unused); `steps` (n values) is copied, factor is
+ * not checked. Errors (MXK_ERR_INVALID_ARGUMENT): "MultiFactorScheduler: 1 to 16
+ * steps needed" (n < 1 or n > MXKT_MAX_STEPS; *s untouched), "Schedule step must be
+ * an increasing integer list" (a step < 1 or not above the previous one; *s reset
+ * then, not usable). Thread-safe for distinct `s`.
+ */
 mxk_status mxkt_lr_multifactor(mxkt_lr_scheduler *s, const int64_t *steps, int32_t n, double factor,
                                double base_lr);
-/** The rate at num_update (upstream __call__). */
+/**
+ * The rate at num_update (upstream __call__): applies every change due up to
+ * num_update to the state and returns s->lr (kind NONE: s->lr unchanged). Cannot
+ * fail. Updates `*s`: not thread-safe on one scheduler.
+ */
 double mxkt_lr_get(mxkt_lr_scheduler *s, int64_t num_update);
 
 /* ------------------------------------------------------------------------- */
@@ -87,39 +120,69 @@ typedef enum mxkt_opt_kind { MXKT_OPT_SGD = 0, MXKT_OPT_ADAM = 1 } mxkt_opt_kind
 #define MXKT_MAX_PARAMS 1024
 
 /**
- * An optimizer. Fields follow upstream's Optimizer base: learning_rate (when no
- * scheduler), wd, rescale_grad, clip_gradient (< 0: off), momentum (SGD),
- * beta1/beta2/epsilon (Adam). Per-index update counts give num_update and
- * Adam's bias correction (lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t)).
- * wd_mult: with parameter names known (set by the Module), weight decay is 0 for
- * names not ending in "_weight" or "_gamma", as upstream's set_wd_mult.
+ * An optimizer (python/mxnet/optimizer/optimizer.py). Fields follow upstream's
+ * Optimizer base: learning_rate (when no scheduler), wd, rescale_grad,
+ * clip_gradient (< 0: off), momentum (SGD), beta1/beta2/epsilon (Adam). Per-index
+ * update counts give num_update and Adam's bias correction (lr_t = lr * sqrt(1 -
+ * b2^t) / (1 - b1^t)). Weight decay is wd times mxkt_optimizer_wd_mult(name) where
+ * the parameter names are known (the Module passes them), as upstream's
+ * set_wd_mult. Caller-owned plain data (the Module keeps its own copy); set up with
+ * mxkt_optimizer_sgd / mxkt_optimizer_adam, then adjust fields. Not thread-safe:
+ * mxkt_optimizer_step updates it.
  */
 typedef struct mxkt_optimizer {
     int32_t kind; /**< mxkt_opt_kind */
+    /** hyper-parameters, upstream's meanings */
     double lr, wd, rescale_grad, clip_gradient, momentum, beta1, beta2, epsilon;
-    mxkt_lr_scheduler sched; /**< kind NONE: fixed lr */
-    int64_t num_update;
-    int64_t counts[MXKT_MAX_PARAMS];
+    mxkt_lr_scheduler sched;         /**< kind NONE: fixed lr */
+    int64_t num_update;              /**< largest update count of any index (upstream num_update) */
+    int64_t counts[MXKT_MAX_PARAMS]; /**< update count per index (_index_update_count) */
 } mxkt_optimizer;
 
-/** SGD defaults (lr 0.01, momentum 0, wd 0, rescale 1, no clipping). */
+/**
+ * Sets `*o` to SGD(learning_rate = lr, momentum, wd) (optimizer.py SGD; upstream
+ * defaults are lr 0.01, momentum 0, wd 0): rescale_grad 1, clip_gradient -1 (off),
+ * no scheduler, counts zero. Cannot fail. Thread-safe for distinct `o`.
+ */
 void mxkt_optimizer_sgd(mxkt_optimizer *o, double lr, double momentum, double wd);
-/** Adam defaults (lr 0.001, beta1 0.9, beta2 0.999, epsilon 1e-8, wd 0). */
+/**
+ * Sets `*o` to Adam(learning_rate = lr, wd) (optimizer.py Adam; upstream default lr
+ * 0.001) with beta1 0.9, beta2 0.999, epsilon 1e-8, rescale_grad 1, clip_gradient
+ * -1 (off), no scheduler, counts zero. Cannot fail. Thread-safe for distinct `o`.
+ */
 void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd);
-/** Number of state arrays per parameter: SGD 0 (momentum 0) or 1, Adam 2. */
+/**
+ * Number of state arrays per parameter: Adam 2 (mean, var); otherwise SGD, 1 (mom)
+ * when momentum != 0, else 0. Pure, thread-safe.
+ */
 uint32_t mxkt_optimizer_num_states(const mxkt_optimizer *o);
-/** Effective weight-decay multiplier of a parameter name (0 or 1, upstream set_wd_mult). */
+/**
+ * Weight-decay multiplier of a parameter name (upstream Optimizer.set_wd_mult): 1
+ * for names ending in "_weight" or "_gamma", 0 otherwise; NULL (name unknown): 1.
+ * Pure, thread-safe.
+ */
 double mxkt_optimizer_wd_mult(const char *name);
 /**
- * Counts an update of `index` (upstream _update_count) and returns the learning
- * rate to use for it (scheduler, Adam bias correction applied).
+ * Counts an update of `index` (upstream _update_count: counts[index] + 1,
+ * num_update = max) and returns the learning rate to use for it (upstream
+ * _get_lr: the scheduler at num_update, else lr; Adam: times its bias correction
+ * for this index's count). An index outside [0, MXKT_MAX_PARAMS) is not counted
+ * (t = 1). Cannot fail. Updates `*o` (and its scheduler): not thread-safe on one
+ * optimizer.
  */
 double mxkt_optimizer_step(mxkt_optimizer *o, int32_t index);
 /**
  * Applies one update of `weight` in place with gradient `grad` and the states
- * (zero-initialised arrays of weight's shape, mxkt_optimizer_num_states of them)
- * through the update operators, using learning rate `lr` (from
- * mxkt_optimizer_step) and weight decay wd * wd_mult.
+ * (arrays of weight's shape, zero-initialised before the first update,
+ * mxkt_optimizer_num_states of them: SGD momentum {mom}, Adam {mean, var}; NULL
+ * when none) through the update operators sgd_update / sgd_mom_update /
+ * adam_update (optimizer.py update), using learning rate `lr` (from
+ * mxkt_optimizer_step), weight decay wd * wd_mult, o's rescale_grad and
+ * clip_gradient. The caller keeps all arrays; the work is pushed asynchronously
+ * (its own errors surface at the next wait on the arrays). Errors: the kernel's
+ * status of mxk_imperative_invoke, recorded as "OP: ..." (e.g. MXK_ERR_NOT_FOUND
+ * when the operator is not registered, MXK_ERR_SHAPE for mismatched shapes). `o`
+ * is only read: thread-safe as the kernel's imperative calls.
  */
 mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mult,
                                 mxk_ndarray *weight, mxk_ndarray *grad, mxk_ndarray *const *states);
@@ -138,19 +201,21 @@ typedef enum mxkt_init_kind {
 
 /**
  * An initializer. Uniform(scale): U(-scale, scale); Normal(sigma): N(0, sigma);
- * Xavier(rnd_type "uniform"|"gaussian", factor_type "avg"|"in"|"out", magnitude).
+ * Xavier(rnd_type "uniform"|"gaussian", factor_type "avg"|"in"|"out", magnitude);
+ * Constant(value): weights set to value.
  * Random numbers: Philox stream keyed by `seed`, one counter range per parameter
  * name (hash), so a parameter's values do not depend on the order of the others.
+ * Caller-owned plain data, only read by the functions below.
  */
 typedef struct mxkt_initializer {
-    int32_t kind;
+    int32_t kind;        /**< mxkt_init_kind */
     double scale;        /**< Uniform */
     double sigma;        /**< Normal */
     int32_t gaussian;    /**< Xavier rnd_type: 0 uniform, 1 gaussian */
     int32_t factor_type; /**< Xavier: 0 avg, 1 in, 2 out */
     double magnitude;    /**< Xavier */
     double value;        /**< Constant (One: 1, Zero: 0) */
-    uint64_t seed;
+    uint64_t seed;       /**< key of the random streams */
 } mxkt_initializer;
 
 /**
@@ -163,21 +228,28 @@ typedef struct mxkt_initializer {
  *   - msra / msraprelu(factor_type="avg", slope=0.25): xavier("gaussian", factor_type,
  *     2 / (1 + slope^2)).
  * `seed` keys the random streams. Errors (MXK_ERR_INVALID_ARGUMENT, message in
- * mxkt_last_error): "malformed initializer 'S' ...", "unknown initializer 'S' ...",
- * "initializer 'S': too many arguments", "... unknown argument 'K'", "... bad K 'V'".
+ * mxkt_last_error): "malformed initializer 'S' ..." (also more than 4 arguments),
+ * "unknown initializer 'S' ...", "initializer 'S': too many arguments",
+ * "... unknown argument 'K'", "... bad K 'V'"; *out is then not usable.
  * Orthogonal is not provided (it needs an SVD). Thread-safe.
  */
 mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initializer *out);
 /**
- * Xavier scale for a shape: sqrt(magnitude / factor) with fan_in = shape[1]*hw,
- * fan_out = shape[0]*hw. Fewer than 2 dims: MXK_ERR_INVALID_ARGUMENT.
+ * Xavier scale for a shape (initializer.py Xavier._init_weight): sqrt(magnitude /
+ * factor) with fan_in = shape[1]*hw, fan_out = shape[0]*hw (hw: product of the
+ * dims after the second), factor by factor_type. Error: fewer than 2 dims,
+ * MXK_ERR_INVALID_ARGUMENT "Xavier initializer cannot be applied to vector. It
+ * requires at least 2D.". Pure, thread-safe.
  */
 mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shape, double *scale);
 /**
- * Fills host values of parameter `name` (float32, `shape`) by the name's suffix:
- * *_weight → the initializer, *_bias / *_beta / *_moving_mean / *_moving_inv_var /
- * *_moving_avg / *_min → 0, *_gamma / *_moving_var / *_max → 1, else
- * "Unknown initialization pattern for NAME" (MXK_ERR_INVALID_ARGUMENT).
+ * Fills host values of parameter `name` (float32, `shape`; `values` has room for
+ * its element count) by the name's suffix (initializer.py Initializer.__call__,
+ * legacy rules): ending in weight → the initializer (Constant: its value);
+ * bias / beta / moving_mean / moving_inv_var / moving_avg / min → 0;
+ * gamma / moving_var / max → 1. Errors (MXK_ERR_INVALID_ARGUMENT): any other name,
+ * "Unknown initialization pattern for NAME"; a Xavier weight of fewer than 2 dims
+ * (mxkt_xavier_scale's message). Pure, thread-safe.
  */
 mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
                                  const mxk_shape *shape, float *values);
@@ -198,36 +270,47 @@ typedef enum mxkt_metric_kind {
     MXKT_METRIC_RMSE
 } mxkt_metric_kind;
 
-/** An evaluation metric: value = sum_metric / num_inst (perplexity: exp of it). */
+/**
+ * An evaluation metric (python/mxnet/metric.py EvalMetric): value = sum_metric /
+ * num_inst (perplexity: exp of it). Caller-owned plain data (copied by value);
+ * not thread-safe on one metric.
+ */
 typedef struct mxkt_metric {
-    int32_t kind;
+    int32_t kind;         /**< mxkt_metric_kind */
     int32_t top_k;        /**< TopK */
     int32_t ignore_label; /**< Perplexity; has_ignore selects it */
     int32_t has_ignore;
-    double sum_metric;
-    double num_inst;
-    char name[32]; /**< "accuracy", "top_k_accuracy_5", "cross-entropy", ... */
+    double sum_metric; /**< accumulated metric */
+    double num_inst;   /**< accumulated instances */
+    char name[32];     /**< "accuracy", "top_k_accuracy_5", "cross-entropy", ... */
 } mxkt_metric;
 
 /**
- * Creates a metric by name: "acc"/"accuracy", "top_k_accuracy" (k given),
- * "ce"/"cross-entropy", "nll_loss"/"nll-loss", "perplexity", "mse", "mae", "rmse".
- * TopK with k < 2 is refused as upstream.
+ * Creates a metric by name (metric.py create): "acc"/"accuracy",
+ * "top_k_accuracy"/"top_k_acc" (k = top_k), "ce"/"cross-entropy",
+ * "nll_loss"/"nll-loss", "perplexity" (no ignore_label; set has_ignore and
+ * ignore_label after), "mse", "mae", "rmse"; accumulators zero. Errors
+ * (MXK_ERR_INVALID_ARGUMENT): top_k < 2 for TopK, "Please use Accuracy if top_k is
+ * no more than 1" (as upstream); any other name, "unknown metric 'NAME' (...)".
+ * Thread-safe.
  */
 mxk_status mxkt_metric_create(const char *name, int32_t top_k, mxkt_metric *out);
-/** Clears the accumulators. */
+/** Clears the accumulators (EvalMetric.reset). Cannot fail. */
 void mxkt_metric_reset(mxkt_metric *m);
 /**
- * Accumulates one batch: `labels` (n values) and predictions `preds` (n rows of
- * `width` values). Classification metrics read the label as a class index into
- * the row; MAE / MSE / RMSE compare each row's `width` values with its label
- * (upstream's (B,) label reshaped to (B, 1) broadcasts) and add the batch's mean
- * (RMSE: its square root) as one instance. An out-of-range class label counts
- * as wrong (CE / NLL: probability 0); Perplexity skips its ignore_label.
+ * Accumulates one batch (EvalMetric.update): `labels` (n host values) and
+ * predictions `preds` (n rows of `width` host values, row-major). Classification
+ * metrics read the label as a class index into the row (Accuracy: argmax, first
+ * of ties; width 1: the prediction itself is the class) and count n instances;
+ * MAE / MSE / RMSE compare each row's `width` values with its label (upstream's
+ * (B,) label reshaped to (B, 1) broadcasts) and add the batch's mean (RMSE: its
+ * square root) as one instance. An out-of-range class label counts as wrong
+ * (CE / NLL: probability 0, -log(0 + 1e-12)); Perplexity skips its ignore_label
+ * and clips probabilities at 1e-10. Cannot fail.
  */
 void mxkt_metric_update(mxkt_metric *m, const float *labels, const float *preds, int64_t n,
                         int64_t width);
-/** The current value (NaN with no instances). */
+/** The current value (EvalMetric.get; NaN with no instances). Pure. */
 double mxkt_metric_get(const mxkt_metric *m);
 
 /* ------------------------------------------------------------------------- */
@@ -235,11 +318,14 @@ double mxkt_metric_get(const mxkt_metric *m);
 /* ------------------------------------------------------------------------- */
 
 /**
- * upstream _split_input_slice(batch_size, work_load_list): device i gets
- * round(w_i * batch / sum w) (Python 3 round half to even), the shortfall goes to
- * the last device, slices are cumulative and clamped to batch_size. Writes n
- * begin/end pairs. An empty slice: MXK_ERR_INVALID_ARGUMENT ("Too many slices.
- * Some splits are empty.").
+ * upstream _split_input_slice(batch_size, work_load_list)
+ * (python/mxnet/executor_manager.py): device i gets round(w_i * batch / sum w)
+ * (Python 3 round half to even), the shortfall goes to the last device, slices are
+ * cumulative and clamped to batch_size. Writes n begin/end pairs (rows [begin,
+ * end)) into the caller's arrays of n entries. Errors (MXK_ERR_INVALID_ARGUMENT):
+ * n < 1, n > MXKT_MAX_CTX or a work-load sum <= 0, "Invalid settings for work
+ * load."; an empty slice, "Too many slices. Some splits are empty.". Pure,
+ * thread-safe.
  */
 mxk_status mxkt_split_input_slice(int64_t batch_size, const double *work_load, int32_t n,
                                   int64_t *begin, int64_t *end);
@@ -247,13 +333,20 @@ mxk_status mxkt_split_input_slice(int64_t batch_size, const double *work_load, i
 /**
  * Speedometer's log line (python/mxnet/callback.py of MXNet 1.0-1.2, the form the
  * image-classification examples print): writes
- * "Epoch[E] Batch [B]\tSpeed: S samples/sec\tname=value..." into buf, with
- * speed = frequent * batch_size / elapsed ("%.2f") and metric values "%f".
- * Without metrics: "Iter[E] Batch [B]\tSpeed: S samples/sec".
+ * "Epoch[E] Batch [B]\tSpeed: S samples/sec\tname=value..." into buf (truncated
+ * to `size`, NUL-terminated), with `speed` in samples/sec ("%.2f"; callers compute
+ * frequent * batch_size / elapsed seconds) and metric values "%f" (mxkt_metric_get).
+ * Without metrics (num_metrics 0): "Iter[E] Batch [B]\tSpeed: S samples/sec".
+ * Cannot fail. Thread-safe.
  */
 void mxkt_speedometer_line(char *buf, size_t size, int32_t epoch, int64_t nbatch, double speed,
                            const mxkt_metric *metrics, uint32_t num_metrics);
-/** "prefix-%04d.params" (kind "params"), ".states", or "prefix-symbol.json" (kind "symbol"). */
+/**
+ * Checkpoint file names (python/mxnet/model.py save_checkpoint, module.py): kind
+ * "symbol" → "prefix-symbol.json" (epoch unused), any other kind →
+ * "prefix-%04d.KIND" ("params", "states"). Truncated to `size`. Cannot fail.
+ * Thread-safe.
+ */
 void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, int32_t epoch,
                           const char *kind);
 
@@ -262,10 +355,15 @@ void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, int32_t ep
 /* ------------------------------------------------------------------------- */
 
 /**
- * A data source for the Module: a vtable over either an in-memory NDArrayIter or a
- * kernel iterator (mxk_data_iter, e.g. MNISTIter from plugins/io-recordio).
- * Batches: one data and one label CPU array (owned by the source), pad rows at
- * the end of the last batch.
+ * A data source for the Module (python/mxnet/io/io.py DataIter): a vtable over
+ * either an in-memory NDArrayIter or a kernel iterator (mxk_data_iter, e.g.
+ * MNISTIter from plugins/io-recordio). reset rewinds; next advances (*has_next 0
+ * at the end of the epoch); batch gives the current batch: one data and one label
+ * CPU array (owned by the source, valid until its next next/reset/destroy; label
+ * may be NULL for a kernel iterator without labels) and the pad rows at the end of
+ * the last batch. Call reset and next through mxkt_iter_reset / mxkt_iter_next
+ * (max_batches cap), batch directly. Created by mxkt_ndarray_iter_create /
+ * mxkt_kernel_iter_wrap, freed by mxkt_iter_free. Not thread-safe.
  */
 typedef struct mxkt_iter mxkt_iter;
 struct mxkt_iter {
@@ -274,30 +372,58 @@ struct mxkt_iter {
     mxk_status (*batch)(mxkt_iter *it, mxk_ndarray **data, mxk_ndarray **label, uint32_t *pad);
     void (*destroy)(mxkt_iter *it);
     mxk_shape data_shape;  /**< batch shape of the data */
-    mxk_shape label_shape; /**< batch shape of the label */
-    int64_t batch_size;
-    int64_t max_batches; /**< > 0: an epoch ends after this many batches (--num-examples) */
-    int64_t cur_batches;
+    mxk_shape label_shape; /**< batch shape of the label (ndim 0: none) */
+    int64_t batch_size;    /**< rows per batch (data_shape.dims[0]) */
+    int64_t max_batches;   /**< > 0: an epoch ends after this many batches (--num-examples) */
+    int64_t cur_batches;   /**< batches given since the last mxkt_iter_reset */
 };
 
 /**
- * NDArrayIter over host arrays (copied): data (num, sample dims...) and label
- * (num; NULL: zeros); last_batch_handle "pad" (the last batch filled from the
- * start, pad reported). shuffle: a permutation drawn at creation and a new one at
- * every reset (MXNet 1.9.1 python/mxnet/io/io.py), the k-th drawn from the
- * Philox stream of `seed` alone, so two iterators with one seed agree.
- * Errors: MXK_ERR_INVALID_ARGUMENT (no samples, batch_size < 1),
- * MXK_ERR_OUT_OF_MEMORY, or the kernel's status creating the batch arrays.
+ * NDArrayIter over host arrays (copied; the caller keeps its buffers): data (num,
+ * sample dims...) float32 and label (num values; NULL: zeros); batches of
+ * `batch_size` rows as float32 CPU arrays of shape (batch_size, sample dims...) and
+ * (batch_size); last_batch_handle "pad" (the last batch filled from the start, pad
+ * reported). shuffle: a permutation drawn at creation and a new one at every reset
+ * (MXNet 1.9.1 python/mxnet/io/io.py), the k-th drawn from the Philox stream of
+ * `seed` alone, so two iterators with one seed agree. On success the caller owns
+ * *out (mxkt_iter_free). Errors: MXK_ERR_INVALID_ARGUMENT "NDArrayIter: empty data
+ * or batch size" (ndim < 1, no samples, batch_size < 1), MXK_ERR_OUT_OF_MEMORY
+ * "NDArrayIter: out of memory", or the kernel's status creating the batch arrays
+ * ("NDArrayIter: ..."). Its reset cannot fail; its next returns the kernel's status
+ * of copying the batch into those arrays ("NDArrayIter: ..."); its batch cannot fail.
  */
 mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
                                     const float *label, int64_t batch_size, int32_t shuffle,
                                     uint64_t seed, mxkt_iter **out);
-/** Wraps a kernel iterator (taken over: freed with the wrapper). */
+/**
+ * Wraps a kernel iterator: shapes from mxk_data_iter_describe (first data and
+ * first label), batch_size = the data's dims[0]. On success `kit` is taken over
+ * (freed with the wrapper by mxkt_iter_free) and the caller owns *out; on failure
+ * the caller keeps `kit`. Errors: the kernel's status of mxk_data_iter_describe
+ * ("data iterator describe: ..."), MXK_ERR_STATE "data iterator provides no data",
+ * MXK_ERR_OUT_OF_MEMORY "out of memory". The wrapper's reset / next / batch return
+ * the kernel's status of mxk_data_iter_reset / next / batch ("data iterator
+ * reset: ...", "data iterator: ...", "data iterator batch: ...") and batch
+ * MXK_ERR_STATE "data iterator gave no data array".
+ */
 mxk_status mxkt_kernel_iter_wrap(mxk_data_iter *kit, mxkt_iter **out);
-/** Destroys an iterator. NULL: no-op. */
+/**
+ * Destroys an iterator and what it owns (its batch arrays; a wrapped kernel
+ * iterator). NULL: no-op.
+ */
 void mxkt_iter_free(mxkt_iter *it);
-/** reset / next / batch with the max_batches cap applied. */
+/**
+ * Rewinds `it` (DataIter.reset) and clears its cur_batches. Errors: those of the
+ * source's reset (NDArrayIter: none; kernel iterator: mxk_data_iter_reset's, e.g.
+ * a sticky producer error).
+ */
 mxk_status mxkt_iter_reset(mxkt_iter *it);
+/**
+ * Advances `it` (DataIter.next) with the max_batches cap applied: *has_next 0 at
+ * the end of the epoch or once max_batches batches were given since the last
+ * mxkt_iter_reset, else 1 with a current batch (it->batch). Errors: those of the
+ * source's next (see mxkt_ndarray_iter_create, mxkt_kernel_iter_wrap).
+ */
 mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
 
 /* ------------------------------------------------------------------------- */
@@ -307,150 +433,312 @@ mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
 /** Most contexts of a Module. */
 #define MXKT_MAX_CTX 16
 
+/**
+ * A Module (python/mxnet/module/module.py): one symbol bound on up to
+ * MXKT_MAX_CTX contexts with its parameters, optimizer states and KVStore. Opaque;
+ * created by mxkt_module_create, freed by mxkt_module_free. Not thread-safe: calls
+ * on one module must not overlap.
+ */
 typedef struct mxkt_module mxkt_module;
 
 /**
- * Module(symbol, data_names=("data",), label_names=("softmax_label",), context).
- * The symbol is copied. `num_ctx` contexts (data parallel).
+ * Module(symbol, data_names=(data_name,), label_names=(label_name,), context)
+ * (module.py): data_name NULL → "data", label_name NULL → "softmax_label"; the
+ * parameters are the symbol's arguments minus those two. The symbol and the `ctx`
+ * array (`num_ctx` contexts, data parallel) are copied; the caller keeps both and
+ * owns *out (mxkt_module_free). Logical contexts cpu(i) beyond the CPU devices
+ * use cpu(0) memory. Errors: MXK_ERR_INVALID_ARGUMENT "Module: 1 to 16 contexts",
+ * MXK_ERR_OUT_OF_MEMORY "out of memory", or the kernel's status of copying the
+ * symbol or listing its names ("Module: ...").
  */
 mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, const char *label_name,
                               const mxk_context *ctx, uint32_t num_ctx, mxkt_module **out);
-/** Frees a module (executors, states, kvstore). NULL: no-op. */
+/**
+ * Frees a module after waiting for all pending work (mxk_wait_all; its errors are
+ * dropped): KVStore, optimizer states, executors (so every array from
+ * mxkt_module_param / aux / param_on), names and the symbol copy. NULL: no-op.
+ */
 void mxkt_module_free(mxkt_module *m);
 
 /**
- * bind(data_shapes, label_shapes, for_training): one simple_bind per context on
- * the slice of the batch given by mxkt_split_input_slice (equal work loads).
- * Binding twice logs "Already bound, ignoring bind()" and changes nothing.
+ * bind(data_shapes, label_shapes, for_training) (module.py): one simple_bind per
+ * context on its slice of the batch (data_shape->dims[0] rows) given by
+ * mxkt_split_input_slice with equal work loads; the label is bound with
+ * `label_shape` when the symbol has the label argument and label_shape is not
+ * NULL. for_training: gradient "write" for every parameter ("null" for data and
+ * label), else no gradients. Binding twice prints "WARNING: Already bound,
+ * ignoring bind()" on stderr and changes nothing (MXK_OK). Errors:
+ * MXK_ERR_INVALID_ARGUMENT "Too many slices. Some splits are empty." (batch
+ * smaller than the number of contexts), MXK_ERR_OUT_OF_MEMORY "out of memory", the
+ * kernel's status of mxk_executor_simple_bind ("bind: ...", e.g. MXK_ERR_SHAPE).
  */
 mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
                             const mxk_shape *label_shape, int32_t for_training);
 /**
- * init_params(initializer, arg_params, aux_params, allow_missing, force_init):
- * parameters visited in sorted name order; given values are copied, missing ones
- * drawn from `init` when allow_missing, else "NAME is not presented". A second
- * call without force_init warns and does nothing.
+ * init_params(initializer, arg_params, aux_params, allow_missing, force_init)
+ * (module.py): parameters and aux states visited in sorted name order, set on
+ * every context. With `values` (num_given arrays named bare, "arg:NAME" or
+ * "aux:NAME"; copied, the caller keeps them; extra names ignored) a given value is
+ * copied and a missing one drawn from `init` when allow_missing; with `values`
+ * NULL every one is drawn from `init` (mxkt_initializer_fill); `init` must be
+ * non-NULL whenever a value is drawn. A second call without force_init prints
+ * "WARNING: Parameters already initialized and force_init=False. init_params call
+ * ignored." on stderr and does nothing (MXK_OK). Errors: MXK_ERR_STATE "call bind
+ * before initializing the parameters", MXK_ERR_NOT_FOUND "NAME is not presented"
+ * (missing without allow_missing), MXK_ERR_OUT_OF_MEMORY "out of memory",
+ * mxkt_initializer_fill's MXK_ERR_INVALID_ARGUMENT, the kernel's status of copying
+ * a given value ("NAME: ...") or drawn values ("init_params: ..."),
+ * MXK_ERR_INTERNAL when the wait after drawing reports an error ("NAME: ...").
+ * Parameters visited before a failure keep their new values; a failed first call
+ * leaves the parameters marked uninitialised.
  */
 mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init, uint32_t num_given,
                                    const char *const *names, mxk_ndarray *const *values,
                                    int32_t allow_missing, int32_t force_init);
 /**
- * init_optimizer(kvstore, optimizer): copies `opt`, sets rescale_grad =
- * 1/batch_size unless `keep_rescale`, allocates states, creates the KVStore
- * ("local"/"device"; only with several contexts, as upstream). A second call warns
- * "optimizer already initialized, ignoring..." and changes nothing.
+ * init_optimizer(kvstore, optimizer) (module.py): copies `opt` (the caller keeps
+ * it), sets rescale_grad = 1/batch_size unless `keep_rescale`, allocates
+ * zero-filled states (mxkt_optimizer_num_states per parameter and context),
+ * creates and initialises the KVStore `kvstore` ("local"/"device"; NULL, "" or
+ * "none" → "local") only with several contexts (upstream _create_kvstore: none
+ * for one device). A second call prints "WARNING: optimizer already initialized,
+ * ignoring..." on stderr and changes nothing (MXK_OK). Errors: MXK_ERR_STATE "bind
+ * and init_params before init_optimizer", MXK_ERR_UNSUPPORTED "more than 1024
+ * parameters", MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating
+ * a state ("optimizer state: ...") or of mxk_kvstore_create / mxk_kvstore_init
+ * ("kvstore: ...", e.g. MXK_ERR_NOT_FOUND for an unknown type).
  */
 mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
                                       const mxkt_optimizer *opt, int32_t keep_rescale);
-/** forward(data batch, is_train): data/label sliced over the contexts. label may be NULL. */
+/**
+ * forward(data batch, is_train) (module.py): copies rows [begin, end) of `data`
+ * (and `label`, when not NULL and the symbol has the label) into each context's
+ * executor and pushes its forward pass. The arrays hold the bound batch and stay
+ * the caller's. Asynchronous: errors of the pushed work surface at the next
+ * synchronisation (mxkt_module_get_output, waits). Errors: MXK_ERR_STATE "call
+ * bind before forward", the kernel's status of the copies or of
+ * mxk_executor_forward ("forward: ...", e.g. MXK_ERR_SHAPE for a batch of another
+ * shape).
+ */
 mxk_status mxkt_module_forward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label,
                                int32_t is_train);
-/** backward(): loss outputs need no head gradients. */
+/**
+ * backward() (module.py): pushes every context's backward pass; loss outputs need
+ * no head gradients. Errors: MXK_ERR_STATE "re-bind with for_training=True to run
+ * backward" (also before bind), the kernel's status of mxk_executor_backward
+ * ("backward: ...", e.g. MXK_ERR_INVALID_ARGUMENT for an output that is not a loss).
+ */
 mxk_status mxkt_module_backward(mxkt_module *m);
-/** forward(is_train=1) + backward. */
+/**
+ * forward_backward(data batch) (base_module.py): mxkt_module_forward with
+ * is_train 1, then mxkt_module_backward; their errors.
+ */
 mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label);
-/** update(): gradients summed over contexts through the KVStore, then the optimizer on each. */
+/**
+ * update() (module.py, update_on_kvstore False): for each parameter with a
+ * gradient, the gradients are summed over contexts through the KVStore (push and
+ * pull, priority -index), then mxkt_optimizer_step (one count per parameter) and
+ * mxkt_optimizer_apply on every context, so contexts stay identical. Asynchronous.
+ * Errors: MXK_ERR_STATE "call init_optimizer before update" or "several contexts
+ * need a kvstore", the kernel's status of the push / pull ("gradient aggregation:
+ * ...") or mxkt_optimizer_apply's.
+ */
 mxk_status mxkt_module_update(mxkt_module *m);
 /**
- * Copies output 0 merged over contexts into `out` (batch x width host floats,
- * room for batch_size * width). *width is set.
+ * get_outputs()[0] merged over contexts (module.py, merge_multi_context): copies
+ * output 0 into `out` as batch_size rows of *width host floats (width: product of
+ * output 0's non-batch dims; `out` has room for batch_size * width), waiting for
+ * the forward pass. Errors: the kernel's status of mxk_ndarray_copy_to_host
+ * ("output: ...", including errors of pending work); not bound:
+ * MXK_ERR_INVALID_ARGUMENT ("output: ...: arr is NULL").
  */
 mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width);
-/** update_metric(metric, labels): host labels of the current batch, `n` valid rows. */
+/**
+ * update_metric(metric, labels) (module.py): output 0 (mxkt_module_get_output,
+ * into the module's own buffer) and `labels`, the current batch's host labels of
+ * which the first `n` rows (n <= batch_size) are used, update each of the
+ * `num_metrics` metrics (mxkt_metric_update). Errors: mxkt_module_get_output's.
+ */
 mxk_status mxkt_module_update_metric(mxkt_module *m, mxkt_metric *metrics, uint32_t num_metrics,
                                      const float *labels, int64_t n);
 
-/** Parameter names (arguments minus data and label), in list_arguments order. */
+/**
+ * Number of parameters (the symbol's arguments minus data and label). Valid from
+ * mxkt_module_create on.
+ */
 uint32_t mxkt_module_num_params(const mxkt_module *m);
+/**
+ * Name of parameter i in list_arguments order, or NULL when i is out of range.
+ * Owned by the module, valid until mxkt_module_free.
+ */
 const char *mxkt_module_param_name(const mxkt_module *m, uint32_t i);
-/** Aux state names. */
+/** Number of aux states (list_auxiliary_states). Valid from mxkt_module_create on. */
 uint32_t mxkt_module_num_aux(const mxkt_module *m);
+/**
+ * Name of aux state i in list_auxiliary_states order, or NULL when i is out of
+ * range. Owned by the module, valid until mxkt_module_free.
+ */
 const char *mxkt_module_aux_name(const mxkt_module *m, uint32_t i);
-/** Context 0's array of parameter i / aux i (owned by the module). */
+/**
+ * Context 0's array of parameter i (owned by the module's executor, valid until
+ * mxkt_module_free; do not free). NULL before bind or when i is out of range.
+ * Pending work may write it: read through waiting calls (mxk_ndarray_copy_to_host).
+ */
 mxk_ndarray *mxkt_module_param(const mxkt_module *m, uint32_t i);
+/** Context 0's array of aux state i; as mxkt_module_param. */
 mxk_ndarray *mxkt_module_aux(const mxkt_module *m, uint32_t i);
-/** Context c's array of parameter i (to check that contexts agree). */
+/**
+ * Context c's array of parameter i (to check that contexts agree); as
+ * mxkt_module_param, NULL also when c is out of range.
+ */
 mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i);
 /** Number of contexts. */
 uint32_t mxkt_module_num_ctx(const mxkt_module *m);
 
 /**
- * get_params(): new CPU copies of every parameter ("arg:NAME", list_arguments
- * order) and aux state ("aux:NAME"), averaged over the contexts as upstream's
- * DataParallelExecutorGroup.get_params (equal to every context's value after an
- * update). On success *names and *values hold *num entries the caller frees with
- * mxk_ndarray_list_free (as mxk_ndarray_load's). Waits for pending work.
- * Errors: MXK_ERR_STATE before bind and init_params, MXK_ERR_OUT_OF_MEMORY, or the
- * kernel's status of a copy (including errors of pending work); nothing is
- * returned then.
+ * get_params() (module.py; executor_group.py DataParallelExecutorGroup.get_params):
+ * new CPU arrays of every parameter ("arg:NAME", list_arguments order) and aux
+ * state ("aux:NAME"). With several contexts float32 values are averaged over them
+ * on the host (equal to every context's value after an update), which waits for
+ * pending work; with one context, or another dtype, they are context 0's values
+ * copied asynchronously (mxk_ndarray_data / copy_to_host wait for them). On success
+ * *names and *values hold *num entries the caller frees with mxk_ndarray_list_free
+ * (as mxk_ndarray_load's). Errors: MXK_ERR_STATE "call bind and init_params before
+ * get_params", MXK_ERR_OUT_OF_MEMORY, or the kernel's status creating or copying
+ * an array ("get_params: ..."; when averaging, errors of pending work too); nothing is
+ * returned then (*num 0, NULL lists).
  */
 mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***names,
                                   mxk_ndarray ***values);
 
 /**
- * set_params: copies named arrays into every context's parameters / aux states
- * (names "arg:x"/"aux:x" or bare). Unknown names are ignored when allow_extra.
+ * set_params(arg_params, aux_params, allow_extra) (module.py; executor.py
+ * copy_params_from): copies `num` named arrays into every context's parameters /
+ * aux states ("arg:x" parameters only, "aux:x" aux states only, bare x both; the
+ * caller keeps the arrays), waits for all work (mxk_wait_all) and marks the
+ * parameters initialised. Names not given keep their values. Errors: MXK_ERR_STATE
+ * "call bind before set_params"; MXK_ERR_NOT_FOUND 'Find name "x" that is not in
+ * the arguments' (x without prefix) unless allow_extra; the kernel's status of a
+ * copy, unwrapped (e.g. MXK_ERR_SHAPE); the kernel's status of the wait
+ * ("set_params: ...", errors of pending work). Arrays before a failure are copied.
  */
 mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *const *names,
                                   mxk_ndarray *const *values, int32_t allow_extra);
 
 /**
- * save_checkpoint(prefix, epoch, save_optimizer_states): prefix-symbol.json,
- * prefix-%04d.params (arg:/aux: keys, MXNet's NDArray list format) and, when
- * asked, prefix-%04d.states (an NDArray list: "NAME:mom", "NAME:mean", "NAME:var"
- * and "__counts__" holding num_update and each index's update count).
- * Logs 'Saved checkpoint to "prefix-%04d.params"' to `log` (may be NULL).
+ * save_checkpoint(prefix, epoch, save_optimizer_states) (module.py):
+ * prefix-symbol.json, prefix-%04d.params (mxkt_module_get_params' arg:/aux: keys,
+ * MXNet's NDArray list format) and, when save_states and the optimizer is
+ * initialised (else skipped), prefix-%04d.states: mxk's own NDArray list, not
+ * upstream's pickled updater states: context 0's "NAME:mom" (SGD) or "NAME:mean",
+ * "NAME:var" (Adam) and "__counts__" (float64: num_update, then each parameter's
+ * update count). Logs 'Saved checkpoint to "prefix-%04d.params"' and 'Saved
+ * optimizer state to "prefix-%04d.states"' to `log` (NULL: none). Errors: the
+ * kernel's status of mxk_symbol_save or mxk_ndarray_save ("PATH: ...";
+ * MXK_ERR_IO, or errors of pending work), mxkt_module_get_params' (MXK_ERR_STATE
+ * before bind and init_params), MXK_ERR_OUT_OF_MEMORY "out of memory", the
+ * kernel's status creating the counts array. Files written before a failure stay.
  */
 mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
                                        int32_t save_states, FILE *log);
-/** Loads prefix-%04d.params into the (bound, initialised) module. */
+/**
+ * Loads prefix-%04d.params into the bound module through mxkt_module_set_params
+ * with allow_extra 0 (module.py load_params; keys "arg:"/"aux:" or bare). Errors:
+ * the kernel's status of mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT,
+ * MXK_ERR_OUT_OF_MEMORY), MXK_ERR_FORMAT "PATH: a parameter file needs names",
+ * mxkt_module_set_params' errors.
+ */
 mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch);
-/** Loads prefix-%04d.states into the module's optimizer (after init_optimizer). */
+/**
+ * Loads prefix-%04d.states (as written by mxkt_module_save_checkpoint) into the
+ * optimizer states of every context, then num_update and the update counts from
+ * "__counts__" (ignored when absent or not of num_params + 1 entries) and replays
+ * the scheduler to num_update; waits for all work. Errors: MXK_ERR_STATE
+ * "init_optimizer before loading optimizer states", the kernel's status of
+ * mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT, ...),
+ * MXK_ERR_NOT_FOUND "PATH: no state NAME:KIND", MXK_ERR_FORMAT "PATH: __counts__
+ * must be float64", the kernel's status of a copy or of the wait, unwrapped.
+ */
 mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t epoch);
 
-/** Loads prefix-symbol.json (mxk_symbol_load). */
+/**
+ * Loads prefix-symbol.json (mxk_symbol_load; python/mxnet/model.py
+ * load_checkpoint). The caller owns *out (mxk_symbol_free). Errors: the kernel's
+ * status of mxk_symbol_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_OUT_OF_MEMORY,
+ * MXK_ERR_FORMAT for malformed JSON, MXK_ERR_NOT_FOUND for an unknown operator).
+ * Thread-safe.
+ */
 mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out);
 
-/** A batch-end callback: (epoch, nbatch, metrics). */
+/**
+ * A batch-end callback (base_module.py fit's batch_end_callback with BatchEndParam):
+ * called by mxkt_module_fit on its thread after each batch's update and metric
+ * update with the epoch, the batch index in the epoch (from 0), fit's metrics
+ * (valid during the call only) and `user`.
+ */
 typedef void (*mxkt_batch_cb)(int32_t epoch, int64_t nbatch, const mxkt_metric *metrics,
                               uint32_t num_metrics, void *user);
 
 /** Options of fit (upstream BaseModule.fit arguments). Zero-fill then set. */
 typedef struct mxkt_fit_options {
-    int32_t begin_epoch, num_epoch;
-    const mxkt_metric *metrics; /**< templates (copied); NULL: accuracy */
+    int32_t begin_epoch, num_epoch; /**< epochs begin_epoch .. num_epoch - 1 */
+    const mxkt_metric *metrics;     /**< templates (copied; at most 8 used); NULL: accuracy */
     uint32_t num_metrics;
-    int32_t disp_batches;    /**< Speedometer frequent; 0: none */
+    int32_t disp_batches;    /**< Speedometer frequent; <= 0: none */
     const char *ckpt_prefix; /**< checkpoint every `ckpt_period` epochs when set */
-    int32_t ckpt_period;     /**< 0 → 1 */
+    int32_t ckpt_period;     /**< <= 0 → 1 */
     FILE *log;               /**< log lines (NULL: stderr) */
     /** One JSON line per epoch appended here (NULL: none): {"epoch": E, "train": {NAME: V},
-     * "validation": {NAME: V} or null, "lr": rate of the epoch's last update,
+     * "validation": {NAME: V} or null, "lr": rate of the epoch's last update (the
+     * scheduler's or fixed lr, before Adam's bias correction),
      * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. */
     const char *metrics_log;
-    int32_t progress; /**< draw a progress bar on stdout */
-    mxkt_batch_cb batch_cb;
-    void *batch_cb_user;
-    /** filled by fit: last epoch's metric values */
+    int32_t progress;       /**< draw a progress bar on stdout (every 10 batches) */
+    mxkt_batch_cb batch_cb; /**< NULL: none */
+    void *batch_cb_user;    /**< passed to batch_cb */
+    /** filled by fit: last epoch's metric values (validation only with eval) */
     double last_train[8], last_val[8];
+    /** filled by fit: last epoch's samples/sec (pad rows included) and seconds */
     double last_speed, last_seconds;
 } mxkt_fit_options;
 
 /**
- * fit(train, eval): per epoch resets the metrics, runs forward_backward / update /
- * update_metric per batch with the Speedometer, logs "Epoch[E] Train-NAME=V",
- * "Epoch[E] Time cost=T", checkpoints (epoch + 1, with states), scores on `eval`
- * ("Epoch[E] Validation-NAME=V") and resets `train`. The module must be bound,
- * initialised and have its optimizer.
+ * fit(train, eval) (base_module.py BaseModule.fit; callback.py Speedometer and
+ * module_checkpoint): per epoch resets the metrics and `train`, runs
+ * forward_backward / update / update_metric (all batch_size rows) per batch with
+ * the Speedometer and batch_cb, logs "Update[N]: Change learning rate to R" when
+ * the scheduler changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T",
+ * checkpoints (epoch + 1, with states), scores on `eval` (may be NULL;
+ * "Epoch[E] Validation-NAME=V") and appends to metrics_log. The module must be
+ * bound, initialised and have its optimizer; the iterators stay the caller's; `opt`
+ * is read and its last_* fields written. Errors (fit stops at the first): those of
+ * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward_backward,
+ * mxkt_module_update (MXK_ERR_STATE "call init_optimizer before update"),
+ * mxkt_module_update_metric, the kernel's status reading a label array ("label:
+ * ...", e.g. MXK_ERR_UNSUPPORTED off the CPU), MXK_ERR_INTERNAL when the epoch's
+ * final wait reports an error ("fit: ..."), mxkt_module_save_checkpoint's,
+ * mxkt_module_score's, MXK_ERR_IO "cannot open metrics log 'PATH'".
  */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
                            mxkt_fit_options *opt);
-/** score(eval, metrics): resets `eval`, runs forward (inference) on each batch. */
+/**
+ * score(eval, metrics) (base_module.py): resets the metrics and `eval`, runs
+ * forward (inference) on each batch and updates the metrics with its labels'
+ * first batch_size - pad rows (batches without a label are skipped). Errors: those
+ * of mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward,
+ * mxkt_module_update_metric, the kernel's status reading the label array ("label:
+ * ...").
+ */
 mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
                              uint32_t num_metrics);
 /**
- * predict(eval): output 0 of every batch with pad rows dropped, concatenated into a
- * malloc'd host array (*rows x *width) the caller frees.
+ * predict(eval) (base_module.py, merge_batches): resets `eval`, runs forward
+ * (inference, no labels) on each batch and concatenates output 0 with pad rows
+ * dropped into a malloc'd host array (*rows x *width floats, row-major) the caller
+ * frees with free() (NULL when there are no rows). Errors: those of
+ * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward,
+ * mxkt_module_get_output, MXK_ERR_OUT_OF_MEMORY "out of memory"; nothing is
+ * returned then.
  */
 mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int64_t *rows,
                                int64_t *width);
@@ -459,9 +747,22 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
 /* Reference networks (operators-kvstore-module.md §5)                       */
 /* ------------------------------------------------------------------------- */
 
-/** MLP 784-128-64-10 ReLU: fc1, relu1, fc2, relu2, fc3, softmax. */
+/**
+ * The MLP of MXNet.jl's MNIST tutorial (docs/tutorial/mnist.rst): data (batch, 784)
+ * → fc1 (128) → relu1 → fc2 (64) → relu2 → fc3 (10) → SoftmaxOutput "softmax"
+ * (arguments data, fc1_weight, fc1_bias, ..., softmax_label). The caller owns *out
+ * (mxk_symbol_free). Errors: the kernel's status of mxk_symbol_variable or
+ * mxk_symbol_create, recorded as "LAYER: ..." (e.g. MXK_ERR_NOT_FOUND when the
+ * operators' plugin is not loaded). Thread-safe.
+ */
 mxk_status mxkt_net_mlp(mxk_symbol **out);
-/** LeNet of the MXNet.jl tutorial (convolution0 ... fullyconnected1, softmax). */
+/**
+ * The LeNet of MXNet.jl's examples/mnist/lenet.jl: data (batch, 1, 28, 28) →
+ * convolution0 (5x5, 20) → tanh → max pooling0 (2x2, stride 2) → convolution1 (5x5,
+ * 50) → tanh → pooling1 (as pooling0) → flatten0 → fullyconnected0 (500) → tanh →
+ * fullyconnected1 (10) → SoftmaxOutput "softmax". Ownership, errors and thread
+ * safety as mxkt_net_mlp.
+ */
 mxk_status mxkt_net_lenet(mxk_symbol **out);
 
 #ifdef __cplusplus

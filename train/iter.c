@@ -51,10 +51,9 @@ static mxk_status nd_reset(mxkt_iter *it) {
 /** NDArrayIter.next: gathers the next batch (padding the last from the start). */
 static mxk_status nd_next(mxkt_iter *it, int32_t *has_next) {
     nd_iter *n = (nd_iter *)it;
-    if (n->cursor >= n->num) {
-        *has_next = 0;
+    *has_next = 0;
+    if (n->cursor >= n->num)
         return MXK_OK;
-    }
     int64_t bs = it->batch_size;
     for (int64_t i = 0; i < bs; i++) {
         int64_t src = n->order[(n->cursor + i) % n->num];
@@ -62,14 +61,14 @@ static mxk_status nd_next(mxkt_iter *it, int32_t *has_next) {
                (size_t)n->sample * sizeof(float));
         n->hlabel[i] = n->label[src];
     }
-    int64_t left = n->num - n->cursor;
-    n->pad = left < bs ? (uint32_t)(bs - left) : 0;
-    n->cursor += bs;
     mxk_status st = mxk_ndarray_copy_from_host(n->bdata, n->hdata, (uint64_t)(bs * n->sample) * 4);
     if (st == MXK_OK)
         st = mxk_ndarray_copy_from_host(n->blabel, n->hlabel, (uint64_t)bs * 4);
     if (st != MXK_OK)
-        return mxkt_kernel_error(st, "NDArrayIter");
+        return mxkt_kernel_error(st, "NDArrayIter"); /* the cursor stays: next retries */
+    int64_t left = n->num - n->cursor;
+    n->pad = left < bs ? (uint32_t)(bs - left) : 0;
+    n->cursor += bs;
     *has_next = 1;
     return MXK_OK;
 }

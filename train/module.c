@@ -96,28 +96,49 @@ mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, cons
     return MXK_OK;
 }
 
+/** Drops what init_optimizer made (states, KVStore): back to no optimizer. */
+static void module_drop_optimizer(mxkt_module *m) {
+    mxk_kvstore_free(m->kv);
+    m->kv = NULL;
+    if (m->states)
+        for (uint32_t i = 0; i < m->nctx * m->nparams * m->nstates; i++)
+            mxk_ndarray_free(m->states[i]);
+    free(m->states);
+    m->states = NULL;
+    m->opt_init = 0;
+}
+
+/** Drops what bind made (executors and their array tables): back to unbound. */
+static void module_unbind(mxkt_module *m) {
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_executor_free(m->ex[c]);
+        m->ex[c] = NULL;
+    }
+    free(m->params);
+    free(m->grads);
+    free(m->auxs);
+    free(m->out_host);
+    m->params = m->grads = m->auxs = NULL;
+    m->out_host = NULL;
+    m->bound = 0;
+}
+
 /** Frees a module. */
 void mxkt_module_free(mxkt_module *m) {
     if (m == NULL)
         return;
     mxk_wait_all();
-    mxk_kvstore_free(m->kv);
-    if (m->states)
-        for (uint32_t i = 0; i < m->nctx * m->nparams * m->nstates; i++)
-            mxk_ndarray_free(m->states[i]);
-    free(m->states);
-    for (uint32_t c = 0; c < m->nctx; c++)
-        mxk_executor_free(m->ex[c]);
-    free(m->params);
-    free(m->grads);
-    free(m->auxs);
+    module_drop_optimizer(m);
+    module_unbind(m);
     free(m->pnames);
-    free(m->out_host);
     mxk_string_list_free(m->args);
     mxk_string_list_free(m->aux);
     mxk_symbol_free(m->sym);
     free(m);
 }
+
+static mxk_status module_bind_executors(mxkt_module *m, const mxk_shape *data_shape,
+                                        const mxk_shape *label_shape, int32_t for_training);
 
 /** bind(data_shapes, label_shapes, for_training). */
 mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
@@ -135,6 +156,18 @@ mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
     if (label_shape)
         m->label_shape = *label_shape;
     m->for_training = for_training;
+    mxk_status st = module_bind_executors(m, data_shape, label_shape, for_training);
+    if (st != MXK_OK) {
+        module_unbind(m);
+        return st;
+    }
+    m->bound = 1;
+    return MXK_OK;
+}
+
+/** The executors of bind, one per context, and the module's tables of their arrays. */
+static mxk_status module_bind_executors(mxkt_module *m, const mxk_shape *data_shape,
+                                        const mxk_shape *label_shape, int32_t for_training) {
     m->params = calloc((size_t)m->nctx * m->nparams + 1, sizeof *m->params);
     m->grads = calloc((size_t)m->nctx * m->nparams + 1, sizeof *m->grads);
     m->auxs = calloc((size_t)m->nctx * m->naux + 1, sizeof *m->auxs);
@@ -165,7 +198,6 @@ mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
     m->out_host = malloc((size_t)(m->batch * m->out_width) * sizeof(float));
     if (m->out_host == NULL)
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    m->bound = 1;
     return MXK_OK;
 }
 
@@ -217,7 +249,9 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
         order[i] = m->pnames[i];
     for (uint32_t i = 0; i < m->naux; i++)
         order[m->nparams + i] = m->aux[i];
-    qsort(order, total, sizeof *order, cmp_names);
+    /* upstream visits sorted(arg_params), then sorted(aux_params) */
+    qsort(order, m->nparams, sizeof *order, cmp_names);
+    qsort(order + m->nparams, m->naux, sizeof *order, cmp_names);
     mxk_status st = MXK_OK;
     for (uint32_t k = 0; k < total && st == MXK_OK; k++) {
         const char *name = order[k];
@@ -245,6 +279,11 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
             st = mxkt_error(MXK_ERR_NOT_FOUND, "%s is not presented", name);
             break;
         }
+        if (init == NULL) {
+            st = mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                            "%s is not presented and no initializer was given", name);
+            break;
+        }
         float *host = malloc((size_t)n * sizeof(float));
         if (host == NULL) {
             st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
@@ -253,8 +292,8 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
         st = mxkt_initializer_fill(init, name, &shape, host);
         if (st == MXK_OK)
             st = fill_all(arrs, stride, idx, m->nctx, host, n);
-        if (st == MXK_OK)
-            st = mxk_wait_all() == MXK_OK ? MXK_OK : mxkt_kernel_error(MXK_ERR_INTERNAL, name);
+        if (st == MXK_OK && (st = mxk_wait_all()) != MXK_OK)
+            st = mxkt_kernel_error(st, name);
         free(host);
     }
     free(order);
@@ -262,6 +301,8 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
         m->params_init = 1;
     return st;
 }
+
+static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore);
 
 /** init_optimizer(kvstore, optimizer). */
 mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
@@ -277,6 +318,17 @@ mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
     m->opt = *opt;
     if (!keep_rescale)
         m->opt.rescale_grad = 1.0 / (double)m->batch;
+    mxk_status st = module_make_optimizer(m, kvstore);
+    if (st != MXK_OK) {
+        module_drop_optimizer(m);
+        return st;
+    }
+    m->opt_init = 1;
+    return MXK_OK;
+}
+
+/** The optimizer states (zeros, per context) and, with several contexts, the KVStore. */
+static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore) {
     m->nstates = mxkt_optimizer_num_states(&m->opt);
     size_t ns = (size_t)m->nctx * m->nparams * m->nstates;
     m->states = calloc(ns + 1, sizeof *m->states);
@@ -301,7 +353,6 @@ mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
         if (st != MXK_OK)
             return mxkt_kernel_error(st, "kvstore");
     }
-    m->opt_init = 1;
     return MXK_OK;
 }
 
@@ -447,35 +498,69 @@ uint32_t mxkt_module_num_ctx(const mxkt_module *m) {
     return m->nctx;
 }
 
-/** set_params(arg_params, aux_params, allow_extra). */
+/** Copies a given value into a module array; a failure names the value. */
+static mxk_status copy_named(mxk_ndarray *src, mxk_ndarray *dst, const char *name) {
+    mxk_status st = mxk_ndarray_copy_to(src, dst);
+    if (st == MXK_OK)
+        return MXK_OK;
+    char what[300];
+    snprintf(what, sizeof what, "set_params: %s", name);
+    return mxkt_kernel_error(st, what);
+}
+
+/**
+ * The module array a given name sets: "arg:NAME" a parameter, "aux:NAME" an aux
+ * state, a bare name either (parameters first). Returns the index in
+ * [0, nparams + naux) (aux states after the parameters), or -1.
+ */
+static int64_t module_slot(const mxkt_module *m, const char *name) {
+    int aux_only = strncmp(name, "aux:", 4) == 0, arg_only = strncmp(name, "arg:", 4) == 0;
+    const char *n = aux_only || arg_only ? name + 4 : name;
+    for (uint32_t i = 0; !aux_only && i < m->nparams; i++)
+        if (strcmp(m->pnames[i], n) == 0)
+            return i;
+    for (uint32_t i = 0; !arg_only && i < m->naux; i++)
+        if (strcmp(m->aux[i], n) == 0)
+            return (int64_t)m->nparams + i;
+    return -1;
+}
+
+/** set_params(arg_params, aux_params, allow_extra): checks every name, then copies. */
 mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *const *names,
                                   mxk_ndarray *const *values, int32_t allow_extra) {
     if (!m->bound)
         return mxkt_error(MXK_ERR_STATE, "call bind before set_params");
-    for (uint32_t k = 0; k < num; k++) {
-        const char *n = names[k];
-        int aux_only = strncmp(n, "aux:", 4) == 0, arg_only = strncmp(n, "arg:", 4) == 0;
-        if (aux_only || arg_only)
-            n += 4;
-        int found = 0;
-        for (uint32_t i = 0; !aux_only && i < m->nparams; i++)
-            if (strcmp(m->pnames[i], n) == 0) {
-                for (uint32_t c = 0; c < m->nctx; c++)
-                    MXKT_CHECK(mxk_ndarray_copy_to(values[k], m->params[c * m->nparams + i]));
-                found = 1;
-            }
-        for (uint32_t i = 0; !arg_only && i < m->naux; i++)
-            if (strcmp(m->aux[i], n) == 0) {
-                for (uint32_t c = 0; c < m->nctx; c++)
-                    MXKT_CHECK(mxk_ndarray_copy_to(values[k], m->auxs[c * m->naux + i]));
-                found = 1;
-            }
-        if (!found && !allow_extra)
-            return mxkt_error(MXK_ERR_NOT_FOUND, "Find name \"%s\" that is not in the arguments",
-                              n);
+    uint32_t total = m->nparams + m->naux;
+    char *given = calloc((size_t)total + 1, 1);
+    if (given == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "set_params: out of memory");
+    mxk_status st = MXK_OK;
+    for (uint32_t k = 0; k < num && st == MXK_OK; k++) {
+        int64_t slot = module_slot(m, names[k]);
+        if (slot >= 0)
+            given[slot] = 1;
+        else if (!allow_extra)
+            st = mxkt_error(MXK_ERR_NOT_FOUND, "Find name \"%s\" that is not in the arguments",
+                            names[k]);
     }
+    /* the first values must cover everything (upstream init_params, allow_missing=False) */
+    for (uint32_t i = 0; i < total && st == MXK_OK && !m->params_init; i++)
+        if (!given[i])
+            st = mxkt_error(MXK_ERR_NOT_FOUND, "%s is not presented",
+                            i < m->nparams ? m->pnames[i] : m->aux[i - m->nparams]);
+    free(given);
+    for (uint32_t k = 0; k < num && st == MXK_OK; k++) {
+        int64_t slot = module_slot(m, names[k]);
+        for (uint32_t c = 0; slot >= 0 && c < m->nctx && st == MXK_OK; c++)
+            st = copy_named(values[k],
+                            slot < m->nparams ? m->params[c * m->nparams + slot]
+                                              : m->auxs[c * m->naux + (slot - m->nparams)],
+                            names[k]);
+    }
+    if (st != MXK_OK)
+        return st;
     m->params_init = 1;
-    mxk_status st = mxk_wait_all();
+    st = mxk_wait_all();
     return st == MXK_OK ? st : mxkt_kernel_error(st, "set_params");
 }
 
@@ -644,31 +729,48 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
     mxk_status st = mxk_ndarray_load(path, &n, &arrs, &names);
     if (st != MXK_OK)
         return mxkt_kernel_error(st, path);
+    /* check everything first, so that a bad file changes nothing */
     for (uint32_t i = 0; i < m->nparams && st == MXK_OK; i++)
         for (uint32_t s = 0; s < m->nstates && st == MXK_OK; s++) {
             state_name(want, sizeof want, m, i, s);
             int g = names ? find_given(n, (const char *const *)names, want) : -1;
-            if (g < 0) {
+            mxk_shape ws = mxk_ndarray_shape(m->params[i]), gs;
+            if (g < 0)
                 st = mxkt_error(MXK_ERR_NOT_FOUND, "%s: no state %s", path, want);
-                break;
-            }
-            for (uint32_t c = 0; c < m->nctx && st == MXK_OK; c++)
-                st = mxk_ndarray_copy_to(arrs[g], m->states[(c * m->nparams + i) * m->nstates + s]);
+            else if (gs = mxk_ndarray_shape(arrs[g]),
+                     gs.ndim != ws.ndim || memcmp(gs.dims, ws.dims, sizeof(int64_t) * ws.ndim))
+                st = mxkt_error(MXK_ERR_SHAPE, "%s: state %s has another shape than %s", path, want,
+                                m->pnames[i]);
         }
     int g = names ? find_given(n, (const char *const *)names, "__counts__") : -1;
-    if (st == MXK_OK && g >= 0 && mxk_ndarray_size(arrs[g]) == (uint64_t)m->nparams + 1) {
-        double cv[MXKT_MAX_PARAMS + 1];
-        st = mxk_ndarray_copy_to_host(arrs[g], cv, ((uint64_t)m->nparams + 1) * sizeof(double));
-        if (mxk_ndarray_dtype(arrs[g]) != MXK_FLOAT64)
-            st = mxkt_error(MXK_ERR_FORMAT, "%s: __counts__ must be float64", path);
+    if (st == MXK_OK && (g < 0 || mxk_ndarray_dtype(arrs[g]) != MXK_FLOAT64 ||
+                         mxk_ndarray_size(arrs[g]) != (uint64_t)m->nparams + 1))
+        st = mxkt_error(MXK_ERR_FORMAT,
+                        "%s: __counts__ must be float64 with %u values (num_update, then one "
+                        "update count per parameter)",
+                        path, m->nparams + 1);
+    double cv[MXKT_MAX_PARAMS + 1];
+    mxk_status ks = MXK_OK; /* the kernel's status of the copies */
+    if (st == MXK_OK)
+        ks = mxk_ndarray_copy_to_host(arrs[g], cv, ((uint64_t)m->nparams + 1) * sizeof(double));
+    for (uint32_t i = 0; i < m->nparams && st == MXK_OK && ks == MXK_OK; i++)
+        for (uint32_t s = 0; s < m->nstates && ks == MXK_OK; s++) {
+            state_name(want, sizeof want, m, i, s);
+            int k = find_given(n, (const char *const *)names, want);
+            for (uint32_t c = 0; c < m->nctx && ks == MXK_OK; c++)
+                ks = mxk_ndarray_copy_to(arrs[k], m->states[(c * m->nparams + i) * m->nstates + s]);
+        }
+    if (st == MXK_OK && ks == MXK_OK)
+        ks = mxk_wait_all();
+    if (st == MXK_OK && ks != MXK_OK)
+        st = mxkt_kernel_error(ks, path);
+    if (st == MXK_OK) {
         m->opt.num_update = (int64_t)cv[0];
         for (uint32_t i = 0; i < m->nparams; i++)
             m->opt.counts[i] = (int64_t)cv[i + 1];
         if (m->opt.sched.kind != MXKT_SCHED_NONE) /* replay the scheduler to num_update */
             mxkt_lr_get(&m->opt.sched, m->opt.num_update);
     }
-    if (st == MXK_OK)
-        st = mxk_wait_all();
     mxk_ndarray_list_free(n, arrs, names);
     return st;
 }
@@ -802,10 +904,11 @@ static double module_lr(const mxkt_module *m) {
 /** fit(train_data, eval_data, ...) as BaseModule.fit. */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mxkt_fit_options *o) {
     FILE *log = o->log ? o->log : stderr;
-    mxkt_metric metrics[8], vmetrics[8];
+    mxkt_metric metrics[MXKT_FIT_MAX_METRICS], vmetrics[MXKT_FIT_MAX_METRICS];
     uint32_t nm = o->metrics ? o->num_metrics : 1;
-    if (nm > 8)
-        nm = 8;
+    if (nm < 1 || nm > MXKT_FIT_MAX_METRICS)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "fit: 1 to %d metrics, not %u",
+                          MXKT_FIT_MAX_METRICS, nm);
     if (o->metrics)
         memcpy(metrics, o->metrics, nm * sizeof *metrics);
     else
@@ -816,7 +919,6 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         double tic = now_s(), spd_tic = tic, train_time = 0.0;
         for (uint32_t k = 0; k < nm; k++)
             mxkt_metric_reset(&metrics[k]);
-        MXKT_CHECK(mxkt_iter_reset(train));
         int64_t nbatch = 0, samples = 0;
         for (;;) {
             int32_t has = 0;
@@ -860,7 +962,9 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             if (o->progress && (nbatch % 10 == 0))
                 progress(nbatch, total, epoch);
         }
-        MXKT_CHECK(mxk_wait_all() == MXK_OK ? MXK_OK : mxkt_kernel_error(MXK_ERR_INTERNAL, "fit"));
+        mxk_status waited = mxk_wait_all();
+        if (waited != MXK_OK)
+            return mxkt_kernel_error(waited, "fit");
         train_time = now_s() - tic;
         total = nbatch;
         if (o->progress)
@@ -887,6 +991,8 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             }
             fflush(log);
         }
+        /* end of the epoch: the iterator starts the next one (upstream resets here) */
+        MXKT_CHECK(mxkt_iter_reset(train));
         if (o->metrics_log) {
             FILE *f = fopen(o->metrics_log, "a");
             if (f == NULL)

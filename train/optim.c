@@ -73,13 +73,20 @@ double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i) {
 /* ------------------------------------------------------------------------- */
 
 /** FactorScheduler(step, factor, stop_factor_lr=1e-8, base_lr) (lr_scheduler.py). */
-void mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr) {
+mxk_status mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr) {
+    if (step < 1)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "Schedule step must be greater or equal than 1 round");
+    if (factor > 1.0)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "Factor must be no more than 1 to make lr reduce");
     memset(s, 0, sizeof *s);
     s->kind = MXKT_SCHED_FACTOR;
-    s->step = step < 1 ? 1 : step;
+    s->step = step;
     s->factor = factor;
     s->stop_factor_lr = 1e-8;
     s->base_lr = s->lr = base_lr;
+    return MXK_OK;
 }
 
 /** MultiFactorScheduler(step=[...], factor, base_lr) (lr_scheduler.py). */
@@ -88,13 +95,20 @@ mxk_status mxkt_lr_multifactor(mxkt_lr_scheduler *s, const int64_t *steps, int32
     if (n < 1 || n > MXKT_MAX_STEPS)
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "MultiFactorScheduler: 1 to %d steps needed",
                           MXKT_MAX_STEPS);
-    memset(s, 0, sizeof *s);
     for (int32_t i = 0; i < n; i++) {
-        if (steps[i] < 1 || (i > 0 && steps[i] <= steps[i - 1]))
+        if (i > 0 && steps[i] <= steps[i - 1])
             return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
                               "Schedule step must be an increasing integer list");
-        s->steps[i] = steps[i];
+        if (steps[i] < 1)
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                              "Schedule step must be greater or equal than 1 round");
     }
+    if (factor > 1.0)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "Factor must be no more than 1 to make lr reduce");
+    memset(s, 0, sizeof *s);
+    for (int32_t i = 0; i < n; i++)
+        s->steps[i] = steps[i];
     s->kind = MXKT_SCHED_MULTIFACTOR;
     s->num_steps = n;
     s->factor = factor;

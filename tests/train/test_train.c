@@ -93,7 +93,7 @@ static void test_adam_numbers(void) {
 /** Row 21: FactorScheduler(step=2, factor=0.5, base_lr=1); MultiFactorScheduler. */
 static void test_schedulers(void) {
     mxkt_lr_scheduler s;
-    mxkt_lr_factor(&s, 2, 0.5, 1.0);
+    CHECK_EQ_INT(mxkt_lr_factor(&s, 2, 0.5, 1.0), MXK_OK);
     const double e[] = {1, 1, 0.5, 0.5, 0.25};
     for (int i = 0; i < 5; i++)
         CHECK_NEAR(mxkt_lr_get(&s, i + 1), e[i], 1e-12);
@@ -102,8 +102,20 @@ static void test_schedulers(void) {
     const double m[] = {1, 1, 1, 0.1, 0.1, 0.01};
     for (int i = 0; i < 6; i++)
         CHECK_NEAR(mxkt_lr_get(&s, i + 1), m[i], 1e-12);
-    int64_t bad[] = {5, 3};
+    int64_t bad[] = {5, 3}, zero[] = {0, 3};
     CHECK_EQ_INT(mxkt_lr_multifactor(&s, bad, 2, 0.1, 1.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Schedule step must be an increasing integer list");
+    CHECK_EQ_INT(mxkt_lr_multifactor(&s, zero, 2, 0.1, 1.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Schedule step must be greater or equal than 1 round");
+    CHECK_EQ_INT(mxkt_lr_multifactor(&s, steps, 2, 1.5, 1.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Factor must be no more than 1 to make lr reduce");
+    /* a refused set-up leaves the scheduler as it was */
+    CHECK(s.kind == MXKT_SCHED_MULTIFACTOR && s.steps[0] == 3 && s.steps[1] == 5);
+    CHECK_EQ_INT(mxkt_lr_factor(&s, 0, 0.5, 1.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Schedule step must be greater or equal than 1 round");
+    CHECK_EQ_INT(mxkt_lr_factor(&s, 2, 1.01, 1.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "Factor must be no more than 1 to make lr reduce");
+    CHECK(s.kind == MXKT_SCHED_MULTIFACTOR);
 }
 
 /**
@@ -584,6 +596,83 @@ static void test_module_checkpoint(void) {
     rmdir(prefix);
 }
 
+/**
+ * Module errors change nothing: set_params checks every name before copying (an
+ * unknown name, and, before the parameters are initialised, a missing one), a
+ * .states file whose counts are not float64 is refused without touching the
+ * optimizer, init_params without an initializer names the first missing value.
+ */
+static void test_module_errors(void) {
+    mxk_symbol *sym = NULL;
+    mxkt_net_mlp(&sym);
+    mxkt_module *m = NULL;
+    CHECK_EQ_INT(mxkt_module_create(sym, "data", "softmax_label", &cpu, 1, &m), MXK_OK);
+    mxk_shape ds = {.ndim = 2, .dims = {10, 784}}, ls = {.ndim = 1, .dims = {10}};
+    CHECK_EQ_INT(mxkt_module_bind(m, &ds, &ls, 1), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_init_params(m, NULL, 0, NULL, NULL, 1, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "fc1_bias is not presented and no initializer was given");
+    /* the first set_params must cover every parameter */
+    mxk_shape bs = {.ndim = 1, .dims = {128}};
+    mxk_ndarray *b = NULL;
+    CHECK_EQ_INT(mxk_ndarray_full(&bs, MXK_FLOAT32, cpu, 0.5, &b), MXK_OK);
+    const char *one[] = {"arg:fc1_bias"};
+    CHECK_EQ_INT(mxkt_module_set_params(m, 1, one, &b, 0), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxkt_last_error(), "fc1_weight is not presented");
+    mxkt_initializer init;
+    mxkt_initializer_parse("xavier", 5, &init);
+    CHECK_EQ_INT(mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0), MXK_OK);
+    /* then a partial set is fine, and an unknown name refuses the whole call */
+    const char *two[] = {"arg:fc1_bias", "fc9_weight"};
+    mxk_ndarray *vals[2] = {b, b};
+    uint64_t n = 0;
+    float *before = param_copy(m, 0, 1, &n);
+    CHECK_EQ_INT(mxkt_module_set_params(m, 2, two, vals, 0), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxkt_last_error(), "Find name \"fc9_weight\" that is not in the arguments");
+    float *after = param_copy(m, 0, 1, &n);
+    CHECK(memcmp(before, after, n * sizeof(float)) == 0);
+    free(after);
+    CHECK_EQ_INT(mxkt_module_set_params(m, 2, two, vals, 1), MXK_OK);
+    after = param_copy(m, 0, 1, &n);
+    CHECK(after[0] == 0.5f && after[127] == 0.5f);
+    free(after);
+    free(before);
+    /* a .states file with float32 counts: refused, the optimizer keeps its counts */
+    mxkt_optimizer o;
+    mxkt_optimizer_sgd(&o, 0.1, 0.9, 0.0);
+    CHECK_EQ_INT(mxkt_module_init_optimizer(m, "local", &o, 0), MXK_OK);
+    char dir[] = "/tmp/mxk_train_states_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char pre[128], path[160];
+    snprintf(pre, sizeof pre, "%s/m", dir);
+    mxkt_checkpoint_name(path, sizeof path, pre, 1, "states");
+    uint32_t np = mxkt_module_num_params(m);
+    mxk_ndarray *arrs[8];
+    const char *names[8];
+    char nbuf[8][64];
+    for (uint32_t i = 0; i < np; i++) {
+        arrs[i] = mxkt_module_param(m, i);
+        snprintf(nbuf[i], sizeof nbuf[i], "%s:mom", mxkt_module_param_name(m, i));
+        names[i] = nbuf[i];
+    }
+    mxk_shape cs = {.ndim = 1, .dims = {np + 1}};
+    CHECK_EQ_INT(mxk_ndarray_full(&cs, MXK_FLOAT32, cpu, 7.0, &arrs[np]), MXK_OK);
+    names[np] = "__counts__";
+    CHECK_EQ_INT(mxk_ndarray_save(path, np + 1, arrs, names), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_load_states(m, pre, 1), MXK_ERR_FORMAT);
+    CHECK_CONTAINS(mxkt_last_error(), "__counts__ must be float64 with 7 values");
+    /* a state of the wrong shape is refused by name */
+    arrs[0] = b;
+    CHECK_EQ_INT(mxk_ndarray_save(path, np + 1, arrs, names), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_load_states(m, pre, 1), MXK_ERR_SHAPE);
+    CHECK_CONTAINS(mxkt_last_error(), "state fc1_weight:mom has another shape than fc1_weight");
+    unlink(path);
+    rmdir(dir);
+    mxk_ndarray_free(arrs[np]);
+    mxk_ndarray_free(b);
+    mxkt_module_free(m);
+    mxk_symbol_free(sym);
+}
+
 /** Two contexts (KVStore local): identical parameters, close to one context. */
 static void test_two_contexts(void) {
     mxkt_iter *it = make_data(1), *it2 = make_data(1);
@@ -660,6 +749,7 @@ int main(void) {
     MXK_RUN(test_networks);
     MXK_RUN(test_ndarray_iter);
     MXK_RUN(test_module_checkpoint);
+    MXK_RUN(test_module_errors);
     MXK_RUN(test_two_contexts);
     mxk_shutdown();
     return MXK_TEST_EXIT();

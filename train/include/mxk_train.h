@@ -87,18 +87,20 @@ typedef struct mxkt_lr_scheduler {
 
 /**
  * Sets `*s` to FactorScheduler(step, factor, stop_factor_lr = 1e-8, base_lr)
- * (lr_scheduler.py), state cleared. step < 1 is taken as 1 and factor is not
- * checked (upstream raises ValueError for step < 1 and for factor > 1). Cannot fail.
- * Thread-safe for distinct `s`.
+ * (lr_scheduler.py), state cleared. Errors (MXK_ERR_INVALID_ARGUMENT, *s
+ * untouched), as upstream's ValueErrors: "Schedule step must be greater or equal
+ * than 1 round" (step < 1), "Factor must be no more than 1 to make lr reduce"
+ * (factor > 1). Thread-safe for distinct `s`.
  */
-void mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr);
+mxk_status mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr);
 /**
  * Sets `*s` to MultiFactorScheduler(steps, factor, base_lr) (lr_scheduler.py;
- * stop_factor_lr set to 1e-8 but unused); `steps` (n values) is copied, factor is
- * not checked. Errors (MXK_ERR_INVALID_ARGUMENT): "MultiFactorScheduler: 1 to 16
- * steps needed" (n < 1 or n > MXKT_MAX_STEPS; *s untouched), "Schedule step must be
- * an increasing integer list" (a step < 1 or not above the previous one; *s reset
- * then, not usable). Thread-safe for distinct `s`.
+ * stop_factor_lr set to 1e-8 but unused); `steps` (n values) is copied. Errors
+ * (MXK_ERR_INVALID_ARGUMENT, *s untouched): "MultiFactorScheduler: 1 to 16 steps
+ * needed" (n < 1 or n > MXKT_MAX_STEPS), "Schedule step must be an increasing
+ * integer list", "Schedule step must be greater or equal than 1 round" (a step
+ * < 1), "Factor must be no more than 1 to make lr reduce" (factor > 1).
+ * Thread-safe for distinct `s`.
  */
 mxk_status mxkt_lr_multifactor(mxkt_lr_scheduler *s, const int64_t *steps, int32_t n, double factor,
                                double base_lr);
@@ -679,10 +681,14 @@ mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out);
 typedef void (*mxkt_batch_cb)(int32_t epoch, int64_t nbatch, const mxkt_metric *metrics,
                               uint32_t num_metrics, void *user);
 
+/** Most metrics of one fit. */
+#define MXKT_FIT_MAX_METRICS 8
+
 /** Options of fit (upstream BaseModule.fit arguments). Zero-fill then set. */
 typedef struct mxkt_fit_options {
     int32_t begin_epoch, num_epoch; /**< epochs begin_epoch .. num_epoch - 1 */
-    const mxkt_metric *metrics;     /**< templates (copied; at most 8 used); NULL: accuracy */
+    const mxkt_metric *metrics;     /**< templates (copied); NULL: accuracy */
+    /** 1 to MXKT_FIT_MAX_METRICS (ignored when metrics is NULL) */
     uint32_t num_metrics;
     int32_t disp_batches;    /**< Speedometer frequent; <= 0: none */
     const char *ckpt_prefix; /**< checkpoint every `ckpt_period` epochs when set */
@@ -697,26 +703,27 @@ typedef struct mxkt_fit_options {
     mxkt_batch_cb batch_cb; /**< NULL: none */
     void *batch_cb_user;    /**< passed to batch_cb */
     /** filled by fit: last epoch's metric values (validation only with eval) */
-    double last_train[8], last_val[8];
+    double last_train[MXKT_FIT_MAX_METRICS], last_val[MXKT_FIT_MAX_METRICS];
     /** filled by fit: last epoch's samples/sec (pad rows included) and seconds */
     double last_speed, last_seconds;
 } mxkt_fit_options;
 
 /**
  * fit(train, eval) (base_module.py BaseModule.fit; callback.py Speedometer and
- * module_checkpoint): per epoch resets the metrics and `train`, runs
- * forward_backward / update / update_metric (all batch_size rows) per batch with
- * the Speedometer and batch_cb, logs "Update[N]: Change learning rate to R" when
- * the scheduler changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T",
- * checkpoints (epoch + 1, with states), scores on `eval` (may be NULL;
- * "Epoch[E] Validation-NAME=V") and appends to metrics_log. The module must be
- * bound, initialised and have its optimizer; the iterators stay the caller's; `opt`
- * is read and its last_* fields written. Errors (fit stops at the first): those of
+ * module_checkpoint): per epoch resets the metrics, runs over `train` from where
+ * it stands (a fresh iterator: its start) and resets it at the epoch's end as
+ * upstream does, running forward_backward / update / update_metric (all batch_size rows) per batch
+ * with the Speedometer and batch_cb, logs "Update[N]: Change learning rate to R" when the scheduler
+ * changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T", checkpoints (epoch + 1, with
+ * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V") and appends to metrics_log.
+ * The module must be bound, initialised and have its optimizer; the iterators stay the caller's;
+ * `opt` is read and its last_* fields written. Errors (fit stops at the first):
+ * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), those of
  * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward_backward,
  * mxkt_module_update (MXK_ERR_STATE "call init_optimizer before update"),
  * mxkt_module_update_metric, the kernel's status reading a label array ("label:
- * ...", e.g. MXK_ERR_UNSUPPORTED off the CPU), MXK_ERR_INTERNAL when the epoch's
- * final wait reports an error ("fit: ..."), mxkt_module_save_checkpoint's,
+ * ...", e.g. MXK_ERR_UNSUPPORTED off the CPU), the kernel's status when the
+ * epoch's final wait reports an error ("fit: ..."), mxkt_module_save_checkpoint's,
  * mxkt_module_score's, MXK_ERR_IO "cannot open metrics log 'PATH'".
  */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,

@@ -447,6 +447,17 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
     return rc;
 }
 
+/** Frees the handles bind would have taken (executor_internal.h). */
+void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
+                           uint32_t num_aux, mxk_ndarray **aux) {
+    for (uint32_t i = 0; i < num_args; i++) {
+        mxk_ndarray_free(args ? args[i] : NULL);
+        mxk_ndarray_free(grads ? grads[i] : NULL);
+    }
+    for (uint32_t i = 0; aux != NULL && i < num_aux; i++)
+        mxk_ndarray_free(aux[i]);
+}
+
 mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
                                mxk_ndarray **args, mxk_ndarray **grads, const mxk_op_req *reqs,
                                uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared,
@@ -464,12 +475,7 @@ mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t 
         ex->aux = calloc(num_aux + 1, sizeof *ex->aux);
     }
     if (ex == NULL || !ex->args || !ex->grads || !ex->grad_reqs || !ex->aux) {
-        for (uint32_t i = 0; i < num_args; i++) {
-            mxk_ndarray_free(args[i]);
-            mxk_ndarray_free(grads ? grads[i] : NULL);
-        }
-        for (uint32_t i = 0; i < num_aux; i++)
-            mxk_ndarray_free(aux[i]);
+        mxk_exec_free_handles(num_args, args, grads, num_aux, aux);
         mxk_executor_free(ex);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     }
@@ -560,16 +566,10 @@ mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t nu
     for (uint32_t i = 0; rc == MXK_OK && i < num_aux; i++)
         if ((x[i] = mxk_ndarray_retain_view(aux[i])) == NULL)
             rc = mxk_last_error_code();
-    if (rc == MXK_OK) {
+    if (rc == MXK_OK)
         rc = mxk_exec_bind_owned(sym, ctx, num_args, a, gr, r, num_aux, x, shared_exec, out);
-    } else {
-        for (uint32_t i = 0; a && gr && i < num_args; i++) {
-            mxk_ndarray_free(a[i]);
-            mxk_ndarray_free(gr[i]);
-        }
-        for (uint32_t i = 0; x && i < num_aux; i++)
-            mxk_ndarray_free(x[i]);
-    }
+    else
+        mxk_exec_free_handles(num_args, a, gr, num_aux, x);
     free(a);
     free(gr);
     free(x);
@@ -608,19 +608,28 @@ static mxk_status reuse_or_zeros(const mxk_ndarray *reuse, const mxk_shape *shap
     return mxk_ndarray_full(shape, dtype, ctx, 0.0, out);
 }
 
-/** Shapes/types of arguments and aux states for simple_bind (inference from given shapes). */
-static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const char *const *names,
-                               const mxk_shape *shapes, mxk_shape *fs, int32_t *ft) {
-    for (uint32_t i = 0; i < num_shapes; i++) {
+/** Checks the names of simple_bind / reshape shapes (executor_internal.h). */
+mxk_status mxk_exec_check_shape_names(uint32_t num, const char *const *names,
+                                      const mxk_shape *shapes, const char *who, const char *where) {
+    for (uint32_t i = 0; i < num; i++) {
         if (names == NULL || names[i] == NULL || shapes == NULL)
-            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "simple_bind: shape name %u is NULL", i);
+            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: shape name %u is NULL", who, i);
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0)
                 return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                                     "Duplicate shapes are provided for argument %s in "
-                                     "simple_bind",
-                                     names[i]);
+                                     "Duplicate shapes are provided for argument %s in %s",
+                                     names[i], where);
     }
+    return MXK_OK;
+}
+
+/** Shapes/types of arguments and aux states for simple_bind (inference from given shapes). */
+static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const char *const *names,
+                               const mxk_shape *shapes, mxk_shape *fs, int32_t *ft) {
+    mxk_status rc =
+        mxk_exec_check_shape_names(num_shapes, names, shapes, "simple_bind", "simple_bind");
+    if (rc != MXK_OK)
+        return rc;
     for (uint32_t e = 0; e < g->num_entries; e++)
         ft[e] = -1;
     /* Names are matched against the arguments and aux states; others are ignored (MXNet). */
@@ -632,7 +641,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
                 fs[mxk_igraph_entry(g, n, 0)] = shapes[i];
     }
     uint32_t unknown = 0;
-    mxk_status rc = mxk_igraph_infer_shape(g, fs, &unknown);
+    rc = mxk_igraph_infer_shape(g, fs, &unknown);
     if (rc != MXK_OK)
         return rc;
     uint32_t unknown_args = 0;
@@ -741,16 +750,10 @@ mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint
     mxk_igraph_free(g);
     free(fs);
     free(ft);
-    if (rc == MXK_OK) {
+    if (rc == MXK_OK)
         rc = mxk_exec_bind_owned(sym, ctx, na, args, grads, reqs, nx, aux, shared_exec, out);
-    } else {
-        for (uint32_t i = 0; args && grads && i < na; i++) {
-            mxk_ndarray_free(args[i]);
-            mxk_ndarray_free(grads[i]);
-        }
-        for (uint32_t i = 0; aux && i < nx; i++)
-            mxk_ndarray_free(aux[i]);
-    }
+    else
+        mxk_exec_free_handles(na, args, grads, nx, aux);
     free(args);
     free(grads);
     free(aux);

@@ -102,6 +102,24 @@ mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t 
                                uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared_exec,
                                mxk_executor **out);
 
+/**
+ * Frees every handle in args and grads (num_args each) and in aux (num_aux): the
+ * handles mxk_exec_bind_owned would have taken when the caller fails before binding.
+ * Any of the arrays may be NULL (nothing to free there); the arrays themselves stay
+ * the caller's. The failure path of bind, simple_bind and reshape.
+ */
+void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
+                           uint32_t num_aux, mxk_ndarray **aux);
+
+/**
+ * Checks the named shapes given to simple_bind / reshape: every name present
+ * (MXK_ERR_INVALID_ARGUMENT "<who>: shape name <i> is NULL", also when `names` or
+ * `shapes` is NULL) and none given twice (MXNet's "Duplicate shapes are provided for
+ * argument <name> in <where>").
+ */
+mxk_status mxk_exec_check_shape_names(uint32_t num, const char *const *names,
+                                      const mxk_shape *shapes, const char *who, const char *where);
+
 /** Index of argument `name`, or UINT32_MAX. */
 uint32_t mxk_exec_find_arg(const mxk_executor *ex, const char *name);
 

@@ -14,7 +14,6 @@
  * Python front end does, the monitor callback is carried over.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "error.h"
 #include "executor_internal.h"
@@ -62,23 +61,16 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_executor_reshape: %s is NULL",
                              ex ? "out" : "executor");
     *out = NULL;
-    for (uint32_t i = 0; i < num_shapes; i++) {
-        if (names == NULL || names[i] == NULL || shapes == NULL)
-            return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "reshape: shape name %u is NULL", i);
-        for (uint32_t j = 0; j < i; j++)
-            if (strcmp(names[i], names[j]) == 0)
-                return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                                     "Duplicate shapes are provided for argument %s in reshape "
-                                     "of executor",
-                                     names[i]);
-    }
+    mxk_status rc =
+        mxk_exec_check_shape_names(num_shapes, names, shapes, "reshape", "reshape of executor");
+    if (rc != MXK_OK)
+        return rc;
     const mxk_igraph *g = ex->g;
     uint32_t na = g->num_args, nx = g->num_aux;
     mxk_shape *fs = calloc(g->num_entries + 1, sizeof *fs);
     uint8_t *named = calloc(na + nx + 1, 1);
     mxk_ndarray **args = calloc(na + 1, sizeof *args), **grads = calloc(na + 1, sizeof *grads);
     mxk_ndarray **aux = calloc(nx + 1, sizeof *aux);
-    mxk_status rc = MXK_OK;
     if (!fs || !named || !args || !grads || !aux)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     /* Only the named inputs' shapes are given; the rest is inferred (weights etc.). */
@@ -145,12 +137,7 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
         if (rc == MXK_OK)
             mxk_executor_set_monitor(*out, ex->monitor, ex->monitor_user, ex->monitor_all);
     } else {
-        for (uint32_t i = 0; args && grads && i < na; i++) {
-            mxk_ndarray_free(args[i]);
-            mxk_ndarray_free(grads[i]);
-        }
-        for (uint32_t i = 0; aux && i < nx; i++)
-            mxk_ndarray_free(aux[i]);
+        mxk_exec_free_handles(na, args, grads, nx, aux);
     }
     free(args);
     free(grads);

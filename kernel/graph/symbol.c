@@ -196,6 +196,19 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size) {
     return 1;
 }
 
+/**
+ * Marks `node` seen and pushes it (its first input next) onto the depth-first stack of
+ * mxk_graph_post_order, growing the stack as needed. 0 when out of memory.
+ */
+static int dfs_push(dfs_frame **stack, uint32_t *cap, uint32_t *depth, mxk_node_index *seen,
+                    mxk_gnode *node) {
+    if (!grow((void **)stack, cap, *depth + 1, sizeof **stack) ||
+        mxk_node_index_put(seen, node, 0) != MXK_OK)
+        return 0;
+    (*stack)[(*depth)++] = (dfs_frame){node, 0};
+    return 1;
+}
+
 mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
                                 uint32_t *num) {
     *nodes = NULL;
@@ -212,12 +225,10 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
         mxk_gnode *head = heads[h].node;
         if (mxk_node_index_get(&seen, head) != UINT32_MAX)
             continue;
-        if (!grow((void **)&stack, &stack_cap, depth + 1, sizeof *stack) ||
-            mxk_node_index_put(&seen, head, 0) != MXK_OK) {
+        if (!dfs_push(&stack, &stack_cap, &depth, &seen, head)) {
             st = MXK_ERR_OUT_OF_MEMORY;
             break;
         }
-        stack[depth++] = (dfs_frame){head, 0};
         while (depth > 0) {
             dfs_frame *top = &stack[depth - 1];
             if (top->next == top->node->num_inputs) {
@@ -232,12 +243,10 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
             mxk_gnode *in = top->node->inputs[top->next++].node;
             if (mxk_node_index_get(&seen, in) != UINT32_MAX)
                 continue;
-            if (!grow((void **)&stack, &stack_cap, depth + 1, sizeof *stack) ||
-                mxk_node_index_put(&seen, in, 0) != MXK_OK) {
+            if (!dfs_push(&stack, &stack_cap, &depth, &seen, in)) {
                 st = MXK_ERR_OUT_OF_MEMORY;
                 break;
             }
-            stack[depth++] = (dfs_frame){in, 0};
         }
     }
     free(stack);
@@ -446,9 +455,26 @@ static uint32_t name_index(const mxk_name_list *l, const char *name) {
 }
 
 /** Name of input slot i of an operator: argument i, or aux state i - num_args. */
-static const char *slot_name(const mxk_op_params *p, uint32_t i) {
+const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i) {
     uint32_t na = p->in_names->count;
     return i < na ? p->in_names->names[i] : p->aux_names->names[i - na];
+}
+
+/** DefaultVarName's variable "<node>_<arg>" with the node's attributes (symbol_internal.h). */
+mxk_gnode *mxk_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs) {
+    size_t len = strlen(node_name) + strlen(arg) + 2;
+    char *vname = malloc(len);
+    mxk_gnode *v = NULL;
+    if (vname != NULL) {
+        snprintf(vname, len, "%s%s%s", node_name, node_name[0] ? "_" : "", arg);
+        v = mxk_gnode_variable(vname);
+        free(vname);
+    }
+    if (v != NULL && mxk_attrs_merge(v->attrs, attrs) != MXK_OK) {
+        mxk_gnode_release(v);
+        v = NULL;
+    }
+    return v;
 }
 
 /** Writes "data, weight, bias" (arguments, then aux states) of an operator into buf. */
@@ -457,7 +483,7 @@ static const char *slot_names(const mxk_op_params *p, char *buf, size_t size) {
     uint32_t total = p->in_names->count + p->aux_names->count;
     buf[0] = '\0';
     for (uint32_t i = 0; i < total && pos < size; i++) {
-        int w = snprintf(buf + pos, size - pos, i ? ", %s" : "%s", slot_name(p, i));
+        int w = snprintf(buf + pos, size - pos, i ? ", %s" : "%s", mxk_op_slot_name(p, i));
         if (w < 0)
             break;
         pos += (size_t)w;
@@ -535,9 +561,9 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
         }
         const mxk_symbol *s = inputs[i];
         if (s == NULL || s->num_outputs != 1) {
-            st = mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                               "%s: input %u ('%s') %s; a single output is required", op, i,
-                               slot_name(p, slot), s == NULL ? "is NULL" : "has several outputs");
+            st = mxk_set_error(
+                MXK_ERR_INVALID_ARGUMENT, "%s: input %u ('%s') %s; a single output is required", op,
+                i, mxk_op_slot_name(p, slot), s == NULL ? "is NULL" : "has several outputs");
             break;
         }
         slots[slot] = s->outputs[0];
@@ -546,18 +572,9 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
     for (uint32_t i = 0; i < total && st == MXK_OK; i++) {
         if (slots[i].node != NULL)
             continue;
-        const char *arg = slot_name(p, i);
-        size_t len = strlen(name) + strlen(arg) + 2;
-        char *vname = malloc(len);
-        mxk_gnode *v = NULL;
-        if (vname != NULL) {
-            /* DefaultVarName (upstream legacy_json_util.cc / symbolic.cc). */
-            snprintf(vname, len, "%s%s%s", name, name[0] ? "_" : "", arg);
-            v = mxk_gnode_variable(vname);
-            free(vname);
-        }
-        if (v == NULL || mxk_attrs_merge(v->attrs, node_attrs) != MXK_OK) {
-            mxk_gnode_release(v);
+        const char *arg = mxk_op_slot_name(p, i);
+        mxk_gnode *v = mxk_gnode_default_var(name, arg, node_attrs);
+        if (v == NULL) {
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating variable '%s_%s'",
                                name, arg);
             break;

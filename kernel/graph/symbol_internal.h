@@ -100,4 +100,17 @@ mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
  */
 mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
 
+/** Name of input slot `i` of an operator: argument i, or aux state i - number of arguments. */
+const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i);
+
+/**
+ * The variable MXNet makes for an operator input that was not given (DefaultVarName,
+ * upstream MXNet src/nnvm/legacy_json_util.cc / nnvm src/core/symbolic.cc): named
+ * "<node_name>_<arg>" ("<arg>" when node_name is empty), carrying a copy of `attrs`
+ * (the node's attributes). Used by compose (missing inputs) and by the legacy-JSON
+ * upgrade before 0.9.0 (unstored aux states). A new reference, or NULL on
+ * out-of-memory; the caller sets its own message.
+ */
+mxk_gnode *mxk_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs);
+
 #endif /* MXK_SYMBOL_INTERNAL_H */

@@ -758,9 +758,8 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
         size_t pos = 0;
         names[0] = '\0';
         for (uint32_t k = 0; k < total && pos < sizeof names; k++) {
-            const char *s = k < p->in_names->count ? p->in_names->names[k]
-                                                   : p->aux_names->names[k - p->in_names->count];
-            int w = snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s", s);
+            int w = snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s",
+                             mxk_op_slot_name(p, k));
             pos += w > 0 ? (size_t)w : 0;
         }
         st = fmt_error("%s: operator %s takes %u input%s (%s), the file gives %zu", at, op, total,
@@ -783,18 +782,8 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
         for (uint32_t k = 0; k < num_given && st == MXK_OK; k++)
             all[k] = in[k];
         for (uint32_t k = (uint32_t)num_given; k < total && st == MXK_OK; k++) {
-            const char *arg = k < p->in_names->count ? p->in_names->names[k]
-                                                     : p->aux_names->names[k - p->in_names->count];
-            size_t len = strlen(name) + strlen(arg) + 2;
-            char *vname = malloc(len);
-            mxk_gnode *v = NULL;
-            if (vname != NULL) {
-                snprintf(vname, len, "%s%s%s", name, name[0] ? "_" : "", arg);
-                v = mxk_gnode_variable(vname);
-                free(vname);
-            }
-            if (v == NULL || mxk_attrs_merge(v->attrs, dict) != MXK_OK) {
-                mxk_gnode_release(v);
+            mxk_gnode *v = mxk_gnode_default_var(name, mxk_op_slot_name(p, k), dict);
+            if (v == NULL) {
                 st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
                 break;
             }

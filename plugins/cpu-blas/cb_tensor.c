@@ -133,6 +133,51 @@ uint32_t cbt_inplace_00(const void *param, mxk_inplace_pair *pairs, uint32_t cap
     return n;
 }
 
+/** The in-place identity 0 -> 0. */
+uint32_t cbt_inplace_identity_00(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
+    return n;
+}
+
+/** The loss operators' backward in-place pair 3 -> 0 (see cb_tensor.h). */
+uint32_t cbt_inplace_loss_grad(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
+    uint32_t n = 0;
+    mxk_sdk_inplace_add(pairs, capacity, &n, 3, 0, 0);
+    return n;
+}
+
+/** One visible output. */
+uint32_t cbt_num_visible_1(const void *param) {
+    return 1;
+}
+
+/** Copies data to output by the request (see cb_tensor.h). */
+mxk_status cbt_copy_forward(const mxk_forward_args *args, cb_infer_shape_fn infer,
+                            const void *param, mxk_error_sink *err) {
+    static const char *const args_names[] = {"data", NULL};
+    static const char *const out_names[] = {"output", NULL};
+    MXK_SDK_CHECK(cb_check_forward(args, 1, 1, args_names, out_names, infer, param, err));
+    mxk_sdk_copy_f32(cb_f32(args->out_data[0]), cb_f32(args->in_data[0]),
+                     (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape), args->req[0]);
+    return MXK_OK;
+}
+
+/** in_grad (=|+=) out_grad (see cb_tensor.h). */
+mxk_status cbt_copy_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_backward_args *args, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_tensor *dy = args->out_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dy->shape, "data", err));
+    mxk_sdk_copy_f32(cb_f32(args->in_grad[0]), cb_f32(dy), (size_t)mxk_sdk_shape_count(&dy->shape),
+                     req);
+    return MXK_OK;
+}
+
 /** Loads element i as a double (see cb_tensor.h). */
 double cbt_load(const void *p, int32_t dtype, uint64_t i) {
     switch (dtype) {

@@ -7,7 +7,9 @@
  * one_hot, the samplers), axis normalisation, the (outer, k, inner) view of a
  * shape around one axis (MXNet's common pattern, e.g. src/operator/nn/softmax-inl.h),
  * element access by dtype code, and the stock callbacks (float32 type inference,
- * same-shape inference, "backward reads out_grad only", in-place 0 -> 0).
+ * same-shape inference, "backward reads out_grad only", in-place 0 -> 0, one
+ * visible output, heap parameter objects) and kernels (copy forward / backward)
+ * that the other operator files use as well.
  */
 #ifndef MXK_CB_TENSOR_H
 #define MXK_CB_TENSOR_H
@@ -78,6 +80,40 @@ void cbt_dep_none(const void *param, uint32_t num_visible, uint32_t num_in, uint
 
 /** forward_inplace / backward_inplace: the single pair 0 -> 0 (not an identity). */
 uint32_t cbt_inplace_00(const void *param, mxk_inplace_pair *pairs, uint32_t capacity);
+
+/**
+ * forward_inplace / backward_inplace: the single pair 0 -> 0 as an identity (the
+ * output equals the input, so sharing the memory makes the copy a no-op).
+ */
+uint32_t cbt_inplace_identity_00(const void *param, mxk_inplace_pair *pairs, uint32_t capacity);
+
+/**
+ * backward_inplace of the loss operators with arguments (data, label) and one
+ * output (SoftmaxOutput, *RegressionOutput): out_data[0] (backward index
+ * 1 + 2 + 0 = 3) -> in_grad[data], not an identity.
+ */
+uint32_t cbt_inplace_loss_grad(const void *param, mxk_inplace_pair *pairs, uint32_t capacity);
+
+/** num_visible_outputs: one (the other outputs, e.g. a mask, are hidden). */
+uint32_t cbt_num_visible_1(const void *param);
+
+/**
+ * Forward of a one-argument copy operator (argument `data`, output `output`:
+ * BlockGrad, _copyto, Flatten, Reshape): checks the call with cb_check_forward
+ * against the operator's shape inference `infer` (messages name `data` and
+ * `output`), then output (=|+=) data by req[0], element for element.
+ */
+mxk_status cbt_copy_forward(const mxk_forward_args *args, cb_infer_shape_fn infer,
+                            const void *param, mxk_error_sink *err);
+
+/**
+ * Backward kernel of a one-argument copy operator (_copyto, Flatten, Reshape):
+ * counts (1, 1, 1), then in_grad[0] (=|+=) out_grad[0] by req[0], element for
+ * element, after checking out_grad ("gradient of 'output'") and in_grad (as many
+ * elements, "gradient of 'data'"). Nothing is checked when req[0] is NULL.
+ */
+mxk_status cbt_copy_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_backward_args *args, mxk_error_sink *err);
 
 /** Element i of dtype `dtype` at p, as a double (float16 through mxk_sdk_half.h). */
 double cbt_load(const void *p, int32_t dtype, uint64_t i);

@@ -14,11 +14,10 @@
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cb_loops.h"
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** act_type values, in the order of the enum string. */
 enum act_type { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
@@ -40,19 +39,9 @@ static const mxk_attr_def act_attrs[] = {
 
 /** Parses act_type. */
 static mxk_status act_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    int32_t act = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", ACT_TYPES, &act, err));
-    act_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    q->act = act;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object from act_parse. */
-static void act_free(void *param) {
-    free(param);
+    act_param p = {0};
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", ACT_TYPES, &p.act, err));
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Output shape = data shape (both directions). */
@@ -82,21 +71,6 @@ static void act_backward_dependency(const void *param, uint32_t num_visible, uin
         need_in_data[0] = 1;
     else
         need_out_data[0] = 1;
-}
-
-/** Forward in-place data -> output. */
-static uint32_t act_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
-}
-
-/** Backward in-place out_grad[0] (index 0) -> in_grad[0]. */
-static uint32_t act_backward_inplace(const void *param, mxk_inplace_pair *pairs,
-                                     uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
 }
 
 /**
@@ -311,12 +285,12 @@ mxk_status cb_register_activation(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = act_args;
     def.outputs = act_outs;
     def.parse_param = act_parse;
-    def.free_param = act_free;
+    def.free_param = cbt_param_free;
     def.infer_shape = act_infer_shape;
     def.infer_type = act_infer_type;
     def.backward_dependency = act_backward_dependency;
-    def.forward_inplace = act_forward_inplace;
-    def.backward_inplace = act_backward_inplace;
+    def.forward_inplace = cbt_inplace_00;
+    def.backward_inplace = cbt_inplace_00;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "Activation", act_forward, act_backward);
     return cb_register(reg, &def, &k, err);

@@ -31,13 +31,6 @@ static mxk_status an_list_arguments(const void *param, mxk_name_list *out, mxk_e
     return cbt_list_numbered(out, "arg", ((const an_param *)param)->num_args, err);
 }
 
-/** Backward in-place: out_grad -> in_grad[0], an identity. */
-static uint32_t an_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
-    return n;
-}
-
 /** out (=|+=) sum of the inputs, accumulated in input order. */
 static mxk_status an_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -99,7 +92,7 @@ mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err) {
         def.infer_type = cbt_infer_type_f32;
         def.backward_dependency = cbt_dep_out_grad;
         def.forward_inplace = cbt_inplace_00;
-        def.backward_inplace = an_backward_inplace;
+        def.backward_inplace = cbt_inplace_identity_00;
         MXK_SDK_CHECK(cbt_register(reg, &def, names[i], an_forward, an_backward, 0, err));
     }
     return MXK_OK;

@@ -29,10 +29,9 @@
  * data, gamma and the mean / var outputs.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of BatchNorm. */
 typedef struct bn_param {
@@ -77,17 +76,7 @@ static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     if (!(p.momentum >= 0.0 && p.momentum <= 1.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'momentum': must be in [0, 1], got %g", p.momentum);
-    bn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void bn_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Visible outputs: 3 with output_mean_var, else 1. */
@@ -329,7 +318,7 @@ mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     def.outputs = bn_outs;
     def.aux_states = bn_aux;
     def.parse_param = bn_parse;
-    def.free_param = bn_free;
+    def.free_param = cbt_param_free;
     def.num_visible_outputs = bn_num_visible;
     def.infer_shape = bn_infer_shape;
     def.infer_type = bn_infer_type;

@@ -28,10 +28,9 @@
  */
 #include <cblas.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of Convolution / Deconvolution. */
 typedef struct cv_param {
@@ -92,30 +91,6 @@ static const mxk_attr_def deconv_attrs[] = {
                  "Data layout; cpu-blas computes NCHW only."),
 };
 
-/** Reads a 2-tuple attribute: "()" gives `dflt` twice; other lengths are an error. */
-static mxk_status cv_pair(const mxk_attrs *attrs, const char *key, int64_t dflt, int64_t lo,
-                          int64_t out[2], mxk_error_sink *err) {
-    mxk_shape s;
-    out[0] = out[1] = dflt;
-    if (!mxk_sdk_attr_is_set(attrs, key))
-        return MXK_OK;
-    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
-    if (s.ndim == 0)
-        return MXK_OK;
-    if (s.ndim != 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute '%s': cpu-blas supports 2-D (h, w) only, got %d values",
-                             key, (int)s.ndim);
-    for (int i = 0; i < 2; i++) {
-        if (s.dims[i] < lo || s.dims[i] > INT32_MAX)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute '%s': values must be >= %lld, got %lld", key,
-                                 (long long)lo, (long long)s.dims[i]);
-        out[i] = s.dims[i];
-    }
-    return MXK_OK;
-}
-
 /** Parses the attributes of either operator (deconv selects the schema's extras). */
 static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out,
                                   mxk_error_sink *err) {
@@ -136,12 +111,12 @@ static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out
                                  (long long)k.dims[i]);
         p.kernel[i] = k.dims[i];
     }
-    MXK_SDK_CHECK(cv_pair(attrs, "stride", 1, 1, p.stride, err));
-    MXK_SDK_CHECK(cv_pair(attrs, "dilate", 1, 1, p.dilate, err));
-    MXK_SDK_CHECK(cv_pair(attrs, "pad", 0, 0, p.pad, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "stride", 1, 1, "cpu-blas", p.stride, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "dilate", 1, 1, "cpu-blas", p.dilate, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "pad", 0, 0, "cpu-blas", p.pad, err));
     if (deconv) {
-        MXK_SDK_CHECK(cv_pair(attrs, "adj", 0, 0, p.adj, err));
-        MXK_SDK_CHECK(cv_pair(attrs, "target_shape", 0, 0, p.target, err));
+        MXK_SDK_CHECK(cb_attr_pair(attrs, "adj", 0, 0, "cpu-blas", p.adj, err));
+        MXK_SDK_CHECK(cb_attr_pair(attrs, "target_shape", 0, 0, "cpu-blas", p.target, err));
         for (int i = 0; i < 2; i++)
             if (p.adj[i] >= p.stride[i] && p.adj[i] > 0)
                 return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
@@ -160,12 +135,7 @@ static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out
         return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
                              "attribute 'layout': cpu-blas computes NCHW only, got '%s'",
                              mxk_sdk_attr_raw(attrs, "layout"));
-    cv_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** parse_param of Convolution. */
@@ -176,11 +146,6 @@ static mxk_status conv_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
 /** parse_param of Deconvolution. */
 static mxk_status deconv_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     return cv_parse_common(attrs, 1, out, err);
-}
-
-/** Frees a parameter object. */
-static void cv_free(void *param) {
-    free(param);
 }
 
 /** Argument count: 2 with no_bias, else 3. */
@@ -751,7 +716,7 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
 static void cv_def_init(mxk_op_def *def) {
     mxk_sdk_op_def_init(def);
     def->outputs = cv_outs;
-    def->free_param = cv_free;
+    def->free_param = cbt_param_free;
     def->list_arguments = cv_list_arguments;
     def->infer_shape = cv_infer_shape;
     def->infer_type = cv_infer_type;

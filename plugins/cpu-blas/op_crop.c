@@ -8,10 +8,9 @@
  * center_crop. Backward: arg0's gradient is dy inside the crop and 0 elsewhere,
  * arg1's gradient is 0. It reads out_grad only (shapes come from the gradients).
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of Crop. */
 typedef struct cr_param {
@@ -56,17 +55,7 @@ static mxk_status cr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     if (p.num_args == 1 && (p.hw[0] == 0 || p.hw[1] == 0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'h_w': required (positive) with num_args 1");
-    cr_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void cr_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Argument names: arg0[, arg1]. */
@@ -132,13 +121,6 @@ static mxk_status cr_infer_type(const void *param, int32_t *in, uint32_t num_in,
                                 mxk_error_sink *err) {
     return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, cr_args, out, num_out, cr_outs, aux,
                                       num_aux, err);
-}
-
-/** Backward reads out_grad only. */
-static void cr_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
-                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
-                                   uint8_t *need_out_data) {
-    need_out_grad[0] = 1;
 }
 
 /** Forward: copies the window by the request. */
@@ -211,11 +193,11 @@ mxk_status cb_register_crop(mxk_registrar *reg, mxk_error_sink *err) {
     def.num_attrs = MXK_SDK_COUNTOF(cr_attrs);
     def.outputs = cr_outs;
     def.parse_param = cr_parse;
-    def.free_param = cr_free;
+    def.free_param = cbt_param_free;
     def.list_arguments = cr_list_arguments;
     def.infer_shape = cr_infer_shape;
     def.infer_type = cr_infer_type;
-    def.backward_dependency = cr_backward_dependency;
+    def.backward_dependency = cbt_dep_out_grad;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "Crop", cr_forward, cr_backward);
     return cb_register(reg, &def, &k, err);

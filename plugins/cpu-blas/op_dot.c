@@ -14,9 +14,8 @@
  * lhs, rhs): dA and dB by sgemm with the transposes of the chain rule.
  */
 #include <cblas.h>
-#include <stdlib.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of dot. */
 typedef struct dot_param {
@@ -40,17 +39,7 @@ static mxk_status dot_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     dot_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_a", &p.ta, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_b", &p.tb, err));
-    dot_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object from dot_parse. */
-static void dot_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /**
@@ -253,7 +242,7 @@ mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = dot_args;
     def.outputs = dot_outs;
     def.parse_param = dot_parse;
-    def.free_param = dot_free;
+    def.free_param = cbt_param_free;
     def.infer_shape = dot_infer_shape;
     def.infer_type = dot_infer_type;
     def.backward_dependency = dot_backward_dependency;

@@ -17,10 +17,9 @@
  * mask, whatever the thread count. Draws happen in blocks of CB_DO_CHUNK floats
  * on the stack, so nothing is allocated per call.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Floats drawn per random_uniform call (stack buffer). */
 #define CB_DO_CHUNK 1024
@@ -55,22 +54,7 @@ static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     if (!(p.p >= 0.0 && p.p <= 1.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'p': must be in [0, 1], got %g", p.p);
-    do_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void do_free(void *param) {
-    free(param);
-}
-
-/** One visible output. */
-static uint32_t do_num_visible(const void *param) {
-    return 1;
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Output and mask have the data shape; axes must be in range. */
@@ -132,20 +116,6 @@ static mxk_status do_resources(const void *param, const mxk_shape *in_shapes, ui
     }
     *num = n;
     return MXK_OK;
-}
-
-/** Forward in-place: data -> output. */
-static uint32_t do_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
-}
-
-/** Backward in-place: out_grad -> in_grad. */
-static uint32_t do_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
 }
 
 /** The random stream granted to this call, or NULL. */
@@ -271,14 +241,14 @@ mxk_status cb_register_dropout(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = do_args;
     def.outputs = do_outs;
     def.parse_param = do_parse;
-    def.free_param = do_free;
-    def.num_visible_outputs = do_num_visible;
+    def.free_param = cbt_param_free;
+    def.num_visible_outputs = cbt_num_visible_1;
     def.infer_shape = do_infer_shape;
     def.infer_type = do_infer_type;
     def.backward_dependency = do_backward_dependency;
     def.forward_resources = do_resources;
-    def.forward_inplace = do_forward_inplace;
-    def.backward_inplace = do_backward_inplace;
+    def.forward_inplace = cbt_inplace_00;
+    def.backward_inplace = cbt_inplace_00;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "Dropout", do_forward, do_backward);
     return cb_register(reg, &def, &k, err);

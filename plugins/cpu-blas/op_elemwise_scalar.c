@@ -10,10 +10,9 @@
  * Gradients dy, dy, -dy, s*dy, dy/s, -s*dy/x^2; only _rdiv_scalar reads its
  * input. Forward in-place data -> output, backward out_grad -> in_grad.
  */
-#include <stdlib.h>
 
 #include "cb_loops.h"
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** The six operations. */
 enum sc_code { SC_PLUS, SC_MINUS, SC_RMINUS, SC_MUL, SC_DIV, SC_RDIV };
@@ -38,13 +37,8 @@ static const mxk_attr_def sc_attrs[] = {
 static mxk_status sc_parse(int32_t code, const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     double s;
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "scalar", &s, err));
-    sc_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    q->code = code;
-    q->scalar = (float)s;
-    *out = q;
-    return MXK_OK;
+    sc_param p = {.code = code, .scalar = (float)s};
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** parse_param of _plus_scalar. */
@@ -70,11 +64,6 @@ static mxk_status sc_parse_div(const mxk_attrs *a, void **o, mxk_error_sink *e) 
 /** parse_param of _rdiv_scalar. */
 static mxk_status sc_parse_rdiv(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return sc_parse(SC_RDIV, a, o, e);
-}
-
-/** Frees a parameter object from sc_parse. */
-static void sc_free(void *param) {
-    free(param);
 }
 
 /** Output shape = data shape (both directions). */
@@ -103,13 +92,6 @@ static void sc_backward_dependency(const void *param, uint32_t num_visible, uint
     need_out_grad[0] = 1;
     if (p->code == SC_RDIV)
         need_in_data[0] = 1;
-}
-
-/** Forward in-place data -> output. */
-static uint32_t sc_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
 }
 
 /** Backward in-place out_grad -> in_grad (identity for _plus_scalar and _minus_scalar). */
@@ -209,11 +191,11 @@ mxk_status cb_register_elemwise_scalar(mxk_registrar *reg, mxk_error_sink *err) 
         def.arguments = sc_args;
         def.outputs = sc_outs;
         def.parse_param = ops[i].parse;
-        def.free_param = sc_free;
+        def.free_param = cbt_param_free;
         def.infer_shape = sc_infer_shape;
         def.infer_type = sc_infer_type;
         def.backward_dependency = sc_backward_dependency;
-        def.forward_inplace = sc_forward_inplace;
+        def.forward_inplace = cbt_inplace_00;
         def.backward_inplace = sc_backward_inplace;
         mxk_op_kernel_def k;
         cb_kernel_init(&k, ops[i].name, sc_forward, sc_backward);

@@ -12,10 +12,9 @@
  * last, after dW has read data).
  */
 #include <cblas.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of FullyConnected. */
 typedef struct fc_param {
@@ -43,17 +42,7 @@ static mxk_status fc_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_hidden", 1, INT32_MAX, &p.num_hidden, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "no_bias", &p.no_bias, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "flatten", &p.flatten, err));
-    fc_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object from fc_parse. */
-static void fc_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Number of arguments: 2 with no_bias, else 3. */
@@ -241,7 +230,7 @@ mxk_status cb_register_fully_connected(mxk_registrar *reg, mxk_error_sink *err) 
     def.num_attrs = MXK_SDK_COUNTOF(fc_attrs);
     def.outputs = fc_outs;
     def.parse_param = fc_parse;
-    def.free_param = fc_free;
+    def.free_param = cbt_param_free;
     def.list_arguments = fc_list_arguments;
     def.infer_shape = fc_infer_shape;
     def.infer_type = fc_infer_type;

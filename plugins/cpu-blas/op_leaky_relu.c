@@ -68,11 +68,6 @@ static mxk_status lr_list_outputs(const void *param, mxk_name_list *out, mxk_err
     return p->act == LR_RRELU ? mxk_sdk_host()->name_list_add(out, "mask", err) : MXK_OK;
 }
 
-/** One visible output. */
-static uint32_t lr_num_visible(const void *param) {
-    return 1;
-}
-
 /** Outputs (and mask) = data shape; gamma (C,) inferred, (1,) accepted. */
 static mxk_status lr_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
@@ -247,7 +242,7 @@ mxk_status cb_register_leaky_relu(mxk_registrar *reg, mxk_error_sink *err) {
     def.num_attrs = MXK_SDK_COUNTOF(lr_attrs);
     def.list_arguments = lr_list_arguments;
     def.list_outputs = lr_list_outputs;
-    def.num_visible_outputs = lr_num_visible;
+    def.num_visible_outputs = cbt_num_visible_1;
     def.parse_param = lr_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = lr_infer_shape;

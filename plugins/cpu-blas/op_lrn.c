@@ -11,10 +11,9 @@
  * in temp space (backward_resources).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Parsed attributes of LRN. */
 typedef struct lrn_param {
@@ -44,22 +43,7 @@ static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'nsize': LRN only supports odd values, got %lld",
                              (long long)p.nsize);
-    lrn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void lrn_free(void *param) {
-    free(param);
-}
-
-/** One visible output. */
-static uint32_t lrn_num_visible(const void *param) {
-    return 1;
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Both outputs have the (4-D) data shape. */
@@ -233,8 +217,8 @@ mxk_status cb_register_lrn(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = lrn_args;
     def.outputs = lrn_outs;
     def.parse_param = lrn_parse;
-    def.free_param = lrn_free;
-    def.num_visible_outputs = lrn_num_visible;
+    def.free_param = cbt_param_free;
+    def.num_visible_outputs = cbt_num_visible_1;
     def.infer_shape = lrn_infer_shape;
     def.infer_type = lrn_infer_type;
     def.backward_dependency = lrn_backward_dependency;

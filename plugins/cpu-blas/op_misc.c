@@ -9,7 +9,7 @@
  * output `output` of its shape; in-place identities; backward reads only out_grad (_copyto) or
  * nothing (BlockGrad).
  */
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 static const char *const mi_args[] = {"data", NULL};
 static const char *const mi_outs[] = {"output", NULL};
@@ -31,44 +31,15 @@ static mxk_status mi_infer_type(const void *param, int32_t *in, uint32_t num_in,
                                       num_aux, err);
 }
 
-/** BlockGrad's backward reads nothing. */
-static void bg_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
-                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
-                                   uint8_t *need_out_data) {}
-
 /** BlockGrad has no gradient: graph gradients stop at it (its backward still writes zeros). */
 static int32_t bg_no_gradient(const void *param) {
     return 1;
 }
 
-/** _copyto's backward reads out_grad. */
-static void ct_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
-                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
-                                   uint8_t *need_out_data) {
-    need_out_grad[0] = 1;
-}
-
-/** In-place identity data -> output. */
-static uint32_t mi_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
-    return n;
-}
-
-/** _copyto backward in-place identity out_grad -> in_grad. */
-static uint32_t ct_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
-    return n;
-}
-
 /** Copies data to output by the request (both operators). */
 static mxk_status mi_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    MXK_SDK_CHECK(cb_check_forward(args, 1, 1, mi_args, mi_outs, mi_infer_shape, param, err));
-    mxk_sdk_copy_f32(cb_f32(args->out_data[0]), cb_f32(args->in_data[0]),
-                     (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape), args->req[0]);
-    return MXK_OK;
+    return cbt_copy_forward(args, mi_infer_shape, param, err);
 }
 
 /** BlockGrad: zero gradient by the request. */
@@ -84,21 +55,6 @@ static mxk_status bg_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** _copyto: in_grad (=|+=) out_grad. */
-static mxk_status ct_backward(const mxk_op_ctx *ctx, const void *param, void *state,
-                              const mxk_backward_args *args, mxk_error_sink *err) {
-    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
-        return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0];
-    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dy->shape, "data", err));
-    mxk_sdk_copy_f32(cb_f32(args->in_grad[0]), cb_f32(dy), (size_t)mxk_sdk_shape_count(&dy->shape),
-                     req);
-    return MXK_OK;
-}
-
 /** Registers BlockGrad and _copyto with their CPU kernels. */
 mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
@@ -111,8 +67,8 @@ mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err) {
     def.outputs = mi_outs;
     def.infer_shape = mi_infer_shape;
     def.infer_type = mi_infer_type;
-    def.backward_dependency = bg_backward_dependency;
-    def.forward_inplace = mi_forward_inplace;
+    def.backward_dependency = cbt_dep_none;
+    def.forward_inplace = cbt_inplace_identity_00;
     def.no_gradient = bg_no_gradient;
     cb_kernel_init(&k, "BlockGrad", mi_forward, bg_backward);
     MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
@@ -124,9 +80,9 @@ mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err) {
     def.outputs = mi_outs;
     def.infer_shape = mi_infer_shape;
     def.infer_type = mi_infer_type;
-    def.backward_dependency = ct_backward_dependency;
-    def.forward_inplace = mi_forward_inplace;
-    def.backward_inplace = ct_backward_inplace;
-    cb_kernel_init(&k, "_copyto", mi_forward, ct_backward);
+    def.backward_dependency = cbt_dep_out_grad;
+    def.forward_inplace = cbt_inplace_identity_00;
+    def.backward_inplace = cbt_inplace_identity_00;
+    cb_kernel_init(&k, "_copyto", mi_forward, cbt_copy_backward);
     return cb_register(reg, &def, &k, err);
 }

@@ -16,10 +16,9 @@
  */
 #include <float.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Pool types. */
 enum { PL_MAX = 0, PL_AVG = 1, PL_SUM = 2, PL_LP = 3 };
@@ -54,29 +53,6 @@ static const mxk_attr_def pl_attrs[] = {
                  "Data layout; cpu-blas computes NCHW only."),
 };
 
-/** Reads a 2-tuple ("()" gives dflt twice). */
-static mxk_status pl_pair(const mxk_attrs *attrs, const char *key, int64_t dflt, int64_t lo,
-                          int64_t out[2], mxk_error_sink *err) {
-    mxk_shape s;
-    out[0] = out[1] = dflt;
-    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
-    if (s.ndim == 0)
-        return MXK_OK;
-    if (s.ndim != 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute '%s': cpu-blas Pooling supports 2-D (h, w) only, got %d "
-                             "values",
-                             key, (int)s.ndim);
-    for (int i = 0; i < 2; i++) {
-        if (s.dims[i] < lo || s.dims[i] > INT32_MAX)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute '%s': values must be >= %lld, got %lld", key,
-                                 (long long)lo, (long long)s.dims[i]);
-        out[i] = s.dims[i];
-    }
-    return MXK_OK;
-}
-
 /** Parses and validates the attributes. */
 static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     pl_param p;
@@ -100,23 +76,13 @@ static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
                              "attribute 'layout': cpu-blas computes NCHW only, got '%s'",
                              mxk_sdk_attr_raw(attrs, "layout"));
     p.full = conv == 1;
-    MXK_SDK_CHECK(pl_pair(attrs, "kernel", 0, 1, p.kernel, err));
-    MXK_SDK_CHECK(pl_pair(attrs, "stride", 1, 1, p.stride, err));
-    MXK_SDK_CHECK(pl_pair(attrs, "pad", 0, 0, p.pad, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "kernel", 0, 1, "cpu-blas Pooling", p.kernel, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "stride", 1, 1, "cpu-blas Pooling", p.stride, err));
+    MXK_SDK_CHECK(cb_attr_pair(attrs, "pad", 0, 0, "cpu-blas Pooling", p.pad, err));
     if (!p.global && p.kernel[0] == 0)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'kernel': required unless global_pool is set");
-    pl_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void pl_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Effective geometry of one call. */
@@ -460,7 +426,7 @@ mxk_status cb_register_pooling(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = pl_args;
     def.outputs = pl_outs;
     def.parse_param = pl_parse;
-    def.free_param = pl_free;
+    def.free_param = cbt_param_free;
     def.infer_shape = pl_infer_shape;
     def.infer_type = pl_infer_type;
     def.backward_dependency = pl_backward_dependency;

@@ -14,10 +14,9 @@
  *   norm ord 2 dx = dy x / y (0 where y = 0); ord 1 dx = dy sign(x).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** The reductions. */
 enum red_kind { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_NORM };
@@ -66,12 +65,7 @@ static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **ou
     } else {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));
     }
-    sum_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** parse_param of sum. */
@@ -93,11 +87,6 @@ static mxk_status min_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
 /** parse_param of norm. */
 static mxk_status norm_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return sum_parse_kind(a, RED_NORM, o, e);
-}
-
-/** Frees a parameter object from sum_parse_kind. */
-static void sum_free(void *param) {
-    free(param);
 }
 
 /**
@@ -378,7 +367,7 @@ mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
         def.arguments = sum_args;
         def.outputs = sum_outs;
         def.parse_param = ops[i].parse;
-        def.free_param = sum_free;
+        def.free_param = cbt_param_free;
         def.infer_shape = sum_infer_shape;
         def.infer_type = sum_infer_type;
         def.backward_dependency = sum_backward_dependency;

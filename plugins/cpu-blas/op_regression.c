@@ -93,14 +93,6 @@ static void reg_backward_dependency(const void *param, uint32_t num_visible, uin
     need_out_data[0] = 1;
 }
 
-/** Backward in-place: out_data[0] (index 1 + 2 + 0 = 3) -> in_grad[data]. */
-static uint32_t reg_backward_inplace(const void *param, mxk_inplace_pair *pairs,
-                                     uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 3, 0, 0);
-    return n;
-}
-
 /** y = x (Linear, MAE) or sigmoid(x) (Logistic) by request. */
 static mxk_status reg_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
@@ -156,7 +148,7 @@ static mxk_status reg_register_one(mxk_registrar *reg, const char *name, const c
     def.infer_shape = reg_infer_shape;
     def.backward_dependency = reg_backward_dependency;
     def.forward_inplace = cbt_inplace_00;
-    def.backward_inplace = reg_backward_inplace;
+    def.backward_inplace = cbt_inplace_loss_grad;
     return cbt_register(reg, &def, name, reg_forward, reg_backward, 0, err);
 }
 

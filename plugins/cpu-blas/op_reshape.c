@@ -11,9 +11,7 @@
  * request; a no-op when the memory is shared). Both directions are in-place
  * identities; backward reads only out_grad.
  */
-#include <stdlib.h>
-
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 #include "reshape_infer.h"
 
 static const char *const rs_args[] = {"data", NULL};
@@ -58,17 +56,7 @@ static mxk_status rs_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     } else {
         mxk_sdk_log(MXK_LOG_WARNING, "Reshape: using target_shape will be deprecated; use shape");
     }
-    rs_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object from rs_parse. */
-static void rs_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /**
@@ -141,54 +129,16 @@ static mxk_status rs_infer_type(const void *param, int32_t *in, uint32_t num_in,
                                       num_aux, err);
 }
 
-/** Backward reads only out_grad. */
-static void rs_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
-                                   uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
-                                   uint8_t *need_out_data) {
-    need_out_grad[0] = 1;
-}
-
-/** In-place identity data -> output (forward) and out_grad -> in_grad (backward). */
-static uint32_t rs_inplace_identity(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 1);
-    return n;
-}
-
-/** Copies data to output by the request (checking shapes through `infer`). */
-static mxk_status rs_copy_forward(const mxk_forward_args *args, cb_infer_shape_fn infer,
-                                  const void *param, mxk_error_sink *err) {
-    MXK_SDK_CHECK(cb_check_forward(args, 1, 1, rs_args, rs_outs, infer, param, err));
-    mxk_sdk_copy_f32(cb_f32(args->out_data[0]), cb_f32(args->in_data[0]),
-                     (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape), args->req[0]);
-    return MXK_OK;
-}
-
 /** Reshape forward. */
 static mxk_status rs_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return rs_copy_forward(args, rs_infer_shape, param, err);
+    return cbt_copy_forward(args, rs_infer_shape, param, err);
 }
 
 /** Flatten forward. */
 static mxk_status fl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return rs_copy_forward(args, fl_infer_shape, param, err);
-}
-
-/** in_grad (=|+=) out_grad, element for element (shared by Flatten and Reshape). */
-static mxk_status rs_backward(const mxk_op_ctx *ctx, const void *param, void *state,
-                              const mxk_backward_args *args, mxk_error_sink *err) {
-    MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
-        return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0];
-    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dy->shape, "data", err));
-    mxk_sdk_copy_f32(cb_f32(args->in_grad[0]), cb_f32(dy), (size_t)mxk_sdk_shape_count(&dy->shape),
-                     req);
-    return MXK_OK;
+    return cbt_copy_forward(args, fl_infer_shape, param, err);
 }
 
 /** Registers Flatten and Reshape with their CPU kernels. */
@@ -203,10 +153,10 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
     def.outputs = rs_outs;
     def.infer_shape = fl_infer_shape;
     def.infer_type = rs_infer_type;
-    def.backward_dependency = rs_backward_dependency;
-    def.forward_inplace = rs_inplace_identity;
-    def.backward_inplace = rs_inplace_identity;
-    cb_kernel_init(&k, "Flatten", fl_forward, rs_backward);
+    def.backward_dependency = cbt_dep_out_grad;
+    def.forward_inplace = cbt_inplace_identity_00;
+    def.backward_inplace = cbt_inplace_identity_00;
+    cb_kernel_init(&k, "Flatten", fl_forward, cbt_copy_backward);
     MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
 
     mxk_sdk_op_def_init(&def);
@@ -217,12 +167,12 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = rs_args;
     def.outputs = rs_outs;
     def.parse_param = rs_parse;
-    def.free_param = rs_free;
+    def.free_param = cbt_param_free;
     def.infer_shape = rs_infer_shape;
     def.infer_type = rs_infer_type;
-    def.backward_dependency = rs_backward_dependency;
-    def.forward_inplace = rs_inplace_identity;
-    def.backward_inplace = rs_inplace_identity;
-    cb_kernel_init(&k, "Reshape", rs_forward, rs_backward);
+    def.backward_dependency = cbt_dep_out_grad;
+    def.forward_inplace = cbt_inplace_identity_00;
+    def.backward_inplace = cbt_inplace_identity_00;
+    cb_kernel_init(&k, "Reshape", rs_forward, cbt_copy_backward);
     return cb_register(reg, &def, &k, err);
 }

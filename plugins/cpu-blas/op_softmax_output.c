@@ -23,10 +23,9 @@
  * Labels outside [0, k) select no class (as mshadow's loops do).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** normalization values, in the order of the enum string. */
 enum smo_norm { SMO_NULL, SMO_BATCH, SMO_VALID };
@@ -89,17 +88,7 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
                              "attribute 'ignore_label': must be a finite value in the int32 range, "
                              "got %g",
                              p.ignore_label);
-    smo_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object from smo_parse. */
-static void smo_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** Reports a label shape that fits none of the accepted forms. */
@@ -176,21 +165,6 @@ static void smo_backward_dependency(const void *param, uint32_t num_visible, uin
     need_out_data[0] = 1;
     if (p->out_grad)
         need_out_grad[0] = 1;
-}
-
-/** Forward in-place data -> output. */
-static uint32_t smo_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, 0);
-    return n;
-}
-
-/** Backward in-place out_data[output] (index 1 + 2 + 0 = 3) -> in_grad[data]. */
-static uint32_t smo_backward_inplace(const void *param, mxk_inplace_pair *pairs,
-                                     uint32_t capacity) {
-    uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 3, 0, 0);
-    return n;
 }
 
 /** The (outer, k, inner) view of the softmax over a data shape. */
@@ -360,12 +334,12 @@ mxk_status cb_register_softmax_output(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = smo_args;
     def.outputs = smo_outs;
     def.parse_param = smo_parse;
-    def.free_param = smo_free;
+    def.free_param = cbt_param_free;
     def.infer_shape = smo_infer_shape;
     def.infer_type = smo_infer_type;
     def.backward_dependency = smo_backward_dependency;
-    def.forward_inplace = smo_forward_inplace;
-    def.backward_inplace = smo_backward_inplace;
+    def.forward_inplace = cbt_inplace_00;
+    def.backward_inplace = cbt_inplace_loss_grad;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "SoftmaxOutput", smo_forward, smo_backward);
     return cb_register(reg, &def, &k, err);

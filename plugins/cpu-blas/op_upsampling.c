@@ -16,10 +16,9 @@
  *   directly: y[n,c, h*s-p+i, w*s-p+j] += x[n,c,h,w] W[c,0,i,j]. Backward gives dx
  *   and dW and reads out_grad, data and weight.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu_blas.h"
+#include "cb_tensor.h"
 
 /** Most inputs of nearest UpSampling here. */
 #define US_MAX_ARGS 4
@@ -63,17 +62,7 @@ static mxk_status us_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
                              "attribute 'num_args': bilinear UpSampling takes 2 inputs (data, "
                              "weight), got %lld",
                              (long long)p.num_args);
-    us_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object. */
-static void us_free(void *param) {
-    free(param);
+    return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** The argument names of this configuration. */
@@ -326,7 +315,7 @@ mxk_status cb_register_upsampling(mxk_registrar *reg, mxk_error_sink *err) {
     def.num_attrs = MXK_SDK_COUNTOF(us_attrs);
     def.outputs = us_outs;
     def.parse_param = us_parse;
-    def.free_param = us_free;
+    def.free_param = cbt_param_free;
     def.list_arguments = us_list_arguments;
     def.infer_shape = us_infer_shape;
     def.infer_type = us_infer_type;

@@ -168,48 +168,45 @@ static int t_parse_shape(const char *s, mxk_shape *v) {
     return *s == '\0';
 }
 
+/**
+ * Finishes a typed attribute getter: the text `s` of attribute `key` (NULL: absent)
+ * parsed (`parsed` nonzero) as `what` ("an int", ...); otherwise the host's error.
+ */
+static mxk_status th_attr_typed(const char *s, int parsed, const char *key, const char *what,
+                                mxk_error_sink *err) {
+    if (s == NULL)
+        return th_error(err, MXK_ERR_NOT_FOUND, "attribute '%s' not found", key);
+    if (!parsed)
+        return th_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': not %s", key, what);
+    return MXK_OK;
+}
+
 /** host->attr_get_int. */
 static mxk_status th_attr_get_int(const mxk_attrs *a, const char *key, int64_t *value,
                                   mxk_error_sink *err) {
     const char *s = th_attr_get(a, key);
-    if (s == NULL)
-        return th_error(err, MXK_ERR_NOT_FOUND, "attribute '%s' not found", key);
-    if (!t_parse_int(s, value))
-        return th_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': not an int", key);
-    return MXK_OK;
+    return th_attr_typed(s, s && t_parse_int(s, value), key, "an int", err);
 }
 
 /** host->attr_get_float. */
 static mxk_status th_attr_get_float(const mxk_attrs *a, const char *key, double *value,
                                     mxk_error_sink *err) {
     const char *s = th_attr_get(a, key);
-    if (s == NULL)
-        return th_error(err, MXK_ERR_NOT_FOUND, "attribute '%s' not found", key);
-    if (!t_parse_float(s, value))
-        return th_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': not a float", key);
-    return MXK_OK;
+    return th_attr_typed(s, s && t_parse_float(s, value), key, "a float", err);
 }
 
 /** host->attr_get_bool. */
 static mxk_status th_attr_get_bool(const mxk_attrs *a, const char *key, int32_t *value,
                                    mxk_error_sink *err) {
     const char *s = th_attr_get(a, key);
-    if (s == NULL)
-        return th_error(err, MXK_ERR_NOT_FOUND, "attribute '%s' not found", key);
-    if (!t_parse_bool(s, value))
-        return th_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': not a bool", key);
-    return MXK_OK;
+    return th_attr_typed(s, s && t_parse_bool(s, value), key, "a bool", err);
 }
 
 /** host->attr_get_shape. */
 static mxk_status th_attr_get_shape(const mxk_attrs *a, const char *key, mxk_shape *value,
                                     mxk_error_sink *err) {
     const char *s = th_attr_get(a, key);
-    if (s == NULL)
-        return th_error(err, MXK_ERR_NOT_FOUND, "attribute '%s' not found", key);
-    if (!t_parse_shape(s, value))
-        return th_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': not a tuple", key);
-    return MXK_OK;
+    return th_attr_typed(s, s && t_parse_shape(s, value), key, "a tuple", err);
 }
 
 /** host->attr_count, attr_key, attr_value. */
@@ -797,63 +794,58 @@ typedef struct bwd_env {
     uint8_t need_og, need_in[4], need_od;
 } bwd_env;
 
-/** Runs backward with `req` for every input, grads pre-filled with 5, and checks them. */
+/**
+ * Runs backward once with request rq[i] for input i, gradients pre-filled with 5, and
+ * checks them: NULL leaves 5, WRITE gives the reference, ADD 5 + the reference. The
+ * messages read "<op> <tag> d<input> <note>".
+ */
+static void check_backward_once(bwd_env *e, const mxk_op_req *rq, const char *tag,
+                                const char *note) {
+    const op_case *c = e->c;
+    float *g[4];
+    mxk_tensor gt[4];
+    for (uint32_t i = 0; i < c->ni; i++) {
+        g[i] = falloc(e->n[i], 5.0f);
+        gt[i] = mk(g[i], c->in[i]);
+    }
+    mxk_error_sink err;
+    CHECK_ST(call_backward(e->b, &e->dy, e->in, &e->out, gt, rq, &err), MXK_OK, &err);
+    for (uint32_t i = 0; i < c->ni; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s %s d%s %s", c->op, tag, e->b->arg_names[i], note);
+        if (rq[i] == MXK_REQ_NULL) {
+            CHECK_ALL(what, g[i], e->n[i], 5.0f);
+        } else {
+            double *want = malloc((e->n[i] + 1) * sizeof(double));
+            for (size_t k = 0; k < e->n[i]; k++)
+                want[k] = e->gref[i][k] + (rq[i] == MXK_REQ_ADD ? 5.0 : 0.0);
+            CHECK_CLOSE(what, g[i], want, e->n[i], 2e-4);
+            free(want);
+        }
+        free(g[i]);
+    }
+}
+
+/**
+ * Runs backward with each request for every input, then (several inputs) with one
+ * input at a time not requested: it stays 5, the others are right.
+ */
 static void check_backward_reqs(bwd_env *e, const char *tag) {
     static const mxk_op_req reqs[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
     const op_case *c = e->c;
-    char what[160];
+    char note[96];
+    mxk_op_req rq[4];
     for (int r = 0; r < 3; r++) {
-        float *g[4];
-        mxk_tensor gt[4];
-        mxk_op_req rq[4];
-        for (uint32_t i = 0; i < c->ni; i++) {
-            g[i] = falloc(e->n[i], 5.0f);
-            gt[i] = mk(g[i], c->in[i]);
+        for (uint32_t i = 0; i < c->ni; i++)
             rq[i] = reqs[r];
-        }
-        mxk_error_sink err;
-        CHECK_ST(call_backward(e->b, &e->dy, e->in, &e->out, gt, rq, &err), MXK_OK, &err);
-        for (uint32_t i = 0; i < c->ni; i++) {
-            snprintf(what, sizeof what, "%s %s d%s (req %s)", c->op, tag, e->b->arg_names[i],
-                     mxk_sdk_req_name(reqs[r]));
-            if (reqs[r] == MXK_REQ_NULL) {
-                CHECK_ALL(what, g[i], e->n[i], 5.0f);
-            } else {
-                double *want = malloc((e->n[i] + 1) * sizeof(double));
-                for (size_t k = 0; k < e->n[i]; k++)
-                    want[k] = e->gref[i][k] + (reqs[r] == MXK_REQ_ADD ? 5.0 : 0.0);
-                CHECK_CLOSE(what, g[i], want, e->n[i], 2e-4);
-                free(want);
-            }
-            free(g[i]);
-        }
+        snprintf(note, sizeof note, "(req %s)", mxk_sdk_req_name(reqs[r]));
+        check_backward_once(e, rq, tag, note);
     }
-    /* one input at a time not requested: it stays 5, the others are right */
     for (uint32_t skip = 0; skip < c->ni && c->ni > 1; skip++) {
-        float *g[4];
-        mxk_tensor gt[4];
-        mxk_op_req rq[4];
-        for (uint32_t i = 0; i < c->ni; i++) {
-            g[i] = falloc(e->n[i], 5.0f);
-            gt[i] = mk(g[i], c->in[i]);
+        for (uint32_t i = 0; i < c->ni; i++)
             rq[i] = i == skip ? MXK_REQ_NULL : MXK_REQ_WRITE;
-        }
-        mxk_error_sink err;
-        CHECK_ST(call_backward(e->b, &e->dy, e->in, &e->out, gt, rq, &err), MXK_OK, &err);
-        for (uint32_t i = 0; i < c->ni; i++) {
-            snprintf(what, sizeof what, "%s %s d%s (d%s not requested)", c->op, tag,
-                     e->b->arg_names[i], e->b->arg_names[skip]);
-            if (i == skip) {
-                CHECK_ALL(what, g[i], e->n[i], 5.0f);
-            } else {
-                double *want = malloc((e->n[i] + 1) * sizeof(double));
-                for (size_t k = 0; k < e->n[i]; k++)
-                    want[k] = e->gref[i][k];
-                CHECK_CLOSE(what, g[i], want, e->n[i], 2e-4);
-                free(want);
-            }
-            free(g[i]);
-        }
+        snprintf(note, sizeof note, "(d%s not requested)", e->b->arg_names[skip]);
+        check_backward_once(e, rq, tag, note);
     }
 }
 

@@ -16,36 +16,71 @@ static mxk_symbol *t1_symbol(void) {
     return c;
 }
 
-/** Binds T1 with a=[1,2], b=[2,3] and the given gradient arrays and requests. */
-static mxk_executor *t1_bind(mxk_symbol *c, mxk_ndarray **args, mxk_ndarray **grads,
-                             const int32_t *reqs) {
-    const float av[] = {1, 2}, bv[] = {2, 3};
-    args[0] = et_array(et_shape(1, 2, 0, 0, 0), av);
-    args[1] = et_array(et_shape(1, 2, 0, 0, 0), bv);
+/** Binds `sym` to n arguments on the CPU without aux states; checks MXK_OK (else prints why). */
+static mxk_executor *bind_checked(const mxk_symbol *sym, uint32_t n, mxk_ndarray *const *args,
+                                  mxk_ndarray *const *grads, const int32_t *reqs) {
     mxk_executor *ex = NULL;
-    mxk_status st = mxk_executor_bind(c, et_cpu, 2, args, grads, reqs, 0, NULL, NULL, &ex);
+    mxk_status st = mxk_executor_bind(sym, et_cpu, n, args, grads, reqs, 0, NULL, NULL, &ex);
     CHECK_EQ_INT(st, MXK_OK);
     if (st != MXK_OK)
         fprintf(stderr, "bind: %s\n", mxk_get_last_error());
     return ex;
 }
 
+/** T1 bound: its symbol, arguments a and b, gradient arrays (NULL: none) and executor. */
+typedef struct t1_bound {
+    mxk_symbol *c;
+    mxk_ndarray *args[2], *grads[2];
+    mxk_executor *ex;
+} t1_bound;
+
+/** Frees what t1_setup made (a test sets what it freed itself to NULL). */
+static void t1_free(t1_bound *t) {
+    mxk_executor_free(t->ex);
+    for (int i = 0; i < 2; i++) {
+        mxk_ndarray_free(t->args[i]);
+        mxk_ndarray_free(t->grads[i]);
+    }
+    mxk_symbol_free(t->c);
+}
+
+/**
+ * Binds T1 with a=[1,2], b=[2,3]; with `grad_fill`, gradient arrays filled with its two
+ * values and requests `reqs` (NULL: write). Returns 0, with everything freed, when the
+ * bind fails.
+ */
+static int t1_setup(t1_bound *t, const float *grad_fill, const int32_t *reqs) {
+    const float av[] = {1, 2}, bv[] = {2, 3};
+    memset(t, 0, sizeof *t);
+    t->c = t1_symbol();
+    t->args[0] = et_array(et_shape(1, 2, 0, 0, 0), av);
+    t->args[1] = et_array(et_shape(1, 2, 0, 0, 0), bv);
+    if (grad_fill != NULL)
+        for (int i = 0; i < 2; i++)
+            t->grads[i] = et_full(et_shape(1, 2, 0, 0, 0), grad_fill[i]);
+    t->ex = bind_checked(t->c, 2, t->args, grad_fill != NULL ? t->grads : NULL, reqs);
+    if (t->ex == NULL)
+        t1_free(t);
+    return t->ex != NULL;
+}
+
+/** Zero-filled gradients for t1_setup. */
+static const float t1_zero_grads[2] = {0, 0};
+
 /** T1: out [4,7]; with head gradient = out: grad_a [8,14], grad_b [4,7]. */
 static void test_t1_two_a_plus_b(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2],
-        *grads[2] = {et_full(et_shape(1, 2, 0, 0, 0), 0), et_full(et_shape(1, 2, 0, 0, 0), 0)};
-    mxk_executor *ex = t1_bind(c, args, grads, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, t1_zero_grads, NULL))
         return;
+    mxk_executor *ex = t.ex;
     CHECK_EQ_INT(mxk_executor_num_outputs(ex), 1);
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     mxk_ndarray *out = mxk_executor_output(ex, 0);
     const float o[] = {4, 7}, ga[] = {8, 14}, gb[] = {4, 7};
     ET_CHECK_ARRAY(out, o, 2, 1e-6);
     CHECK_EQ_INT(mxk_executor_backward(ex, 1, &out), MXK_OK);
-    ET_CHECK_ARRAY(grads[0], ga, 2, 1e-6);
-    ET_CHECK_ARRAY(grads[1], gb, 2, 1e-6);
+    ET_CHECK_ARRAY(t.grads[0], ga, 2, 1e-6);
+    ET_CHECK_ARRAY(t.grads[1], gb, 2, 1e-6);
     /* Arrays by name share the bound memory. */
     ET_CHECK_ARRAY(mxk_executor_grad(ex, "a"), ga, 2, 1e-6);
     ET_CHECK_ARRAY(mxk_executor_arg(ex, "b"), ((const float[]){2, 3}), 2, 1e-6);
@@ -54,23 +89,16 @@ static void test_t1_two_a_plus_b(void) {
     /* A second iteration gives the same numbers (WRITE overwrites). */
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     CHECK_EQ_INT(mxk_executor_backward(ex, 1, &out), MXK_OK);
-    ET_CHECK_ARRAY(grads[0], ga, 2, 1e-6);
-    mxk_executor_free(ex);
-    for (int i = 0; i < 2; i++) {
-        mxk_ndarray_free(args[i]);
-        mxk_ndarray_free(grads[i]);
-    }
-    mxk_symbol_free(c);
+    ET_CHECK_ARRAY(t.grads[0], ga, 2, 1e-6);
+    t1_free(&t);
 }
 
 /** T2: backward without head gradients for a non-loss output fails with MXNet's message. */
 static void test_t2_head_gradient_required(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2],
-        *grads[2] = {et_full(et_shape(1, 2, 0, 0, 0), 0), et_full(et_shape(1, 2, 0, 0, 0), 0)};
-    mxk_executor *ex = t1_bind(c, args, grads, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, t1_zero_grads, NULL))
         return;
+    mxk_executor *ex = t.ex;
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     CHECK_EQ_INT(mxk_executor_backward(ex, 0, NULL), MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxk_get_last_error(),
@@ -85,54 +113,39 @@ static void test_t2_head_gradient_required(void) {
     CHECK_EQ_INT(mxk_executor_backward(ex, 1, &bad), MXK_ERR_SHAPE);
     CHECK_CONTAINS(mxk_get_last_error(), "head gradient 0");
     mxk_ndarray_free(bad);
-    mxk_executor_free(ex);
-    for (int i = 0; i < 2; i++) {
-        mxk_ndarray_free(args[i]);
-        mxk_ndarray_free(grads[i]);
-    }
-    mxk_symbol_free(c);
+    t1_free(&t);
 }
 
 /** No gradient requested: backward does nothing, even without head gradients. */
 static void test_backward_without_gradients_is_a_no_op(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2];
-    mxk_executor *ex = t1_bind(c, args, NULL, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, NULL, NULL))
         return;
+    mxk_executor *ex = t.ex;
     CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
     CHECK_EQ_INT(mxk_executor_backward(ex, 0, NULL), MXK_OK);
     CHECK(mxk_executor_grad(ex, "a") == NULL);
     ET_CHECK_ARRAY(mxk_executor_output(ex, 0), ((const float[]){4, 7}), 2, 1e-6);
-    mxk_executor_free(ex);
-    mxk_ndarray_free(args[0]);
-    mxk_ndarray_free(args[1]);
-    mxk_symbol_free(c);
+    t1_free(&t);
 }
 
 /** grad_req add accumulates over two backward calls; null leaves the gradient untouched. */
 static void test_grad_req_add_and_null(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2],
-        *grads[2] = {et_full(et_shape(1, 2, 0, 0, 0), 0), et_full(et_shape(1, 2, 0, 0, 0), 7)};
+    const float fill[2] = {0, 7};
     const int32_t reqs[2] = {MXK_REQ_ADD, MXK_REQ_NULL};
-    mxk_executor *ex = t1_bind(c, args, grads, reqs);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, fill, reqs))
         return;
+    mxk_executor *ex = t.ex;
     mxk_ndarray *head = et_full(et_shape(1, 2, 0, 0, 0), 1);
     for (int it = 0; it < 2; it++) {
         CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
         CHECK_EQ_INT(mxk_executor_backward(ex, 1, &head), MXK_OK);
     }
-    ET_CHECK_ARRAY(grads[0], ((const float[]){4, 4}), 2, 1e-6); /* 2 * 1, twice */
-    ET_CHECK_ARRAY(grads[1], ((const float[]){7, 7}), 2, 1e-6); /* null: untouched */
-    mxk_executor_free(ex);
+    ET_CHECK_ARRAY(t.grads[0], ((const float[]){4, 4}), 2, 1e-6); /* 2 * 1, twice */
+    ET_CHECK_ARRAY(t.grads[1], ((const float[]){7, 7}), 2, 1e-6); /* null: untouched */
     mxk_ndarray_free(head);
-    for (int i = 0; i < 2; i++) {
-        mxk_ndarray_free(args[i]);
-        mxk_ndarray_free(grads[i]);
-    }
-    mxk_symbol_free(c);
+    t1_free(&t);
 }
 
 /** The FC(6) -> relu -> SoftmaxOutput symbol of T3 (fc, relu, softmax). */
@@ -155,12 +168,9 @@ static void test_t3_fc_relu_softmax(void) {
     mxk_ndarray *gw = et_full(et_shape(2, 6, 4, 0, 0), 0),
                 *gb = et_full(et_shape(1, 6, 0, 0, 0), 0);
     mxk_ndarray *grads[4] = {NULL, gw, gb, NULL};
-    mxk_executor *ex = NULL;
-    CHECK_EQ_INT(mxk_executor_bind(sm, et_cpu, 4, args, grads, NULL, 0, NULL, NULL, &ex), MXK_OK);
-    if (ex == NULL) {
-        fprintf(stderr, "bind: %s\n", mxk_get_last_error());
+    mxk_executor *ex = bind_checked(sm, 4, args, grads, NULL);
+    if (ex == NULL)
         return;
-    }
     CHECK(mxk_executor_grad(ex, "data") == NULL && mxk_executor_grad(ex, "softmax_label") == NULL);
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     const float p[] = {0.00378404f, 0.07600445f, 0.07600445f, 0.07600445f, 0.20660152f, 0.5616011f};
@@ -191,12 +201,9 @@ static void test_same_input_twice(void) {
     mxk_ndarray *g = et_full(et_shape(1, 3, 0, 0, 0), 5);
     mxk_ndarray *head = et_full(et_shape(1, 3, 0, 0, 0), 1);
     for (int32_t req = MXK_REQ_WRITE; req <= MXK_REQ_ADD; req += MXK_REQ_ADD - MXK_REQ_WRITE) {
-        mxk_executor *ex = NULL;
-        CHECK_EQ_INT(mxk_executor_bind(sq, et_cpu, 1, &arg, &g, &req, 0, NULL, NULL, &ex), MXK_OK);
-        if (ex == NULL) {
-            fprintf(stderr, "bind: %s\n", mxk_get_last_error());
+        mxk_executor *ex = bind_checked(sq, 1, &arg, &g, &req);
+        if (ex == NULL)
             break;
-        }
         CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
         CHECK_EQ_INT(mxk_executor_backward(ex, 1, &head), MXK_OK);
         ET_CHECK_ARRAY(mxk_executor_output(ex, 0), ((const float[]){1, 4, 9}), 3, 1e-6);
@@ -292,30 +299,26 @@ static void test_simple_bind(void) {
 
 /** copy_params_from: copies known names, rejects unknown ones with MXNet's messages. */
 static void test_copy_params_from(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2];
-    mxk_executor *ex = t1_bind(c, args, NULL, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, NULL, NULL))
         return;
+    mxk_executor *ex = t.ex;
     mxk_ndarray *v = et_full(et_shape(1, 2, 0, 0, 0), 9);
     const char *bad[] = {"a", "zzz"};
     mxk_ndarray *vals[] = {v, v};
     CHECK_EQ_INT(mxk_executor_copy_params_from(ex, 2, bad, vals, 0, NULL, NULL, 0),
                  MXK_ERR_NOT_FOUND);
     CHECK(strcmp(mxk_get_last_error(), "Find name \"zzz\" that is not in the arguments") == 0);
-    ET_CHECK_ARRAY(args[0], ((const float[]){1, 2}), 2, 0); /* unchanged on error */
+    ET_CHECK_ARRAY(t.args[0], ((const float[]){1, 2}), 2, 0); /* unchanged on error */
     CHECK_EQ_INT(mxk_executor_copy_params_from(ex, 0, NULL, NULL, 1, bad + 1, vals, 0),
                  MXK_ERR_NOT_FOUND);
     CHECK(strcmp(mxk_get_last_error(), "Find name zzz that is not in the auxiliary states") == 0);
     CHECK_EQ_INT(mxk_executor_copy_params_from(ex, 2, bad, vals, 1, bad + 1, vals, 1), MXK_OK);
-    ET_CHECK_ARRAY(args[0], ((const float[]){9, 9}), 2, 0);
+    ET_CHECK_ARRAY(t.args[0], ((const float[]){9, 9}), 2, 0);
     CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
     ET_CHECK_ARRAY(mxk_executor_output(ex, 0), ((const float[]){20, 21}), 2, 1e-6);
     mxk_ndarray_free(v);
-    mxk_executor_free(ex);
-    mxk_ndarray_free(args[0]);
-    mxk_ndarray_free(args[1]);
-    mxk_symbol_free(c);
+    t1_free(&t);
 }
 
 /* ---- monitor ---- */
@@ -522,12 +525,9 @@ static void test_outputs_equal_imperative(void) {
                 *Y = et_array(et_shape(2, 3, 5, 0, 0), yv);
     /* list_arguments: x, fc_weight, fc_bias, y */
     mxk_ndarray *args[4] = {X, W, B, Y};
-    mxk_executor *ex = NULL;
-    CHECK_EQ_INT(mxk_executor_bind(sc, et_cpu, 4, args, NULL, NULL, 0, NULL, NULL, &ex), MXK_OK);
-    if (ex == NULL) {
-        fprintf(stderr, "bind: %s\n", mxk_get_last_error());
+    mxk_executor *ex = bind_checked(sc, 4, args, NULL, NULL);
+    if (ex == NULL)
         return;
-    }
     CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
     /* Imperative. */
     mxk_ndarray *o1[16], *o2[16], *o3[16], *o4[16], *o5[16], *o6[16];
@@ -598,12 +598,10 @@ static void test_no_allocation_when_warm(void) {
 
 /** Re-resolving kernels between iterations keeps the executor working. */
 static void test_reresolve(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2],
-        *grads[2] = {et_full(et_shape(1, 2, 0, 0, 0), 0), et_full(et_shape(1, 2, 0, 0, 0), 0)};
-    mxk_executor *ex = t1_bind(c, args, grads, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, t1_zero_grads, NULL))
         return;
+    mxk_executor *ex = t.ex;
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     CHECK_EQ_INT(mxk_set_backend_preference("cpu-blas"), MXK_OK);
     CHECK_EQ_INT(mxk_executor_reresolve(ex), MXK_OK);
@@ -611,29 +609,23 @@ static void test_reresolve(void) {
     mxk_ndarray *out = mxk_executor_output(ex, 0);
     CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
     CHECK_EQ_INT(mxk_executor_backward(ex, 1, &out), MXK_OK);
-    ET_CHECK_ARRAY(grads[0], ((const float[]){8, 14}), 2, 1e-6);
-    mxk_executor_free(ex);
-    for (int i = 0; i < 2; i++) {
-        mxk_ndarray_free(args[i]);
-        mxk_ndarray_free(grads[i]);
-    }
-    mxk_symbol_free(c);
+    ET_CHECK_ARRAY(t.grads[0], ((const float[]){8, 14}), 2, 1e-6);
+    t1_free(&t);
 }
 
 /** The executor's arrays outlive the caller's handles (bind references, not copies). */
 static void test_bound_arrays_are_referenced(void) {
-    mxk_symbol *c = t1_symbol();
-    mxk_ndarray *args[2];
-    mxk_executor *ex = t1_bind(c, args, NULL, NULL);
-    if (ex == NULL)
+    t1_bound t;
+    if (!t1_setup(&t, NULL, NULL))
         return;
-    mxk_ndarray_fill(args[0], 3.0); /* visible to the executor: same memory */
-    mxk_ndarray_free(args[0]);
-    mxk_ndarray_free(args[1]);
-    CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
-    ET_CHECK_ARRAY(mxk_executor_output(ex, 0), ((const float[]){8, 9}), 2, 1e-6);
-    mxk_executor_free(ex);
-    mxk_symbol_free(c);
+    mxk_ndarray_fill(t.args[0], 3.0); /* visible to the executor: same memory */
+    for (int i = 0; i < 2; i++) {
+        mxk_ndarray_free(t.args[i]);
+        t.args[i] = NULL;
+    }
+    CHECK_EQ_INT(mxk_executor_forward(t.ex, 0), MXK_OK);
+    ET_CHECK_ARRAY(mxk_executor_output(t.ex, 0), ((const float[]){8, 9}), 2, 1e-6);
+    t1_free(&t);
 }
 
 int main(void) {

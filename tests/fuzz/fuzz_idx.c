@@ -19,7 +19,9 @@
  * - standalone (MXK_FUZZ_STANDALONE, always built, a ctest): main() builds seeds
  *   (valid image and label files, plain and gzip'd), runs each seed, every
  *   truncation, every single-byte mutation (several values per byte) and 5000
- *   fixed-seed random multi-byte mutations; arguments are extra input files.
+ *   fixed-seed random multi-byte mutations through the shared driver
+ *   (fuzz_driver.h); arguments are files or directories of extra inputs, and
+ *   `--write-seeds DIR` writes the seeds there (a libFuzzer seed corpus).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -123,11 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 #ifdef MXK_FUZZ_STANDALONE
 
-/** A seed: control byte + file bytes. */
-typedef struct seed {
-    uint8_t *b;
-    size_t n;
-} seed;
+#include "fuzz_driver.h"
 
 /** Big-endian uint32. */
 static void be32(uint8_t *p, uint32_t v) {
@@ -137,8 +135,9 @@ static void be32(uint8_t *p, uint32_t v) {
     p[3] = (uint8_t)v;
 }
 
-/** Builds a seed of an image (ndim 3) or label file, optionally gzip'd. */
-static seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
+/** Builds a seed (control byte + file bytes) of an image (ndim 3) or label file, optionally
+ *  gzip'd; its label is left for the caller. */
+static fuzz_seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
     uint32_t n = 7, rows = 3, cols = 2;
     size_t hdr = 4 + 4 * ndim, item = ndim == 3 ? rows * cols : 1;
     size_t len = hdr + n * item;
@@ -151,7 +150,7 @@ static seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
     }
     for (size_t i = hdr; i < len; i++)
         f[i] = (uint8_t)(i * 31);
-    seed s;
+    fuzz_seed s = {NULL, 0, NULL};
     if (gz) {
         uLongf cap = compressBound((uLong)len) + 32;
         uint8_t *z = malloc(cap + 1);
@@ -165,71 +164,76 @@ static seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
         deflate(&zs, Z_FINISH);
         s.n = 1 + zs.total_out;
         deflateEnd(&zs);
-        s.b = z;
+        s.p = z;
     } else {
-        s.b = malloc(len + 1);
-        memcpy(s.b + 1, f, len);
+        s.p = malloc(len + 1);
+        memcpy(s.p + 1, f, len);
         s.n = len + 1;
     }
-    s.b[0] = (uint8_t)((ndim == 3 ? 1 : 0) | (gz ? 2 : 0) | (parts_bits << 2));
+    s.p[0] = (uint8_t)((ndim == 3 ? 1 : 0) | (gz ? 2 : 0) | (parts_bits << 2));
     free(f);
     return s;
 }
 
-/** Runs a buffer given as a file (argv). */
-static void run_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return;
-    uint8_t *b = malloc(1 << 20);
-    size_t n = fread(b, 1, 1 << 20, f);
-    fclose(f);
-    run_one(b, n);
-    free(b);
+/** Inputs the parser accepted. */
+static unsigned long n_ok;
+
+/** Runs one input on an exact-size heap copy (so ASan sees over-reads). */
+static void drive(const uint8_t *p, size_t n) {
+    uint8_t *copy = malloc(n ? n : 1);
+    if (n)
+        memcpy(copy, p, n);
+    n_ok += run_one(copy, n) == 0;
+    free(copy);
 }
 
+/** Single-byte replacements: the control byte is flipped by each value, file bytes set to it. */
+static uint8_t replace_byte(size_t at, int r, uint8_t orig) {
+    static const uint8_t vals[] = {0x00, 0x01, 0x03, 0x08, 0x7f, 0x80, 0xff};
+    return at == 0 ? (uint8_t)(orig ^ vals[r]) : vals[r];
+}
+
+/** Random mutation: 1-4 random file bytes (never the control byte), then cut 0-2 bytes. */
+static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
+    (void)cap;
+    int k = 1 + (int)(*rng % 4);
+    for (int j = 0; j < k; j++) {
+        uint64_t x = fuzz_next_rand(rng);
+        m[1 + x % (len - 1)] = (uint8_t)(x >> 32);
+    }
+    return len - (size_t)((*rng >> 40) % 3);
+}
+
+/** How many seeds main builds. */
+#define N_SEEDS 4
+
+/** The IDX target for the shared driver (each seed with its own random stream). */
+static const fuzz_target target = {
+    .run = drive,
+    .seed_ext = ".idx",
+    .per_byte = 7,
+    .replace = replace_byte,
+    .random_runs = 5000 / N_SEEDS + 1,
+    .slack = 0,
+    .mutate = mutate_random,
+    .rng_init = 0x9e3779b97f4a7c15ull,
+    .rng_per_seed = 1,
+};
+
 int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        run_file(argv[i]);
-    seed seeds[8];
+    fuzz_seed seeds[N_SEEDS];
+    static const char *const labels[N_SEEDS] = {"labels", "images", "labels-gz", "images-gz"};
     int ns = 0;
     for (int gz = 0; gz < 2; gz++)
-        for (uint32_t nd = 1; nd <= 3; nd += 2)
-            seeds[ns++] = make_seed(nd, gz, (uint8_t)(gz ? 0x6 : 0x9));
-    uint64_t runs = 0, ok = 0;
-    for (int s = 0; s < ns; s++) {
-        if (run_one(seeds[s].b, seeds[s].n) != 0)
-            fuzz_fail("a valid seed failed", "");
-        uint8_t *buf = malloc(seeds[s].n + 8);
-        for (size_t len = 0; len <= seeds[s].n; len++, runs++)
-            ok += run_one(seeds[s].b, len) == 0;
-        static const uint8_t vals[] = {0x00, 0x01, 0x03, 0x08, 0x7f, 0x80, 0xff};
-        for (size_t i = 0; i < seeds[s].n; i++)
-            for (size_t v = 0; v < sizeof vals; v++) {
-                memcpy(buf, seeds[s].b, seeds[s].n);
-                buf[i] = i == 0 ? (uint8_t)(buf[0] ^ vals[v]) : vals[v];
-                ok += run_one(buf, seeds[s].n) == 0;
-                runs++;
-            }
-        uint64_t x = 0x9e3779b97f4a7c15ull + (uint64_t)s;
-        for (int r = 0; r < 5000 / ns + 1; r++, runs++) {
-            memcpy(buf, seeds[s].b, seeds[s].n);
-            int k = 1 + (int)(x % 4);
-            for (int j = 0; j < k; j++) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                buf[1 + x % (seeds[s].n - 1)] = (uint8_t)(x >> 32);
-            }
-            size_t len = seeds[s].n - (size_t)((x >> 40) % 3);
-            ok += run_one(buf, len) == 0;
+        for (uint32_t nd = 1; nd <= 3; nd += 2, ns++) {
+            seeds[ns] = make_seed(nd, gz, (uint8_t)(gz ? 0x6 : 0x9));
+            seeds[ns].label = labels[ns];
+            if (run_one(seeds[ns].p, seeds[ns].n) != 0)
+                fuzz_fail("a valid seed failed", "");
         }
-        free(buf);
-        free(seeds[s].b);
-    }
+    int rc = fuzz_main(&target, argc, argv, seeds, ns);
     unlink(tmp_path());
-    printf("fuzz_idx: %llu inputs, %llu parsed, the rest rejected cleanly\n",
-           (unsigned long long)runs, (unsigned long long)ok);
-    return 0;
+    printf("fuzz_idx: %lu inputs, %lu parsed, the rest rejected cleanly\n", fuzz_n_inputs, n_ok);
+    return rc;
 }
-#endif
+#endif /* MXK_FUZZ_STANDALONE */

@@ -19,13 +19,11 @@
  * The kernel sources are compiled in with the test-local device registry
  * (tests/kit/fake_device.c): loaded arrays live on its malloc-based CPU.
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "engine.h"
 #include "error.h"
@@ -104,30 +102,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 #ifdef MXK_FUZZ_STANDALONE
 
-/** Seeds: valid files of every record kind. */
-typedef struct seed_set {
-    nd_bytes items[16];
-    const char *labels[16];
-    int n;
-} seed_set;
+#include "fuzz_driver.h"
 
 /** Saves arrays into a new seed. */
-static void add_saved(seed_set *s, const char *label, uint32_t num, mxk_ndarray *const *arrays,
-                      const char *const *names) {
+static void add_saved(fuzz_seed *s, int *n, const char *label, uint32_t num,
+                      mxk_ndarray *const *arrays, const char *const *names) {
     uint8_t *b = NULL;
-    size_t n = 0;
-    if (mxk_ndarray_save_buffer(num, arrays, names, &b, &n) != MXK_OK)
+    size_t len = 0;
+    if (mxk_ndarray_save_buffer(num, arrays, names, &b, &len) != MXK_OK)
         fuzz_fail("seed: save failed");
-    nd_bytes *nb = &s->items[s->n];
-    memset(nb, 0, sizeof *nb);
-    nb_raw(nb, b, n);
-    s->labels[s->n++] = label;
-    free(b);
+    s[(*n)++] = (fuzz_seed){b, len, label};
 }
 
-/** Builds the seed set. */
-static void build_seeds(seed_set *s) {
-    s->n = 0;
+/** Adds the bytes built in b as a seed. */
+static void add_built(fuzz_seed *s, int *n, const char *label, const nd_bytes *b) {
+    s[(*n)++] = (fuzz_seed){b->p, b->len, label};
+}
+
+/** Builds the seeds (at most 16); returns how many. */
+static int build_seeds(fuzz_seed *s) {
+    int n = 0;
     mxk_ndarray *arrs[8];
     const char *names[8] = {"arg:w", "arg:b", "aux:m", "x", "", "y", "z", "e"};
     for (int32_t dt = 0; dt < 7; dt++) {
@@ -144,15 +138,15 @@ static void build_seeds(seed_set *s) {
     }
     if (mxk_ndarray_create_empty(MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &arrs[7]) != MXK_OK)
         fuzz_fail("seed: create_empty failed");
-    add_saved(s, "v2-named", 8, arrs, names);
-    add_saved(s, "v2-unnamed", 8, arrs, NULL);
-    add_saved(s, "v2-one", 1, arrs, names);
-    add_saved(s, "v2-none", 0, NULL, NULL);
+    add_saved(s, &n, "v2-named", 8, arrs, names);
+    add_saved(s, &n, "v2-unnamed", 8, arrs, NULL);
+    add_saved(s, &n, "v2-one", 1, arrs, names);
+    add_saved(s, &n, "v2-none", 0, NULL, NULL);
     for (int i = 0; i < 8; i++)
         mxk_ndarray_free(arrs[i]);
 
-    nd_bytes *b = &s->items[s->n];
-    memset(b, 0, sizeof *b);
+    nd_bytes built[3] = {{0}};
+    nd_bytes *b = &built[0];
     nb_header(b, 2);
     nb_u32(b, 0xF993FAC8u); /* V1 */
     nb_i32(b, 2);
@@ -168,10 +162,9 @@ static void build_seeds(seed_set *s) {
     nb_u64(b, 2);
     nb_name(b, "v1a");
     nb_name(b, "v1b");
-    s->labels[s->n++] = "v1";
+    add_built(s, &n, "v1", b);
 
-    b = &s->items[s->n];
-    memset(b, 0, sizeof *b);
+    b = &built[1];
     nb_header(b, 2);
     nb_u32(b, 1); /* legacy */
     nb_u32(b, 3);
@@ -183,10 +176,9 @@ static void build_seeds(seed_set *s) {
     nb_i32(b, 1);
     nb_u32(b, 0);
     nb_u64(b, 0);
-    s->labels[s->n++] = "legacy";
+    add_built(s, &n, "legacy", b);
 
-    b = &s->items[s->n];
-    memset(b, 0, sizeof *b);
+    b = &built[2];
     nb_header(b, 2);
     nb_u32(b, 0xF993FACAu); /* V3 */
     nb_i32(b, 0);
@@ -200,11 +192,12 @@ static void build_seeds(seed_set *s) {
     nb_i32(b, 0);
     nb_i32(b, -1);
     nb_u64(b, 0);
-    s->labels[s->n++] = "v3";
+    add_built(s, &n, "v3", b);
+    return n;
 }
 
 /** Counts of statuses seen. */
-static unsigned long n_runs, n_ok, n_format, n_unsupported;
+static unsigned long n_ok, n_format, n_unsupported;
 
 /** Runs one input through the target, on an exact-size heap copy (so ASan sees over-reads). */
 static void drive(const uint8_t *p, size_t n) {
@@ -213,7 +206,6 @@ static void drive(const uint8_t *p, size_t n) {
         memcpy(copy, p, n);
     mxk_status st = run_one(copy, n);
     free(copy);
-    n_runs++;
     if (st == MXK_OK)
         n_ok++;
     else if (st == MXK_ERR_FORMAT)
@@ -222,125 +214,63 @@ static void drive(const uint8_t *p, size_t n) {
         n_unsupported++;
 }
 
-/** Runs a seed, its truncations, single-byte and random mutations. */
-static void mutate_all(const nd_bytes *seed, uint64_t *rng) {
-    drive(seed->p, seed->len);
-    for (size_t len = 0; len < seed->len; len++)
-        drive(seed->p, len);
-    uint8_t *m = malloc(seed->len + 16);
+/** Single-byte replacements: boundary values, then the byte's complement. */
+static uint8_t replace_byte(size_t at, int r, uint8_t orig) {
     static const uint8_t repl[] = {0x00, 0x01, 0x7f, 0x80, 0xff, 0x20, 0x09};
-    for (size_t i = 0; i < seed->len; i++) {
-        for (size_t r = 0; r < sizeof repl + 1; r++) {
-            memcpy(m, seed->p, seed->len);
-            m[i] = r < sizeof repl ? repl[r] : (uint8_t)~seed->p[i];
-            if (m[i] != seed->p[i])
-                drive(m, seed->len);
-        }
-    }
-    for (int k = 0; k < 10000; k++) {
-        memcpy(m, seed->p, seed->len);
-        size_t len = seed->len;
-        int edits = 1 + (int)(*rng % 4);
-        for (int e = 0; e < edits; e++) {
-            *rng ^= *rng << 13;
-            *rng ^= *rng >> 7;
-            *rng ^= *rng << 17;
-            uint64_t x = *rng;
-            switch (x % 4) {
-            case 0: /* random byte */
-                if (len)
-                    m[(x >> 8) % len] = (uint8_t)(x >> 40);
-                break;
-            case 1: /* random 32-bit word, little-endian */
-                if (len >= 4) {
-                    size_t at = (size_t)((x >> 8) % (len - 3));
-                    uint32_t w = (uint32_t)(x >> 32);
-                    memcpy(m + at, &w, 4);
-                }
-                break;
-            case 2: /* cut */
-                len = len ? (size_t)((x >> 8) % len) : 0;
-                break;
-            default: /* extend with junk */
-                if (len + 4 <= seed->len + 16) {
-                    memcpy(m + len, &x, 4);
-                    len += 4;
-                }
-                break;
-            }
-        }
-        drive(m, len);
-    }
-    free(m);
+    (void)at;
+    return (size_t)r < sizeof repl ? repl[r] : (uint8_t)~orig;
 }
 
-/** Runs one file, or every regular file of a directory. */
-static int run_path(const char *path) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        perror(path);
-        return 1;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        if (d == NULL) {
-            perror(path);
-            return 1;
+/** Random mutation: 1-4 edits among byte, 32-bit word, cut and junk extension. */
+static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
+    int edits = 1 + (int)(*rng % 4);
+    for (int e = 0; e < edits; e++) {
+        uint64_t x = fuzz_next_rand(rng);
+        switch (x % 4) {
+        case 0: /* random byte */
+            if (len)
+                m[(x >> 8) % len] = (uint8_t)(x >> 40);
+            break;
+        case 1: /* random 32-bit word, little-endian */
+            if (len >= 4) {
+                size_t at = (size_t)((x >> 8) % (len - 3));
+                uint32_t w = (uint32_t)(x >> 32);
+                memcpy(m + at, &w, 4);
+            }
+            break;
+        case 2: /* cut */
+            len = len ? (size_t)((x >> 8) % len) : 0;
+            break;
+        default: /* extend with junk */
+            if (len + 4 <= cap) {
+                memcpy(m + len, &x, 4);
+                len += 4;
+            }
+            break;
         }
-        struct dirent *e;
-        int rc = 0;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            rc |= run_path(sub);
-        }
-        closedir(d);
-        return rc;
     }
-    size_t n = 0;
-    uint8_t *p = nb_read_file(path, &n);
-    if (p == NULL) {
-        perror(path);
-        return 1;
-    }
-    drive(p, n);
-    free(p);
-    return 0;
+    return len;
 }
+
+/** The NDArray list target for the shared driver. */
+static const fuzz_target target = {
+    .run = drive,
+    .seed_ext = ".params",
+    .per_byte = 8,
+    .replace = replace_byte,
+    .random_runs = 10000,
+    .slack = 16,
+    .mutate = mutate_random,
+    .rng_init = 0x2545F4914F6CDD1DULL,
+};
 
 int main(int argc, char **argv) {
     fuzz_init();
-    seed_set seeds;
-    build_seeds(&seeds);
-    int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--write-seeds") == 0 && i + 1 < argc) {
-            const char *dir = argv[++i];
-            mkdir(dir, 0777);
-            for (int k = 0; k < seeds.n; k++) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/seed-%s.params", dir, seeds.labels[k]);
-                if (nb_write_file(path, seeds.items[k].p, seeds.items[k].len) != 0) {
-                    perror(path);
-                    rc = 1;
-                }
-            }
-        } else {
-            rc |= run_path(argv[i]);
-        }
-    }
-    uint64_t rng = 0x2545F4914F6CDD1DULL;
-    for (int k = 0; k < seeds.n; k++) {
-        unsigned long before = n_runs;
-        mutate_all(&seeds.items[k], &rng);
-        printf("seed %-10s %6zu bytes: %lu inputs\n", seeds.labels[k], seeds.items[k].len,
-               n_runs - before);
-        free(seeds.items[k].p);
-    }
-    printf("%lu inputs: %lu loaded, %lu format errors, %lu unsupported\n", n_runs, n_ok, n_format,
-           n_unsupported);
+    fuzz_seed seeds[16];
+    int n = build_seeds(seeds);
+    int rc = fuzz_main(&target, argc, argv, seeds, n);
+    printf("%lu inputs: %lu loaded, %lu format errors, %lu unsupported\n", fuzz_n_inputs, n_ok,
+           n_format, n_unsupported);
     mxk_engine_wait_all();
     mxk_engine_stop();
     mxk_storage_shutdown();

@@ -23,12 +23,10 @@
  *   Arguments: files or directories of extra inputs; `--write-seeds DIR` writes the
  *   seeds there (a libFuzzer seed corpus).
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "mxk.h"
 
@@ -118,15 +116,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 #ifdef MXK_FUZZ_STANDALONE
 
+#include "fuzz_driver.h"
+
 /** Most seeds. */
 #define MAX_SEEDS 8
-
-/** The seed documents (malloc'd) and their labels. */
-typedef struct seed_set {
-    char *text[MAX_SEEDS];
-    const char *label[MAX_SEEDS];
-    int n;
-} seed_set;
 
 /** Composes op on one input with up to two attributes; aborts on failure. */
 static mxk_symbol *op1(const char *op, const char *name, mxk_symbol *in, const char *k1,
@@ -139,53 +132,30 @@ static mxk_symbol *op1(const char *op, const char *name, mxk_symbol *in, const c
     return out;
 }
 
+/** Adds a document (malloc'd, taken over) as a seed. */
+static void add_text(fuzz_seed *seeds, int *n, const char *label, char *text) {
+    seeds[(*n)++] = (fuzz_seed){(uint8_t *)text, strlen(text), label};
+}
+
 /** Adds the JSON of `s` as a seed and frees s. */
-static void add_symbol(seed_set *seeds, const char *label, mxk_symbol *s) {
+static void add_symbol(fuzz_seed *seeds, int *n, const char *label, mxk_symbol *s) {
     char *j = NULL;
     if (mxk_symbol_to_json(s, &j) != MXK_OK)
         fuzz_fail("seed: to_json failed");
-    seeds->text[seeds->n] = j;
-    seeds->label[seeds->n++] = label;
+    add_text(seeds, n, label, j);
     mxk_symbol_free(s);
 }
 
-/** Reads a whole file as a string; NULL when it cannot. */
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *p = realloc(buf, cap * 2);
-            if (p == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
-
-/** Builds the seed documents. */
-static void build_seeds(seed_set *seeds) {
-    seeds->n = 0;
+/** Builds the seed documents (at most MAX_SEEDS); returns how many. */
+static int build_seeds(fuzz_seed *seeds) {
+    int n = 0;
     mxk_symbol *data = NULL;
     if (mxk_symbol_variable("data", &data) != MXK_OK)
         fuzz_fail("seed: variable failed");
     mxk_symbol *fc1 = op1("FullyConnected", "fc1", data, "num_hidden", "128", NULL, NULL);
     mxk_symbol *a1 = op1("Activation", "relu1", fc1, "act_type", "relu", NULL, NULL);
     mxk_symbol *fc2 = op1("FullyConnected", "fc2", a1, "num_hidden", "10", "no_bias", "True");
-    add_symbol(seeds, "mlp", op1("SoftmaxOutput", "softmax", fc2, NULL, NULL, NULL, NULL));
+    add_symbol(seeds, &n, "mlp", op1("SoftmaxOutput", "softmax", fc2, NULL, NULL, NULL, NULL));
 
     mxk_symbol *img = NULL;
     mxk_symbol_variable("img \"q\" \\ \t", &img);
@@ -197,7 +167,7 @@ static void build_seeds(seed_set *seeds) {
     mxk_symbol *g = NULL;
     if (mxk_symbol_group(3, parts, &g) != MXK_OK)
         fuzz_fail("seed: group failed");
-    add_symbol(seeds, "group", g);
+    add_symbol(seeds, &n, "group", g);
     mxk_symbol *rest[] = {data, fc1, a1, fc2, img, bn, conv, pool};
     for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
         mxk_symbol_free(rest[i]);
@@ -214,28 +184,26 @@ static void build_seeds(seed_set *seeds) {
         "\"BatchNorm\", \"param\": {\"eps\": \"0.001\", \"fix_gamma\": \"True\"}, \"name\": "
         "\"batchnorm0\", \"inputs\": [[3, 0]], \"backward_source_id\": -1, \"attr\": "
         "{\"ctx_group\": \"stage2\"}}], \"arg_nodes\": [0, 1, 2], \"heads\": [[4, 0]]}";
-    seeds->text[seeds->n] = strdup(legacy);
-    seeds->label[seeds->n++] = "legacy";
+    add_text(seeds, &n, "legacy", strdup(legacy));
 #ifdef FUZZ_FIXTURE
-    char *fixture = read_text(FUZZ_FIXTURE);
-    if (fixture != NULL) {
-        seeds->text[seeds->n] = fixture;
-        seeds->label[seeds->n++] = "fixture";
-    }
+    size_t len = 0;
+    uint8_t *fixture = fuzz_read_file(FUZZ_FIXTURE, &len);
+    if (fixture != NULL)
+        add_text(seeds, &n, "fixture", (char *)fixture);
 #endif
+    return n;
 }
 
 /** Counts of statuses seen. */
-static unsigned long n_runs, n_ok, n_format, n_not_found, n_unsupported;
+static unsigned long n_ok, n_format, n_not_found, n_unsupported;
 
 /** Runs `len` bytes of p as a string (on an exact-size heap copy, so ASan sees over-reads). */
-static void drive(const char *p, size_t len) {
+static void drive(const uint8_t *p, size_t len) {
     char *copy = malloc(len + 1);
     memcpy(copy, p, len);
     copy[len] = '\0';
     mxk_status st = run_one(copy);
     free(copy);
-    n_runs++;
     if (st == MXK_OK)
         n_ok++;
     else if (st == MXK_ERR_FORMAT)
@@ -246,142 +214,70 @@ static void drive(const char *p, size_t len) {
         n_unsupported++;
 }
 
-/** Next value of a xorshift64 generator. */
-static uint64_t next_rand(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+/** Single-byte replacements: two JSON-significant bytes, chosen per position. */
+static uint8_t replace_byte(size_t at, int r, uint8_t orig) {
+    static const char repl[] = {'0', '9', '"', ',', ']', '}', '-', 'x'};
+    (void)orig;
+    return (uint8_t)repl[(at * 3 + (size_t)r * 5) % sizeof repl];
 }
 
-/** Runs a seed, its truncations, single-byte and random multi-byte mutations. */
-static void mutate_all(const char *seed, uint64_t *rng) {
-    size_t n = strlen(seed);
-    drive(seed, n);
-    for (size_t len = 0; len < n; len++)
-        drive(seed, len);
-    static const char repl[] = {'0', '9', '"', ',', ']', '}', '-', 'x'};
-    char *m = malloc(n + 64);
-    for (size_t i = 0; i < n; i++) {
-        /* every position with two replacements, chosen per position */
-        for (int r = 0; r < 2; r++) {
-            memcpy(m, seed, n);
-            char c = repl[(i * 3 + (size_t)r * 5) % sizeof repl];
-            if (c == seed[i])
-                continue;
-            m[i] = c;
-            drive(m, n);
-        }
-    }
+/** Random mutation: 1-3 edits among overwriting with a token, deleting a span, inserting a token.
+ */
+static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
     static const char *const tokens[] = {"[",  "]",  "{",    "}",     ",",         "\"",
                                          "0",  "-1", "99",   "null",  "[0, 0]",    "\"op\"",
                                          "[]", "{}", "1e99", "\"x\"", "4294967296"};
-    for (int k = 0; k < 20000; k++) {
-        memcpy(m, seed, n);
-        size_t len = n;
-        int edits = 1 + (int)(next_rand(rng) % 3);
-        for (int e = 0; e < edits && len > 0; e++) {
-            uint64_t x = next_rand(rng);
-            size_t at = (size_t)((x >> 8) % len);
-            const char *tok = tokens[(x >> 40) % (sizeof tokens / sizeof tokens[0])];
-            size_t tl = strlen(tok);
-            switch (x % 3) {
-            case 0: /* overwrite with a token */
-                if (at + tl <= len)
-                    memcpy(m + at, tok, tl);
-                break;
-            case 1: /* delete a span */
-            {
-                size_t span = 1 + (size_t)((x >> 20) % 8);
-                if (at + span <= len) {
-                    memmove(m + at, m + at + span, len - at - span);
-                    len -= span;
-                }
-                break;
+    int edits = 1 + (int)(fuzz_next_rand(rng) % 3);
+    for (int e = 0; e < edits && len > 0; e++) {
+        uint64_t x = fuzz_next_rand(rng);
+        size_t at = (size_t)((x >> 8) % len);
+        const char *tok = tokens[(x >> 40) % (sizeof tokens / sizeof tokens[0])];
+        size_t tl = strlen(tok);
+        switch (x % 3) {
+        case 0: /* overwrite with a token */
+            if (at + tl <= len)
+                memcpy(m + at, tok, tl);
+            break;
+        case 1: /* delete a span */
+        {
+            size_t span = 1 + (size_t)((x >> 20) % 8);
+            if (at + span <= len) {
+                memmove(m + at, m + at + span, len - at - span);
+                len -= span;
             }
-            default: /* insert a token */
-                if (len + tl <= n + 63) {
-                    memmove(m + at + tl, m + at, len - at);
-                    memcpy(m + at, tok, tl);
-                    len += tl;
-                }
-                break;
-            }
+            break;
         }
-        drive(m, len);
+        default: /* insert a token */
+            if (len + tl < cap) {
+                memmove(m + at + tl, m + at, len - at);
+                memcpy(m + at, tok, tl);
+                len += tl;
+            }
+            break;
+        }
     }
-    free(m);
+    return len;
 }
 
-/** Runs one file, or every regular file of a directory. */
-static int run_path(const char *path) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        perror(path);
-        return 1;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        if (d == NULL) {
-            perror(path);
-            return 1;
-        }
-        struct dirent *e;
-        int rc = 0;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.')
-                continue;
-            char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            rc |= run_path(sub);
-        }
-        closedir(d);
-        return rc;
-    }
-    char *text = read_text(path);
-    if (text == NULL) {
-        perror(path);
-        return 1;
-    }
-    drive(text, strlen(text));
-    free(text);
-    return 0;
-}
+/** The symbol JSON target for the shared driver. */
+static const fuzz_target target = {
+    .run = drive,
+    .seed_ext = ".json",
+    .per_byte = 2,
+    .replace = replace_byte,
+    .random_runs = 20000,
+    .slack = 64,
+    .mutate = mutate_random,
+    .rng_init = 0x2545F4914F6CDD1DULL,
+};
 
 int main(int argc, char **argv) {
     fuzz_init();
-    seed_set seeds;
-    build_seeds(&seeds);
-    int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--write-seeds") == 0 && i + 1 < argc) {
-            const char *dir = argv[++i];
-            mkdir(dir, 0777);
-            for (int k = 0; k < seeds.n; k++) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/seed-%s.json", dir, seeds.label[k]);
-                FILE *f = fopen(path, "wb");
-                if (f == NULL || fputs(seeds.text[k], f) < 0) {
-                    perror(path);
-                    rc = 1;
-                }
-                if (f != NULL)
-                    fclose(f);
-            }
-        } else {
-            rc |= run_path(argv[i]);
-        }
-    }
-    uint64_t rng = 0x2545F4914F6CDD1DULL;
-    for (int k = 0; k < seeds.n; k++) {
-        unsigned long before = n_runs;
-        mutate_all(seeds.text[k], &rng);
-        printf("seed %-8s %6zu bytes: %lu inputs\n", seeds.label[k], strlen(seeds.text[k]),
-               n_runs - before);
-        free(seeds.text[k]);
-    }
-    printf("%lu inputs: %lu loaded, %lu format errors, %lu not found, %lu unsupported\n", n_runs,
-           n_ok, n_format, n_not_found, n_unsupported);
+    fuzz_seed seeds[MAX_SEEDS];
+    int n = build_seeds(seeds);
+    int rc = fuzz_main(&target, argc, argv, seeds, n);
+    printf("%lu inputs: %lu loaded, %lu format errors, %lu not found, %lu unsupported\n",
+           fuzz_n_inputs, n_ok, n_format, n_not_found, n_unsupported);
     mxk_shutdown();
     return rc;
 }

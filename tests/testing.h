@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int mxk_t_failed_checks;
 static int mxk_t_passed, mxk_t_failed, mxk_t_skipped;
@@ -86,5 +87,40 @@ static int mxk_t_skip_flag;
 #define MXK_TEST_EXIT()                                                                            \
     (printf("%d passed, %d failed, %d skipped\n", mxk_t_passed, mxk_t_failed, mxk_t_skipped),      \
      mxk_t_failed ? 1 : (mxk_t_passed == 0 && mxk_t_skipped > 0 ? 77 : 0))
+
+/** A capture of what the calls between begin and end write to stderr. */
+typedef struct mxk_t_capture {
+    FILE *file;   /**< temporary file standing in for stderr */
+    int saved_fd; /**< the real stderr, restored at the end */
+} mxk_t_capture;
+
+/** Sends stderr (fd 2) to a temporary file until mxk_t_capture_end. Returns 0 on failure. */
+static inline int mxk_t_capture_begin(mxk_t_capture *c) {
+    fflush(stderr);
+    c->file = tmpfile();
+    c->saved_fd = c->file ? dup(STDERR_FILENO) : -1;
+    if (c->saved_fd < 0) {
+        if (c->file)
+            fclose(c->file);
+        c->file = NULL;
+        return 0;
+    }
+    dup2(fileno(c->file), STDERR_FILENO);
+    return 1;
+}
+
+/** Restores stderr and copies what was written into buf (NUL-terminated, at most size - 1). */
+static inline void mxk_t_capture_end(mxk_t_capture *c, char *buf, size_t size) {
+    buf[0] = '\0';
+    if (c->file == NULL)
+        return;
+    fflush(stderr);
+    dup2(c->saved_fd, STDERR_FILENO);
+    close(c->saved_fd);
+    rewind(c->file);
+    buf[fread(buf, 1, size - 1, c->file)] = '\0';
+    fclose(c->file);
+    c->file = NULL;
+}
 
 #endif /* MXK_TESTING_H */

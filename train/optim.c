@@ -322,23 +322,17 @@ static int init_real(const char *s, double *x) {
 static mxk_status init_apply(const char *spec, const char *const *keys, const init_arg *args,
                              int nargs, mxkt_initializer *out, double *slope) {
     for (int i = 0; i < nargs; i++) {
-        const char *key = args[i].key[0] ? args[i].key : NULL;
-        if (key == NULL) {
-            int k = 0;
-            while (keys[k] && k < i)
-                k++;
-            if (keys[k] == NULL)
-                return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "initializer '%s': too many arguments",
-                                  spec);
-            key = keys[k];
-        } else {
-            int k = 0;
-            while (keys[k] && strcmp(keys[k], key) != 0)
-                k++;
-            if (keys[k] == NULL)
-                return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
-                                  "initializer '%s': unknown argument '%s'", spec, key);
-        }
+        /* positional argument i is parameter i; a keyword must name a parameter */
+        int k = 0;
+        while (keys[k] && (args[i].key[0] ? strcmp(keys[k], args[i].key) != 0 : k < i))
+            k++;
+        if (keys[k] == NULL && args[i].key[0])
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "initializer '%s': unknown argument '%s'",
+                              spec, args[i].key);
+        if (keys[k] == NULL)
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "initializer '%s': too many arguments",
+                              spec);
+        const char *key = keys[k];
         const char *v = args[i].val;
         double x = 0.0;
         int ok = 1;

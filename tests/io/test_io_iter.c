@@ -470,25 +470,14 @@ static void expect_mnist_log(const char *level, const char *flat, const char *pa
     const char *old = getenv("MXK_LOG_LEVEL");
     char *saved_level = old ? strdup(old) : NULL;
     setenv("MXK_LOG_LEVEL", level, 1);
-    FILE *cap = tmpfile();
-    CHECK(cap != NULL);
-    if (cap == NULL)
-        return;
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(cap), 2);
+    mxk_t_capture cap;
+    CHECK(mxk_t_capture_begin(&cap));
     const char *kv[] = {"image",     P("img"),  "label",      P("lbl"), "batch_size",
                         "5",         "shuffle", "False",      "flat",   flat,
                         "num_parts", parts,     "part_index", part,     NULL};
     mxk_data_iter *it = NULL;
     mxk_status st = iot_create("MNISTIter", kv, &it);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(cap);
-    size_t n = fread(got, 1, sizeof got - 1, cap);
-    got[n] = '\0';
-    fclose(cap);
+    mxk_t_capture_end(&cap, got, sizeof got);
     if (saved_level)
         setenv("MXK_LOG_LEVEL", saved_level, 1);
     else

@@ -440,32 +440,6 @@ static float *param_copy(mxkt_module *m, uint32_t c, uint32_t i, uint64_t *n) {
     return v;
 }
 
-/** Reads what the calls between capture_begin and capture_end wrote to stderr. */
-static int captured_fd = -1;
-static FILE *captured;
-
-/** Sends stderr to a temporary file until capture_end. */
-static void capture_begin(void) {
-    fflush(stderr);
-    captured = tmpfile();
-    captured_fd = dup(STDERR_FILENO);
-    CHECK(captured != NULL && captured_fd >= 0);
-    dup2(fileno(captured), STDERR_FILENO);
-}
-
-/** Restores stderr; returns what was written (static buffer). */
-static const char *capture_end(void) {
-    static char buf[1024];
-    fflush(stderr);
-    dup2(captured_fd, STDERR_FILENO);
-    close(captured_fd);
-    rewind(captured);
-    size_t n = fread(buf, 1, sizeof buf - 1, captured);
-    buf[n] = '\0';
-    fclose(captured);
-    return buf;
-}
-
 /**
  * NDArrayIter: batches in order without shuffle, the last one filled from the
  * start with its pad reported; with shuffle a new permutation every reset, the
@@ -528,9 +502,11 @@ static void test_module_checkpoint(void) {
     mxkt_module *a = make_module(1, 0.1), *b = make_module(1, 0.1);
     mxkt_optimizer other;
     mxkt_optimizer_sgd(&other, 5.0, 0.0, 0.0);
-    capture_begin();
+    mxk_t_capture cap;
+    char warned[256];
+    CHECK(mxk_t_capture_begin(&cap));
     mxk_status st = mxkt_module_init_optimizer(b, "local", &other, 0); /* ignored */
-    const char *warned = capture_end();
+    mxk_t_capture_end(&cap, warned, sizeof warned);
     CHECK_EQ_INT(st, MXK_OK);
     CHECK(strcmp(warned, "WARNING: optimizer already initialized, ignoring...\n") == 0);
     fit_epochs(a, ia, 0, 2);
@@ -673,6 +649,48 @@ static void test_module_errors(void) {
     mxk_symbol_free(sym);
 }
 
+/**
+ * fit resets the training iterator at the end of each epoch (upstream), so the
+ * iterator is at its first batch afterwards; a metric count outside 1..8 is
+ * refused before anything runs.
+ */
+static void test_fit_iterator_and_metrics(void) {
+    mxkt_iter *it = make_data(0);
+    mxkt_module *m = make_module(1, 0.1);
+    fit_epochs(m, it, 0, 1);
+    int32_t has = 0;
+    CHECK_EQ_INT(mxkt_iter_next(it, &has), MXK_OK);
+    CHECK_EQ_INT(has, 1);
+    mxk_ndarray *d = NULL, *l = NULL;
+    uint32_t pad = 0;
+    float labels[10];
+    CHECK_EQ_INT(it->batch(it, &d, &l, &pad), MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(l, labels, sizeof labels), MXK_OK);
+    for (int i = 0; i < 10; i++)
+        CHECK(labels[i] == (float)i);
+    mxkt_metric ms[MXKT_FIT_MAX_METRICS + 1];
+    for (int k = 0; k <= MXKT_FIT_MAX_METRICS; k++)
+        CHECK_EQ_INT(mxkt_metric_create("acc", 0, &ms[k]), MXK_OK);
+    mxkt_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.num_epoch = 1;
+    fo.metrics = ms;
+    fo.num_metrics = MXKT_FIT_MAX_METRICS + 1;
+    uint64_t n = 0;
+    float *before = param_copy(m, 0, 0, &n);
+    CHECK_EQ_INT(mxkt_module_fit(m, it, NULL, &fo), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "fit: 1 to 8 metrics, not 9");
+    fo.num_metrics = 0;
+    CHECK_EQ_INT(mxkt_module_fit(m, it, NULL, &fo), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "fit: 1 to 8 metrics, not 0");
+    float *after = param_copy(m, 0, 0, &n);
+    CHECK(memcmp(before, after, n * sizeof(float)) == 0);
+    free(before);
+    free(after);
+    mxkt_module_free(m);
+    mxkt_iter_free(it);
+}
+
 /** Two contexts (KVStore local): identical parameters, close to one context. */
 static void test_two_contexts(void) {
     mxkt_iter *it = make_data(1), *it2 = make_data(1);
@@ -750,6 +768,7 @@ int main(void) {
     MXK_RUN(test_ndarray_iter);
     MXK_RUN(test_module_checkpoint);
     MXK_RUN(test_module_errors);
+    MXK_RUN(test_fit_iterator_and_metrics);
     MXK_RUN(test_two_contexts);
     mxk_shutdown();
     return MXK_TEST_EXIT();

@@ -87,6 +87,9 @@ train_lr_steps)
     "$mxk" --config-dir "$conf" train $common --num-epochs 3 --lr-factor 1 \
         --metrics-log c.jsonl 2>c.log || { cat c.log; fail "constant"; }
     [ "$(lrs c.jsonl)" = "0.1 0.1 0.1 " ] || fail "--lr-factor 1: lr $(lrs c.jsonl)"
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --lr-factor 0 \
+        --metrics-log z.jsonl 2>z.log || { cat z.log; fail "factor 0"; }
+    [ "$(lrs z.jsonl)" = "0.1 0.1 0.1 " ] || fail "--lr-factor 0: lr $(lrs z.jsonl)"
     ;;
 train_checkpoints)
     # --save-period 2: checkpoints of epochs 2 and 4 only; a resume from a checkpoint
@@ -108,6 +111,9 @@ train_checkpoints)
     grep -q -- '--save-period must be at least 1' e.txt || fail "--save-period message: $(cat e.txt)"
     "$mxk" --config-dir "$conf" train --lr-step-epochs 2,x 2>e.txt && fail "bad steps accepted"
     grep -q "bad --lr-step-epochs entry 'x'" e.txt || fail "steps message: $(cat e.txt)"
+    "$mxk" --config-dir "$conf" train --lr-step-epochs 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 \
+        2>e.txt && fail "17 steps accepted"
+    grep -q "at most 16 --lr-step-epochs entries" e.txt || fail "steps count: $(cat e.txt)"
     ;;
 train_options)
     # the flags beyond the defaults, one epoch on 1,000 examples each: two contexts

@@ -245,6 +245,8 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
             lr *= a->lr_factor;
         else if (ns < MAX_STEP_EPOCHS)
             steps[ns++] = (e - shift) * epoch_size;
+        else
+            return cli_usage_error(a->cmd, "at most %d --lr-step-epochs entries", MAX_STEP_EPOCHS);
     }
     if (lr != opt->lr)
         fprintf(stderr, "Adjust learning rate to %e for epoch %lld\n", lr, (long long)shift);

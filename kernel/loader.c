@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attrs.h"
 #include "error.h"
@@ -41,6 +42,43 @@ static void find_library_dir(void) {
 const char *mxk_loader_library_dir(void) {
     pthread_once(&library_dir_once, find_library_dir);
     return library_dir;
+}
+
+/* Why `st` lets someone other than this process's user (or root) change the file or
+ * directory, or NULL. A directory with the sticky bit protects its entries' names. */
+static const char *foreign_writer(const struct stat *st, int is_dir) {
+    if ((st->st_mode & S_IWOTH) && !(is_dir && (st->st_mode & S_ISVTX)))
+        return "world-writable";
+    if (st->st_uid != 0 && st->st_uid != geteuid() && (st->st_mode & S_IWUSR))
+        return "owned and writable by another user";
+    if ((st->st_mode & S_IWGRP) && st->st_gid != getegid() && st->st_gid != 0 &&
+        !(is_dir && (st->st_mode & S_ISVTX)))
+        return "writable by another group";
+    return NULL;
+}
+
+/* Warns (once per load) when the library `real` or its directory can be changed by
+ * another user: a plugin is code running in this process (abi/README.md, "Trust
+ * model"). Loading goes on: the warning names what to fix. */
+static void warn_if_foreign_writable(const char *real) {
+    struct stat st;
+    const char *why;
+    if (stat(real, &st) == 0 && (why = foreign_writer(&st, 0)) != NULL)
+        mxk_log(MXK_LOG_WARNING,
+                "plugin library '%s' is %s: anyone who can write it runs code "
+                "in this process",
+                real, why);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        return;
+    *(slash == dir ? slash + 1 : slash) = '\0';
+    if (stat(dir, &st) == 0 && (why = foreign_writer(&st, 1)) != NULL)
+        mxk_log(MXK_LOG_WARNING,
+                "plugin directory '%s' (of '%s') is %s: anyone who can write "
+                "it can replace the plugin",
+                dir, real, why);
 }
 
 static int is_file(const char *p) {
@@ -119,8 +157,11 @@ static void free_plugin_entry(mxk_plugin_entry *p) {
     free(p);
 }
 
-/* Phase 1: reads and checks the info of an opened library. Runs no plugin code but
- * the info function. Fills `info` (zero-filled to host size). */
+/* Phase 1: reads and checks the info of an opened library. Of the plugin's entry points
+ * only the info function runs before these checks; but dlopen has already run the
+ * library's ELF constructors and those of its dependencies (abi/README.md, "Trust
+ * model"), so a rejected plugin may have run code. Fills `info` (zero-filled to host
+ * size). */
 static mxk_status check_info(void *dl, const char *real, const char *origin,
                              mxk_plugin_info *info) {
     mxk_plugin_get_info_fn get_info = (mxk_plugin_get_info_fn)dlsym(dl, MXK_PLUGIN_INFO_SYMBOL);
@@ -245,6 +286,7 @@ mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs
         pthread_mutex_unlock(&load_lock);
         return MXK_OK; /* idempotent: the same file is one plugin */
     }
+    warn_if_foreign_writable(real);
     dlerror();
     void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (dl == NULL) {

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "mxk.h"
+#include "parse.h"
 
 /** Exit status: success. */
 #define CLI_OK 0
@@ -83,9 +84,6 @@ int cli_split_args(int argc, char **argv, cli_globals *g, const char **command, 
  * is another argument, -1 when the option is there but its value is missing.
  */
 int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value);
-
-/** Parses a decimal unsigned integer in [0, max]. Returns 1 on success, 0 otherwise. */
-int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
 /** True when `arg` looks like an option ("-x", "--xyz"; "-" alone is not one). */
 int cli_is_option(const char *arg);

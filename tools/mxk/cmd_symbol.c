@@ -43,41 +43,6 @@ typedef struct symbol_request {
     mxk_shape shapes[MAX_SHAPES];
 } symbol_request;
 
-/** Parses "NAME=d1,d2,..." (dims > 0; optional parentheses) into *name_len and *shape. */
-static int parse_shape_option(const char *s, size_t *name_len, mxk_shape *shape) {
-    const char *eq = strchr(s, '=');
-    if (eq == NULL || eq == s)
-        return 0;
-    *name_len = (size_t)(eq - s);
-    memset(shape, 0, sizeof *shape);
-    const char *p = eq + 1;
-    size_t n = strlen(p);
-    char buf[256];
-    if (n >= sizeof buf)
-        return 0;
-    memcpy(buf, p, n + 1);
-    char *b = buf;
-    if (b[0] == '(' && n >= 2 && b[n - 1] == ')') {
-        b[n - 1] = '\0';
-        b++;
-    }
-    if (*b == '\0')
-        return 0;
-    for (char *tok = b;;) {
-        char *comma = strchr(tok, ',');
-        if (comma != NULL)
-            *comma = '\0';
-        uint64_t d = 0;
-        if (shape->ndim >= MXK_MAX_NDIM || !cli_parse_uint(tok, INT64_MAX, &d) || d == 0)
-            return 0;
-        shape->dims[shape->ndim++] = (int64_t)d;
-        if (comma == NULL)
-            break;
-        tok = comma + 1;
-    }
-    return 1;
-}
-
 /** 1 when `name` is a label by MXNet's convention ("label", "softmax_label"). */
 static int is_label(const char *name) {
     size_t n = strlen(name);
@@ -596,7 +561,7 @@ static int run_symbol(const cli_command *self, const cli_globals *g, int argc, c
         } else if (r > 0) {
             size_t nlen = 0;
             mxk_shape shape;
-            if (!parse_shape_option(value, &nlen, &shape)) {
+            if (!cli_parse_shape_option(value, &nlen, &shape)) {
                 rc = cli_usage_error(self,
                                      "--shape expects NAME=d1,d2,... with positive dims (at most "
                                      "%d), got '%s'",

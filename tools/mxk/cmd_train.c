@@ -11,7 +11,6 @@
  * stdout only when stdout is a terminal.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,9 +38,6 @@ static int make_prefix_dir(const char *prefix) {
     return CLI_OK;
 }
 
-/** Most --lr-step-epochs entries. */
-#define MAX_STEP_EPOCHS MXKT_MAX_STEPS
-
 /** Options of the three commands. */
 typedef struct train_args {
     const cli_command *cmd;
@@ -52,13 +48,6 @@ typedef struct train_args {
     double lr, lr_factor, mom, wd;
     int lr_set;
 } train_args;
-
-/** Parses a real option value. */
-static int parse_real(const char *s, double *out) {
-    char *end = NULL;
-    *out = strtod(s, &end);
-    return end != s && *end == '\0' && isfinite(*out);
-}
 
 /** Parses the options shared by the commands. Returns CLI_OK or CLI_USAGE. */
 static int parse_args(train_args *a, int argc, char **argv) {
@@ -82,7 +71,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
 #define REAL_OPT(flag, field)                                                                      \
     if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
-        if (r < 0 || !parse_real(v, &a->field))                                                    \
+        if (r < 0 || !cli_parse_real(v, &a->field))                                                \
             return cli_usage_error(a->cmd, "option '%s' needs a number", flag);                    \
         continue;                                                                                  \
     }
@@ -100,7 +89,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
         STR_OPT("--lr-step-epochs", lr_step_epochs)
         STR_OPT("--output", output)
         STR_OPT("--metrics", metrics)
-        INT_OPT("--num-epochs", num_epochs, 1000000)
+        INT_OPT("--num-epochs", num_epochs, CLI_MAX_EPOCHS)
         INT_OPT("--batch-size", batch_size, 1000000)
         INT_OPT("--load-epoch", load_epoch, 100000)
         INT_OPT("--disp-batches", disp_batches, 100000000)
@@ -112,7 +101,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
             continue;
         }
         if ((r = cli_option_value(argc, argv, &i, "--lr", &v)) != 0) {
-            if (r < 0 || !parse_real(v, &a->lr) || a->lr <= 0)
+            if (r < 0 || !cli_parse_real(v, &a->lr) || a->lr <= 0)
                 return cli_usage_error(a->cmd, "option '--lr' needs a positive number");
             a->lr_set = 1;
             continue;
@@ -129,6 +118,17 @@ static int parse_args(train_args *a, int argc, char **argv) {
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
     if (a->save_period < 1)
         return cli_usage_error(a->cmd, "--save-period must be at least 1");
+    /* the lists are checked here too, so that a bad one is reported before any data
+     * is read; the commands parse them again where they use them */
+    char msg[512];
+    mxkt_metric ms[CLI_MAX_METRICS];
+    uint32_t nm = 0;
+    int64_t epochs[MXKT_MAX_STEPS];
+    int32_t ne = 0;
+    if (!cli_parse_metrics(a->metrics, ms, &nm, msg, sizeof msg) ||
+        (a->lr_step_epochs &&
+         !cli_parse_step_epochs(a->lr_step_epochs, epochs, &ne, msg, sizeof msg)))
+        return cli_usage_error(a->cmd, "%s", msg);
     return CLI_OK;
 }
 
@@ -174,22 +174,12 @@ static void default_step_epochs(int64_t num_epochs, char *buf, size_t size) {
         snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", buf[0] ? "," : "", (long long)b);
 }
 
-/** Parses --metrics "acc,ce,top_k_accuracy_5" into metric templates. */
+/** Parses --metrics "acc,ce,top_k_accuracy_5" into metric templates (cli_parse_metrics). */
 static int parse_metrics(const train_args *a, mxkt_metric *ms, uint32_t *n) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", a->metrics);
-    *n = 0;
-    for (char *tok = strtok(buf, ","); tok && *n < 8; tok = strtok(NULL, ",")) {
-        int32_t k = 0;
-        if (strncmp(tok, "top_k_accuracy_", 15) == 0) {
-            k = atoi(tok + 15);
-            tok[14] = '\0';
-        }
-        if (mxkt_metric_create(tok, k, &ms[*n]) != MXK_OK)
-            return cli_usage_error(a->cmd, "%s", mxkt_last_error());
-        (*n)++;
-    }
-    return *n ? CLI_OK : cli_usage_error(a->cmd, "--metrics is empty");
+    char msg[512];
+    if (!cli_parse_metrics(a->metrics, ms, n, msg, sizeof msg))
+        return cli_usage_error(a->cmd, "%s", msg);
+    return CLI_OK;
 }
 
 /** Builds or loads the network of the options. */
@@ -225,28 +215,22 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
         mxkt_optimizer_adam(opt, a->lr_set ? a->lr : 0.001, a->wd);
     else
         return cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
-    char buf[256];
-    if (a->lr_step_epochs)
-        snprintf(buf, sizeof buf, "%s", a->lr_step_epochs);
-    else
-        default_step_epochs(a->num_epochs, buf, sizeof buf);
-    if (a->lr_factor <= 0.0 || a->lr_factor >= 1.0 || buf[0] == '\0')
+    char buf[64], msg[512];
+    default_step_epochs(a->num_epochs, buf, sizeof buf);
+    int64_t epochs[MXKT_MAX_STEPS], steps[MXKT_MAX_STEPS];
+    int32_t ne = 0, ns = 0;
+    if (!cli_parse_step_epochs(a->lr_step_epochs ? a->lr_step_epochs : buf, epochs, &ne, msg,
+                               sizeof msg))
+        return cli_usage_error(a->cmd, "%s", msg);
+    if (a->lr_factor <= 0.0 || a->lr_factor >= 1.0 || ne == 0)
         return CLI_OK;
     int64_t epoch_size = num_examples / a->batch_size > 0 ? num_examples / a->batch_size : 1;
-    int64_t steps[MAX_STEP_EPOCHS];
-    int32_t ns = 0;
     double lr = opt->lr;
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        char *end = NULL;
-        long long e = strtoll(t, &end, 10);
-        if (end == t || *end != '\0' || e < 1)
-            return cli_usage_error(a->cmd, "bad --lr-step-epochs entry '%s'", t);
-        if (e <= shift)
+    for (int32_t k = 0; k < ne; k++) {
+        if (epochs[k] <= shift)
             lr *= a->lr_factor;
-        else if (ns < MAX_STEP_EPOCHS)
-            steps[ns++] = (e - shift) * epoch_size;
         else
-            return cli_usage_error(a->cmd, "at most %d --lr-step-epochs entries", MAX_STEP_EPOCHS);
+            steps[ns++] = (epochs[k] - shift) * epoch_size;
     }
     if (lr != opt->lr)
         fprintf(stderr, "Adjust learning rate to %e for epoch %lld\n", lr, (long long)shift);
@@ -261,7 +245,7 @@ static int make_module(const train_args *a, mxk_symbol *sym, mxkt_iter *it, int 
                        mxkt_module **m) {
     mxk_context ctx[MXKT_MAX_CTX];
     uint32_t nctx = 0;
-    if (!train_parse_ctx(a->ctx, ctx, &nctx))
+    if (!cli_parse_ctx(a->ctx, ctx, &nctx))
         return cli_usage_error(a->cmd, "bad --ctx '%s' (e.g. cpu:0,cpu:1)", a->ctx);
     mxk_status st = mxkt_module_create(sym, "data", "softmax_label", ctx, nctx, m);
     if (st == MXK_OK)
@@ -290,7 +274,7 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = make_module(a, sym, train, 1, &m);
     mxkt_initializer init;
     mxkt_optimizer opt;
-    mxkt_metric ms[8];
+    mxkt_metric ms[CLI_MAX_METRICS];
     uint32_t nm = 0;
     if (rc == CLI_OK)
         rc = parse_metrics(a, ms, &nm);
@@ -375,7 +359,7 @@ static int score_body(const cli_globals *g, void *arg) {
     mxk_symbol *sym = NULL;
     mxkt_iter *it = NULL;
     mxkt_module *m = NULL;
-    mxkt_metric ms[8];
+    mxkt_metric ms[CLI_MAX_METRICS];
     uint32_t nm = 0;
     int rc = parse_metrics(a, ms, &nm);
     if (rc == CLI_OK)

@@ -3,8 +3,6 @@
  * appear before or after the command, and small helpers the commands use for
  * their own options.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -34,19 +32,6 @@ int cli_option_value(int argc, char **argv, int *i, const char *name, const char
         return -1;
     *i += 1;
     *value = argv[*i];
-    return 1;
-}
-
-/** Parses a decimal unsigned integer in [0, max]. Returns 1 on success, 0 otherwise. */
-int cli_parse_uint(const char *s, uint64_t max, uint64_t *out) {
-    if (s[0] < '0' || s[0] > '9')
-        return 0;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max)
-        return 0;
-    *out = (uint64_t)v;
     return 1;
 }
 

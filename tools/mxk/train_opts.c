@@ -1,6 +1,6 @@
 /*
- * Helpers of `mxk train`, `mxk score` and `mxk predict` (train_opts.h): contexts,
- * the Fashion-MNIST iterators (MNISTIter of plugins/io-recordio through
+ * Helpers of `mxk train`, `mxk score` and `mxk predict` (train_opts.h): the
+ * Fashion-MNIST iterators (MNISTIter of plugins/io-recordio through
  * mxk_data_iter_*), the data shape a network takes.
  */
 #include <stdlib.h>
@@ -8,42 +8,6 @@
 #include <unistd.h>
 
 #include "train_opts.h"
-
-/** Parses "cpu:0,cpu:1" (also "cpu", "gpu:0") into contexts. Returns 1 on success. */
-int train_parse_ctx(const char *s, mxk_context *ctx, uint32_t *n) {
-    *n = 0;
-    const char *p = s;
-    while (*p) {
-        mxk_context c = {0, 0};
-        if (strncmp(p, "cpu", 3) == 0) {
-            c.dev_type = MXK_DEV_CPU;
-            p += 3;
-        } else if (strncmp(p, "gpu", 3) == 0) {
-            c.dev_type = MXK_DEV_GPU;
-            p += 3;
-        } else {
-            return 0;
-        }
-        if (*p == ':' || *p == '(') {
-            char *end = NULL;
-            long id = strtol(p + 1, &end, 10);
-            if (end == p + 1 || id < 0 || id > 1024)
-                return 0;
-            c.dev_id = (int32_t)id;
-            p = end;
-            if (*p == ')')
-                p++;
-        }
-        if (*n >= MXKT_MAX_CTX)
-            return 0;
-        ctx[(*n)++] = c;
-        if (*p == ',')
-            p++;
-        else if (*p != '\0')
-            return 0;
-    }
-    return *n > 0;
-}
 
 /** Path of a data file in the data dir, checking that it exists. Returns 1 when it does. */
 static int data_file(const char *dir, const char *base, char *buf, size_t size) {

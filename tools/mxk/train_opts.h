@@ -1,6 +1,6 @@
 /*
- * Shared helpers of the training commands of `mxk` (cmd_train.c): context lists,
- * the Fashion-MNIST iterators and the data layout a symbol takes.
+ * Shared helpers of the training commands of `mxk` (cmd_train.c): the
+ * Fashion-MNIST iterators and the data layout a symbol takes.
  */
 #ifndef MXK_CLI_TRAIN_OPTS_H
 #define MXK_CLI_TRAIN_OPTS_H
@@ -10,9 +10,6 @@
 
 /** Default data directory (Debian's dataset-fashion-mnist package). */
 #define TRAIN_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
-
-/** Parses "cpu:0,cpu:1" into at most MXKT_MAX_CTX contexts. Returns 1 on success. */
-int train_parse_ctx(const char *s, mxk_context *ctx, uint32_t *n);
 
 /**
  * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter

@@ -26,7 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_file.h"
 #include "io_iter.h"
+
+/** Bytes a line may take per value of its row (a float written with "%.17g" takes at
+ * most 24, and a separator with spaces the rest). */
+#define CSV_BYTES_PER_VALUE 64u
+/** Bytes a line may take beyond CSV_BYTES_PER_VALUE per value (spaces, line end). */
+#define CSV_LINE_SLACK 4096u
 
 /** One CSV file read line by line. */
 typedef struct csv_file {
@@ -34,6 +41,7 @@ typedef struct csv_file {
     char *path;
     char *line;
     size_t cap;
+    size_t max_line; /**< longest line accepted, in bytes (with its newline) */
     uint64_t lineno;
 } csv_file;
 
@@ -72,19 +80,58 @@ static void csv_free(void *p) {
     free(s);
 }
 
+/**
+ * Reads one line (without its newline) into cf->line, at most cf->max_line bytes:
+ * 1 read, 0 end of file, -1 error (msg set: a read error, a line longer than the
+ * bound, a NUL byte).
+ */
+static int csv_read_line(csv_file *cf, const char *what, char *msg) {
+    size_t n = 0;
+    int c;
+    errno = 0;
+    while ((c = getc_unlocked(cf->f)) != EOF && c != '\n') {
+        if (c == '\0') {
+            snprintf(msg, PF_MSG_MAX, "CSVIter: %s '%s' line %llu: a NUL byte (not a text file)",
+                     what, cf->path, (unsigned long long)cf->lineno + 1);
+            return -1;
+        }
+        if (n + 1 >= cf->max_line) {
+            snprintf(msg, PF_MSG_MAX,
+                     "CSVIter: %s '%s' line %llu is longer than %zu bytes (%u per value of the "
+                     "row's shape, plus %u)",
+                     what, cf->path, (unsigned long long)cf->lineno + 1, cf->max_line - 1,
+                     CSV_BYTES_PER_VALUE, CSV_LINE_SLACK);
+            return -1;
+        }
+        if (n + 2 > cf->cap) {
+            size_t ncap = cf->cap * 2;
+            char *nl = realloc(cf->line, ncap);
+            if (nl == NULL) {
+                snprintf(msg, PF_MSG_MAX, "CSVIter: %s '%s': out of memory", what, cf->path);
+                return -1;
+            }
+            cf->line = nl;
+            cf->cap = ncap;
+        }
+        cf->line[n++] = (char)c;
+    }
+    if (ferror(cf->f)) {
+        snprintf(msg, PF_MSG_MAX, "CSVIter: reading %s '%s': %s", what, cf->path,
+                 strerror(errno ? errno : EIO));
+        return -1;
+    }
+    if (c == EOF && n == 0)
+        return 0;
+    cf->line[n] = '\0';
+    return 1;
+}
+
 /** Reads the next non-blank line: 1 read, 0 end of file, -1 error (msg set). */
 static int csv_getline(csv_file *cf, const char *what, char *msg) {
     for (;;) {
-        errno = 0;
-        ssize_t n = getline(&cf->line, &cf->cap, cf->f);
-        if (n < 0) {
-            if (ferror(cf->f)) {
-                snprintf(msg, PF_MSG_MAX, "CSVIter: reading %s '%s': %s", what, cf->path,
-                         strerror(errno ? errno : EIO));
-                return -1;
-            }
-            return 0;
-        }
+        int r = csv_read_line(cf, what, msg);
+        if (r <= 0)
+            return r;
         cf->lineno++;
         const char *q = cf->line;
         while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
@@ -243,15 +290,31 @@ static mxk_status csv_rewind(void *p, char *msg) {
     return MXK_OK;
 }
 
-/** Opens one CSV file. */
-static mxk_status csv_open(csv_file *cf, const char *path, const char *attr, mxk_error_sink *err) {
+/**
+ * Opens one CSV file (io_open_regular: a FIFO or device is refused, never waited
+ * on) whose rows have `values` values each; lines longer than CSV_BYTES_PER_VALUE
+ * per value plus CSV_LINE_SLACK bytes are refused when read.
+ */
+static mxk_status csv_open(csv_file *cf, const char *path, const char *attr, uint64_t values,
+                           mxk_error_sink *err) {
     cf->path = strdup(path);
-    if (cf->path == NULL)
+    cf->cap = 256;
+    cf->line = malloc(cf->cap);
+    if (cf->path == NULL || cf->line == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "CSVIter: out of memory");
-    cf->f = fopen(path, "rb");
-    if (cf->f == NULL)
+    cf->max_line = (size_t)(values * CSV_BYTES_PER_VALUE + CSV_LINE_SLACK);
+    char what[64], msg[PF_MSG_MAX];
+    snprintf(what, sizeof what, "CSVIter: %s", attr);
+    uint64_t size = 0;
+    int fd = io_open_regular(path, what, &size, msg, sizeof msg);
+    if (fd < 0)
+        return mxk_sdk_error(err, MXK_ERR_IO, "%s", msg);
+    cf->f = fdopen(fd, "rb");
+    if (cf->f == NULL) {
+        close(fd);
         return mxk_sdk_error(err, MXK_ERR_IO, "CSVIter: %s: cannot open '%s': %s", attr, path,
                              strerror(errno));
+    }
     return MXK_OK;
 }
 
@@ -307,9 +370,9 @@ static mxk_status csv_create(const mxk_attrs *attrs, void **out, mxk_error_sink 
     s->batch = (uint32_t)batch;
     s->round_batch = round_batch;
     s->has_label = strcmp(label_csv, "NULL") != 0 && label_csv[0] != '\0';
-    mxk_status st = csv_open(&s->data, data_csv, "data_csv", err);
+    mxk_status st = csv_open(&s->data, data_csv, "data_csv", de, err);
     if (st == MXK_OK && s->has_label)
-        st = csv_open(&s->label, label_csv, "label_csv", err);
+        st = csv_open(&s->label, label_csv, "label_csv", le, err);
     if (st == MXK_OK) {
         s->out_data = calloc((size_t)batch * de, sizeof(float));
         s->out_label = calloc((size_t)batch * le, sizeof(float));

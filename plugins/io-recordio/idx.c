@@ -4,6 +4,7 @@
  * same header with ReadInt (big-endian), and GetPart).
  */
 #include "idx.h"
+#include "io_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -94,6 +95,16 @@ int idx_read_header(const idx_reader *r, uint32_t expect_ndim, const char *what,
         return -1;
     }
     out->item_size = item;
+    uint64_t header = 4u + need, declared = (uint64_t)out->dims[0] * item;
+    if (r->limit != 0 && (r->limit < header || declared > r->limit - header)) {
+        snprintf(msg, msgsize,
+                 "%s: the header declares %u examples of %llu bytes (%llu bytes), more than the "
+                 "%llu bytes the file can hold after its header",
+                 what, (unsigned)out->dims[0], (unsigned long long)item,
+                 (unsigned long long)declared,
+                 (unsigned long long)(r->limit > header ? r->limit - header : 0));
+        return -1;
+    }
     return 0;
 }
 
@@ -217,15 +228,22 @@ int idx_read_file(const char *path, uint32_t expect_ndim, const char *what,
                   void *slice_ctx, idx_data *out, char *msg, size_t msgsize) {
     memset(out, 0, sizeof *out);
     gz_ctx g = {0};
+    uint64_t size = 0;
+    int fd = io_open_regular(path, what, &size, msg, msgsize);
+    if (fd < 0)
+        return -1;
     errno = 0;
-    g.f = gzopen(path, "rb");
+    g.f = gzdopen(fd, "rb");
     if (g.f == NULL) {
         snprintf(msg, msgsize, "%s: cannot open '%s': %s", what, path,
-                 errno ? strerror(errno) : "gzopen failed");
+                 errno ? strerror(errno) : "gzdopen failed");
+        close(fd);
         return -1;
     }
     gzbuffer(g.f, 1u << 17);
-    idx_reader r = {.ctx = &g, .read = gz_read, .errmsg = gz_errmsg};
+    /* gzdirect right after gzdopen looks at the start: 1 for a plain file */
+    uint64_t limit = gzdirect(g.f) ? size : size * IDX_GZIP_MAX_RATIO;
+    idx_reader r = {.ctx = &g, .read = gz_read, .errmsg = gz_errmsg, .limit = limit ? limit : 1};
     char where[1024];
     snprintf(where, sizeof where, "%s '%s'", what, path);
     int rc;

@@ -20,16 +20,25 @@
 /** Most bytes one example (prod of the dims after the first) may have. */
 #define IDX_MAX_ITEM (UINT32_C(1) << 24)
 
+/** Most bytes deflate can expand one compressed byte into (zlib's technical details: the
+ * limit of its compression ratio is 1032:1): a gzip file of S bytes holds at most
+ * S * IDX_GZIP_MAX_RATIO bytes of data. */
+#define IDX_GZIP_MAX_RATIO 1032u
+
 /**
  * A source of bytes: read(ctx, buf, n) returns the number of bytes read (less
  * than n only at the end of the data) or -1 on an error, with a description
- * through errmsg (may be NULL). Lets the parser run on files (gzread) and on
- * memory (the fuzz target) alike.
+ * through errmsg (may be NULL). `limit`, when not 0, is the most bytes the source
+ * can yield (a plain file: its size; a gzip file: its size times
+ * IDX_GZIP_MAX_RATIO): a header declaring more is refused before anything is
+ * allocated. Lets the parser run on files (gzread) and on memory (the fuzz
+ * target) alike.
  */
 typedef struct idx_reader {
     void *ctx;
     int64_t (*read)(void *ctx, void *buf, size_t n);
     const char *(*errmsg)(void *ctx);
+    uint64_t limit;
 } idx_reader;
 
 /**
@@ -47,7 +56,11 @@ typedef struct idx_data {
 /**
  * Reads the header only (magic and dims) from `r` into `out` (data NULL, begin =
  * end = 0). `expect_ndim` is 1 (labels) or 3 (images). `what` names the file in
- * messages. Returns 0, or -1 with a message in msg (size msgsize).
+ * messages. Returns 0, or -1 with a message in msg (size msgsize): a wrong magic,
+ * a dimension of 0, more than IDX_MAX_COUNT examples or IDX_MAX_ITEM bytes per
+ * example, a truncated header, a read error, or (with r->limit) "WHAT: the header
+ * declares N examples of M bytes (T bytes), more than the L bytes the file can
+ * hold after its header".
  */
 int idx_read_header(const idx_reader *r, uint32_t expect_ndim, const char *what, idx_data *out,
                     char *msg, size_t msgsize);
@@ -62,9 +75,15 @@ int idx_read(const idx_reader *r, uint32_t expect_ndim, const char *what, uint64
              uint64_t end, idx_data *out, char *msg, size_t msgsize);
 
 /**
- * Opens `path` (gzip'd or plain) and reads it as idx_read does; `begin`/`end` are
- * computed by the caller from the count via `slice`: when slice != NULL it is
- * called with dims[0] after the header is read and returns [begin, end).
+ * Opens `path` (gzip'd or plain) with io_open_regular (io_file.h: never blocks on
+ * a FIFO; anything but a regular file is refused) and reads it as idx_read does,
+ * with the reader's limit set from the file's size (plain: the size; gzip'd: the
+ * size times IDX_GZIP_MAX_RATIO), so a header declaring more examples than the
+ * file can hold is refused before any allocation; `begin`/`end` are computed by
+ * the caller from the count via `slice`: when slice != NULL it is called with
+ * dims[0] after the header is read and returns [begin, end). Errors (-1, message
+ * in msg): io_open_regular's, "WHAT: cannot open 'PATH': ..." when zlib cannot
+ * take the descriptor, and idx_read's.
  */
 int idx_read_file(const char *path, uint32_t expect_ndim, const char *what,
                   void (*slice)(void *ctx, uint64_t count, uint64_t *begin, uint64_t *end),

@@ -14,8 +14,14 @@
  *   libstdc++'s std::shuffle. reset() only rewinds: every epoch has the same order.
  * - Shapes: data (batch, 1, rows, cols), or (batch, rows*cols) with flat=True;
  *   label (batch,) (upstream (batch, 1), squeezed by the C API).
- * - Last batch: an incomplete tail is dropped (no padding): 60000 at batch 128
- *   gives 468 batches.
+ * - Last batch: an incomplete tail is dropped (no padding), as upstream: 60000
+ *   at batch 128 gives 468 batches. round_batch=True (mxk's, named after
+ *   BatchParam's round_batch of src/io/iter_batchloader.h) pads it instead as
+ *   NDArrayIter's last_batch_handle='pad' does (python/mxnet/io/io.py): the
+ *   missing rows are the first examples of the order (cyclically when the batch
+ *   is larger than the epoch), reported as DataBatch.pad; reset() rewinds.
+ * - num_examples (mxk's; 0 = all): an epoch delivers the first N examples of
+ *   the (shuffled) part; more than the part holds is an error at create.
  * - index: the example's position in the file.
  * - Log (silent=False): upstream's INFO line, "MNISTIter: load N images,
  *   shuffle=S, shape=(B,1,R,C)" ("(B,R*C)" with flat), N counting the partition;
@@ -33,10 +39,11 @@
 typedef struct mnist_src {
     idx_data img, lbl;
     uint32_t *order; /**< positions within the partition, in delivery order */
-    uint64_t n;      /**< examples in the partition */
+    uint64_t n;      /**< examples an epoch delivers: the first n of `order` */
     uint64_t item;   /**< bytes per image */
     uint32_t batch;
-    uint64_t pos; /**< next position in `order` */
+    int round_batch; /**< pad the last batch (else drop it) */
+    uint64_t pos;    /**< next position in `order` */
 } mnist_src;
 
 /** MT19937 (Matsumoto & Nishimura 1998), the generator of upstream's std::mt19937. */
@@ -108,16 +115,21 @@ static void mnist_free(void *p) {
     free(s);
 }
 
-/** Produces the next full batch (prefetch thread); the incomplete tail ends the epoch. */
+/**
+ * Produces the next batch (prefetch thread). An incomplete tail is dropped (the
+ * epoch ends), or with round_batch filled with examples from the start of the
+ * order, cyclically when the batch is larger than the epoch, and reported as pad.
+ */
 static mxk_status mnist_produce(void *p, pf_slot *slot, int *produced, char *msg) {
     mnist_src *s = p;
-    if (s->pos + s->batch > s->n) {
+    uint64_t left = s->n - s->pos;
+    if (left == 0 || (left < s->batch && !s->round_batch)) {
         *produced = 0;
         return MXK_OK;
     }
     const float scale = 1.0f / 256.0f;
     for (uint32_t b = 0; b < s->batch; b++) {
-        uint32_t e = s->order[s->pos + b];
+        uint32_t e = s->order[(s->pos + b) % s->n];
         const uint8_t *src = s->img.data + (uint64_t)e * s->item;
         float *dst = slot->data + (uint64_t)b * s->item;
         for (uint64_t k = 0; k < s->item; k++)
@@ -125,8 +137,8 @@ static mxk_status mnist_produce(void *p, pf_slot *slot, int *produced, char *msg
         slot->label[b] = (float)s->lbl.data[e];
         slot->index[b] = s->img.begin + e;
     }
-    slot->pad = 0;
-    s->pos += s->batch;
+    slot->pad = left < s->batch ? (uint32_t)(s->batch - left) : 0;
+    s->pos += left < s->batch ? left : s->batch;
     *produced = 1;
     return MXK_OK;
 }
@@ -140,8 +152,8 @@ static mxk_status mnist_rewind(void *p, char *msg) {
 /** MNISTIter create: reads and checks both files, shuffles, starts the prefetcher. */
 static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     const char *image, *label;
-    int64_t batch, seed, num_parts, part_index, prefetch;
-    int32_t do_shuffle, flat, silent;
+    int64_t batch, seed, num_parts, part_index, prefetch, num_examples;
+    int32_t do_shuffle, flat, silent, round_batch;
     MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "image", &image, err));
     MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "label", &label, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "batch_size", 1, INT32_MAX, &batch, err));
@@ -152,6 +164,8 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_parts", 1, INT32_MAX, &num_parts, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "part_index", 0, num_parts - 1, &part_index, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "prefetch_buffer", 1, 1024, &prefetch, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "round_batch", &round_batch, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_examples", 0, INT32_MAX, &num_examples, err));
 
     mnist_src *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -173,18 +187,28 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
                              "'%s' holds %u labels",
                              image, (unsigned)ni, label, (unsigned)nl);
     }
-    s->n = s->img.end - s->img.begin;
+    uint64_t part_n = s->img.end - s->img.begin;
+    if ((uint64_t)num_examples > part_n) {
+        mnist_free(s);
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "num_examples %lld is more than the %llu examples of "
+                             "'%s' (part %lld of %lld)",
+                             (long long)num_examples, (unsigned long long)part_n, image,
+                             (long long)part_index, (long long)num_parts);
+    }
+    s->n = num_examples > 0 ? (uint64_t)num_examples : part_n;
     s->item = s->img.item_size;
     s->batch = (uint32_t)batch;
-    s->order = malloc((s->n ? s->n : 1) * sizeof *s->order);
+    s->round_batch = round_batch;
+    s->order = malloc((part_n ? part_n : 1) * sizeof *s->order);
     if (s->order == NULL) {
         mnist_free(s);
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
     }
-    for (uint64_t i = 0; i < s->n; i++)
+    for (uint64_t i = 0; i < part_n; i++)
         s->order[i] = (uint32_t)i;
     if (do_shuffle)
-        shuffle(s->order, s->n, (uint32_t)seed);
+        shuffle(s->order, part_n, (uint32_t)seed);
     mxk_shape dshape = {0}, lshape = mxk_sdk_shape1(batch);
     if (flat) {
         dshape = mxk_sdk_shape2(batch, (int64_t)s->item);
@@ -199,7 +223,7 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
         /* Upstream's line: the partition's count and batch_data_'s shape (FlatTo2D with flat). */
         char shape[128];
         mxk_sdk_log(MXK_LOG_INFO, "MNISTIter: load %llu images, shuffle=%d, shape=%s",
-                    (unsigned long long)s->n, do_shuffle,
+                    (unsigned long long)part_n, do_shuffle,
                     mxk_sdk_shape_format(&dshape, shape, sizeof shape));
         mxk_sdk_log(MXK_LOG_DEBUG, "MNISTIter: part %lld of %lld: examples [%llu, %llu) of %u",
                     (long long)part_index, (long long)num_parts, (unsigned long long)s->img.begin,
@@ -224,6 +248,10 @@ static const mxk_attr_def g_mnist_attrs[] = {
     MXK_SDK_ATTR("num_parts", MXK_ATTR_INT, 0, "1", NULL, "number of partitions"),
     MXK_SDK_ATTR("part_index", MXK_ATTR_INT, 0, "0", NULL, "partition to read"),
     MXK_SDK_ATTR("prefetch_buffer", MXK_ATTR_INT, 0, "4", NULL, "batches prefetched"),
+    MXK_SDK_ATTR("round_batch", MXK_ATTR_BOOL, 0, "False", NULL,
+                 "pad the last batch from the start of the order (else drop it, as upstream)"),
+    MXK_SDK_ATTR("num_examples", MXK_ATTR_INT, 0, "0", NULL,
+                 "examples per epoch: the first N of the (shuffled) part; 0: all"),
 };
 
 mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err) {

@@ -61,8 +61,13 @@ static void write_fixtures(void) {
     free(lbl2);
 }
 
-/** Reads one epoch of an MNISTIter: ids of the examples (pixel-coded) into ids; returns batches. */
-static int read_epoch(mxk_data_iter *it, uint32_t *ids, uint32_t max_ids, uint32_t *nids) {
+/**
+ * Reads one epoch of an MNISTIter: ids of the examples (pixel-coded) into ids, and
+ * when `pads` is not NULL each batch's pad into pads[batch] (at most 16); returns
+ * batches.
+ */
+static int read_epoch_pads(mxk_data_iter *it, uint32_t *ids, uint32_t max_ids, uint32_t *nids,
+                           uint32_t *pads) {
     int batches = 0;
     *nids = 0;
     for (;;) {
@@ -77,6 +82,8 @@ static int read_epoch(mxk_data_iter *it, uint32_t *ids, uint32_t max_ids, uint32
         mxk_ndarray *const *d, *const *l;
         if (mxk_data_iter_batch(it, &nd, &d, &nl, &l, &pad) != MXK_OK)
             return -1;
+        if (pads && batches < 16)
+            pads[batches] = pad;
         mxk_shape s = mxk_ndarray_shape(d[0]);
         uint64_t item = mxk_ndarray_size(d[0]) / (uint64_t)s.dims[0];
         float *x, *y;
@@ -93,6 +100,11 @@ static int read_epoch(mxk_data_iter *it, uint32_t *ids, uint32_t max_ids, uint32
         batches++;
     }
     return batches;
+}
+
+/** read_epoch_pads without the pads. */
+static int read_epoch(mxk_data_iter *it, uint32_t *ids, uint32_t max_ids, uint32_t *nids) {
+    return read_epoch_pads(it, ids, max_ids, nids, NULL);
 }
 
 static mxk_data_iter *mnist(const char *img, const char *lbl, const char *batch,
@@ -306,6 +318,71 @@ static void test_attribute_errors(void) {
     CHECK_CONTAINS(mxk_get_last_error(), "MNISTIter");
     CHECK_EQ_INT(iot_create("CSVIter", kv3, &it), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxk_get_last_error(), "data_csv");
+}
+
+/** MNISTIter over the fixtures with round_batch and num_examples set (unshuffled unless seed). */
+static mxk_data_iter *mnist_padded(const char *batch, const char *round, const char *num,
+                                   const char *shuffle) {
+    const char *kv[] = {"image",       P("img"),  "label",        P("lbl"), "batch_size",
+                        batch,         "shuffle", shuffle,        "silent", "True",
+                        "round_batch", round,     "num_examples", num,      NULL};
+    mxk_data_iter *it = NULL;
+    if (iot_create("MNISTIter", kv, &it) != MXK_OK)
+        fprintf(stderr, "create: %s\n", mxk_get_last_error());
+    return it;
+}
+
+/**
+ * round_batch=True pads the last batch with the first examples of the order
+ * (NDArrayIter's last_batch_handle='pad'), cyclically when the batch is larger
+ * than the data, reports the pad, and reset rewinds; num_examples keeps exactly
+ * the first N of the (shuffled) order; more than the file holds is refused.
+ */
+static void test_mnist_round_batch_and_num_examples(void) {
+    uint32_t ids[256], n = 0, pads[16];
+    /* 50 at batch 20: 20, 20, 10 real + 10 pad (examples 0..9 again), twice */
+    mxk_data_iter *it = mnist_padded("20", "True", "0", "False");
+    for (int epoch = 0; epoch < 2; epoch++) {
+        CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 3);
+        CHECK_EQ_INT(mxk_data_iter_reset(it), MXK_OK);
+        CHECK(n == 60 && pads[0] == 0 && pads[1] == 0 && pads[2] == 10);
+        for (uint32_t i = 0; i < 60; i++)
+            CHECK_EQ_INT(ids[i], i % 50);
+    }
+    mxk_data_iter_free(it);
+    /* a batch larger than the data: one batch, 70 pad rows cycling through the 50 */
+    it = mnist_padded("120", "True", "0", "False");
+    CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 1);
+    CHECK(n == 120 && pads[0] == 70);
+    for (uint32_t i = 0; i < 120; i++)
+        CHECK_EQ_INT(ids[i], i % 50);
+    mxk_data_iter_free(it);
+    /* exactly 45: 20, 20, 5 real + 15 pad; without round_batch the tail is dropped */
+    it = mnist_padded("20", "True", "45", "False");
+    CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 3);
+    CHECK(n == 60 && pads[2] == 15);
+    for (uint32_t i = 0; i < 60; i++)
+        CHECK_EQ_INT(ids[i], i < 45 ? i : i - 45);
+    mxk_data_iter_free(it);
+    it = mnist_padded("20", "False", "45", "False");
+    CHECK_EQ_INT(read_epoch(it, ids, 256, &n), 2);
+    mxk_data_iter_free(it);
+    /* shuffled: the first 45 of the same permutation */
+    uint32_t all[64], some[64], na = 0, ns = 0;
+    it = mnist_padded("5", "True", "0", "True");
+    CHECK_EQ_INT(read_epoch(it, all, 64, &na), 10);
+    mxk_data_iter_free(it);
+    it = mnist_padded("5", "True", "45", "True");
+    CHECK_EQ_INT(read_epoch(it, some, 64, &ns), 9);
+    mxk_data_iter_free(it);
+    CHECK(na == 50 && ns == 45 && memcmp(all, some, 45 * sizeof *all) == 0);
+    mxk_data_iter *bad = NULL;
+    const char *kv[] = {"image", P("img"), "label", P("lbl"), "num_examples", "51", NULL};
+    CHECK_EQ_INT(iot_create("MNISTIter", kv, &bad), MXK_ERR_INVALID_ARGUMENT);
+    char want[600];
+    snprintf(want, sizeof want,
+             "num_examples 51 is more than the 50 examples of '%s' (part 0 of 1)", P("img"));
+    CHECK_CONTAINS(mxk_get_last_error(), want);
 }
 
 /* ---- CSVIter ---- */
@@ -535,6 +612,7 @@ int main(void) {
     MXK_RUN(test_seed_determinism);
     MXK_RUN(test_reset_rewinds_same_order);
     MXK_RUN(test_partitions_disjoint_and_covering);
+    MXK_RUN(test_mnist_round_batch_and_num_examples);
     MXK_RUN(test_corrupt_idx_is_a_clear_error);
     MXK_RUN(test_attribute_errors);
     MXK_RUN(test_csv_round_batch);

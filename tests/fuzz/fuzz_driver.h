@@ -4,10 +4,12 @@
  * fuzz_target: how it runs one input, which byte replacements it tries at every
  * position of a seed and how it mutates a seed at random. fuzz_main then
  *
- * - runs the files and directories named in argv (`--write-seeds DIR` writes the
- *   seeds there instead: a libFuzzer seed corpus),
+ * - runs the files and directories named in argv,
  * - runs every seed, every truncation of it, every single-byte replacement and
  *   `random_runs` fixed-seed random mutations,
+ *
+ * or, with `--write-seeds DIR`, only writes the seeds into DIR (a libFuzzer seed
+ * corpus; the fuzz build writes them into fuzz-seeds/NAME after linking a driver),
  *
  * and prints one line per seed. Nothing here knows the format under test.
  */
@@ -187,20 +189,26 @@ static void fuzz_mutate_all(const fuzz_target *t, const fuzz_seed *s, uint64_t *
 }
 
 /**
- * The standalone main: runs argv's files and directories (or writes the seeds for
- * `--write-seeds DIR`), then every seed with its mutations, printing a line per
- * seed; frees the seeds. Returns the exit status (1 when a path failed).
+ * The standalone main: runs argv's files and directories, then every seed with its
+ * mutations, printing a line per seed; with `--write-seeds DIR` only writes the
+ * seeds. Frees the seeds. Returns the exit status (1 when a path or seed failed).
  */
 static int fuzz_main(const fuzz_target *t, int argc, char **argv, fuzz_seed *seeds, int nseeds) {
-    int rc = 0;
+    int rc = 0, only_write = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--write-seeds") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--write-seeds") == 0 && i + 1 < argc) {
             rc |= fuzz_write_seeds(t, argv[++i], seeds, nseeds);
-        else
+            only_write = 1;
+        } else {
             rc |= fuzz_run_path(t, argv[i]);
+        }
     }
     uint64_t rng = t->rng_init;
     for (int k = 0; k < nseeds; k++) {
+        if (only_write) {
+            free(seeds[k].p);
+            continue;
+        }
         if (t->rng_per_seed)
             rng = t->rng_init + (uint64_t)k;
         unsigned long before = fuzz_n_inputs;

@@ -7,6 +7,7 @@
 
 #include "attrs.h"
 #include "engine.h"
+#include "env.h"
 #include "error.h"
 #include "storage.h"
 
@@ -25,35 +26,6 @@ static void *host_current_stream(int32_t dev_type, int32_t dev_id) {
     if (tl_stream.dev_type == dev_type && tl_stream.dev_id == dev_id)
         return tl_stream.stream;
     return NULL;
-}
-
-static mxk_log_level log_threshold(void) {
-    const char *s = getenv("MXK_LOG_LEVEL");
-    if (s == NULL)
-        return MXK_LOG_INFO;
-    if (strcmp(s, "debug") == 0)
-        return MXK_LOG_DEBUG;
-    if (strcmp(s, "warning") == 0)
-        return MXK_LOG_WARNING;
-    if (strcmp(s, "error") == 0)
-        return MXK_LOG_ERROR;
-    return MXK_LOG_INFO;
-}
-
-static void vlog(mxk_log_level level, const char *fmt, va_list ap) {
-    static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    if (level < log_threshold())
-        return;
-    char msg[2048];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    fprintf(stderr, "[mxk %s] %s\n", names[level >= 0 && level <= 3 ? level : 3], msg);
-}
-
-void mxk_log(mxk_log_level level, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vlog(level, fmt, ap);
-    va_end(ap);
 }
 
 static mxk_status host_error(mxk_error_sink *sink, mxk_status code, const char *fmt, ...) {

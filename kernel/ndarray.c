@@ -252,6 +252,8 @@ static mxk_status ndarray_new(const mxk_shape *shape, int32_t dtype, mxk_context
         free(c);
         return mxk_last_error_code() != MXK_OK ? mxk_last_error_code() : MXK_ERR_OUT_OF_MEMORY;
     }
+    if (c->data != NULL && mxk_storage_guarded(ctx)) /* MXK_STORAGE_GUARD: checked per write */
+        mxk_engine_var_set_guard(c->var, ctx.dev_type, ctx.dev_id, c->data);
     mxk_shape s = *shape;
     for (int32_t i = s.ndim; i < MXK_MAX_NDIM; i++)
         s.dims[i] = 0;

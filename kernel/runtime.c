@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "env.h"
 #include "error.h"
 #include "mxk.h"
 #include "registry_internal.h"
@@ -31,11 +32,15 @@ const char *mxk_get_last_error(void) {
     return mxk_last_error_message();
 }
 
-/* Default CPU thread count: MXK_NUM_THREADS, else mxk.conf, else online CPUs. */
+/**
+ * Default CPU thread count: MXK_NUM_THREADS (an integer in [1, 4096], as
+ * mxk_set_num_threads; a bad value is warned about once and ignored), else mxk.conf,
+ * else the online CPUs (upstream: OMP_NUM_THREADS, src/engine/openmp.cc).
+ */
 static int32_t default_num_threads(void) {
-    const char *env = getenv("MXK_NUM_THREADS");
-    if (env && atoi(env) > 0)
-        return atoi(env);
+    uint64_t env = mxk_env_uint64_or_warn("runtime", "MXK_NUM_THREADS", 0, 1, 4096);
+    if (env > 0)
+        return (int32_t)env;
     if (mxk_config_num_threads() > 0)
         return mxk_config_num_threads();
     long n = sysconf(_SC_NPROCESSORS_ONLN);

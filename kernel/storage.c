@@ -75,6 +75,7 @@
  */
 typedef struct storage_config {
     int pooled;           /**< 1: pool (default); 0: MXK_STORAGE_POOL=0 */
+    uint64_t guard;       /**< 1: red zones around host blocks (MXK_STORAGE_GUARD=1) */
     uint64_t page_size;   /**< bytes, >= 32 */
     uint64_t large_round; /**< bytes, >= 1 */
     char error[256];      /**< non-empty when an environment variable was invalid */
@@ -112,6 +113,10 @@ static void storage_config_init(void) {
             return;
         }
     }
+    if (mxk_env_uint64("storage", "MXK_STORAGE_GUARD", 0, 0, 1, &g_config.guard) != MXK_OK) {
+        snprintf(g_config.error, sizeof g_config.error, "%s", mxk_last_error_message());
+        return;
+    }
     if (env_bytes("MXK_MEM_POOL_PAGE_SIZE", STORAGE_MIN_PAGE_SIZE, STORAGE_MAX_ROUND,
                   &g_config.page_size) != 0)
         return;
@@ -122,6 +127,18 @@ static void storage_config_init(void) {
 static const storage_config *storage_config_get(void) {
     pthread_once(&g_config_once, storage_config_init);
     return &g_config;
+}
+
+/** Bytes of the red zone before a guarded block's user bytes (keeps 64-byte alignment). */
+#define GUARD_FRONT 64u
+/** Least bytes of the red zone after a guarded block's user bytes. */
+#define GUARD_BACK 64u
+/** The canary byte filling red zones (MSVC's "no man's land" value). */
+#define GUARD_CANARY 0xFDu
+
+/** Whether blocks on ctx get red zones: the guard is on and the memory is host memory. */
+static int guarded_device(const storage_config *cfg, mxk_context ctx) {
+    return cfg->guard && (ctx.dev_type == MXK_DEV_CPU || ctx.dev_type == MXK_DEV_CPU_PINNED);
 }
 
 /** Rounds `v` up to a multiple of `m` (m > 0); the caller guarantees no overflow. */
@@ -181,6 +198,7 @@ static const mxk_device_def *storage_validate(mxk_context ctx) {
 typedef struct ptr_map {
     uintptr_t *keys; /**< 0 marks an empty slot */
     uint64_t *vals;  /**< block sizes in bytes */
+    uint64_t *reqs;  /**< guarded blocks: the requested (user) bytes; 0: not guarded */
     size_t cap;      /**< number of slots */
     size_t count;    /**< number of entries */
 } ptr_map;
@@ -204,12 +222,13 @@ static size_t ptr_map_find(const ptr_map *m, uintptr_t k) {
 }
 
 /** Inserts (k, v) into a map known to have a free slot and not to contain k. */
-static void ptr_map_put_nogrow(ptr_map *m, uintptr_t k, uint64_t v) {
+static void ptr_map_put_nogrow(ptr_map *m, uintptr_t k, uint64_t v, uint64_t req) {
     size_t i = ptr_map_home(k, m->cap);
     while (m->keys[i] != 0)
         i = (i + 1) & (m->cap - 1);
     m->keys[i] = k;
     m->vals[i] = v;
+    m->reqs[i] = req;
     m->count++;
 }
 
@@ -223,21 +242,25 @@ static int ptr_map_reserve_one(ptr_map *m) {
     size_t ncap = m->cap ? m->cap * 2 : 64;
     uintptr_t *nk = calloc(ncap, sizeof *nk);
     uint64_t *nv = malloc(ncap * sizeof *nv);
-    if (nk == NULL || nv == NULL) {
+    uint64_t *nr = malloc(ncap * sizeof *nr);
+    if (nk == NULL || nv == NULL || nr == NULL) {
         free(nk);
         free(nv);
+        free(nr);
         return -1;
     }
     ptr_map old = *m;
     m->keys = nk;
     m->vals = nv;
+    m->reqs = nr;
     m->cap = ncap;
     m->count = 0;
     for (size_t i = 0; i < old.cap; i++)
         if (old.keys[i] != 0)
-            ptr_map_put_nogrow(m, old.keys[i], old.vals[i]);
+            ptr_map_put_nogrow(m, old.keys[i], old.vals[i], old.reqs[i]);
     free(old.keys);
     free(old.vals);
+    free(old.reqs);
     return 0;
 }
 
@@ -255,6 +278,7 @@ static void ptr_map_remove_at(ptr_map *m, size_t i) {
         if (!in_between) {
             m->keys[i] = m->keys[j];
             m->vals[i] = m->vals[j];
+            m->reqs[i] = m->reqs[j];
             i = j;
         }
     }
@@ -266,6 +290,7 @@ static void ptr_map_remove_at(ptr_map *m, size_t i) {
 static void ptr_map_destroy(ptr_map *m) {
     free(m->keys);
     free(m->vals);
+    free(m->reqs);
     memset(m, 0, sizeof *m);
 }
 
@@ -452,8 +477,61 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
 }
 
 /* ------------------------------------------------------------------------- */
+/* Guard                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/** Fills the red zones of raw block `raw` of `size` bytes whose user part has `bytes`. */
+static void guard_arm(void *raw, uint64_t size, uint64_t bytes) {
+    memset(raw, GUARD_CANARY, GUARD_FRONT);
+    memset((char *)raw + GUARD_FRONT + bytes, GUARD_CANARY, size - GUARD_FRONT - bytes);
+}
+
+/**
+ * Offset (from the user bytes' start) of the damaged canary nearest to the user
+ * bytes, the zone after them first; 0 with *damaged = 0 when both zones are intact.
+ */
+static int64_t guard_damage(const unsigned char *raw, uint64_t size, uint64_t bytes, int *damaged) {
+    *damaged = 1;
+    const unsigned char *user = raw + GUARD_FRONT;
+    for (uint64_t j = bytes; j < size - GUARD_FRONT; j++)
+        if (user[j] != GUARD_CANARY)
+            return (int64_t)j;
+    for (uint64_t j = 1; j <= GUARD_FRONT; j++)
+        if (user[-(int64_t)j] != GUARD_CANARY)
+            return -(int64_t)j;
+    *damaged = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
 /* API                                                                       */
 /* ------------------------------------------------------------------------- */
+
+int mxk_storage_guarded(mxk_context ctx) {
+    const storage_config *cfg = storage_config_get();
+    return cfg->error[0] == '\0' && guarded_device(cfg, ctx);
+}
+
+mxk_status mxk_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
+                                    int64_t *offset) {
+    *bytes = 0;
+    *offset = 0;
+    storage_dev *d = ptr ? storage_find(ctx) : NULL;
+    if (d == NULL)
+        return MXK_OK;
+    int damaged = 0;
+    pthread_mutex_lock(&d->lock);
+    size_t i = ptr_map_find(&d->live, (uintptr_t)ptr);
+    if (i != SIZE_MAX && d->live.reqs[i] != 0) {
+        unsigned char *raw = (unsigned char *)ptr - GUARD_FRONT;
+        *bytes = d->live.reqs[i];
+        *offset = guard_damage(raw, d->live.vals[i], *bytes, &damaged);
+        if (damaged)
+            guard_arm(raw, d->live.vals[i], *bytes); /* report each overrun once */
+    }
+    pthread_mutex_unlock(&d->lock);
+    return damaged ? MXK_ERR_INTERNAL : MXK_OK;
+}
 
 mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
     if (ptr == NULL)
@@ -467,7 +545,12 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
     storage_dev *d = storage_get(ctx);
     if (d == NULL)
         return mxk_last_error_code();
-    uint64_t size = storage_round(cfg, bytes);
+    int guard = guarded_device(cfg, ctx);
+    /* Guarded: the red zones around the user bytes are part of the block. */
+    uint64_t want = !guard                        ? bytes
+                    : bytes > ((uint64_t)1 << 62) ? 0
+                                                  : bytes + GUARD_FRONT + GUARD_BACK;
+    uint64_t size = want ? storage_round(cfg, want) : 0;
     if (size == 0) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
@@ -494,6 +577,10 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
             return st;
         }
     }
+    if (guard) {
+        guard_arm(p, size, bytes);
+        p = (char *)p + GUARD_FRONT;
+    }
     if (ptr_map_find(&d->live, (uintptr_t)p) != SIZE_MAX) {
         /* The backend handed out a block that is still in use: never hand it out twice. */
         pthread_mutex_unlock(&d->lock);
@@ -502,7 +589,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
             MXK_ERR_INTERNAL, "storage: the %s backend returned block %p on %s, which is in use",
             d->def->name ? d->def->name : "(unnamed)", p, mxk_ctx_format(ctx, cs, sizeof cs));
     }
-    ptr_map_put_nogrow(&d->live, (uintptr_t)p, size);
+    ptr_map_put_nogrow(&d->live, (uintptr_t)p, size, guard ? bytes : 0);
     d->stats.bytes_in_use += size;
     if (d->stats.bytes_in_use > d->stats.peak_in_use)
         d->stats.peak_in_use = d->stats.bytes_in_use;
@@ -533,6 +620,8 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
         return;
     }
     uint64_t size = d->live.vals[i];
+    if (d->live.reqs[i] != 0)
+        ptr = (char *)ptr - GUARD_FRONT; /* the raw block */
     ptr_map_remove_at(&d->live, i);
     d->stats.bytes_in_use -= size;
     if (!storage_config_get()->pooled || pool_push(d, ptr, size) != 0)

@@ -13,6 +13,14 @@
  * MXK_ERR_INVALID_ARGUMENT naming it. On a raw allocation failure with
  * MXK_ERR_OUT_OF_MEMORY the device's pool is released and the allocation retried once.
  *
+ * Guard (MXK_STORAGE_GUARD=1, default 0; read with the other variables): every block
+ * on a host device (cpu, cpu_pinned; device memory cannot be read by the host) gets
+ * red zones filled with the canary byte 0xFD: 64 bytes before the user bytes and at
+ * least 64 after them (up to the end of the pooled block), armed again at every
+ * allocation. mxk_storage_guard_verify checks them; the engine does after every
+ * write of a variable that guards a block (mxk_engine_var_set_guard, engine.h).
+ * The red zones count in the block's size (statistics, rounding).
+ *
  * Block sizes are kept in a host-side map (never in device memory). Statistics per
  * device: see mxk_storage_stats in mxk.h; bytes are rounded sizes (requested sizes
  * with pooling off); raw_allocs counts every call of the backend's alloc, failed ones
@@ -46,6 +54,24 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr);
  * say so.
  */
 void mxk_storage_free(mxk_context ctx, void *ptr);
+
+/**
+ * Whether blocks allocated on ctx get red zones: MXK_STORAGE_GUARD=1 (and valid
+ * storage settings) and ctx is a host device. Thread-safe.
+ */
+int mxk_storage_guarded(mxk_context ctx);
+
+/**
+ * Checks the red zones of `ptr`, a live block of ctx. Returns MXK_OK when they are
+ * intact or the block is not guarded (*bytes = 0 then); MXK_ERR_INTERNAL when a canary
+ * is damaged, with *bytes the block's requested size and *offset the damaged byte
+ * nearest to the user bytes, counted from their first byte (>= *bytes: after them,
+ * checked first; < 0: before them). The zones are armed again, so each damage is
+ * reported once. Does not set the last error (the caller names the culprit).
+ * Thread-safe; the caller must know that nothing writes the block meanwhile.
+ */
+mxk_status mxk_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
+                                    int64_t *offset);
 
 /** Frees every pooled (unused) block of ctx back to the backend. */
 void mxk_storage_release_pool(mxk_context ctx);

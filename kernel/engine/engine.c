@@ -100,6 +100,8 @@ mxk_status mxk_engine_start(void) {
         st = select_type(&impl);
         if (st == MXK_OK)
             st = impl->start();
+        if (st == MXK_OK && (st = engine_watchdog_start()) != MXK_OK)
+            impl->stop();
         if (st == MXK_OK) {
             atomic_store(&G.impl, impl);
             atomic_store(&G.accepting, true);
@@ -117,6 +119,7 @@ void mxk_engine_stop(void) {
         engine_wait_idle();
         atomic_store(&G.accepting, false);
         engine_wait_idle();
+        engine_watchdog_stop();
         atomic_load(&G.impl)->stop();
         G.running = false;
     }

@@ -11,18 +11,33 @@
  *   functions in push order.
  * - Sync functions return a status; async functions finish when
  *   mxk_engine_complete() is called on their handle, from any thread.
- * - A failing function's error is recorded on every variable it writes. A later
- *   function that reads or writes such a variable inherits the error and is skipped
- *   (unless pushed with MXK_ENGINE_PROP_NO_SKIP); it passes the error on to the
- *   variables it writes. mxk_engine_wait_var() / mxk_engine_wait_all() report an
- *   error once: the slot is shared by all variables the failing op wrote and is
- *   cleared when reported.
+ * - A failing function's error is recorded on every variable it writes: the
+ *   variable is *failed* until a function writes it again without an error (seed
+ *   exception_handling: the exception stays with the variable). A later function
+ *   that reads a failed variable, or writes one whose error was not reported yet,
+ *   inherits the error and is skipped (unless pushed with MXK_ENGINE_PROP_NO_SKIP);
+ *   it passes the error on to the variables it writes. mxk_engine_wait_var() on a
+ *   failed variable returns its error every time (never MXK_OK with undefined
+ *   contents); mxk_engine_wait_all() reports each error once, the first one not
+ *   reported yet by any wait (the error object is shared by all variables the
+ *   failing op wrote).
+ * - Watchdog (MXK_ENGINE_WATCHDOG=SECONDS, 0 or unset: off): a monitor thread
+ *   reports once per call, at log level ERROR on stderr, a function running longer
+ *   than SECONDS: "engine watchdog: operator 'OP' (node 'N', backend 'B') has been
+ *   running for more than S s (MXK_ENGINE_WATCHDOG=S); it cannot be interrupted:
+ *   waits on the variables it uses, mxk_engine_wait_all and mxk_engine_stop wait for
+ *   it". A thread cannot be killed safely (it may hold locks and writes memory the
+ *   engine would free), so waits still wait: the report names the culprit of a hang.
+ *   An async function counts until mxk_engine_complete.
  * - Engine types (env MXK_ENGINE_TYPE): "ThreadedEnginePerDevice" (default):
  *   per-device worker pools; "NaiveEngine": runs every push synchronously in the
  *   pushing thread (for debugging); errors then still follow the rules above
  *   (unlike upstream's NaiveEngine, which loses async errors).
  * - Worker counts: MXK_CPU_WORKER_NTHREADS (default 1), MXK_CPU_PRIORITY_NTHREADS
- *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2), MXK_GPU_COPY_NTHREADS (default 2).
+ *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2), MXK_GPU_COPY_NTHREADS (default 2),
+ *   integers in [1, 1024]; MXK_ENGINE_WATCHDOG in [0, 86400]. A bad value fails
+ *   mxk_engine_start() ("engine: NAME=\"VALUE\" is invalid: expected an integer in
+ *   [MIN, MAX]").
  *
  * Threading: pushes may come from any thread, but push order is only defined
  * between pushes of one thread (as upstream). All functions here are thread-safe.
@@ -78,6 +93,11 @@ typedef struct mxk_engine_push_desc {
     uint32_t props;   /**< mxk_engine_prop bits */
     int32_t priority; /**< used by priority queues; higher runs first */
     const char *name; /**< for error messages and debugging; copied; may be NULL */
+    /* Optional labels for the watchdog's and the storage guard's reports; copied. */
+    const char *node;    /**< graph node the function computes (executor); NULL: none */
+    const char *backend; /**< backend or plugin whose code it runs; NULL: none */
+    /** Names of write_vars[i] (arrays), or NULL; an entry may be NULL too. */
+    const char *const *write_names;
 } mxk_engine_push_desc;
 
 /**
@@ -191,8 +211,9 @@ void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *
 
 /**
  * Blocks until every function pushed before this call that reads or writes `var`
- * has completed. If an error was recorded on `var`, returns it once (message in the
- * thread's last error) and clears it, for every variable that shares it.
+ * has completed. If `var` is failed (an error was recorded on it and no function has
+ * written it successfully since), returns that error (message in the thread's last
+ * error), at every call; the error then counts as reported for mxk_engine_wait_all.
  * Must not be called from inside an engine function on a variable that function
  * uses (it would wait for itself). Does not count as a write (version unchanged).
  */
@@ -200,11 +221,26 @@ mxk_status mxk_engine_wait_var(mxk_engine_var *var);
 
 /**
  * Blocks until all pushed functions have completed. Reports the first recorded,
- * not yet reported error (once) and clears every pending error. Errors of functions
+ * not yet reported error and marks every recorded error reported (failed variables
+ * stay failed: see mxk_engine_wait_var). Errors of functions
  * that write no variable are reported here too. Must not be called from inside an
  * engine function (it would wait for itself).
  */
 mxk_status mxk_engine_wait_all(void);
+
+/**
+ * Marks `var` as guarding storage block `block` of device (dev_type, dev_id), from
+ * mxk_storage_alloc with the storage guard on (MXK_STORAGE_GUARD=1; see storage.h).
+ * After every function that writes `var` completes without an error, the engine
+ * checks the block's red zones (mxk_storage_guard_verify); a damaged one becomes
+ * the function's error (MXK_ERR_INTERNAL, reported at the next wait as any error):
+ * "storage guard: operator 'OP' (node 'N', backend 'B') wrote outside array 'A'
+ * (BYTES bytes): canary damaged at byte offset OFF" (node and backend only when the
+ * push named them; 'A' is the push's write_names entry, else "write_vars[I]"; OFF
+ * counts from the array's first byte, negative before it). Call it once, before the
+ * variable is used in any push. Not thread-safe for that variable.
+ */
+void mxk_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block);
 
 /** Number of completed writes to `var` (MXNet's version counter). Thread-safe. */
 uint64_t mxk_engine_var_version(const mxk_engine_var *var);

@@ -63,11 +63,10 @@ static cached_instance *instance_of(engine_op *op) {
 
 /**
  * A new instance with the fields of the template `src` (function, argument, device,
- * props, priority, requests, name). NULL when out of memory.
+ * props, priority, requests, strings). NULL when out of memory.
  */
 static engine_op *instance_clone(const engine_op *src) {
-    size_t name_len = strlen(src->name);
-    cached_instance *in = malloc(sizeof *in + src->ndeps * sizeof(engine_dep) + name_len + 1);
+    cached_instance *in = malloc(sizeof *in + src->ndeps * sizeof(engine_dep) + src->text_bytes);
     if (in == NULL)
         return NULL;
     memset(in, 0, sizeof *in);
@@ -86,11 +85,12 @@ static engine_op *instance_clone(const engine_op *src) {
     op->handle.op = op;
     op->ndeps = src->ndeps;
     op->deps = (engine_dep *)(in + 1);
-    for (uint32_t i = 0; i < src->ndeps; i++)
-        op->deps[i] = (engine_dep){src->deps[i].var, NULL, op, src->deps[i].write};
-    char *name = (char *)(op->deps + op->ndeps);
-    memcpy(name, src->name, name_len + 1);
-    op->name = name;
+    for (uint32_t i = 0; i < src->ndeps; i++) {
+        op->deps[i] = src->deps[i];
+        op->deps[i].next = NULL;
+        op->deps[i].op = op;
+    }
+    engine_op_copy_text(op, (char *)(op->deps + op->ndeps), src);
     return op;
 }
 

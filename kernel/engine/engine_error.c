@@ -1,18 +1,22 @@
 /*
  * Error slots of the engine (digest §1.2): shared, refcounted error objects, their
- * inheritance by ops, and the global list that mxk_engine_wait_all() reports from.
+ * inheritance by ops, the global list that mxk_engine_wait_all() reports from, and
+ * the storage guard's check of what an op wrote.
  */
 #include "engine_internal.h"
 
+#include "storage.h"
+
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /**
  * The error recorded when allocating an error object fails. Its refcount never
- * reaches zero; its code is re-armed each time it is used.
+ * reaches zero; it is re-armed (not reported) each time it is used.
  */
-static engine_error oom_error = {1 << 30, MXK_ERR_OUT_OF_MEMORY, false,
+static engine_error oom_error = {1 << 30, MXK_ERR_OUT_OF_MEMORY, false, false,
                                  "out of memory while recording an engine error"};
 
 /**
@@ -32,11 +36,12 @@ engine_error *engine_error_new(mxk_status code, const char *msg) {
         n = MXK_ERROR_MSG_MAX - 1;
     engine_error *e = malloc(sizeof *e + n + 1);
     if (e == NULL) {
-        atomic_store(&oom_error.code, MXK_ERR_OUT_OF_MEMORY);
+        atomic_store(&oom_error.reported, false);
         return &oom_error;
     }
     atomic_init(&e->refcount, 1);
     atomic_init(&e->code, (int)code);
+    atomic_init(&e->reported, false);
     e->listed = false;
     char *text = (char *)(e + 1);
     memcpy(text, msg, n);
@@ -57,7 +62,7 @@ void engine_error_unref(engine_error *e) {
 }
 
 bool engine_error_pending(const engine_error *e) {
-    return e != NULL && atomic_load(&((engine_error *)e)->code) != MXK_OK;
+    return e != NULL && !atomic_load(&((engine_error *)e)->reported);
 }
 
 void engine_op_set_error(engine_op *op, mxk_status code, const char *msg) {
@@ -67,18 +72,19 @@ void engine_op_set_error(engine_op *op, mxk_status code, const char *msg) {
 }
 
 void engine_op_inherit_error(engine_op *op) {
-    if (engine_error_pending(op->err))
+    if (op->err != NULL)
         return;
-    /* Pass 0: read variables; pass 1: write variables (upstream's order). */
+    /* Pass 0: variables read, failed ones; pass 1: variables written, errors not yet
+     * reported (upstream's order; writing a failed variable after the report heals it). */
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < op->ndeps; i++) {
             const engine_dep *d = &op->deps[i];
-            if (d->write != (pass == 1))
+            if (pass == 0 ? !d->read : !d->write)
                 continue;
             /* Safe without the lock: only an exclusive holder replaces the slot, and
              * this op holds a granted request on the variable. */
             engine_error *e = atomic_load(&d->var->err);
-            if (engine_error_pending(e)) {
+            if (e != NULL && (pass == 0 || engine_error_pending(e))) {
                 engine_error_ref(e);
                 engine_error_unref(op->err);
                 op->err = e;
@@ -127,21 +133,22 @@ void engine_errors_add_global(engine_error *e) {
     pthread_mutex_unlock(&g_errs.mu);
 }
 
-/** Claims `e` for reporting: clears it and returns its former code (MXK_OK if already cleared). */
-static mxk_status claim(engine_error *e) {
-    return (mxk_status)atomic_exchange(&e->code, MXK_OK);
+/** Claims `e` for reporting: marks it reported; true when it was not reported before. */
+static bool claim(engine_error *e) {
+    return !atomic_exchange(&e->reported, true);
 }
 
 mxk_status engine_var_take_error(mxk_engine_var *var) {
     pthread_mutex_lock(&var->mu);
     engine_error *e = atomic_load(&var->err);
-    atomic_store(&var->err, NULL);
+    if (e != NULL)
+        engine_error_ref(e);
     pthread_mutex_unlock(&var->mu);
     if (e == NULL)
         return MXK_OK;
-    mxk_status code = claim(e);
-    if (code != MXK_OK)
-        mxk_set_error(code, "%s", e->msg);
+    claim(e);
+    mxk_status code = (mxk_status)atomic_load(&e->code);
+    mxk_set_error(code, "%s", e->msg);
     engine_error_unref(e);
     return code;
 }
@@ -151,10 +158,9 @@ mxk_status engine_errors_take_all(void) {
     pthread_mutex_lock(&g_errs.mu);
     for (size_t i = 0; i < g_errs.len; i++) {
         engine_error *e = g_errs.items[i];
-        mxk_status code = claim(e);
-        if (code != MXK_OK && first == MXK_OK) {
-            first = code;
-            mxk_set_error(code, "%s", e->msg);
+        if (claim(e) && first == MXK_OK) {
+            first = (mxk_status)atomic_load(&e->code);
+            mxk_set_error(first, "%s", e->msg);
         }
         e->listed = false;
         engine_error_unref(e);
@@ -162,4 +168,30 @@ mxk_status engine_errors_take_all(void) {
     g_errs.len = 0;
     pthread_mutex_unlock(&g_errs.mu);
     return first;
+}
+
+void engine_op_check_guards(engine_op *op) {
+    if (op->kind != ENGINE_OP_FN || op->err != NULL)
+        return;
+    for (uint32_t i = 0; i < op->ndeps; i++) {
+        const engine_dep *d = &op->deps[i];
+        mxk_engine_var *var = d->var;
+        if (!d->write || var->guard_block == NULL)
+            continue;
+        mxk_context ctx = {var->guard_dev_type, var->guard_dev_id};
+        uint64_t bytes = 0;
+        int64_t offset = 0;
+        if (mxk_storage_guard_verify(ctx, var->guard_block, &bytes, &offset) == MXK_OK)
+            continue;
+        char who[512], array[64], msg[MXK_ERROR_MSG_MAX];
+        if (d->label == NULL)
+            snprintf(array, sizeof array, "write_vars[%" PRIu32 "]", d->write_pos);
+        snprintf(msg, sizeof msg,
+                 "storage guard: %s wrote outside array '%s' (%" PRIu64
+                 " bytes): canary damaged at byte offset %" PRId64,
+                 engine_op_describe(op, who, sizeof who), d->label ? d->label : array, bytes,
+                 offset);
+        engine_op_set_error(op, MXK_ERR_INTERNAL, msg);
+        return;
+    }
 }

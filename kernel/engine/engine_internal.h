@@ -11,6 +11,7 @@
  *   engine_threaded.c ThreadedEnginePerDevice: per-device pools, waits through the queues
  *   engine_naive.c    NaiveEngine: runs every push synchronously in the pushing thread
  *   engine_cached.c   cached ops: built once from a descriptor, pushed many times
+ *   engine_watchdog.c the monitor thread reporting functions that run too long
  *
  * Life of an op on the threaded engine: engine_op_new() validates the descriptor and
  * builds the op with a deduplicated dependency list sorted by variable address;
@@ -41,13 +42,15 @@
 /**
  * A recorded error: MXNet's shared exception slot. Every variable written by the
  * failing op (and by the ops that inherit the error) points to the same object, so
- * reporting it once (setting `code` to MXK_OK) clears it for all of them.
+ * reporting it once (setting `reported`) marks it reported for all of them; the
+ * variables stay failed until written again.
  */
 typedef struct engine_error {
-    atomic_int refcount; /**< owners: variables, ops, the global list */
-    atomic_int code;     /**< mxk_status; MXK_OK once reported */
-    bool listed;         /**< in the global list; guarded by the list's mutex */
-    const char *msg;     /**< the message (stored after the object), immutable */
+    atomic_int refcount;  /**< owners: variables, ops, the global list */
+    atomic_int code;      /**< mxk_status, never MXK_OK */
+    atomic_bool reported; /**< a wait has returned it */
+    bool listed;          /**< in the global list; guarded by the list's mutex */
+    const char *msg;      /**< the message (stored after the object), immutable */
 } engine_error;
 
 struct engine_op;
@@ -58,6 +61,9 @@ typedef struct engine_dep {
     struct engine_dep *next; /**< next queued request of the variable */
     struct engine_op *op;    /**< the op that made the request */
     bool write;              /**< exclusive request (write, wait, delete) */
+    bool read;               /**< the push also reads the variable (read_vars) */
+    uint32_t write_pos;      /**< index in the push's write_vars (writes only) */
+    const char *label;       /**< the push's write_names entry (in the op's text), or NULL */
 } engine_dep;
 
 /**
@@ -74,10 +80,13 @@ struct mxk_engine_var {
     bool write_active;             /**< an exclusive request is granted and not completed */
     atomic_uint_least64_t version; /**< completed writes */
     /**
-     * Error slot (NULL: none). Replaced only by the holder of an exclusive request
-     * (under mu), so a holder of any granted request may read it without the lock.
+     * Error slot (NULL: not failed). Replaced only by the holder of an exclusive
+     * request (under mu), so a holder of any granted request may read it without the lock.
      */
     _Atomic(engine_error *) err;
+    /** Storage block checked after each write (mxk_engine_var_set_guard), or NULL. */
+    void *guard_block;
+    int32_t guard_dev_type, guard_dev_id;
 };
 
 /** Kinds of ops: user functions, and the engine's own wait and delete ops. */
@@ -126,7 +135,15 @@ typedef struct engine_op {
     mxk_async_handle handle;  /**< handed to async functions */
     uint32_t ndeps;           /**< deduplicated requests, sorted by var address */
     engine_dep *deps;
-    const char *name; /**< copy of the push's name ("" when none) */
+    /** Copies of the push's strings, in one block after the requests ("" when none). */
+    const char *name;
+    const char *node;    /**< graph node ("" when none) */
+    const char *backend; /**< backend ("" when none) */
+    size_t text_bytes;   /**< bytes of the string block (name first) */
+    /** Watchdog (engine_watchdog.c): links of the running list, guarded by its mutex. */
+    struct engine_op *wd_prev, *wd_next;
+    int64_t wd_start_ns; /**< when the function started (monotonic clock) */
+    bool wd_reported;    /**< reported as running too long */
     /** An instance of a cached op (engine_cached.c), recycled instead of freed; else NULL. */
     struct mxk_engine_cached_op *cached;
 } engine_op;
@@ -187,6 +204,26 @@ mxk_status engine_env_int(const char *name, int def, int lo, int hi, int *out);
 /* ---- engine_op.c ---- */
 
 /**
+ * Bytes of the string block of an op built from `desc` (name, node, backend and the
+ * write_names; each "" when absent, NUL-terminated). Also used for wait/delete ops
+ * (desc with only a name).
+ */
+size_t engine_op_text_size(const mxk_engine_push_desc *desc);
+
+/**
+ * Gives `dst` (whose requests are copies of src's, in the same order) its own copy of
+ * src's string block at `blob` (src->text_bytes bytes) and points its strings and
+ * request labels into it. For cached-op instances.
+ */
+void engine_op_copy_text(engine_op *dst, char *blob, const engine_op *src);
+
+/**
+ * "operator 'NAME' (node 'N', backend 'B')" into buf (the parts in parentheses only
+ * when set). Returns buf.
+ */
+const char *engine_op_describe(const engine_op *op, char *buf, size_t size);
+
+/**
  * Validates a push descriptor and builds its op (kind ENGINE_OP_FN, impl unset).
  * On failure returns MXK_ERR_INVALID_ARGUMENT or MXK_ERR_OUT_OF_MEMORY with the
  * last error set; `desc->arg_free` has NOT been called.
@@ -212,6 +249,24 @@ void engine_op_finish(engine_op *op);
 
 /** Frees an op that was never queued (arg_free is called) and ends its pending count. */
 void engine_op_discard(engine_op *op);
+
+/* ---- engine_watchdog.c ---- */
+
+/**
+ * Reads MXK_ENGINE_WATCHDOG (seconds, [0, 86400], 0: off) and starts the monitor
+ * thread when it is set. Errors: the variable's (engine_env_int), or MXK_ERR_INTERNAL
+ * when the thread cannot start. Called by mxk_engine_start with no op running.
+ */
+mxk_status engine_watchdog_start(void);
+
+/** Stops and joins the monitor thread (if any). Called by mxk_engine_stop when idle. */
+void engine_watchdog_stop(void);
+
+/** The op's function starts running (no-op when the watchdog is off). */
+void engine_watchdog_begin(engine_op *op);
+
+/** The op's function has returned (sync) or completed (async). */
+void engine_watchdog_end(engine_op *op);
 
 /* ---- engine_cached.c ---- */
 
@@ -258,12 +313,20 @@ void engine_error_unref(engine_error *e);
 /** True when `e` is non-NULL and not yet reported. */
 bool engine_error_pending(const engine_error *e);
 
+/**
+ * After the op's function completed without an error: checks the red zones of the
+ * guarded blocks of the variables it writes (mxk_engine_var_set_guard) and records
+ * the first damage as the op's error (message in engine.h).
+ */
+void engine_op_check_guards(engine_op *op);
+
 /** Records `code`/`msg` as the op's own error, replacing an inherited one. */
 void engine_op_set_error(engine_op *op, mxk_status code, const char *msg);
 
 /**
- * Before an op runs: if it has no pending error, inherits the first pending one of
- * its read variables, else of its write variables (upstream order).
+ * Before an op runs: if it has no error yet, inherits the error of its first
+ * failed read variable, else the first not yet reported one of its write variables
+ * (upstream order; a write after the report clears the failure instead).
  */
 void engine_op_inherit_error(engine_op *op);
 
@@ -271,15 +334,15 @@ void engine_op_inherit_error(engine_op *op);
 void engine_errors_add_global(engine_error *e);
 
 /**
- * Reports and clears the error recorded on `var`, if still pending: sets the
- * thread's last error to its exact message and returns its code; else MXK_OK.
+ * Reports the error of a failed `var` (sets the thread's last error to its exact
+ * message, marks it reported and returns its code); MXK_OK when `var` is not failed.
  * The caller must hold exclusive access to `var` (or know it is idle).
  */
 mxk_status engine_var_take_error(mxk_engine_var *var);
 
 /**
- * Reports the first pending error of the global list (once) and clears every
- * listed error; MXK_OK when none is pending.
+ * Reports the first not yet reported error of the global list, marks every listed
+ * error reported and empties the list; MXK_OK when none was pending.
  */
 mxk_status engine_errors_take_all(void);
 

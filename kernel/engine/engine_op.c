@@ -8,21 +8,69 @@
 #include <stdlib.h>
 #include <string.h>
 
-/** Allocates a zeroed op with room for `ndeps` requests and a copy of `name`. */
-static engine_op *op_alloc(size_t ndeps, const char *name) {
-    size_t name_len = name ? strlen(name) : 0;
-    engine_op *op = malloc(sizeof *op + ndeps * sizeof(engine_dep) + name_len + 1);
+/** strlen of `s`, 0 for NULL. */
+static size_t text_len(const char *s) {
+    return s ? strlen(s) : 0;
+}
+
+/** Copies `s` ("" for NULL) to `dst`, NUL-terminated; returns the byte after it. */
+static char *text_put(char *dst, const char *s) {
+    size_t n = text_len(s);
+    if (n)
+        memcpy(dst, s, n);
+    dst[n] = '\0';
+    return dst + n + 1;
+}
+
+size_t engine_op_text_size(const mxk_engine_push_desc *desc) {
+    size_t n = text_len(desc->name) + text_len(desc->node) + text_len(desc->backend) + 3;
+    for (uint32_t i = 0; desc->write_names != NULL && i < desc->num_write; i++)
+        n += text_len(desc->write_names[i]) + 1;
+    return n;
+}
+
+/**
+ * Allocates a zeroed op with room for `ndeps` requests and the strings of `desc`;
+ * copies name, node and backend. Returns the op (NULL when out of memory) and in
+ * *cursor where the write names go.
+ */
+static engine_op *op_alloc(size_t ndeps, const mxk_engine_push_desc *desc, char **cursor) {
+    size_t text = engine_op_text_size(desc);
+    engine_op *op = malloc(sizeof *op + ndeps * sizeof(engine_dep) + text);
     if (op == NULL)
         return NULL;
     memset(op, 0, sizeof *op);
     op->deps = (engine_dep *)(op + 1);
-    char *name_copy = (char *)(op->deps + ndeps);
-    if (name_len)
-        memcpy(name_copy, name, name_len);
-    name_copy[name_len] = '\0';
-    op->name = name_copy;
+    char *t = (char *)(op->deps + ndeps);
+    op->name = t;
+    t = text_put(t, desc->name);
+    op->node = t;
+    t = text_put(t, desc->node);
+    op->backend = t;
+    *cursor = text_put(t, desc->backend);
+    op->text_bytes = text;
     op->handle.op = op;
     return op;
+}
+
+void engine_op_copy_text(engine_op *dst, char *blob, const engine_op *src) {
+    memcpy(blob, src->name, src->text_bytes);
+    dst->text_bytes = src->text_bytes;
+    dst->name = blob;
+    dst->node = blob + (src->node - src->name);
+    dst->backend = blob + (src->backend - src->name);
+    for (uint32_t i = 0; i < src->ndeps; i++)
+        dst->deps[i].label = src->deps[i].label ? blob + (src->deps[i].label - src->name) : NULL;
+}
+
+const char *engine_op_describe(const engine_op *op, char *buf, size_t size) {
+    const char *node = op->node[0] ? op->node : NULL,
+               *backend = op->backend[0] ? op->backend : NULL;
+    snprintf(buf, size, "operator '%s'%s%s%s%s%s%s%s", op->name[0] ? op->name : "unnamed",
+             node || backend ? " (" : "", node ? "node '" : "", node ? node : "",
+             node ? (backend ? "', " : "'") : "", backend ? "backend '" : "",
+             backend ? backend : "", node || backend ? (backend ? "')" : ")") : "");
+    return buf;
 }
 
 /** Orders requests by variable address (qsort comparator). */
@@ -95,7 +143,8 @@ mxk_status engine_op_new(const mxk_engine_push_desc *desc, engine_op **out) {
     uint64_t n = (uint64_t)desc->num_read + desc->num_write;
     if (n > UINT32_MAX)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: too many variables", who);
-    engine_op *op = op_alloc((size_t)n, desc->name);
+    char *names = NULL;
+    engine_op *op = op_alloc((size_t)n, desc, &names);
     if (op == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     op->kind = ENGINE_OP_FN;
@@ -109,17 +158,31 @@ mxk_status engine_op_new(const mxk_engine_push_desc *desc, engine_op **out) {
     op->priority = desc->priority;
     uint32_t k = 0;
     for (uint32_t i = 0; i < desc->num_read; i++)
-        op->deps[k++] = (engine_dep){desc->read_vars[i], NULL, op, false};
-    for (uint32_t i = 0; i < desc->num_write; i++)
-        op->deps[k++] = (engine_dep){desc->write_vars[i], NULL, op, true};
+        op->deps[k++] = (engine_dep){desc->read_vars[i], NULL, op, false, true, 0, NULL};
+    for (uint32_t i = 0; i < desc->num_write; i++) {
+        const char *label = NULL;
+        if (desc->write_names != NULL) {
+            label = desc->write_names[i] ? names : NULL;
+            names = text_put(names, desc->write_names[i]);
+        }
+        op->deps[k++] = (engine_dep){desc->write_vars[i], NULL, op, true, false, i, label};
+    }
     sort_deps(op->deps, k);
-    /* Deduplicate: one request per variable; a variable also written is a write. */
+    /* Deduplicate: one request per variable; a variable also written is a write (and
+     * keeps the first write's position and name). */
     uint32_t m = 0;
     for (uint32_t i = 0; i < k; i++) {
-        if (m > 0 && op->deps[m - 1].var == op->deps[i].var)
-            op->deps[m - 1].write |= op->deps[i].write;
-        else
+        engine_dep *prev = m > 0 ? &op->deps[m - 1] : NULL;
+        if (prev == NULL || prev->var != op->deps[i].var) {
             op->deps[m++] = op->deps[i];
+            continue;
+        }
+        prev->read |= op->deps[i].read;
+        if (op->deps[i].write && (!prev->write || op->deps[i].write_pos < prev->write_pos)) {
+            prev->write = true;
+            prev->write_pos = op->deps[i].write_pos;
+            prev->label = op->deps[i].label;
+        }
     }
     op->ndeps = m;
     atomic_init(&op->wait, (long)m + 1);
@@ -129,14 +192,16 @@ mxk_status engine_op_new(const mxk_engine_push_desc *desc, engine_op **out) {
 
 engine_op *engine_op_new_exclusive(engine_op_kind kind, mxk_engine_var *var, int32_t dev_type,
                                    int32_t dev_id) {
-    engine_op *op = op_alloc(1, kind == ENGINE_OP_WAIT ? "wait_var" : "delete_var");
+    mxk_engine_push_desc d = {.name = kind == ENGINE_OP_WAIT ? "wait_var" : "delete_var"};
+    char *unused = NULL;
+    engine_op *op = op_alloc(1, &d, &unused);
     if (op == NULL)
         return NULL;
     op->kind = kind;
     op->dev_type = dev_type;
     op->dev_id = dev_id;
     op->props = MXK_ENGINE_PROP_NO_SKIP;
-    op->deps[0] = (engine_dep){var, NULL, op, true};
+    op->deps[0] = (engine_dep){var, NULL, op, true, false, 0, NULL};
     op->ndeps = 1;
     atomic_init(&op->wait, 2);
     return op;
@@ -151,15 +216,19 @@ void engine_run_op(engine_op *op, void *stream) {
         op->impl->op_done(op);
         return;
     }
-    if (engine_error_pending(op->err) && !(op->props & MXK_ENGINE_PROP_NO_SKIP)) {
+    if (op->err != NULL && !(op->props & MXK_ENGINE_PROP_NO_SKIP)) {
         op->impl->op_done(op); /* skipped: the error flows on to what it writes */
         return;
     }
+    engine_watchdog_begin(op);
     if (op->sync_fn != NULL) {
         mxk_error_sink sink;
         mxk_error_sink_clear(&sink);
         mxk_status st = op->sync_fn(op->arg, &rctx, &sink);
-        if (st != MXK_OK) {
+        engine_watchdog_end(op);
+        if (st == MXK_OK) {
+            engine_op_check_guards(op);
+        } else {
             if (sink.msg[0] != '\0') {
                 engine_op_set_error(op, st, sink.msg);
             } else {
@@ -182,7 +251,10 @@ void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *
         return;
     }
     engine_op *op = done->op;
-    if (status != MXK_OK) {
+    engine_watchdog_end(op);
+    if (status == MXK_OK) {
+        engine_op_check_guards(op);
+    } else {
         if (msg != NULL && msg[0] != '\0') {
             engine_op_set_error(op, status, msg);
         } else {

@@ -20,6 +20,12 @@ mxk_engine_var *mxk_engine_new_var(void) {
     return var;
 }
 
+void mxk_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block) {
+    var->guard_dev_type = dev_type;
+    var->guard_dev_id = dev_id;
+    var->guard_block = block;
+}
+
 uint64_t mxk_engine_var_version(const mxk_engine_var *var) {
     return atomic_load(&((mxk_engine_var *)var)->version);
 }
@@ -108,7 +114,8 @@ static engine_dep *grant_next_locked(mxk_engine_var *var) {
 }
 
 void engine_deps_release(engine_op *op, bool queued) {
-    bool record = op->kind == ENGINE_OP_FN && engine_error_pending(op->err);
+    /* A function's write records its error (own or inherited), or heals the variable. */
+    bool fn = op->kind == ENGINE_OP_FN;
     for (uint32_t i = 0; i < op->ndeps; i++) {
         engine_dep *d = &op->deps[i];
         mxk_engine_var *var = d->var;
@@ -118,13 +125,12 @@ void engine_deps_release(engine_op *op, bool queued) {
         if (d->write) {
             if (op->kind != ENGINE_OP_WAIT)
                 atomic_fetch_add(&var->version, 1);
-            if (record) {
-                engine_error *old = atomic_load(&var->err);
-                if (old != op->err) {
+            engine_error *old = atomic_load(&var->err);
+            if (fn && old != op->err) {
+                if (op->err != NULL)
                     engine_error_ref(op->err);
-                    atomic_store(&var->err, op->err);
-                    engine_error_unref(old);
-                }
+                atomic_store(&var->err, op->err);
+                engine_error_unref(old);
             }
             if (queued)
                 var->write_active = false;

@@ -10,4 +10,5 @@ set(MXK_ENGINE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/engine_pool.c
   ${CMAKE_CURRENT_LIST_DIR}/engine_threaded.c
   ${CMAKE_CURRENT_LIST_DIR}/engine_var.c
+  ${CMAKE_CURRENT_LIST_DIR}/engine_watchdog.c
 )

@@ -361,10 +361,10 @@ static void test_errors(void) {
     CHECK_EQ_INT(t_push(count_fn, &c, &v, 1, &w, 1), MXK_OK);
     CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_ERR_INTERNAL);
     CHECK_CONTAINS(mxk_last_error_message(), "cached op failed on run 2");
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK); /* reported once */
-    CHECK_EQ_INT(mxk_engine_wait_var(w), MXK_OK); /* shared slot: cleared too */
+    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_ERR_INTERNAL); /* stays failed */
+    CHECK_EQ_INT(mxk_engine_wait_var(w), MXK_ERR_INTERNAL); /* shared slot */
     CHECK_EQ_INT(c.runs, 0);
-    /* The op runs again normally afterwards. */
+    /* The op runs again normally afterwards (its write heals v). */
     CHECK_EQ_INT(mxk_engine_cached_op_push(op), MXK_OK);
     CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
     CHECK_EQ_INT(f.runs, 3);

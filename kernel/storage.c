@@ -487,8 +487,9 @@ static void guard_arm(void *raw, uint64_t size, uint64_t bytes) {
 }
 
 /**
- * Offset (from the user bytes' start) of the damaged canary nearest to the user
- * bytes, the zone after them first; 0 with *damaged = 0 when both zones are intact.
+ * Offset (from the user bytes' start) of the first damaged canary in memory order,
+ * the zone after the user bytes checked first; 0 with *damaged = 0 when both zones
+ * are intact.
  */
 static int64_t guard_damage(const unsigned char *raw, uint64_t size, uint64_t bytes, int *damaged) {
     *damaged = 1;
@@ -496,9 +497,9 @@ static int64_t guard_damage(const unsigned char *raw, uint64_t size, uint64_t by
     for (uint64_t j = bytes; j < size - GUARD_FRONT; j++)
         if (user[j] != GUARD_CANARY)
             return (int64_t)j;
-    for (uint64_t j = 1; j <= GUARD_FRONT; j++)
-        if (user[-(int64_t)j] != GUARD_CANARY)
-            return -(int64_t)j;
+    for (uint64_t j = 0; j < GUARD_FRONT; j++)
+        if (raw[j] != GUARD_CANARY)
+            return (int64_t)j - GUARD_FRONT;
     *damaged = 0;
     return 0;
 }

@@ -64,9 +64,9 @@ int mxk_storage_guarded(mxk_context ctx);
 /**
  * Checks the red zones of `ptr`, a live block of ctx. Returns MXK_OK when they are
  * intact or the block is not guarded (*bytes = 0 then); MXK_ERR_INTERNAL when a canary
- * is damaged, with *bytes the block's requested size and *offset the damaged byte
- * nearest to the user bytes, counted from their first byte (>= *bytes: after them,
- * checked first; < 0: before them). The zones are armed again, so each damage is
+ * is damaged, with *bytes the block's requested size and *offset the first damaged
+ * byte in memory order of the zone after the user bytes (>= *bytes), else of the zone
+ * before them (< 0), counted from their first byte. The zones are armed again, so each damage is
  * reported once. Does not set the last error (the caller names the culprit).
  * Thread-safe; the caller must know that nothing writes the block meanwhile.
  */

@@ -24,55 +24,100 @@ void mxk_attrs_free(mxk_attrs *a) {
     }
     free(a->keys);
     free(a->values);
+    free(a->slots);
     free(a);
 }
 
+/* FNV-1a, 32 bits. */
+static uint32_t str_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The name of entry i of a table being indexed (dictionary keys, schema names). */
+typedef const char *(*name_at_fn)(const void *table, uint32_t i);
+
+/*
+ * Linear probing in a hash index of `nslots` (a power of two, never full) whose
+ * slots hold position + 1 of entries of `table`: the slot holding `key`, or the
+ * empty slot where it would go.
+ */
+static uint32_t *probe(uint32_t *slots, uint32_t nslots, const void *table, name_at_fn name_at,
+                       const char *key) {
+    uint32_t mask = nslots - 1;
+    for (uint32_t i = str_hash(key) & mask;; i = (i + 1) & mask)
+        if (slots[i] == 0 || strcmp(name_at(table, slots[i] - 1), key) == 0)
+            return &slots[i];
+}
+
+/* A hash index of size `nslots` over entries [0, n) of `table` with unique names; NULL on OOM. */
+static uint32_t *index_build(uint32_t nslots, const void *table, name_at_fn name_at, uint32_t n) {
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    for (uint32_t i = 0; slots != NULL && i < n; i++)
+        *probe(slots, nslots, table, name_at, name_at(table, i)) = i + 1;
+    return slots;
+}
+
+static const char *attrs_key_at(const void *table, uint32_t i) {
+    return ((const mxk_attrs *)table)->keys[i];
+}
+
 const char *mxk_attrs_get(const mxk_attrs *a, const char *key) {
-    if (a == NULL)
+    if (a == NULL || a->count == 0)
         return NULL;
-    for (uint32_t i = 0; i < a->count; i++)
-        if (strcmp(a->keys[i], key) == 0)
-            return a->values[i];
-    return NULL;
+    uint32_t pos = *probe(a->slots, a->nslots, a, attrs_key_at, key);
+    return pos ? a->values[pos - 1] : NULL;
+}
+
+/* Doubles the room of `a` (arrays and index); the dictionary is unchanged on failure. */
+static mxk_status attrs_grow(mxk_attrs *a, const char *key) {
+    if (a->capacity >= MXK_ATTRS_MAX)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "attribute '%s': more than %u attributes",
+                             key, (unsigned)MXK_ATTRS_MAX);
+    uint32_t cap = a->capacity ? a->capacity * 2 : 8;
+    char **k = realloc(a->keys, cap * sizeof *k);
+    if (k != NULL)
+        a->keys = k;
+    char **v = k ? realloc(a->values, cap * sizeof *v) : NULL;
+    if (v != NULL)
+        a->values = v;
+    uint32_t *slots = v ? index_build(2 * cap, a, attrs_key_at, a->count) : NULL;
+    if (slots == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
+    free(a->slots);
+    a->slots = slots;
+    a->nslots = 2 * cap;
+    a->capacity = cap;
+    return MXK_OK;
 }
 
 mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value) {
     char *v = strdup(value);
     if (v == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
-    for (uint32_t i = 0; i < a->count; i++) {
-        if (strcmp(a->keys[i], key) == 0) {
-            free(a->values[i]);
-            a->values[i] = v;
-            return MXK_OK;
-        }
-    }
-    if (a->count == a->capacity) {
-        uint32_t cap = a->capacity ? a->capacity * 2 : 8;
-        char **k = realloc(a->keys, cap * sizeof *k);
-        if (k == NULL) {
-            free(v);
-            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'",
-                                 key);
-        }
-        a->keys = k;
-        char **vs = realloc(a->values, cap * sizeof *vs);
-        if (vs == NULL) {
-            free(v);
-            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'",
-                                 key);
-        }
-        a->values = vs;
-        a->capacity = cap;
+    uint32_t *slot = a->count ? probe(a->slots, a->nslots, a, attrs_key_at, key) : NULL;
+    if (slot != NULL && *slot != 0) {
+        free(a->values[*slot - 1]);
+        a->values[*slot - 1] = v;
+        return MXK_OK;
     }
     char *k = strdup(key);
-    if (k == NULL) {
+    mxk_status st = MXK_OK;
+    if (k == NULL)
+        st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
+    else if (a->count == a->capacity)
+        st = attrs_grow(a, key);
+    if (st != MXK_OK) {
+        free(k);
         free(v);
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
+        return st;
     }
     a->keys[a->count] = k;
     a->values[a->count] = v;
     a->count++;
+    *probe(a->slots, a->nslots, a, attrs_key_at, key) = a->count;
     return MXK_OK;
 }
 
@@ -268,49 +313,56 @@ static void list_names(const mxk_attr_def *schema, uint32_t n, char *buf, size_t
         snprintf(buf, size, "(none)");
 }
 
+static const char *schema_name_at(const void *table, uint32_t i) {
+    return ((const mxk_attr_def *)table)[i].name;
+}
+
 mxk_status mxk_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
                               mxk_attrs **out, mxk_error_sink *err) {
-    mxk_attrs *r = mxk_attrs_new();
-    if (r == NULL)
+    /* schema names are unique (checked at registration); index them for the lookups */
+    uint32_t nslots = 8;
+    while (nslots < 2 * (uint64_t)n)
+        nslots *= 2;
+    uint32_t *index = index_build(nslots, schema, schema_name_at, n);
+    mxk_attrs *r = index ? mxk_attrs_new() : NULL;
+    if (r == NULL) {
+        free(index);
         return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
+    }
     uint32_t ngiven = given ? given->count : 0;
-    for (uint32_t i = 0; i < ngiven; i++) {
+    mxk_status st = MXK_OK;
+    for (uint32_t i = 0; i < ngiven && st == MXK_OK; i++) {
         const char *key = given->keys[i];
         if (mxk_attr_key_is_hidden(key))
             continue;
-        const mxk_attr_def *def = NULL;
-        for (uint32_t j = 0; j < n && def == NULL; j++)
-            if (strcmp(schema[j].name, key) == 0)
-                def = &schema[j];
-        if (def == NULL) {
+        uint32_t pos = *probe(index, nslots, schema, schema_name_at, key);
+        if (pos == 0) {
             char names[1024];
             list_names(schema, n, names, sizeof names);
-            mxk_attrs_free(r);
-            return mxk_sink_set(err, MXK_ERR_NOT_FOUND,
-                                "unknown attribute '%s'; valid attributes: %s", key, names);
-        }
-        if (check_value(def, given->values[i], err) != MXK_OK ||
-            mxk_attrs_set(r, key, given->values[i]) != MXK_OK) {
-            if (err && err->code == MXK_OK)
-                mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
-            mxk_attrs_free(r);
-            return err ? err->code : MXK_ERR_INVALID_ARGUMENT;
+            st = mxk_sink_set(err, MXK_ERR_NOT_FOUND,
+                              "unknown attribute '%s'; valid attributes: %s", key, names);
+        } else if (check_value(&schema[pos - 1], given->values[i], err) != MXK_OK) {
+            st = err ? err->code : MXK_ERR_INVALID_ARGUMENT;
+        } else if (mxk_attrs_set(r, key, given->values[i]) != MXK_OK) {
+            st = mxk_sink_set(err, mxk_last_error_code(), "%s", mxk_last_error_message());
         }
     }
-    for (uint32_t j = 0; j < n; j++) {
+    free(index);
+    for (uint32_t j = 0; j < n && st == MXK_OK; j++) {
         if (mxk_attrs_get(r, schema[j].name) != NULL)
             continue;
-        if (schema[j].required) {
-            mxk_attrs_free(r);
-            return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                                "required attribute '%s' is missing%s%s", schema[j].name,
-                                schema[j].doc ? " (" : "", schema[j].doc ? schema[j].doc : "");
-        }
-        if (schema[j].default_value != NULL &&
-            mxk_attrs_set(r, schema[j].name, schema[j].default_value) != MXK_OK) {
-            mxk_attrs_free(r);
-            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
-        }
+        if (schema[j].required)
+            st = mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                              "required attribute '%s' is missing%s%s%s", schema[j].name,
+                              schema[j].doc ? " (" : "", schema[j].doc ? schema[j].doc : "",
+                              schema[j].doc ? ")" : "");
+        else if (schema[j].default_value != NULL &&
+                 mxk_attrs_set(r, schema[j].name, schema[j].default_value) != MXK_OK)
+            st = mxk_sink_set(err, mxk_last_error_code(), "%s", mxk_last_error_message());
+    }
+    if (st != MXK_OK) {
+        mxk_attrs_free(r);
+        return st;
     }
     *out = r;
     return MXK_OK;

@@ -10,12 +10,21 @@
 
 #include "mxk_abi_op.h"
 
-/** An ordered string->string dictionary; keys are unique. Owns its strings. */
+/**
+ * An ordered string->string dictionary; keys are unique. Owns its strings.
+ * keys[i] / values[i] keep insertion order (serialisation and the ABI's
+ * attr_key / attr_value enumerate in that order); lookups go through an
+ * open-addressing hash index, so get and set take constant expected time
+ * (dmlc::Parameter keeps its kwargs in a std::map; nnvm's NodeAttrs::dict is an
+ * std::unordered_map).
+ */
 struct mxk_attrs {
-    uint32_t count;
-    uint32_t capacity;
+    uint32_t count;    /**< entries in keys / values */
+    uint32_t capacity; /**< room in keys / values */
     char **keys;
     char **values;
+    uint32_t *slots; /**< hash index: 0 = empty, else position + 1 */
+    uint32_t nslots; /**< size of slots: a power of two >= 2 * capacity (0: none yet) */
 };
 
 /** A growable list of owned strings. */
@@ -25,13 +34,21 @@ struct mxk_name_list {
     char **names;
 };
 
+/** Most entries of one dictionary (keeps the hash index's size within 32 bits). */
+#define MXK_ATTRS_MAX (UINT32_C(1) << 28)
+
 /** Creates an empty dictionary; NULL on out-of-memory. */
 mxk_attrs *mxk_attrs_new(void);
 /** Frees a dictionary and its strings. NULL: no-op. */
 void mxk_attrs_free(mxk_attrs *a);
-/** Sets key to a copy of value (replacing). MXK_ERR_OUT_OF_MEMORY on failure. */
+/**
+ * Sets key to a copy of value (replacing the value, keeping the key's position).
+ * MXK_ERR_OUT_OF_MEMORY "out of memory setting attribute '<key>'" on failure (the
+ * dictionary is then unchanged); MXK_ERR_INVALID_ARGUMENT "attribute '<key>': more
+ * than 268435456 attributes" past MXK_ATTRS_MAX entries. Constant expected time.
+ */
 mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value);
-/** Value of key, or NULL. */
+/** Value of key, or NULL (a NULL dictionary has no keys). Constant expected time. */
 const char *mxk_attrs_get(const mxk_attrs *a, const char *key);
 /** Creates a dictionary from parallel key/value arrays (NULL on OOM; last error set). */
 mxk_attrs *mxk_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values);

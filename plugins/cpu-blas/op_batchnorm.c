@@ -63,8 +63,8 @@ static const mxk_attr_def bn_attrs[] = {
 /** Parses the attributes (eps > 0, momentum in [0, 1]). */
 static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     bn_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "eps", &p.eps, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "momentum", &p.momentum, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &p.eps, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "momentum", &p.momentum, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "fix_gamma", &p.fix_gamma, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));

@@ -78,9 +78,11 @@ static mxk_status cc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         }
         MXK_SDK_CHECK(cbt_axis(p->axis, in[i].ndim, "dim", &a, err));
         mxk_shape s = in[i];
-        total += s.dims[a];
-        if (s.dims[a] == 0)
+        if (s.dims[a] <= 0)
             known = 0;
+        else
+            MXK_SDK_CHECK(
+                mxk_sdk_dim_add(total, s.dims[a], &total, "output size along the axis", err));
         s.dims[a] = 0;
         if (!mxk_sdk_shape_merge(&m, &s, &m)) {
             char e[MXK_SDK_SHAPE_STR_MAX], g[MXK_SDK_SHAPE_STR_MAX];

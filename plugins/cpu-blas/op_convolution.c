@@ -161,17 +161,67 @@ static mxk_status cv_list_arguments(const void *param, mxk_name_list *out, mxk_e
     return MXK_OK;
 }
 
-/** Deconvolution's pad and adj per axis for data spatial size x (MXNet InferPad). */
-static void dc_pad_adj(const cv_param *p, int i, int64_t x, int64_t *pad, int64_t *adj) {
+/** The dilated kernel extent along axis i, d(k-1) + 1 (at most 2^62: both factors < 2^31). */
+static int64_t cv_dilated(const cv_param *p, int i) {
+    return p->dilate[i] * (p->kernel[i] - 1) + 1;
+}
+
+/**
+ * Deconvolution's pad and adj per axis for data spatial size x >= 1 (MXNet
+ * InferPad): with target_shape, total = s(x-1) + dk - target is split into
+ * pad = ceil(total/2) and adj = total % 2. MXK_ERR_SHAPE when s(x-1) + dk is too
+ * large (mxk_sdk_dim_mul's message).
+ */
+static mxk_status dc_pad_adj(const cv_param *p, int i, int64_t x, int64_t *pad, int64_t *adj,
+                             mxk_error_sink *err) {
     if (p->target[0] > 0 || p->target[1] > 0) {
-        int64_t dk = p->dilate[i] * (p->kernel[i] - 1) + 1;
-        int64_t total = p->stride[i] * (x - 1) + dk - p->target[i];
+        int64_t span;
+        MXK_SDK_CHECK(
+            mxk_sdk_dim_mul(p->stride[i], x - 1, &span, "stride * (input size - 1)", err));
+        int64_t total = span + cv_dilated(p, i) - p->target[i];
         *adj = total % 2;
         *pad = (total + 1) / 2;
     } else {
         *pad = p->pad[i];
         *adj = p->adj[i];
     }
+    return MXK_OK;
+}
+
+/**
+ * Output size along one spatial axis for input size x >= 1, in checked
+ * arithmetic (no value can overflow: attributes are below 2^31, x at most
+ * MXK_SDK_MAX_ELEMS). Convolution: (x + 2p - dk)/s + 1; Deconvolution:
+ * s(x-1) + dk - 2p + adj. Errors (MXK_ERR_SHAPE): the dilated kernel larger than
+ * the padded input; a non-positive Deconvolution output; a size over
+ * MXK_SDK_MAX_ELEMS ("Convolution: input + 2 * pad: ... is too large").
+ */
+static mxk_status cv_out_size(const cv_param *p, int i, int64_t x, int64_t *out,
+                              mxk_error_sink *err) {
+    int64_t dk = cv_dilated(p, i), twice_pad, size;
+    if (!p->deconv) {
+        MXK_SDK_CHECK(mxk_sdk_dim_mul(2, p->pad[i], &twice_pad, "2 * pad", err));
+        MXK_SDK_CHECK(mxk_sdk_dim_add(x, twice_pad, &size, "input + 2 * pad", err));
+        if (dk > size)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "kernel size exceed input: dilated kernel %lld > input %lld + "
+                                 "2 * pad %lld",
+                                 (long long)dk, (long long)x, (long long)p->pad[i]);
+        *out = (size - dk) / p->stride[i] + 1;
+        return MXK_OK;
+    }
+    int64_t pad, adj, span;
+    MXK_SDK_CHECK(dc_pad_adj(p, i, x, &pad, &adj, err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(p->stride[i], x - 1, &span, "stride * (input size - 1)", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_add(span, dk + adj, &size, "output size", err));
+    size -= 2 * pad; /* pad < 2^62 from the attribute, or total/2 + 1 above */
+    if (size <= 0 || pad < 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "Deconvolution: output size %lld along spatial axis %d is not "
+                             "positive (pad %lld)",
+                             (long long)size, i, (long long)pad);
+    *out = size;
+    return MXK_OK;
 }
 
 /**
@@ -198,6 +248,7 @@ static mxk_status cv_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                              "argument 'data': cpu-blas %s needs 4-D NCHW data, got %s", op,
                              mxk_sdk_shape_format(d, s, sizeof s));
     }
+    MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", cv_args, err));
     int64_t C = d->dims[1], F = p->num_filter, G = p->num_group;
     if (C > 0 && C % G != 0)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
@@ -220,29 +271,9 @@ static mxk_status cv_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &b, "argument", "bias", err));
     }
     int64_t od[4] = {d->dims[0], F, 0, 0};
-    for (int i = 0; i < 2; i++) {
-        int64_t x = d->dims[2 + i];
-        if (x == 0)
-            continue;
-        int64_t dk = p->dilate[i] * (p->kernel[i] - 1) + 1;
-        if (!p->deconv) {
-            if (dk > x + 2 * p->pad[i])
-                return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                     "kernel size exceed input: dilated kernel %lld > input %lld + "
-                                     "2 * pad %lld",
-                                     (long long)dk, (long long)x, (long long)p->pad[i]);
-            od[2 + i] = (x + 2 * p->pad[i] - dk) / p->stride[i] + 1;
-        } else {
-            int64_t pad, adj;
-            dc_pad_adj(p, i, x, &pad, &adj);
-            od[2 + i] = p->stride[i] * (x - 1) + dk - 2 * pad + adj;
-            if (od[2 + i] <= 0 || pad < 0)
-                return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                     "Deconvolution: output size %lld along spatial axis %d is "
-                                     "not positive (pad %lld)",
-                                     (long long)od[2 + i], i, (long long)pad);
-        }
-    }
+    for (int i = 0; i < 2; i++)
+        if (d->dims[2 + i] > 0)
+            MXK_SDK_CHECK(cv_out_size(p, i, d->dims[2 + i], &od[2 + i], err));
     mxk_shape y = mxk_sdk_shape_from(od, 4);
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[0], &y, "output", "output", err));
     if (d->dims[0] == 0 && out[0].dims[0] > 0) /* batch backwards from the output */
@@ -275,14 +306,10 @@ typedef struct cv_geom {
     int64_t K;      /**< filter-side channels */
     int64_t Ho, Wo; /**< filter-side spatial size */
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    int64_t G;  /**< groups */
-    int64_t nb; /**< images per chunk */
+    int64_t G;         /**< groups */
+    int64_t nb;        /**< images per chunk */
+    int64_t per_image; /**< workspace bytes per image: (Ci*kh*kw + K) * Ho*Wo floats */
 } cv_geom;
-
-/** Bytes of workspace per image: column buffer plus filter-side buffer. */
-static uint64_t cv_bytes_per_image(const cv_geom *g) {
-    return (uint64_t)(g->Ci * g->kh * g->kw + g->K) * (uint64_t)(g->Ho * g->Wo) * sizeof(float);
-}
 
 /** The geometry from the data shape (known, 4-D); nb from the workspace limit. */
 static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
@@ -305,19 +332,27 @@ static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
         g->Ci = p->num_filter, g->Hi = out.dims[2], g->Wi = out.dims[3];
         g->K = d->dims[1], g->Ho = d->dims[2], g->Wo = d->dims[3];
         int64_t adj;
-        dc_pad_adj(p, 0, d->dims[2], &g->ph, &adj);
-        dc_pad_adj(p, 1, d->dims[3], &g->pw, &adj);
+        MXK_SDK_CHECK(dc_pad_adj(p, 0, d->dims[2], &g->ph, &adj, err));
+        MXK_SDK_CHECK(dc_pad_adj(p, 1, d->dims[3], &g->pw, &adj, err));
     }
-    uint64_t per = cv_bytes_per_image(g);
+    /* column rows, filter-side size and the workspace per image, checked */
+    int64_t rows, area, per;
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ci, g->kh, &rows, "column rows (channels * kernel)", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(rows, g->kw, &rows, "column rows (channels * kernel)", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ho, g->Wo, &area, "output height * width", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_add(rows, g->K, &per, "workspace rows", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(per, area, &per, "workspace elements per image", err));
+    MXK_SDK_CHECK(
+        mxk_sdk_dim_mul(per, sizeof(float), &g->per_image, "workspace bytes per image", err));
     uint64_t limit = (uint64_t)p->workspace_mb << 20;
-    uint64_t nb = per > 0 ? limit / per : (uint64_t)g->N;
+    uint64_t nb = limit / (uint64_t)g->per_image;
     if (nb < 1)
         nb = 1;
     if (nb > (uint64_t)g->N)
         nb = (uint64_t)g->N;
     g->nb = (int64_t)nb;
     /* every GEMM dimension must fit a CBLAS int */
-    uint64_t rows = (uint64_t)(g->Ci * g->kh * g->kw), cols = nb * (uint64_t)(g->Ho * g->Wo);
+    uint64_t cols = nb * (uint64_t)area; /* nb * per_image <= max(limit, per_image) */
     int tmp;
     MXK_SDK_CHECK(cb_blas_dim(rows, "column rows", &tmp, err));
     MXK_SDK_CHECK(cb_blas_dim(cols, "column width", &tmp, err));
@@ -333,8 +368,7 @@ static mxk_status cv_resources(const void *param, const mxk_shape *in_shapes, ui
         return MXK_OK;
     cv_geom g;
     MXK_SDK_CHECK(cv_geom_of(param, &in_shapes[0], &g, err));
-    mxk_sdk_resource_add(reqs, cap, &n, MXK_RESOURCE_TEMP_SPACE,
-                         cv_bytes_per_image(&g) * (uint64_t)g.nb);
+    mxk_sdk_resource_add(reqs, cap, &n, MXK_RESOURCE_TEMP_SPACE, (uint64_t)(g.per_image * g.nb));
     *num = n;
     return MXK_OK;
 }
@@ -494,7 +528,7 @@ static void cv_gemm_data(const cv_geom *g, const cv_gemm *m, const float *w, con
 static mxk_status cv_workspace(const mxk_op_ctx *ctx, const cv_geom *g, float **col, float **fs,
                                mxk_error_sink *err) {
     void *ws = NULL;
-    uint64_t bytes = cv_bytes_per_image(g) * (uint64_t)g->nb;
+    uint64_t bytes = (uint64_t)(g->per_image * g->nb);
     MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, bytes, &ws, err));
     *col = ws;
     *fs = *col + g->Ci * g->kh * g->kw * g->nb * g->Ho * g->Wo;

@@ -33,14 +33,16 @@ static const mxk_attr_def cr_attrs[] = {
                  "Centre the crop (offset ignored)."),
 };
 
-/** Reads a 2-tuple of non-negative integers. */
+/** Reads a 2-tuple of integers in [0, INT32_MAX] (sums with input dims cannot overflow). */
 static mxk_status cr_pair(const mxk_attrs *attrs, const char *key, int64_t out[2],
                           mxk_error_sink *err) {
     mxk_shape s;
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
-    if (s.ndim != 2 || s.dims[0] < 0 || s.dims[1] < 0)
+    if (s.ndim != 2 || s.dims[0] < 0 || s.dims[1] < 0 || s.dims[0] > INT32_MAX ||
+        s.dims[1] > INT32_MAX)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute '%s': expected two non-negative integers (y, x)", key);
+                             "attribute '%s': expected two integers in [0, %d] (y, x)", key,
+                             INT32_MAX);
     out[0] = s.dims[0], out[1] = s.dims[1];
     return MXK_OK;
 }
@@ -108,6 +110,8 @@ static mxk_status cr_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     }
     if (!mxk_sdk_shape_is_known(&in[0]))
         return MXK_OK;
+    /* past this, offset (< 2^31) + crop size cannot overflow */
+    MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", cr_args, err));
     int64_t th, tw, oy, ox;
     MXK_SDK_CHECK(cr_geom(p, &in[0], num_in == 2 ? &in[1] : NULL, &th, &tw, &oy, &ox, err));
     int64_t od[4] = {in[0].dims[0], in[0].dims[1], th, tw};

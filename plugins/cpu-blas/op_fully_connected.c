@@ -74,10 +74,9 @@ static mxk_status fc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     mxk_shape *d = &in[0];
     if (d->ndim == 0)
         return MXK_OK;
-    int64_t H = p->num_hidden;
+    MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", fc_args, err));
+    int64_t H = p->num_hidden; /* the weight (H, K) is checked by mxk_sdk_shape_assign */
     int64_t K = p->flatten ? (int64_t)mxk_sdk_shape_prod(d, 1, d->ndim) : d->dims[d->ndim - 1];
-    if (K < 0) /* product overflow */
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': too many elements");
     mxk_shape w = mxk_sdk_shape2(H, K);
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &w, "argument", "weight", err));
     if (!p->no_bias) {

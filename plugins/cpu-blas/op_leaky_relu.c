@@ -41,9 +41,9 @@ static mxk_status lr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     lr_param p;
     double s, l, u;
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", LR_ACTS, &p.act, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "slope", &s, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "lower_bound", &l, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "upper_bound", &u, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "slope", &s, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "lower_bound", &l, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "upper_bound", &u, err));
     if (p.act == LR_RRELU && !(l <= u))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'lower_bound' (%g) must not exceed 'upper_bound' (%g)", l,

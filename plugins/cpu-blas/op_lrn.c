@@ -35,9 +35,9 @@ static const mxk_attr_def lrn_attrs[] = {
 /** Parses the attributes; nsize must be odd and >= 1. */
 static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     lrn_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "alpha", &p.alpha, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "beta", &p.beta, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "knorm", &p.knorm, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "alpha", &p.alpha, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "beta", &p.beta, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "knorm", &p.knorm, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "nsize", 1, INT32_MAX, &p.nsize, err));
     if (p.nsize % 2 == 0)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,

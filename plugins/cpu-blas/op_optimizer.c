@@ -62,9 +62,7 @@ static mxk_status opt_get(const mxk_attrs *attrs, const char *key, float dflt, f
                           mxk_error_sink *err) {
     double d = dflt;
     if (mxk_sdk_attr_is_set(attrs, key))
-        MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
-    if (!isfinite(d))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': must be finite", key);
+        MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, key, &d, err));
     *v = (float)d;
     return MXK_OK;
 }

@@ -136,6 +136,8 @@ static mxk_status pl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                              "argument 'data': cpu-blas Pooling needs 4-D NCHW data, got %s",
                              mxk_sdk_shape_format(&in[0], s, sizeof s));
     }
+    /* past this, x + 2 * pad (pad < 2^31) cannot overflow */
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&in[0], "argument 'data'", err));
     pl_geom g;
     MXK_SDK_CHECK(pl_geom_of(param, &in[0], &g, err));
     int64_t od[4] = {g.N, g.C, g.OH, g.OW};

@@ -55,8 +55,8 @@ static mxk_status rnd_parse(const mxk_attrs *attrs, int32_t normal, void **out,
     rnd_param p = {.normal = normal};
     double a, b;
     int32_t dt = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, normal ? "loc" : "low", &a, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, normal ? "scale" : "high", &b, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, normal ? "loc" : "low", &a, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, normal ? "scale" : "high", &b, err));
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "shape", &p.shape, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "dtype", RND_DTYPES, &dt, err));
     if (!mxk_sdk_shape_is_known(&p.shape))

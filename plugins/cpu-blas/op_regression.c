@@ -38,9 +38,7 @@ static const mxk_attr_def reg_attrs[] = {
 /** Parses grad_scale. */
 static mxk_status reg_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk_error_sink *err) {
     double g;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "grad_scale", &g, err));
-    if (!isfinite(g))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'grad_scale': not finite");
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &g, err));
     reg_param p = {kind, (float)g};
     return cbt_param_new(&p, sizeof p, out, err);
 }

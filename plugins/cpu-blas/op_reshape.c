@@ -60,6 +60,15 @@ static mxk_status rs_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 }
 
 /**
+ * The start of both shape inferences: the data and the output (either may be
+ * given) have at most MXK_SDK_MAX_ELEMS elements, so products of their dims fit.
+ */
+static mxk_status rs_check_counts(const mxk_shape *in, const mxk_shape *out, mxk_error_sink *err) {
+    MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, 1, "argument", rs_args, err));
+    return mxk_sdk_shapes_check_count(out, 1, "output", rs_outs, err);
+}
+
+/**
  * Backwards inference shared by both operators: an input with exactly one
  * unknown dim takes it from the known output's element count.
  */
@@ -88,6 +97,7 @@ static mxk_status rs_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     const rs_param *p = param;
     if (num_in != 1 || num_out != 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Reshape expects 1 argument");
+    MXK_SDK_CHECK(rs_check_counts(in, out, err));
     rs_fill_input(&in[0], &out[0]);
     if (!mxk_sdk_shape_is_known(&in[0]))
         return MXK_OK;
@@ -109,14 +119,13 @@ static mxk_status fl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     if (num_in != 1 || num_out != 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Flatten expects 1 argument");
+    MXK_SDK_CHECK(rs_check_counts(in, out, err));
     if (in[0].ndim > 0 && out[0].ndim == 2 && in[0].dims[0] == 0)
         in[0].dims[0] = out[0].dims[0];
     rs_fill_input(&in[0], &out[0]);
     if (in[0].ndim == 0)
         return MXK_OK;
-    uint64_t rest = mxk_sdk_shape_prod(&in[0], 1, in[0].ndim);
-    if (rest == UINT64_MAX)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': too many elements");
+    uint64_t rest = mxk_sdk_shape_prod(&in[0], 1, in[0].ndim); /* <= 2^60: rs_check_counts */
     mxk_shape o = mxk_sdk_shape2(in[0].dims[0], (int64_t)rest);
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }

@@ -69,7 +69,7 @@ static const mxk_attr_def smo_attrs[] = {
 /** Parses the attributes; smooth_alpha must be in [0, 1). */
 static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     smo_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "grad_scale", &p.grad_scale, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &p.grad_scale, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "ignore_label", &p.ignore_label, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "multi_output", &p.multi_output, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_ignore", &p.use_ignore, err));
@@ -80,9 +80,6 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     if (!(p.smooth_alpha >= 0.0 && p.smooth_alpha < 1.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'smooth_alpha': must be in [0, 1), got %g", p.smooth_alpha);
-    if (!isfinite(p.grad_scale))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'grad_scale': must be finite, got %g", p.grad_scale);
     if (!(fabs(p.ignore_label) < 2147483648.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'ignore_label': must be a finite value in the int32 range, "

@@ -100,7 +100,11 @@ static mxk_status us_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (d->ndim != 4)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument '%s': UpSampling needs 4-D data, got %s",
                              us_names(p)[0], mxk_sdk_shape_format(d, s, sizeof s));
-    int64_t oh = d->dims[2] * p->scale, ow = d->dims[3] * p->scale, C = d->dims[1];
+    MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", us_names(p), err));
+    int64_t oh, ow, C = d->dims[1];
+    MXK_SDK_CHECK(
+        mxk_sdk_dim_mul(d->dims[2], p->scale, &oh, "output height (height * scale)", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(d->dims[3], p->scale, &ow, "output width (width * scale)", err));
     if (p->bilinear) {
         if (C != 0 && C != p->num_filter)
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
@@ -126,7 +130,7 @@ static mxk_status us_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                      what, mxk_sdk_shape_format(&in[i], s, sizeof s), (long long)oh,
                                      (long long)ow);
             if (!p->sum)
-                C += in[i].dims[1];
+                MXK_SDK_CHECK(mxk_sdk_dim_add(C, in[i].dims[1], &C, "output channels", err));
         }
     }
     int64_t od[4] = {d->dims[0], C, oh, ow};

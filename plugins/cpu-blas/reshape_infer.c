@@ -139,7 +139,15 @@ mxk_status cb_reshape_infer(const int64_t *spec, int32_t nspec, int reverse, con
                          (int)src, (int)src + 1, s2, (int)nd);
                 return MXK_ERR_SHAPE;
             }
-            RI_PUSH(d[src] * d[src + 1]);
+            uint64_t merged = ri_prod(&d[src], 2);
+            if (merged == 0 || merged > (uint64_t)INT64_MAX) {
+                snprintf(msg, msg_len,
+                         "shape %s: -3 merges input dims %lld and %lld of %s into "
+                         "more than %lld elements",
+                         s1, (long long)d[src], (long long)d[src + 1], s2, (long long)INT64_MAX);
+                return MXK_ERR_SHAPE;
+            }
+            RI_PUSH((int64_t)merged);
             src += 2;
         } else if (v == -4) {
             if (src >= nd) {
@@ -152,7 +160,8 @@ mxk_status cb_reshape_infer(const int64_t *spec, int32_t nspec, int reverse, con
                 d1 = d0 % d2 == 0 ? d0 / d2 : -1;
             else if (d2 == -1)
                 d2 = d0 % d1 == 0 ? d0 / d1 : -1;
-            if (d1 <= 0 || d2 <= 0 || d1 * d2 != d0) {
+            /* d1 * d2 == d0 without the product (the spec's sizes may be huge) */
+            if (d1 <= 0 || d2 <= 0 || d0 % d1 != 0 || d0 / d1 != d2) {
                 snprintf(msg, msg_len,
                          "shape %s: split sizes %lld, %lld do not divide input dim "
                          "%lld of %s",

@@ -15,6 +15,7 @@
 #define MXK_SDK_ATTR_H
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,22 @@ static inline mxk_status mxk_sdk_attr_float(const mxk_attrs *attrs, const char *
                                             mxk_error_sink *err) {
     mxk_status st = mxk_sdk_host()->attr_get_float(attrs, key, value, err);
     return st == MXK_OK ? MXK_OK : mxk_sdk_attr_fail_(attrs, key, st, "a real number", err);
+}
+
+/**
+ * Real attribute `key` that must be finite (a scale, a slope, a norm constant:
+ * MXNet's dmlc parameters parse "nan" and "inf" and then compute with them).
+ * Errors as mxk_sdk_attr_float, plus MXK_ERR_INVALID_ARGUMENT
+ * "attribute 'alpha': must be finite, got 'nan'" (the raw value quoted). Thread-safe.
+ */
+static inline mxk_status mxk_sdk_attr_float_finite(const mxk_attrs *attrs, const char *key,
+                                                   double *value, mxk_error_sink *err) {
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, value, err));
+    if (!isfinite(*value))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute '%s': must be finite, got '%s'", key,
+                             mxk_sdk_attr_raw(attrs, key));
+    return MXK_OK;
 }
 
 /** Boolean attribute `key` into *value (0 or 1); errors as mxk_sdk_attr_int ("a boolean"). */

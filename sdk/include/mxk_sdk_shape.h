@@ -22,6 +22,52 @@ extern "C" {
 /** Room for a formatted shape: "(" + 8 dims of up to 20 chars + commas + ")". */
 #define MXK_SDK_SHAPE_STR_MAX 200
 
+/**
+ * Largest element count, dimension or intermediate size that shape inference
+ * accepts: 2^60, so that a count times the widest dtype (8 bytes) still fits
+ * int64_t and a 64-bit size_t. Larger sizes are refused as MXK_ERR_SHAPE, never
+ * computed with signed overflow (MXNet checks its index type the same way,
+ * src/operator/nn/convolution-inl.h, include/mxnet/tuple.h Size()).
+ */
+#define MXK_SDK_MAX_ELEMS (INT64_C(1) << 60)
+
+/**
+ * Checked shape arithmetic: *out = a * b for 0 <= a, b, when the product is at
+ * most MXK_SDK_MAX_ELEMS. Otherwise (or for a negative factor) *out is set to 0
+ * and MXK_ERR_SHAPE is returned with "<what>: <a> * <b> is too large (more
+ * than 1152921504606846976 elements)", `what` naming the product, e.g.
+ * "output height * width". No host table needed; thread-safe.
+ */
+static inline mxk_status mxk_sdk_dim_mul(int64_t a, int64_t b, int64_t *out, const char *what,
+                                         mxk_error_sink *err) {
+    int64_t r = 0;
+    *out = 0;
+    if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > MXK_SDK_MAX_ELEMS)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "%s: %lld * %lld is too large (more than %lld "
+                             "elements)",
+                             what, (long long)a, (long long)b, (long long)MXK_SDK_MAX_ELEMS);
+    *out = r;
+    return MXK_OK;
+}
+
+/**
+ * Checked shape arithmetic: *out = a + b for 0 <= a, b, when the sum is at most
+ * MXK_SDK_MAX_ELEMS; else *out = 0 and MXK_ERR_SHAPE "<what>: <a> + <b> is too
+ * large (more than 1152921504606846976 elements)", as mxk_sdk_dim_mul.
+ */
+static inline mxk_status mxk_sdk_dim_add(int64_t a, int64_t b, int64_t *out, const char *what,
+                                         mxk_error_sink *err) {
+    *out = 0;
+    if (a < 0 || b < 0 || a > MXK_SDK_MAX_ELEMS - b)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "%s: %lld + %lld is too large (more than %lld "
+                             "elements)",
+                             what, (long long)a, (long long)b, (long long)MXK_SDK_MAX_ELEMS);
+    *out = a + b;
+    return MXK_OK;
+}
+
 /** A zero-filled shape (unknown). */
 static inline mxk_shape mxk_sdk_shape_unknown(void) {
     mxk_shape s;
@@ -127,6 +173,45 @@ static inline const char *mxk_sdk_shape_format(const mxk_shape *s, char *buf, si
 }
 
 /**
+ * Checks that the known dims of `s` (unknown 0 dims skipped) multiply to at most
+ * MXK_SDK_MAX_ELEMS elements. Otherwise MXK_ERR_SHAPE "<what>: shape <s> has too
+ * many elements (more than 1152921504606846976)". Thread-safe.
+ */
+static inline mxk_status mxk_sdk_shape_check_count(const mxk_shape *s, const char *what,
+                                                   mxk_error_sink *err) {
+    int64_t n = 1;
+    int32_t nd = s->ndim < 0 ? 0 : (s->ndim > MXK_MAX_NDIM ? MXK_MAX_NDIM : s->ndim);
+    for (int32_t i = 0; i < nd; i++) {
+        if (s->dims[i] <= 0)
+            continue;
+        if (__builtin_mul_overflow(n, s->dims[i], &n) || n > MXK_SDK_MAX_ELEMS) {
+            char b[MXK_SDK_SHAPE_STR_MAX];
+            return mxk_sdk_error(
+                err, MXK_ERR_SHAPE, "%s: shape %s has too many elements (more than %lld)", what,
+                mxk_sdk_shape_format(s, b, sizeof b), (long long)MXK_SDK_MAX_ELEMS);
+        }
+    }
+    return MXK_OK;
+}
+
+/**
+ * mxk_sdk_shape_check_count on each of `n` shapes, the start of a shape
+ * inference that computes with input dims: past it every known dim and every
+ * product of the dims of one shape is at most MXK_SDK_MAX_ELEMS. `kind` and the
+ * NULL-terminated `names` (may be NULL) name the slot, as "argument 'data':
+ * shape (...) has too many elements (more than 1152921504606846976)".
+ */
+static inline mxk_status mxk_sdk_shapes_check_count(const mxk_shape *shapes, uint32_t n,
+                                                    const char *kind, const char *const *names,
+                                                    mxk_error_sink *err) {
+    char what[160];
+    for (uint32_t i = 0; i < n; i++)
+        MXK_SDK_CHECK(mxk_sdk_shape_check_count(
+            &shapes[i], mxk_sdk_slot_name(what, sizeof what, kind, names, i), err));
+    return MXK_OK;
+}
+
+/**
  * Merges two partial shapes: unknown shape (ndim 0) yields the other one;
  * otherwise ndims must agree and each dim pair must be equal or have an unknown
  * (0) side, which takes the other's value. Returns 1 and writes the merge into
@@ -159,10 +244,14 @@ static inline int mxk_sdk_shape_merge(const mxk_shape *a, const mxk_shape *b, mx
  * into `*slot` (see mxk_sdk_shape_merge): fills an unknown slot, fills its unknown
  * dims, leaves it alone when `expected` is unknown. On a mismatch returns
  * MXK_ERR_SHAPE with "<what>: expected (128,784), got (128,100)", where `what`
- * describes the slot, e.g. "argument 'weight'"; *slot is then unchanged.
+ * describes the slot, e.g. "argument 'weight'"; *slot is then unchanged. An
+ * `expected` shape over MXK_SDK_MAX_ELEMS elements is refused as
+ * mxk_sdk_shape_check_count does, so an operator whose dims come from its
+ * attributes (FullyConnected's num_hidden) cannot hand out a shape no size fits.
  */
 static inline mxk_status mxk_sdk_shape_assign(mxk_shape *slot, const mxk_shape *expected,
                                               const char *what, mxk_error_sink *err) {
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(expected, what, err));
     if (!mxk_sdk_shape_merge(slot, expected, slot)) {
         char e[MXK_SDK_SHAPE_STR_MAX], g[MXK_SDK_SHAPE_STR_MAX];
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected %s, got %s", what,

@@ -132,6 +132,7 @@ mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_sha
     b->batch = nd_batch;
     b->destroy = nd_destroy;
     b->batch_size = batch_size;
+    b->num_batches = (n->num + batch_size - 1) / batch_size;
     b->data_shape = *data_shape;
     b->data_shape.dims[0] = batch_size;
     memset(&b->label_shape, 0, sizeof b->label_shape);
@@ -219,20 +220,12 @@ void mxkt_iter_free(mxkt_iter *it) {
         it->destroy(it);
 }
 
-/** reset with the batch cap's counter cleared. */
+/** DataIter.reset through the vtable. */
 mxk_status mxkt_iter_reset(mxkt_iter *it) {
-    it->cur_batches = 0;
     return it->reset(it);
 }
 
-/** next with the max_batches cap applied. */
+/** DataIter.next through the vtable. */
 mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next) {
-    if (it->max_batches > 0 && it->cur_batches >= it->max_batches) {
-        *has_next = 0;
-        return MXK_OK;
-    }
-    MXKT_CHECK(it->next(it, has_next));
-    if (*has_next)
-        it->cur_batches++;
-    return MXK_OK;
+    return it->next(it, has_next);
 }

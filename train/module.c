@@ -41,6 +41,7 @@ struct mxkt_module {
     mxk_kvstore *kv;      /**< with several contexts: sums gradients */
     float *out_host;
     int64_t out_width;
+    int64_t scored; /**< examples the last score counted */
 };
 
 /** Monotonic seconds. */
@@ -797,13 +798,68 @@ static mxk_status host_labels(mxk_ndarray *label, const float **out) {
     return MXK_OK;
 }
 
-/** score(eval_data, eval_metric). */
+/** Rows of a batch that are real examples: batch_size - pad (DataBatch.pad). */
+static int64_t real_rows(const mxkt_module *m, uint32_t pad) {
+    return (int64_t)pad < m->batch ? m->batch - (int64_t)pad : 0;
+}
+
+/** 1 when a metric reads labels as class indices into the output row (metric.py's
+ * Accuracy, TopKAccuracy, CrossEntropy, NegativeLogLikelihood, Perplexity). */
+static int metric_is_class(const mxkt_metric *k) {
+    return k->kind == MXKT_METRIC_ACC || k->kind == MXKT_METRIC_TOPK || k->kind == MXKT_METRIC_CE ||
+           k->kind == MXKT_METRIC_NLL || k->kind == MXKT_METRIC_PERPLEXITY;
+}
+
+/**
+ * Refuses a label that is not a class of the output (0 <= label < out_width) when a
+ * class metric reads it (Perplexity's ignore_label excepted): upstream's metrics
+ * would index past the prediction row, mxk's would count it silently as wrong.
+ * `first` is the epoch position of the batch's row 0; it->source names the data. Outputs of width 1
+ * (the prediction is the class) are not checked.
+ */
+static mxk_status check_labels(const mxkt_module *m, const mxkt_iter *it,
+                               const mxkt_metric *metrics, uint32_t nm, const float *labels,
+                               int64_t n, int64_t first) {
+    if (m->out_width < 2)
+        return MXK_OK;
+    for (uint32_t k = 0; k < nm; k++) {
+        if (!metric_is_class(&metrics[k]))
+            continue;
+        for (int64_t i = 0; i < n; i++) {
+            float l = labels[i];
+            if (metrics[k].kind == MXKT_METRIC_PERPLEXITY && metrics[k].has_ignore &&
+                l == (float)metrics[k].ignore_label)
+                continue;
+            if (!(l >= 0.0f && l < (float)m->out_width))
+                return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                                  "label %g of example %lld%s%s%s is not a class of the output "
+                                  "(0 to %lld)",
+                                  (double)l, (long long)(first + i), it->source[0] ? " in '" : "",
+                                  it->source, it->source[0] ? "'" : "",
+                                  (long long)(m->out_width - 1));
+        }
+    }
+    return MXK_OK;
+}
+
+/** A metric that counted nothing has no value (EvalMetric.get's NaN): an error naming it. */
+static mxk_status check_counted(const mxkt_metric *metrics, uint32_t nm, const char *what) {
+    for (uint32_t k = 0; k < nm; k++)
+        if (metrics[k].num_inst == 0.0)
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                              "%s: metric '%s' counted no example (the data gave no labelled row)",
+                              what, metrics[k].name);
+    return MXK_OK;
+}
+
+/** score(eval_data, eval_metric): pad rows excluded (BaseModule.score with batch.pad). */
 mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
                              uint32_t num_metrics) {
     for (uint32_t k = 0; k < num_metrics; k++)
         mxkt_metric_reset(&metrics[k]);
+    m->scored = 0;
     MXKT_CHECK(mxkt_iter_reset(eval));
-    for (;;) {
+    for (int64_t first = 0;;) {
         int32_t has = 0;
         MXKT_CHECK(mxkt_iter_next(eval, &has));
         if (!has)
@@ -811,13 +867,24 @@ mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metri
         mxk_ndarray *d = NULL, *l = NULL;
         uint32_t pad = 0;
         MXKT_CHECK(eval->batch(eval, &d, &l, &pad));
-        MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
         const float *lh = NULL;
         MXKT_CHECK(host_labels(l, &lh));
+        int64_t n = real_rows(m, pad);
         if (lh)
-            MXKT_CHECK(mxkt_module_update_metric(m, metrics, num_metrics, lh, m->batch - pad));
+            MXKT_CHECK(check_labels(m, eval, metrics, num_metrics, lh, n, first));
+        MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
+        if (lh) {
+            MXKT_CHECK(mxkt_module_update_metric(m, metrics, num_metrics, lh, n));
+            m->scored += n;
+        }
+        first += n;
     }
-    return MXK_OK;
+    return check_counted(metrics, num_metrics, "score");
+}
+
+/** Examples the last score counted. */
+int64_t mxkt_module_scored_examples(const mxkt_module *m) {
+    return m->scored;
 }
 
 /** predict(eval_data): outputs with pad rows dropped, concatenated. */
@@ -844,7 +911,7 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
         }
         if (!has)
             break;
-        size_t add = (size_t)((m->batch - pad) * w);
+        size_t add = (size_t)(real_rows(m, pad) * w);
         if (used + add > cap) {
             cap = (used + add) * 2;
             float *nr = realloc(res, cap * sizeof(float));
@@ -857,9 +924,13 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
         memcpy(res + used, m->out_host, add * sizeof(float));
         used += add;
     }
+    if (used == 0) {
+        free(res);
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "predict: the data gave no example");
+    }
     *out = res;
     *width = m->out_width;
-    *rows = m->out_width ? (int64_t)used / m->out_width : 0;
+    *rows = (int64_t)used / m->out_width;
     return MXK_OK;
 }
 
@@ -914,12 +985,12 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
     else
         mxkt_metric_create("acc", 0, &metrics[0]);
     memcpy(vmetrics, metrics, nm * sizeof *metrics);
-    int64_t total = train->max_batches;
+    int64_t total = train->num_batches;
     for (int32_t epoch = o->begin_epoch; epoch < o->num_epoch; epoch++) {
         double tic = now_s(), spd_tic = tic, train_time = 0.0;
         for (uint32_t k = 0; k < nm; k++)
             mxkt_metric_reset(&metrics[k]);
-        int64_t nbatch = 0, samples = 0;
+        int64_t nbatch = 0, samples = 0, examples = 0;
         for (;;) {
             int32_t has = 0;
             MXKT_CHECK(mxkt_iter_next(train, &has));
@@ -928,16 +999,21 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             mxk_ndarray *d = NULL, *l = NULL;
             uint32_t pad = 0;
             MXKT_CHECK(train->batch(train, &d, &l, &pad));
+            const float *lh = NULL;
+            MXKT_CHECK(host_labels(l, &lh));
+            int64_t n = real_rows(m, pad);
+            if (lh)
+                MXKT_CHECK(check_labels(m, train, metrics, nm, lh, n, examples));
+            /* all batch_size rows take part in the update, the pad rows too (as upstream) */
             MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
             double lr_before = module_lr(m);
             MXKT_CHECK(mxkt_module_update(m));
             if (module_lr(m) != lr_before)
                 fprintf(log, "Update[%lld]: Change learning rate to %0.5e\n",
                         (long long)m->opt.num_update, module_lr(m));
-            const float *lh = NULL;
-            MXKT_CHECK(host_labels(l, &lh));
             if (lh)
-                MXKT_CHECK(mxkt_module_update_metric(m, metrics, nm, lh, m->batch));
+                MXKT_CHECK(mxkt_module_update_metric(m, metrics, nm, lh, n));
+            examples += n;
             samples += m->batch;
             /* Speedometer(batch_size, frequent=disp_batches) */
             if (o->disp_batches > 0) {
@@ -969,6 +1045,10 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         total = nbatch;
         if (o->progress)
             progress_clear();
+        char what[64];
+        snprintf(what, sizeof what, "fit: epoch %d", epoch);
+        MXKT_CHECK(check_counted(metrics, nm, what));
+        o->last_examples = examples;
         for (uint32_t k = 0; k < nm; k++) {
             o->last_train[k] = mxkt_metric_get(&metrics[k]);
             fprintf(log, "Epoch[%d] Train-%s=%f\n", epoch, metrics[k].name, o->last_train[k]);
@@ -984,6 +1064,7 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         }
         if (eval) {
             MXKT_CHECK(mxkt_module_score(m, eval, vmetrics, nm));
+            o->last_val_examples = m->scored;
             for (uint32_t k = 0; k < nm; k++) {
                 o->last_val[k] = mxkt_metric_get(&vmetrics[k]);
                 fprintf(log, "Epoch[%d] Validation-%s=%f\n", epoch, vmetrics[k].name,

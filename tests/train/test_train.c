@@ -691,6 +691,132 @@ static void test_fit_iterator_and_metrics(void) {
     mxkt_iter_free(it);
 }
 
+/** 25 samples of the synthetic data (labels i % 10), batch 10: the last batch has 5 pad rows. */
+static mxkt_iter *make_data25(float bad_label, int bad_at) {
+    float *x = malloc(25 * 784 * sizeof(float)), y[25];
+    for (int i = 0; i < 25; i++) {
+        y[i] = i == bad_at ? bad_label : (float)(i % 10);
+        for (int j = 0; j < 784; j++)
+            x[i * 784 + j] = (float)((i * 31 + j * 7) % 97) / 97.0f + (j % 10 == i % 10 ? 1.0f : 0);
+    }
+    mxk_shape s = {.ndim = 2, .dims = {25, 784}};
+    mxkt_iter *it = NULL;
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 0, 3, &it), MXK_OK);
+    free(x);
+    return it;
+}
+
+/** batch_cb: the instances the first metric has counted so far. */
+static void count_cb(int32_t epoch, int64_t nbatch, const mxkt_metric *metrics,
+                     uint32_t num_metrics, void *user) {
+    (void)epoch;
+    (void)nbatch;
+    (void)num_metrics;
+    *(double *)user = metrics[0].num_inst;
+}
+
+/**
+ * A padded last batch (BaseModule.score / iter_predict with DataBatch.pad): score
+ * counts the 25 real examples once, with the accuracy of predict's 25 rows; fit
+ * updates on all rows but its metric counts the 25 real ones only.
+ */
+static void test_pad_rows_not_counted(void) {
+    mxkt_iter *it = make_data25(0, -1);
+    mxkt_module *m = make_module(1, 0.1);
+    fit_epochs(m, it, 0, 1);
+    float *out = NULL;
+    int64_t rows = 0, width = 0;
+    CHECK_EQ_INT(mxkt_module_predict(m, it, &out, &rows, &width), MXK_OK);
+    CHECK(rows == 25 && width == 10);
+    int right = 0;
+    for (int i = 0; i < 25; i++) {
+        int best = 0;
+        for (int j = 1; j < 10; j++)
+            if (out[i * 10 + j] > out[i * 10 + best])
+                best = j;
+        right += best == i % 10;
+    }
+    free(out);
+    mxkt_metric acc;
+    CHECK_EQ_INT(mxkt_metric_create("acc", 0, &acc), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_score(m, it, &acc, 1), MXK_OK);
+    CHECK(acc.num_inst == 25.0 && mxkt_module_scored_examples(m) == 25);
+    CHECK_NEAR(mxkt_metric_get(&acc), right / 25.0, 1e-12);
+    double counted = 0;
+    mxkt_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.num_epoch = 1;
+    fo.log = fopen("/dev/null", "w");
+    fo.batch_cb = count_cb;
+    fo.batch_cb_user = &counted;
+    CHECK_EQ_INT(mxkt_iter_reset(it), MXK_OK); /* score left it at the end */
+    CHECK_EQ_INT(mxkt_module_fit(m, it, it, &fo), MXK_OK);
+    fclose(fo.log);
+    CHECK(counted == 25.0 && fo.last_examples == 25 && fo.last_val_examples == 25);
+    mxkt_module_free(m);
+    mxkt_iter_free(it);
+}
+
+/** An iterator without batches (an empty epoch). */
+static mxk_status empty_reset(mxkt_iter *it) {
+    (void)it;
+    return MXK_OK;
+}
+static mxk_status empty_next(mxkt_iter *it, int32_t *has_next) {
+    (void)it;
+    *has_next = 0;
+    return MXK_OK;
+}
+static mxk_status empty_batch(mxkt_iter *it, mxk_ndarray **d, mxk_ndarray **l, uint32_t *pad) {
+    (void)it, (void)d, (void)l, (void)pad;
+    return MXK_ERR_STATE;
+}
+static void empty_destroy(mxkt_iter *it) {
+    (void)it;
+}
+
+/**
+ * No examples is an error, never a NaN metric (metric.py's get would divide by 0):
+ * score, fit and predict over an empty iterator; a label that is not a class of
+ * the output names its value, example and source in score and fit.
+ */
+static void test_no_examples_and_bad_labels(void) {
+    mxkt_module *m = make_module(1, 0.1);
+    mxkt_iter e = {.reset = empty_reset,
+                   .next = empty_next,
+                   .batch = empty_batch,
+                   .destroy = empty_destroy,
+                   .batch_size = 10};
+    mxkt_metric acc;
+    CHECK_EQ_INT(mxkt_metric_create("acc", 0, &acc), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_score(m, &e, &acc, 1), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(),
+                   "score: metric 'accuracy' counted no example (the data gave no labelled row)");
+    mxkt_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.num_epoch = 1;
+    fo.log = fopen("/dev/null", "w");
+    CHECK_EQ_INT(mxkt_module_fit(m, &e, NULL, &fo), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "fit: epoch 0: metric 'accuracy' counted no example");
+    float *out = NULL;
+    int64_t rows = 0, width = 0;
+    CHECK_EQ_INT(mxkt_module_predict(m, &e, &out, &rows, &width), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(), "predict: the data gave no example");
+    CHECK(out == NULL);
+    mxkt_iter *bad = make_data25(10, 13), *neg = make_data25(-1, 24);
+    CHECK_EQ_INT(mxkt_module_score(m, bad, &acc, 1), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(),
+                   "label 10 of example 13 is not a class of the output (0 to 9)");
+    snprintf(neg->source, sizeof neg->source, "%s", "t10k-labels");
+    CHECK_EQ_INT(mxkt_module_fit(m, neg, NULL, &fo), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxkt_last_error(),
+                   "label -1 of example 24 in 't10k-labels' is not a class of the output (0 to 9)");
+    fclose(fo.log);
+    mxkt_iter_free(bad);
+    mxkt_iter_free(neg);
+    mxkt_module_free(m);
+}
+
 /** Two contexts (KVStore local): identical parameters, close to one context. */
 static void test_two_contexts(void) {
     mxkt_iter *it = make_data(1), *it2 = make_data(1);
@@ -770,6 +896,8 @@ int main(void) {
     MXK_RUN(test_module_errors);
     MXK_RUN(test_fit_iterator_and_metrics);
     MXK_RUN(test_two_contexts);
+    MXK_RUN(test_pad_rows_not_counted);
+    MXK_RUN(test_no_examples_and_bad_labels);
     mxk_shutdown();
     return MXK_TEST_EXIT();
 }

@@ -166,6 +166,77 @@ train_missing_data)
     "$mxk" --config-dir "$conf" train --data-dir "$work/none" 2>err.txt && fail "should fail"
     grep -q 'apt-get install dataset-fashion-mnist' err.txt || { cat err.txt; fail "no hint"; }
     ;;
+eval_counts)
+    # exactly --num-examples examples (or all), the last batch padded and its pad rows
+    # not counted: the accuracy at batch 100, 128 (79th batch: 16 real rows) and 20000
+    # (one batch, 10000 pad rows) is the one computed from predict's rows and the labels
+    need_data
+    "$mxk" --config-dir "$conf" train --num-examples 150 --num-epochs 1 --disp-batches 0 \
+        --model-prefix c/m 2>c.log || { cat c.log; fail "train"; }
+    grep -qx 'Trained on 150 examples per epoch, validated on 10000' c.log || fail "train count: $(cat c.log)"
+    "$mxk" --config-dir "$conf" train --num-examples 150 --batch-size 200 --num-epochs 1 \
+        --disp-batches 0 2>b.log || { cat b.log; fail "train, batch > examples"; }
+    grep -qx 'Trained on 150 examples per epoch, validated on 10000' b.log || fail "batch 200: $(cat b.log)"
+    ! grep -q nan b.log || fail "NaN in $(cat b.log)"
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 >pred.txt 2>pred.log ||
+        fail "predict"
+    [ "$(wc -l <pred.txt)" -eq 10000 ] || fail "predict rows $(wc -l <pred.txt)"
+    grep -qx 'Predicted 10000 examples' pred.log || fail "predict count: $(cat pred.log)"
+    zcat "$data/t10k-labels-idx1-ubyte.gz" | od -An -v -tu1 -j8 -w1 | tr -d ' ' >labels.txt
+    want=$(cut -f2 pred.txt | paste - labels.txt | awk '$1 == $2 { n++ } END { printf "%f", n / NR }')
+    for bs in 100 128 20000; do
+        "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 --batch-size $bs \
+            >s$bs.txt 2>s$bs.log || { cat s$bs.log; fail "score --batch-size $bs"; }
+        grep -qx "accuracy=$want" s$bs.txt || fail "batch $bs: $(cat s$bs.txt), predict gives $want"
+        grep -qx 'Scored 10000 examples' s$bs.log || fail "score count: $(cat s$bs.log)"
+    done
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --batch-size 20000 \
+        2>/dev/null | cmp - pred.txt || fail "predict at batch 20000 differs"
+    want150=$(head -150 pred.txt | cut -f2 | paste - labels.txt | head -150 |
+        awk '$1 == $2 { n++ } END { printf "%f", n / NR }')
+    "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 --num-examples 150 \
+        >s150.txt 2>s150.log || fail "score 150"
+    grep -qx "accuracy=$want150" s150.txt || fail "150: $(cat s150.txt), predict gives $want150"
+    grep -qx 'Scored 150 examples' s150.log || fail "score 150 count: $(cat s150.log)"
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --num-examples 5 \
+        --output p.params 2>p.log || { cat p.log; fail "predict 5"; }
+    grep -qx 'Saved 5 predictions to "p.params"' p.log || fail "predict 5: $(cat p.log)"
+    head -5 pred.txt >p5.txt
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --num-examples 5 \
+        2>/dev/null | cmp - p5.txt || fail "the 5 rows differ from the first 5 of all"
+    "$mxk" --config-dir "$conf" train --num-examples 70000 2>e.txt && fail "70000 accepted"
+    grep -q "num_examples 70000 is more than the 60000 examples of '$data/train-images-idx3-ubyte.gz'" e.txt ||
+        fail "70000: $(cat e.txt)"
+    ;;
+eval_bad_data)
+    # a FIFO as a data file is refused by name (it used to block for ever); a label
+    # that is not a class is named with its example and file; an unreadable file is
+    # "not readable", not "not found"
+    need_data
+    "$mxk" --config-dir "$conf" train --num-examples 100 --num-epochs 1 --disp-batches 0 \
+        --model-prefix c/m 2>c.log || { cat c.log; fail "train"; }
+    mkdir d && mkfifo d/t10k-images-idx3-ubyte.gz && cp "$data/t10k-labels-idx1-ubyte.gz" d/
+    timeout 60 "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 --data-dir d \
+        2>e.txt && fail "FIFO accepted"
+    grep -q "MNISTIter image file: 'd/t10k-images-idx3-ubyte.gz' is not a regular file (a FIFO)" e.txt ||
+        fail "FIFO: $(cat e.txt)"
+    mkdir l && ln -s "$data/t10k-images-idx3-ubyte.gz" l/ &&
+        zcat "$data/t10k-labels-idx1-ubyte.gz" >l/t10k-labels-idx1-ubyte &&
+        printf '\377' | dd of=l/t10k-labels-idx1-ubyte bs=1 seek=25 conv=notrunc 2>/dev/null
+    "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 --data-dir l 2>e.txt &&
+        fail "label 255 accepted"
+    grep -q "label 255 of example 17 in 'l/t10k-labels-idx1-ubyte' is not a class of the output (0 to 9)" e.txt ||
+        fail "label 255: $(cat e.txt)"
+    if [ "$(id -u)" != 0 ]; then
+        chmod 000 l/t10k-labels-idx1-ubyte
+        "$mxk" --config-dir "$conf" score --model-prefix c/m --load-epoch 1 --data-dir l 2>e.txt &&
+            fail "unreadable accepted"
+        grep -q "Fashion-MNIST file 'l/t10k-labels-idx1-ubyte' is not readable: Permission denied" e.txt ||
+            fail "unreadable: $(cat e.txt)"
+    else
+        echo "unreadable-file check skipped: root reads every file"
+    fi
+    ;;
 *) fail "unknown case $case_name" ;;
 esac
 echo "ok $case_name"

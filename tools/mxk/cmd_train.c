@@ -224,7 +224,8 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
         return cli_usage_error(a->cmd, "%s", msg);
     if (a->lr_factor <= 0.0 || a->lr_factor >= 1.0 || ne == 0)
         return CLI_OK;
-    int64_t epoch_size = num_examples / a->batch_size > 0 ? num_examples / a->batch_size : 1;
+    /* updates per epoch: the last, padded batch counts too */
+    int64_t epoch_size = (num_examples + a->batch_size - 1) / a->batch_size;
     double lr = opt->lr;
     for (int32_t k = 0; k < ne; k++) {
         if (epochs[k] <= shift)
@@ -329,6 +330,9 @@ static int train_body(const cli_globals *g, void *arg) {
         st = mxkt_module_fit(m, train, val, &fo);
         if (st != MXK_OK)
             rc = cli_error("%s", mxkt_last_error());
+        else if (fo.last_examples > 0)
+            fprintf(stderr, "Trained on %lld examples per epoch, validated on %lld\n",
+                    (long long)fo.last_examples, (long long)fo.last_val_examples);
     }
     mxkt_module_free(m);
     mxkt_iter_free(train);
@@ -367,6 +371,7 @@ static int score_body(const cli_globals *g, void *arg) {
     if (rc == CLI_OK && mxkt_module_score(m, it, ms, nm) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
     if (rc == CLI_OK) {
+        fprintf(stderr, "Scored %lld examples\n", (long long)mxkt_module_scored_examples(m));
         if (g->json) {
             json_t *o = json_object();
             for (uint32_t k = 0; k < nm; k++)
@@ -411,6 +416,7 @@ static int predict_body(const cli_globals *g, void *arg) {
         else
             fprintf(stderr, "Saved %lld predictions to \"%s\"\n", (long long)rows, a->output);
     } else if (rc == CLI_OK) {
+        fprintf(stderr, "Predicted %lld examples\n", (long long)rows);
         for (int64_t r = 0; r < rows; r++) {
             int64_t best = 0;
             for (int64_t j = 1; j < width; j++)
@@ -456,7 +462,8 @@ static int run_predict(const cli_command *self, const cli_globals *g, int argc, 
     "  --load-epoch N        checkpoint epoch to load\n"                                           \
     "  --data-dir DIR        Fashion-MNIST IDX files (" TRAIN_DEFAULT_DATA_DIR ")\n"               \
     "  --batch-size N        batch size (100)\n"                                                   \
-    "  --num-examples N      use the first N test examples (all)\n"                                \
+    "  --num-examples N      use exactly the first N test examples (all); a last\n"                \
+    "                        partial batch is padded, the pad rows not counted\n"                  \
     "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"
 
 const cli_command cli_cmd_train = {
@@ -495,7 +502,9 @@ const cli_command cli_cmd_train = {
     "  --save-period N       save every N epochs (1)\n"
     "  --load-epoch N        resume from P-%04d.params (and .states) at epoch N\n"
     "  --disp-batches N      speed log every N batches (100; 0: off)\n"
-    "  --num-examples N      train on N examples per epoch (60000)\n"
+    "  --num-examples N      train on exactly N examples per epoch (all 60000); a last\n"
+    "                        partial batch is padded from the epoch's start: the pad\n"
+    "                        rows take part in the update, not in the metrics\n"
     "  --seed N              seed of initialisation and shuffling (0)\n"
     "  --data-dir DIR        Fashion-MNIST IDX files (" TRAIN_DEFAULT_DATA_DIR ")\n"
     "  --metrics LIST        acc, ce, nll_loss, top_k_accuracy_K, ... (acc)\n"

@@ -3,19 +3,31 @@
  * Fashion-MNIST iterators (MNISTIter of plugins/io-recordio through
  * mxk_data_iter_*), the data shape a network takes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "train_opts.h"
 
-/** Path of a data file in the data dir, checking that it exists. Returns 1 when it does. */
+/**
+ * Path of a data file in the data dir, DIR/BASE.gz or else DIR/BASE, into buf.
+ * Returns 1 when it exists and is readable, 0 when neither exists, -1 when it
+ * exists but cannot be read (reported: "Fashion-MNIST file 'PATH' is not
+ * readable: <strerror>").
+ */
 static int data_file(const char *dir, const char *base, char *buf, size_t size) {
-    snprintf(buf, size, "%s/%s.gz", dir, base);
-    if (access(buf, R_OK) == 0)
-        return 1;
-    snprintf(buf, size, "%s/%s", dir, base);
-    return access(buf, R_OK) == 0;
+    const char *suffix[] = {".gz", ""};
+    for (int k = 0; k < 2; k++) {
+        snprintf(buf, size, "%s/%s%s", dir, base, suffix[k]);
+        if (access(buf, F_OK) != 0)
+            continue;
+        if (access(buf, R_OK) == 0)
+            return 1;
+        cli_error("Fashion-MNIST file '%s' is not readable: %s", buf, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /** Creates a MNISTIter over the train or test set of the data dir. */
@@ -24,20 +36,26 @@ int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64
     char img[4096], lbl[4096];
     const char *ib = train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte";
     const char *lb = train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte";
-    if (!data_file(dir, ib, img, sizeof img) || !data_file(dir, lb, lbl, sizeof lbl)) {
-        cli_error("Fashion-MNIST not found in %s (%s.gz)", dir, ib);
+    int fi = data_file(dir, ib, img, sizeof img);
+    int fl = fi < 0 ? fi : data_file(dir, lb, lbl, sizeof lbl);
+    if (fi < 0 || fl < 0)
+        return CLI_ERROR;
+    if (fi == 0 || fl == 0) {
+        cli_error("Fashion-MNIST not found in %s (%s.gz)", dir, fi == 0 ? ib : lb);
         cli_note("install it with `apt-get install dataset-fashion-mnist` "
                  "(/usr/share/datasets/fashion-mnist), or pass --data-dir DIR");
         return CLI_ERROR;
     }
-    char bs[32], sd[32];
+    char bs[32], sd[32], ne[32];
     snprintf(bs, sizeof bs, "%lld", (long long)batch);
     snprintf(sd, sizeof sd, "%llu", (unsigned long long)(seed % 2147483647ull));
-    const char *keys[] = {"image", "label", "batch_size", "shuffle", "flat", "seed", "silent"};
-    const char *vals[] = {img, lbl,   bs, train ? "True" : "False", flat ? "True" : "False",
-                          sd,  "True"};
+    snprintf(ne, sizeof ne, "%lld", (long long)num_examples);
+    const char *keys[] = {"image", "label",  "batch_size",  "shuffle",     "flat",
+                          "seed",  "silent", "round_batch", "num_examples"};
+    const char *vals[] = {img,    lbl,    bs, train ? "True" : "False", flat ? "True" : "False", sd,
+                          "True", "True", ne};
     mxk_data_iter *it = NULL;
-    mxk_status st = mxk_data_iter_create("MNISTIter", 7, keys, vals, &it);
+    mxk_status st = mxk_data_iter_create("MNISTIter", 9, keys, vals, &it);
     if (st != MXK_OK) {
         cli_api_error(st, "creating MNISTIter failed");
         if (st == MXK_ERR_NOT_FOUND)
@@ -50,7 +68,8 @@ int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64
         return cli_error("%s", mxkt_last_error());
     }
     if (num_examples > 0)
-        (*out)->max_batches = num_examples / batch > 0 ? num_examples / batch : 1;
+        (*out)->num_batches = (num_examples + batch - 1) / batch;
+    snprintf((*out)->source, sizeof(*out)->source, "%s", lbl);
     return CLI_OK;
 }
 

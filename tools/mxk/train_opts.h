@@ -13,9 +13,12 @@
 
 /**
  * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter
- * (shuffled with `seed` for training), capped at num_examples (> 0) per epoch.
- * A missing data set is reported with the `apt-get install dataset-fashion-mnist`
- * hint. Returns CLI_OK or CLI_ERROR (reported).
+ * (shuffled with `seed` for training) that gives exactly num_examples examples per
+ * epoch (0: all; more than the file holds is MNISTIter's error), the last batch
+ * padded (round_batch) and the label file named as the iterator's source. A
+ * missing data set is reported with the `apt-get install dataset-fashion-mnist`
+ * hint, an unreadable file as "Fashion-MNIST file 'PATH' is not readable: ...".
+ * Returns CLI_OK or CLI_ERROR (reported).
  */
 int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
                      int64_t num_examples, mxkt_iter **out);

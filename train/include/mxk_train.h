@@ -363,8 +363,8 @@ void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, int32_t ep
  * at the end of the epoch); batch gives the current batch: one data and one label
  * CPU array (owned by the source, valid until its next next/reset/destroy; label
  * may be NULL for a kernel iterator without labels) and the pad rows at the end of
- * the last batch. Call reset and next through mxkt_iter_reset / mxkt_iter_next
- * (max_batches cap), batch directly. Created by mxkt_ndarray_iter_create /
+ * the last batch. Call reset and next through mxkt_iter_reset / mxkt_iter_next,
+ * batch directly. Created by mxkt_ndarray_iter_create /
  * mxkt_kernel_iter_wrap, freed by mxkt_iter_free. Not thread-safe.
  */
 typedef struct mxkt_iter mxkt_iter;
@@ -376,8 +376,12 @@ struct mxkt_iter {
     mxk_shape data_shape;  /**< batch shape of the data */
     mxk_shape label_shape; /**< batch shape of the label (ndim 0: none) */
     int64_t batch_size;    /**< rows per batch (data_shape.dims[0]) */
-    int64_t max_batches;   /**< > 0: an epoch ends after this many batches (--num-examples) */
-    int64_t cur_batches;   /**< batches given since the last mxkt_iter_reset */
+    /** batches per epoch when known (the progress bar's total), else 0: NDArrayIter sets
+     * ceil(num / batch_size); a wrapped kernel iterator leaves it to the caller */
+    int64_t num_batches;
+    /** what the data is, e.g. its label file, named in errors about its labels ("" by
+     * default; the caller may set it) */
+    char source[1024];
 };
 
 /**
@@ -415,16 +419,14 @@ mxk_status mxkt_kernel_iter_wrap(mxk_data_iter *kit, mxkt_iter **out);
  */
 void mxkt_iter_free(mxkt_iter *it);
 /**
- * Rewinds `it` (DataIter.reset) and clears its cur_batches. Errors: those of the
- * source's reset (NDArrayIter: none; kernel iterator: mxk_data_iter_reset's, e.g.
- * a sticky producer error).
+ * Rewinds `it` (DataIter.reset). Errors: those of the source's reset (NDArrayIter:
+ * none; kernel iterator: mxk_data_iter_reset's, e.g. a sticky producer error).
  */
 mxk_status mxkt_iter_reset(mxkt_iter *it);
 /**
- * Advances `it` (DataIter.next) with the max_batches cap applied: *has_next 0 at
- * the end of the epoch or once max_batches batches were given since the last
- * mxkt_iter_reset, else 1 with a current batch (it->batch). Errors: those of the
- * source's next (see mxkt_ndarray_iter_create, mxkt_kernel_iter_wrap).
+ * Advances `it` (DataIter.next): *has_next 0 at the end of the epoch, else 1 with
+ * a current batch (it->batch). Errors: those of the source's next (see
+ * mxkt_ndarray_iter_create, mxkt_kernel_iter_wrap).
  */
 mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
 
@@ -706,19 +708,29 @@ typedef struct mxkt_fit_options {
     double last_train[MXKT_FIT_MAX_METRICS], last_val[MXKT_FIT_MAX_METRICS];
     /** filled by fit: last epoch's samples/sec (pad rows included) and seconds */
     double last_speed, last_seconds;
+    /** filled by fit: the real (not padded) training examples of the last epoch, and
+     * those its validation scored (0 without eval) */
+    int64_t last_examples, last_val_examples;
 } mxkt_fit_options;
 
 /**
  * fit(train, eval) (base_module.py BaseModule.fit; callback.py Speedometer and
  * module_checkpoint): per epoch resets the metrics, runs over `train` from where
  * it stands (a fresh iterator: its start) and resets it at the epoch's end as
- * upstream does, running forward_backward / update / update_metric (all batch_size rows) per batch
- * with the Speedometer and batch_cb, logs "Update[N]: Change learning rate to R" when the scheduler
+ * upstream does, running forward_backward and update on all batch_size rows of each batch (the
+ * pad rows of a padded last batch too, as upstream's fit over a padded iterator) and update_metric
+ * on its batch_size - pad real rows (the pad rows are never counted), with the Speedometer and
+ * batch_cb, logs "Update[N]: Change learning rate to R" when the scheduler
  * changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T", checkpoints (epoch + 1, with
  * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V") and appends to metrics_log.
  * The module must be bound, initialised and have its optimizer; the iterators stay the caller's;
  * `opt` is read and its last_* fields written. Errors (fit stops at the first):
- * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), those of
+ * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), MXK_ERR_INVALID_ARGUMENT
+ * "label L of example I in 'SOURCE' is not a class of the output (0 to C-1)" before the batch
+ * is run (a class metric, an output of C >= 2 values; I counts the epoch's real examples from 0,
+ * SOURCE is train->source, the part " in 'SOURCE'" left out when it is empty),
+ * MXK_ERR_INVALID_ARGUMENT "fit: epoch E: metric 'NAME' counted no example (the data gave no
+ * labelled row)" after an epoch without a labelled example (never a NaN), those of
  * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward_backward,
  * mxkt_module_update (MXK_ERR_STATE "call init_optimizer before update"),
  * mxkt_module_update_metric, the kernel's status reading a label array ("label:
@@ -729,23 +741,36 @@ typedef struct mxkt_fit_options {
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
                            mxkt_fit_options *opt);
 /**
- * score(eval, metrics) (base_module.py): resets the metrics and `eval`, runs
- * forward (inference) on each batch and updates the metrics with its labels'
- * first batch_size - pad rows (batches without a label are skipped). Errors: those
- * of mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward,
- * mxkt_module_update_metric, the kernel's status reading the label array ("label:
- * ...").
+ * score(eval, metrics) (base_module.py BaseModule.score, which updates the metric
+ * with the batch's pad rows dropped): resets the metrics and `eval`, runs forward
+ * (inference) on each batch and updates the metrics with its labels' first
+ * batch_size - pad rows (batches without a label are skipped), so every example
+ * of the data is counted once. Errors: MXK_ERR_INVALID_ARGUMENT "label L of
+ * example I in 'SOURCE' is not a class of the output (0 to C-1)" (as
+ * mxkt_module_fit, SOURCE from eval->source; I is the example's position in the
+ * data from 0), MXK_ERR_INVALID_ARGUMENT "score:
+ * metric 'NAME' counted no example (the data gave no labelled row)" (never a
+ * NaN), those of mxkt_iter_reset / mxkt_iter_next / the batch call,
+ * mxkt_module_forward, mxkt_module_update_metric, the kernel's status reading the
+ * label array ("label: ...").
  */
 mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
                              uint32_t num_metrics);
 /**
- * predict(eval) (base_module.py, merge_batches): resets `eval`, runs forward
- * (inference, no labels) on each batch and concatenates output 0 with pad rows
- * dropped into a malloc'd host array (*rows x *width floats, row-major) the caller
- * frees with free() (NULL when there are no rows). Errors: those of
- * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward,
- * mxkt_module_get_output, MXK_ERR_OUT_OF_MEMORY "out of memory"; nothing is
- * returned then.
+ * The examples (real rows of labelled batches, pad rows excluded) the last
+ * mxkt_module_score on `m` counted, also the one fit runs for validation; 0
+ * before any. Cannot fail; not thread-safe with a score running on `m`.
+ */
+int64_t mxkt_module_scored_examples(const mxkt_module *m);
+/**
+ * predict(eval) (base_module.py iter_predict / predict: outputs[0:batch_size-pad],
+ * merge_batches): resets `eval`, runs forward (inference, no labels) on each batch
+ * and concatenates output 0 with pad rows dropped into a malloc'd host array
+ * (*rows x *width floats, row-major; *rows = the data's examples) the caller frees
+ * with free(). Errors: MXK_ERR_INVALID_ARGUMENT "predict: the data gave no
+ * example", those of mxkt_iter_reset / mxkt_iter_next / the batch call,
+ * mxkt_module_forward, mxkt_module_get_output, MXK_ERR_OUT_OF_MEMORY "out of
+ * memory"; nothing is returned then.
  */
 mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int64_t *rows,
                                int64_t *width);

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <ini.h>
 #include <limits.h>
 #include <stdio.h>
@@ -75,6 +76,45 @@ mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size)
     return MXK_OK;
 }
 
+/* ---- reading a conf file ---- */
+
+/** Largest conf file read (bytes); conf files are a few lines. */
+#define CONF_MAX_BYTES (1u << 20)
+
+/**
+ * Reads the conf file `path` (a regular file of at most CONF_MAX_BYTES: a FIFO or
+ * /dev/zero is refused, never waited on) and parses it with inih; *line is inih's
+ * result (0, or the first line a handler refused). A line longer than inih reads
+ * whole (ini_max_line less '\r', '\n' and NUL; inih would cut it in pieces) is
+ * MXK_ERR_FORMAT "PATH:LINE: the line is longer than N characters". Errors of
+ * reading: mxk_file_read's ("cannot read conf file 'PATH': it is a FIFO, not a
+ * regular file", ...).
+ */
+static mxk_status parse_conf(const char *path, ini_handler handler, void *user, int *line) {
+    char *text = NULL;
+    size_t len = 0;
+    mxk_status st = mxk_file_read(path, "conf file", CONF_MAX_BYTES, &text, &len);
+    if (st != MXK_OK)
+        return st;
+    size_t max = ini_max_line > 3 ? (size_t)ini_max_line - 3 : 0;
+    int n = 1;
+    for (const char *p = text, *end = text + len; st == MXK_OK && p < end; n++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        size_t l = (size_t)(eol - p) - (eol > p && eol[-1] == '\r');
+        if (l > max)
+            st = mxk_set_error(MXK_ERR_FORMAT, "%s:%d: the line is longer than %zu characters",
+                               path, n, max);
+        p = nl ? nl + 1 : end;
+    }
+    if (st == MXK_OK && memchr(text, '\0', len) != NULL)
+        st = mxk_set_error(MXK_ERR_FORMAT, "%s: the file contains a NUL byte", path);
+    if (st == MXK_OK)
+        *line = ini_parse_string(text, handler, user);
+    free(text);
+    return st;
+}
+
 /* ---- mxk.conf ---- */
 
 typedef struct global_conf_state {
@@ -113,15 +153,24 @@ static int global_handler(void *user, const char *section, const char *name, con
     return 0;
 }
 
+/**
+ * Applies <dir>/mxk.conf. The file is optional: absent (no directory entry) is
+ * fine, but one that cannot be read (a directory, a FIFO, a symlink loop or a
+ * dangling symlink, no permission) is an error naming it.
+ */
 static mxk_status read_global_conf(const char *dir) {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/mxk.conf", dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
+    if (snprintf(path, sizeof path, "%s/mxk.conf", dir) >= (int)sizeof path)
+        return mxk_set_error(MXK_ERR_IO, "cannot open conf file '%s/mxk.conf': %s", dir,
+                             strerror(ENAMETOOLONG));
+    struct stat sb;
+    if (lstat(path, &sb) != 0 && errno == ENOENT)
         return MXK_OK; /* optional */
     global_conf_state st = {""};
-    int line = ini_parse_file(f, global_handler, &st);
-    fclose(f);
+    int line = 0;
+    mxk_status rc = parse_conf(path, global_handler, &st, &line);
+    if (rc != MXK_OK)
+        return rc;
     if (line != 0)
         return mxk_set_error(MXK_ERR_FORMAT, "%s:%d: %s", path, line,
                              st.error[0] ? st.error : "syntax error");
@@ -179,14 +228,13 @@ static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
     pc.options = mxk_attrs_new();
     if (pc.options == NULL)
         return;
-    FILE *f = fopen(conf_path, "r");
-    int line = f ? ini_parse_file(f, plugin_handler, &pc) : -1;
-    if (f)
-        fclose(f);
+    int line = 0;
     char reason[1024];
     reason[0] = '\0';
-    if (line < 0)
-        snprintf(reason, sizeof reason, "cannot read the conf file");
+    if (parse_conf(conf_path, plugin_handler, &pc, &line) != MXK_OK)
+        snprintf(reason, sizeof reason, "%s", mxk_last_error_message());
+    else if (line < 0)
+        snprintf(reason, sizeof reason, "out of memory");
     else if (line > 0)
         snprintf(reason, sizeof reason, "line %d: %s", line,
                  pc.error[0] ? pc.error : "syntax error");

@@ -8,9 +8,12 @@
  * Writing: V2 dense records, the array's real context (as MXNet writes it),
  * little-endian integers and data whatever the host byte order. Every array's
  * pending writes are waited for (and their errors reported) before anything is
- * written, so a failing wait never leaves a partial file.
+ * written; the file is written atomically (mxk_file_writer, mxk.h "Files"), so a
+ * failed or killed save leaves the previous file as it was.
  *
- * Reading (a file is read whole, then parsed from memory):
+ * Reading (a file is parsed as it is read, so every size in it is checked
+ * against the file's size before anything is allocated; only a regular file is
+ * read, see mxk_file_open_read):
  * - V2, V3 (dense only), V1 and legacy records; any context in the file loads on
  *   cpu(0) (MXNet copies to the saved context; mxk has no GPU in the kernel and
  *   leaves the move to the caller); dtype codes 0..6.
@@ -22,25 +25,23 @@
  *   absurd count is rejected without allocating. Malformed input gives
  *   MXK_ERR_FORMAT "Invalid NDArray file format: <detail> (<source>)"; valid
  *   records mxk cannot hold (row_sparse/csr storage, ndim 9..32, V3 0-d scalars)
- *   give MXK_ERR_UNSUPPORTED. Trailing bytes after the names are ignored, as
- *   upstream does.
+ *   give MXK_ERR_UNSUPPORTED. Bytes after the names are an error (upstream
+ *   ignores them; a file that does not end where its names end is not one mxk
+ *   wrote, or two files run together).
  *
  * Threading: all functions are thread-safe (no shared state).
  */
 #include "ndarray_io.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "file_io.h"
 #include "ndarray.h"
 #include "shape.h"
 
@@ -55,31 +56,32 @@
 /* ------------------------------------------------------------------------- */
 
 /**
- * An output: a FILE (save) or a growable malloc'd buffer (save_buffer). The first
- * failure sticks (`failed`, with errno in `err_no`, 0 for out of memory) and makes
- * later writes no-ops, so callers check once at the end.
+ * An output: an atomic file writer (save) or a growable malloc'd buffer
+ * (save_buffer). The first failure sticks in `st` (its error message is set then)
+ * and makes later writes no-ops, so callers check once at the end.
  */
 typedef struct writer {
-    FILE *f;      /**< file output, or NULL for the buffer */
-    uint8_t *buf; /**< buffer output (owned until handed out) */
+    mxk_file_writer *file; /**< file output, or NULL for the buffer */
+    uint8_t *buf;          /**< buffer output (owned until handed out) */
     size_t len, cap;
-    bool failed;
-    int err_no;
+    mxk_status st;
 } writer;
+
+/** Records that the buffer cannot grow. */
+static void w_oom(writer *w) {
+    w->st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_ndarray_save_buffer: out of host memory");
+}
 
 /** Appends n bytes. */
 static void w_bytes(writer *w, const void *p, size_t n) {
-    if (w->failed || n == 0)
+    if (w->st != MXK_OK || n == 0)
         return;
-    if (w->f != NULL) {
-        if (fwrite(p, 1, n, w->f) != n) {
-            w->failed = true;
-            w->err_no = errno ? errno : EIO;
-        }
+    if (w->file != NULL) {
+        w->st = mxk_file_writer_write(w->file, p, n);
         return;
     }
     if (n > SIZE_MAX - w->len) {
-        w->failed = true;
+        w_oom(w);
         return;
     }
     if (w->len + n > w->cap) {
@@ -88,7 +90,7 @@ static void w_bytes(writer *w, const void *p, size_t n) {
             cap = cap > SIZE_MAX / 2 ? w->len + n : cap * 2;
         uint8_t *nb = realloc(w->buf, cap);
         if (nb == NULL) {
-            w->failed = true;
+            w_oom(w);
             return;
         }
         w->buf = nb;
@@ -235,8 +237,8 @@ mxk_status mxk_ndarray_save_buffer(uint32_t num, mxk_ndarray *const *arrays,
         return st;
     writer w = {0};
     st = save_all(&w, num, arrays, names);
-    if (st == MXK_OK && w.failed)
-        st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of host memory", who);
+    if (st == MXK_OK)
+        st = w.st;
     if (st != MXK_OK) {
         free(w.buf);
         return st;
@@ -255,34 +257,32 @@ mxk_status mxk_ndarray_save(const char *path, uint32_t num, mxk_ndarray *const *
     if (st != MXK_OK)
         return st;
     writer w = {0};
-    w.f = fopen(path, "wb");
-    if (w.f == NULL)
-        return mxk_set_error(MXK_ERR_IO, "%s: cannot open '%s' for writing: %s", who, path,
-                             strerror(errno));
-    st = save_all(&w, num, arrays, names);
-    if (fflush(w.f) != 0 && !w.failed) {
-        w.failed = true;
-        w.err_no = errno;
-    }
-    if (fclose(w.f) != 0 && !w.failed) {
-        w.failed = true;
-        w.err_no = errno;
-    }
-    if (st == MXK_OK && w.failed)
-        st = mxk_set_error(MXK_ERR_IO, "%s: cannot write '%s': %s", who, path,
-                           strerror(w.err_no ? w.err_no : EIO));
+    st = mxk_file_writer_open(path, &w.file);
     if (st != MXK_OK)
-        remove(path); /* no partial file */
-    return st;
+        return st;
+    st = save_all(&w, num, arrays, names);
+    if (st == MXK_OK)
+        st = w.st;
+    if (st != MXK_OK) {
+        mxk_file_writer_abort(w.file); /* the previous file stays */
+        return st;
+    }
+    return mxk_file_writer_commit(w.file);
 }
 
 /* ------------------------------------------------------------------------- */
 /* Reader                                                                    */
 /* ------------------------------------------------------------------------- */
 
-/** A bounds-checked cursor over the input. `where` names the current item in messages. */
+/**
+ * A bounds-checked cursor over the input: a memory buffer (fd -1) or a file read
+ * as it is parsed (fd, path; size from fstat). `where` names the current item in
+ * messages.
+ */
 typedef struct reader {
-    const uint8_t *p;
+    const uint8_t *p; /**< memory input */
+    int fd;           /**< file input, or -1 */
+    const char *path; /**< the file's path (messages) */
     size_t size, pos;
     const char *source; /**< "file 'x.params'" or "memory buffer" */
     char where[48];     /**< "array 3", "name 1", "header" */
@@ -324,15 +324,30 @@ static mxk_status rd_need(reader *r, size_t n, const char *what) {
     return MXK_OK;
 }
 
+/** Copies the next n bytes (checked with rd_need before) into dst. */
+static mxk_status rd_copy(reader *r, void *dst, size_t n) {
+    if (r->fd < 0) {
+        memcpy(dst, r->p + r->pos, n);
+    } else {
+        mxk_status st = mxk_file_read_exact(r->fd, r->path, "NDArray file", dst, n);
+        if (st != MXK_OK)
+            return st;
+    }
+    r->pos += n;
+    return MXK_OK;
+}
+
 /** Reads a little-endian unsigned integer of `size` (4 or 8) bytes. */
 static mxk_status rd_le(reader *r, size_t size, const char *what, uint64_t *v) {
+    uint8_t b[8];
     mxk_status st = rd_need(r, size, what);
+    if (st == MXK_OK)
+        st = rd_copy(r, b, size);
     if (st != MXK_OK)
         return st;
     uint64_t x = 0;
     for (size_t i = 0; i < size; i++)
-        x |= (uint64_t)r->p[r->pos + i] << (8 * i);
-    r->pos += size;
+        x |= (uint64_t)b[i] << (8 * i);
     *v = x;
     return MXK_OK;
 }
@@ -363,18 +378,19 @@ static mxk_status rd_i64(reader *r, const char *what, int64_t *v) {
     return st;
 }
 
-/** Copies `count` little-endian elements of `esize` bytes into host memory. */
-static void rd_elems(reader *r, void *dst, uint64_t count, size_t esize) {
-    const uint8_t *s = r->p + r->pos;
+/** Copies `count` little-endian elements of `esize` bytes (checked before) into host memory. */
+static mxk_status rd_elems(reader *r, void *dst, uint64_t count, size_t esize) {
+    mxk_status st = rd_copy(r, dst, (size_t)(count * esize));
 #if MXK_HOST_BIG_ENDIAN
     uint8_t *d = dst;
-    for (uint64_t i = 0; i < count; i++)
-        for (size_t b = 0; b < esize; b++)
-            d[i * esize + b] = s[i * esize + esize - 1 - b];
-#else
-    memcpy(dst, s, (size_t)(count * esize));
+    for (uint64_t i = 0; st == MXK_OK && i < count; i++)
+        for (size_t b = 0; b < esize / 2; b++) {
+            uint8_t t = d[i * esize + b];
+            d[i * esize + b] = d[i * esize + esize - 1 - b];
+            d[i * esize + esize - 1 - b] = t;
+        }
 #endif
-    r->pos += (size_t)(count * esize);
+    return st;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -541,8 +557,10 @@ static mxk_status load_record(reader *r, mxk_ndarray **out) {
     if (st != MXK_OK)
         return st;
     /* A fresh array: no work can be pending on it, so its memory is written directly. */
-    if (count > 0)
-        rd_elems(r, mxk_ndarray_ptr(a), count, esize);
+    if (count > 0 && (st = rd_elems(r, mxk_ndarray_ptr(a), count, esize)) != MXK_OK) {
+        mxk_ndarray_free(a);
+        return st;
+    }
     *out = a;
     return MXK_OK;
 }
@@ -557,17 +575,9 @@ static void free_partial(uint64_t n, mxk_ndarray **arrays, uint64_t nn, char **n
     free(names);
 }
 
-mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
-                                   uint32_t *num, mxk_ndarray ***arrays, char ***names) {
-    const char *who = "mxk_ndarray_load_buffer";
-    if (num == NULL || arrays == NULL || names == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: an output pointer is NULL", who);
-    *num = 0;
-    *arrays = NULL;
-    *names = NULL;
-    if (data == NULL && size > 0)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: data is NULL", who);
-    reader r = {.p = data, .size = size, .pos = 0, .source = source ? source : "memory buffer"};
+/** Parses a whole list from `r` into the outputs (already cleared); `who` names the caller. */
+static mxk_status load_all(reader r, const char *who, uint32_t *num, mxk_ndarray ***arrays,
+                           char ***names) {
     snprintf(r.where, sizeof r.where, "header");
     uint64_t magic = 0, reserved = 0, count = 0;
     mxk_status st = rd_u64(&r, "the list magic", &magic);
@@ -626,13 +636,18 @@ mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char 
                          len, lat, rd_left(&r));
         if (st == MXK_OK && (nm[k] = malloc((size_t)len + 1)) == NULL)
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of host memory", who);
+        if (st == MXK_OK && (st = rd_copy(&r, nm[k], (size_t)len)) == MXK_OK)
+            nm[k][len] = '\0';
         if (st != MXK_OK) {
-            free_partial(count, arr, k, nm);
+            free_partial(count, arr, nnames, nm); /* calloc: names not read are NULL */
             return st;
         }
-        memcpy(nm[k], r.p + r.pos, (size_t)len);
-        nm[k][len] = '\0';
-        r.pos += (size_t)len;
+    }
+    if (rd_left(&r) > 0) {
+        snprintf(r.where, sizeof r.where, "end");
+        free_partial(count, arr, nnames, nm);
+        return rd_fail(&r, "%zu bytes after the last name at offset %zu (the list ends there)",
+                       rd_left(&r), r.pos);
     }
     *num = (uint32_t)count;
     if (count == 0) {
@@ -644,54 +659,18 @@ mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char 
     return MXK_OK;
 }
 
-/** Reads a whole file into a malloc'd buffer (MXK_ERR_IO naming the path otherwise). */
-static mxk_status read_file(const char *who, const char *path, uint8_t **out, size_t *size) {
-    *out = NULL;
-    *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mxk_set_error(MXK_ERR_IO, "%s: cannot open '%s': %s", who, path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return mxk_set_error(MXK_ERR_IO, "%s: cannot stat '%s': %s", who, path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return mxk_set_error(MXK_ERR_IO, "%s: cannot read '%s': %s", who, path,
-                             S_ISDIR(sb.st_mode) ? strerror(EISDIR) : "not a regular file");
-    }
-    if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX - 1) {
-        close(fd);
-        return mxk_set_error(MXK_ERR_IO, "%s: '%s' is too large to read", who, path);
-    }
-    size_t n = (size_t)sb.st_size;
-    uint8_t *buf = malloc(n ? n : 1);
-    if (buf == NULL) {
-        close(fd);
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
-                             "%s: out of host memory reading '%s' (%zu bytes)", who, path, n);
-    }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, buf + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            int e = errno;
-            free(buf);
-            close(fd);
-            return mxk_set_error(MXK_ERR_IO, "%s: cannot read '%s': %s", who, path, strerror(e));
-        }
-        if (k == 0)
-            break; /* the file shrank: parse what is there */
-        got += (size_t)k;
-    }
-    close(fd);
-    *out = buf;
-    *size = got;
-    return MXK_OK;
+mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
+                                   uint32_t *num, mxk_ndarray ***arrays, char ***names) {
+    const char *who = "mxk_ndarray_load_buffer";
+    if (num == NULL || arrays == NULL || names == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: an output pointer is NULL", who);
+    *num = 0;
+    *arrays = NULL;
+    *names = NULL;
+    if (data == NULL && size > 0)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: data is NULL", who);
+    reader r = {.p = data, .fd = -1, .size = size, .source = source ? source : "memory buffer"};
+    return load_all(r, who, num, arrays, names);
 }
 
 mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arrays, char ***names) {
@@ -703,21 +682,22 @@ mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arra
     *names = NULL;
     if (path == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
-    uint8_t *buf = NULL;
-    size_t size = 0;
-    mxk_status st = read_file(who, path, &buf, &size);
+    int fd;
+    uint64_t size;
+    mxk_status st = mxk_file_open_read(path, "NDArray file", SIZE_MAX, &fd, &size);
     if (st != MXK_OK)
         return st;
     size_t slen = strlen(path) + 8;
     char *source = malloc(slen);
     if (source == NULL) {
-        free(buf);
+        close(fd);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of host memory", who);
     }
     snprintf(source, slen, "file '%s'", path);
-    st = mxk_ndarray_load_buffer(buf, size, source, num, arrays, names);
+    reader r = {.fd = fd, .path = path, .size = (size_t)size, .source = source};
+    st = load_all(r, who, num, arrays, names);
     free(source);
-    free(buf);
+    close(fd);
     return st;
 }
 

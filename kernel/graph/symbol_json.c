@@ -24,8 +24,11 @@
  * 7, but only nodes before it may be inputs"); an unknown operator or attribute
  * name is MXK_ERR_NOT_FOUND naming it and the node; "subgraphs" (control-flow
  * operators) are MXK_ERR_UNSUPPORTED. Never crashes on bad input.
+ *
+ * Files: mxk_symbol_save writes atomically and only when the content changed;
+ * mxk_symbol_load reads only a regular file of at most MXK_SYMBOL_JSON_MAX_BYTES
+ * (mxk_file_read; a FIFO or /dev/zero is refused, not waited on or read forever).
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "mxk.h"
 #include "symbol_internal.h"
 
 /** The MXNet version mxk writes and claims (1.9.1 = major*10000 + minor*100 + patch). */
@@ -43,6 +47,13 @@
 
 /** Largest number of nodes a file may have. */
 #define MAX_JSON_NODES (1u << 28)
+
+/**
+ * Largest symbol file mxk_symbol_load reads (bytes): far above any real network
+ * (ResNet-152's JSON is about 300 KiB), low enough that a wrong file is refused
+ * before it is read whole.
+ */
+#define MXK_SYMBOL_JSON_MAX_BYTES (256u << 20)
 
 /* ------------------------------------------------------------------------- */
 /* Writing                                                                   */
@@ -317,6 +328,12 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
     return MXK_OK;
 }
 
+/**
+ * Saves the symbol's JSON to `path` atomically (mxk.h "Files"), and only when the
+ * file does not already hold exactly that JSON: a checkpoint's prefix-symbol.json
+ * is then written once per run, not at every epoch (MXNet's save_checkpoint
+ * rewrites it each time, python/mxnet/model.py).
+ */
 mxk_status mxk_symbol_save(const mxk_symbol *sym, const char *path) {
     if (path == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_symbol_save: NULL path");
@@ -324,19 +341,16 @@ mxk_status mxk_symbol_save(const mxk_symbol *sym, const char *path) {
     mxk_status st = mxk_symbol_to_json(sym, &json);
     if (st != MXK_OK)
         return st;
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        int e = errno;
-        free(json);
-        return mxk_set_error(MXK_ERR_IO, "cannot open '%s' for writing: %s", path, strerror(e));
-    }
-    size_t len = strlen(json);
-    int bad = fwrite(json, 1, len, f) != len;
-    bad |= fclose(f) != 0;
+    size_t len = strlen(json), old_len = 0;
+    char *old = NULL;
+    /* a missing, unreadable or longer file is simply rewritten */
+    int same = mxk_file_read(path, NULL, len, &old, &old_len) == MXK_OK && old_len == len &&
+               memcmp(old, json, len) == 0;
+    free(old);
+    if (!same)
+        st = mxk_file_write(path, json, len);
     free(json);
-    if (bad)
-        return mxk_set_error(MXK_ERR_IO, "writing '%s' failed", path);
-    return MXK_OK;
+    return st;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -979,37 +993,12 @@ mxk_status mxk_symbol_load(const char *path, mxk_symbol **out) {
     if (out == NULL || path == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_symbol_load: NULL argument");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return mxk_set_error(MXK_ERR_IO, "cannot open symbol file '%s': %s", path, strerror(errno));
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int bad = 0;
-    for (;;) {
-        if (len + 65536 > cap) {
-            size_t c = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, c);
-            if (p == NULL) {
-                bad = 2;
-                break;
-            }
-            buf = p;
-            cap = c;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            bad = ferror(f) ? 1 : 0;
-            break;
-        }
-    }
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return bad == 2 ? mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", path)
-                        : mxk_set_error(MXK_ERR_IO, "reading '%s' failed", path);
-    }
-    mxk_status st = from_buffer(buf ? buf : "", len, out);
+    size_t len = 0;
+    mxk_status st = mxk_file_read(path, "symbol file", MXK_SYMBOL_JSON_MAX_BYTES, &buf, &len);
+    if (st != MXK_OK)
+        return st;
+    st = from_buffer(buf, len, out);
     free(buf);
     if (st != MXK_OK) {
         char msg[MXK_ERROR_MSG_MAX];

@@ -262,6 +262,98 @@ mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arra
 void mxk_ndarray_list_free(uint32_t num, mxk_ndarray **arrays, char **names);
 
 /* ------------------------------------------------------------------------- */
+/* Files: atomic writes and bounded reads                                    */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Every file mxk writes (symbol JSON, .params, .states, predictions, the metrics
+ * log) goes through an mxk_file_writer: the bytes go to a new temporary file
+ * ".mxk-tmp-*" in the target's directory, which is fsync'ed, closed (checked) and
+ * rename()d over the target, then the directory is fsync'ed. A reader sees the old
+ * file or the new one, never a part; a failed write removes the temporary file and
+ * leaves the target untouched (upstream MXNet writes in place through
+ * dmlc::Stream, src/io/local_filesys.cc; the atomic replacement is mxk's). A
+ * symlink at the target is replaced by the new file (its target is not written);
+ * an existing target that is neither a regular file nor a symlink (a directory, a
+ * device node such as /dev/null, a FIFO, a socket) is refused and left alone. An
+ * existing regular target's permission bits are kept; a new file gets 0666 less
+ * the umask. A process killed while writing leaves the target intact and its
+ * temporary file behind (nothing can tell it from another writer's). Readers open
+ * without blocking and refuse anything but a regular file, and read at most a
+ * stated number of bytes.
+ */
+
+/** A file being written atomically (see above); opaque. */
+typedef struct mxk_file_writer mxk_file_writer;
+
+/**
+ * Checks that `path` may be written by an mxk_file_writer without creating
+ * anything: a non-empty path shorter than PATH_MAX whose directory exists, and
+ * that is absent, a regular file or a symlink. Lets a command refuse a bad output
+ * path before long work. Errors: MXK_ERR_INVALID_ARGUMENT "cannot write '': the
+ * path is empty" (NULL or ""), "cannot write 'PATH': the path ends with '/'";
+ * MXK_ERR_IO "cannot write 'PATH': File name too long" (and the other strerror
+ * texts of lstat or of opening the directory: "No such file or directory", ...),
+ * "cannot write 'PATH': it is a directory|a FIFO|a character device|a block
+ * device|a socket, not a regular file". Thread-safe.
+ */
+mxk_status mxk_file_check_target(const char *path);
+
+/**
+ * Starts writing `path`: the checks of mxk_file_check_target, then a temporary
+ * file is created (O_EXCL) in the same directory. On success the caller owns *out
+ * and ends it with mxk_file_writer_commit or mxk_file_writer_abort. Errors: those
+ * of mxk_file_check_target; MXK_ERR_IO "cannot write 'PATH': <strerror>" when the
+ * temporary file cannot be created; MXK_ERR_OUT_OF_MEMORY "cannot write 'PATH':
+ * out of memory". Thread-safe (one writer per thread; two writers of one path:
+ * the last commit wins).
+ */
+mxk_status mxk_file_writer_open(const char *path, mxk_file_writer **out);
+
+/**
+ * Appends `size` bytes (buffered). Errors: MXK_ERR_IO "cannot write 'PATH':
+ * <strerror>" (ENOSPC, EIO, ...; a write that makes no progress is EIO); after a
+ * failure every later write returns the same error, so callers may check once at
+ * commit. Not thread-safe for one writer.
+ */
+mxk_status mxk_file_writer_write(mxk_file_writer *w, const void *data, size_t size);
+
+/**
+ * Writes what is buffered, fsyncs and closes the temporary file, renames it over
+ * the target and fsyncs the directory; frees `w` in every case. On an error
+ * before the rename the temporary file is removed and the target is untouched.
+ * Errors: MXK_ERR_IO "cannot write 'PATH': <strerror>" (of write, fsync, close,
+ * rename or the directory's fsync; the last happens after the replacement), or
+ * the error of an earlier failed mxk_file_writer_write. NULL: MXK_ERR_INVALID_ARGUMENT.
+ */
+mxk_status mxk_file_writer_commit(mxk_file_writer *w);
+
+/** Removes the temporary file and frees `w`; the target is untouched. NULL: no-op. */
+void mxk_file_writer_abort(mxk_file_writer *w);
+
+/**
+ * Writes `size` bytes of `data` to `path` atomically: mxk_file_writer_open, one
+ * write, commit; the errors of those. Thread-safe.
+ */
+mxk_status mxk_file_write(const char *path, const void *data, size_t size);
+
+/**
+ * Reads a whole regular file into a malloc'd buffer with a NUL after the last
+ * byte (*data, freed by the caller with free(); *size bytes, without the NUL).
+ * Never blocks on a FIFO or a device: anything but a regular file (or a symlink
+ * to one) is refused, and a file of more than `max_size` bytes is refused before
+ * anything is allocated. `what` names the kind of file in messages ("symbol
+ * file"; NULL: none). Errors: MXK_ERR_INVALID_ARGUMENT (NULL path or outputs);
+ * MXK_ERR_IO "cannot open WHAT 'PATH': <strerror>" ("No such file or directory",
+ * "Permission denied", "Too many levels of symbolic links", ...), "cannot read WHAT 'PATH': it
+ * is a directory|a FIFO|... , not a regular file", "cannot read WHAT 'PATH':
+ * <strerror>"; MXK_ERR_FORMAT "cannot read WHAT 'PATH': N bytes is more than the
+ * limit of M bytes"; MXK_ERR_OUT_OF_MEMORY. Thread-safe.
+ */
+mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, char **data,
+                         size_t *size);
+
+/* ------------------------------------------------------------------------- */
 /* Operators: imperative invocation and operator instances                   */
 /* ------------------------------------------------------------------------- */
 

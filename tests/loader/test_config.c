@@ -1,6 +1,7 @@
 /*
  * Config-dir discovery and conf files: search order, mxk.conf, plugins.d with
- * options, relative library paths, missing libraries, malformed and disabled confs.
+ * options, relative library paths, missing libraries, malformed and disabled confs,
+ * and conf files that are FIFOs, devices, directories or symlink loops.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,68 @@ static void test_bad_global_conf(void) {
     CHECK_CONTAINS(mxk_get_last_error(), "mxk.conf:1: syntax error");
 }
 
+/** Checks the last error message is exactly `want`. */
+static void check_message(const char *want) {
+    CHECK(strcmp(mxk_get_last_error(), want) == 0);
+    if (strcmp(mxk_get_last_error(), want) != 0)
+        fprintf(stderr, "got:  %s\nwant: %s\n", mxk_get_last_error(), want);
+}
+
+/**
+ * An mxk.conf that exists but cannot be read is an error naming it (a FIFO is not
+ * waited on, /dev/zero not read); only a missing one is skipped. Lines longer
+ * than inih reads whole are refused instead of being cut in pieces.
+ */
+static void test_unreadable_global_conf(void) {
+    char conf[4096], want[8192];
+    mkdir(sub("special"), 0755);
+    snprintf(conf, sizeof conf, "%s/mxk.conf", sub("special"));
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_OK); /* absent: fine */
+    CHECK(mkfifo(conf, 0600) == 0);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    snprintf(want, sizeof want, "cannot read conf file '%s': it is a FIFO, not a regular file",
+             conf);
+    check_message(want);
+    unlink(conf);
+    CHECK(mkdir(conf, 0755) == 0);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    snprintf(want, sizeof want, "cannot read conf file '%s': it is a directory, not a regular file",
+             conf);
+    check_message(want);
+    rmdir(conf);
+    CHECK(symlink("/dev/zero", conf) == 0);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    snprintf(want, sizeof want,
+             "cannot read conf file '%s': it is a character device, not a regular file", conf);
+    check_message(want);
+    unlink(conf);
+    CHECK(symlink("mxk.conf", conf) == 0); /* a loop */
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    snprintf(want, sizeof want, "cannot open conf file '%s': Too many levels of symbolic links",
+             conf);
+    check_message(want);
+    unlink(conf);
+    char line[400];
+    memset(line, 'x', sizeof line);
+    memcpy(line, "[mxk]\nbackend = ", 16);
+    line[sizeof line - 1] = '\0';
+    write_file(sub("special"), "mxk.conf", line);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s:2: the line is longer than 197 characters", conf);
+    check_message(want);
+    unlink(conf);
+    if (geteuid() == 0) {
+        printf("note: running as root, which reads a mode-000 file: that case is not checked\n");
+        return;
+    }
+    write_file(sub("special"), "mxk.conf", "[mxk]\n");
+    CHECK(chmod(conf, 0) == 0);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    snprintf(want, sizeof want, "cannot open conf file '%s': Permission denied", conf);
+    check_message(want);
+    unlink(conf);
+}
+
 static void test_plugins_d(void) {
     char d[4096], text[8192];
     snprintf(d, sizeof d, "%s", sub("conf"));
@@ -101,6 +164,8 @@ static void test_plugins_d(void) {
                "[plugin]\nlibrary = libtp-beta.so\nenabled = false\n");
     write_file(sub("conf/plugins.d"), "70-nolib.conf", "[plugin]\nenabled = true\n");
     write_file(sub("conf/plugins.d"), "README", "not a conf file\n");
+    CHECK(mkfifo(sub("conf/plugins.d/80-fifo.conf"), 0600) == 0);
+    CHECK(symlink("/dev/zero", sub("conf/plugins.d/90-zero.conf")) == 0);
     setenv("MXK_PLUGIN_PATH", "/nonexistent:" TP_DIR, 1);
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = d};
     CHECK_EQ_INT(mxk_init(&o), MXK_OK);
@@ -117,6 +182,8 @@ static void test_plugins_d(void) {
         rejected_with("unknown key 'libary' in [plugin]; valid keys: library, enabled, priority"));
     CHECK(rejected_with("[plugin] has no 'library' key"));
     CHECK(!rejected_with("README"));
+    CHECK(rejected_with("80-fifo.conf': it is a FIFO, not a regular file"));
+    CHECK(rejected_with("90-zero.conf': it is a character device, not a regular file"));
     CHECK(mxk_op_kernel_count("TestOp") == 1); /* the disabled beta kernel is absent */
     mxk_shutdown();
 }
@@ -126,6 +193,7 @@ int main(void) {
     mkdir(root, 0755);
     MXK_RUN(test_search_order);
     MXK_RUN(test_bad_global_conf);
+    MXK_RUN(test_unreadable_global_conf);
     MXK_RUN(test_plugins_d);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -600,11 +600,13 @@ static void test_malformed_records(void) {
     nb_u32(&b, 0xF993FACAu);
     nb_i32(&b, 1);
     expect_load(&b, MXK_ERR_FORMAT, "V3 record with storage type 1");
-    /* Trailing bytes are ignored (as upstream). */
+    /* Bytes after the names are an error (upstream ignores them). */
     nb_header(&b, 0);
     nb_u64(&b, 0);
     nb_raw(&b, "junk", 4);
-    expect_load(&b, MXK_OK, "");
+    expect_load(&b, MXK_ERR_FORMAT,
+                "Invalid NDArray file format: end: 4 bytes after the last name at offset 32 (the "
+                "list ends there) (memory buffer)");
     /* Arguments. */
     uint32_t num;
     mxk_ndarray **out;
@@ -626,7 +628,7 @@ static void test_file_errors(void) {
     CHECK_CONTAINS(mxk_last_error_message(), path);
     CHECK_CONTAINS(mxk_last_error_message(), "No such file or directory");
     CHECK_EQ_INT(mxk_ndarray_load(tmpdir, &num, &out, &on), MXK_ERR_IO);
-    CHECK_CONTAINS(mxk_last_error_message(), "Is a directory");
+    CHECK_CONTAINS(mxk_last_error_message(), "it is a directory, not a regular file");
 
     mxk_shape s = nd_shape(1, 2, 0, 0, 0);
     mxk_ndarray *a = NULL;
@@ -635,10 +637,6 @@ static void test_file_errors(void) {
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_ERR_IO);
     CHECK_CONTAINS(mxk_last_error_message(), path);
     CHECK_CONTAINS(mxk_last_error_message(), "No such file or directory");
-    if (access("/dev/full", W_OK) == 0) {
-        CHECK_EQ_INT(mxk_ndarray_save("/dev/full", 1, &a, NULL), MXK_ERR_IO);
-        CHECK_CONTAINS(mxk_last_error_message(), "No space left on device");
-    }
     const char *names[1] = {NULL};
     tmp_path(path, sizeof path, "nullname.params");
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, names), MXK_ERR_INVALID_ARGUMENT);
@@ -658,6 +656,9 @@ static void test_save_reports_pending_error(void) {
     CHECK_CONTAINS(mxk_last_error_message(), "injected failure before save");
     struct stat sb;
     CHECK(stat(path, &sb) != 0); /* nothing written */
+    /* the array stays failed until it is written again (kernel/engine) */
+    const float two[2] = {2.0f, 2.0f};
+    CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, two, sizeof two), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_OK);
     CHECK(stat(path, &sb) == 0);
     mxk_ndarray_free(a);

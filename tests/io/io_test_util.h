@@ -13,6 +13,37 @@
 
 #include "mxk.h"
 
+/** The test's temporary directory (iot_tmpdir). */
+static char iot_dir[256];
+
+/** Creates a fresh temporary directory "$TMPDIR/PREFIX_XXXXXX" (/tmp without TMPDIR);
+ * exits 1 on failure. */
+static inline void iot_tmpdir(const char *prefix) {
+    snprintf(iot_dir, sizeof iot_dir, "%s/%s_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             prefix);
+    if (mkdtemp(iot_dir) == NULL) {
+        perror("mkdtemp");
+        exit(1);
+    }
+}
+
+/** Removes the temporary directory and what it holds (a message when it cannot). */
+static inline void iot_tmpdir_remove(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", iot_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", iot_dir);
+}
+
+/** Path of `name` in the temporary directory (a rotation of 8 static buffers). */
+static inline const char *iot_path(const char *name) {
+    static char bufs[8][512];
+    static int k;
+    char *b = bufs[k++ % 8];
+    snprintf(b, 512, "%s/%s", iot_dir, name);
+    return b;
+}
+
 /** Initialises mxk from the build tree's config dir; exits 1 on failure. */
 static inline void iot_init(void) {
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR};

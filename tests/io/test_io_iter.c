@@ -15,17 +15,6 @@
 #include "io_test_util.h"
 #include "testing.h"
 
-static char g_dir[256];
-
-/** Path of `name` in the test's temp dir (static buffer rotation of 8). */
-static const char *P(const char *name) {
-    static char bufs[8][512];
-    static int k;
-    char *b = bufs[k++ % 8];
-    snprintf(b, 512, "%s/%s", g_dir, name);
-    return b;
-}
-
 #define N_IMG 50u
 
 /** Writes the standard fixtures: 50 images 4x3, gzip'd and plain, plus labels. */
@@ -33,28 +22,28 @@ static void write_fixtures(void) {
     size_t si, sl;
     uint8_t *img = iot_idx_images(N_IMG, 4, 3, &si);
     uint8_t *lbl = iot_idx_labels(N_IMG, &sl);
-    iot_write(P("img.gz"), img, si, 1);
-    iot_write(P("lbl.gz"), lbl, sl, 1);
-    iot_write(P("img"), img, si, 0);
-    iot_write(P("lbl"), lbl, sl, 0);
+    iot_write(iot_path("img.gz"), img, si, 1);
+    iot_write(iot_path("lbl.gz"), lbl, sl, 1);
+    iot_write(iot_path("img"), img, si, 0);
+    iot_write(iot_path("lbl"), lbl, sl, 0);
     /* corrupt variants */
     uint8_t *bad = malloc(si);
     memcpy(bad, img, si);
     bad[3] = 0x01; /* magic 0x801 on an image file */
-    iot_write(P("img_badmagic"), bad, si, 0);
-    iot_write(P("img_trunc_hdr.gz"), img, 10, 1);
-    iot_write(P("img_trunc_data.gz"), img, si - 5, 1);
-    iot_write(P("img_empty"), img, 0, 0);
+    iot_write(iot_path("img_badmagic"), bad, si, 0);
+    iot_write(iot_path("img_trunc_hdr.gz"), img, 10, 1);
+    iot_write(iot_path("img_trunc_data.gz"), img, si - 5, 1);
+    iot_write(iot_path("img_empty"), img, 0, 0);
     memcpy(bad, img, si);
     iot_be32(bad + 4, 0); /* zero examples */
-    iot_write(P("img_zero"), bad, si, 0);
+    iot_write(iot_path("img_zero"), bad, si, 0);
     memcpy(bad, img, si);
     iot_be32(bad + 8, 0x7fffffff); /* absurd rows */
-    iot_write(P("img_huge"), bad, si, 0);
+    iot_write(iot_path("img_huge"), bad, si, 0);
     size_t sl2;
     uint8_t *lbl2 = iot_idx_labels(N_IMG - 1, &sl2);
-    iot_write(P("lbl_short"), lbl2, sl2, 0);
-    iot_write(P("not_gzip.gz"), "\x1f\x8b\x08\x00garbage-garbage-garbage", 27, 0);
+    iot_write(iot_path("lbl_short"), lbl2, sl2, 0);
+    iot_write(iot_path("not_gzip.gz"), "\x1f\x8b\x08\x00garbage-garbage-garbage", 27, 0);
     free(bad);
     free(img);
     free(lbl);
@@ -120,7 +109,8 @@ static mxk_data_iter *mnist(const char *img, const char *lbl, const char *batch,
 }
 
 static void test_shapes_and_values(void) {
-    mxk_data_iter *it = mnist(P("img.gz"), P("lbl.gz"), "5", "False", "0", "False", "1", "0");
+    mxk_data_iter *it =
+        mnist(iot_path("img.gz"), iot_path("lbl.gz"), "5", "False", "0", "False", "1", "0");
     CHECK(it != NULL);
     if (!it)
         return;
@@ -157,7 +147,7 @@ static void test_shapes_and_values(void) {
     CHECK(d[0] == d0); /* arrays allocated once, reused */
     mxk_data_iter_free(it);
 
-    it = mnist(P("img"), P("lbl"), "7", "False", "0", "True", "1", "0");
+    it = mnist(iot_path("img"), iot_path("lbl"), "7", "False", "0", "True", "1", "0");
     CHECK(it != NULL);
     if (!it)
         return;
@@ -173,8 +163,9 @@ static void test_shapes_and_values(void) {
 }
 
 static void test_gzip_and_plain_agree(void) {
-    mxk_data_iter *a = mnist(P("img.gz"), P("lbl.gz"), "10", "True", "3", "True", "1", "0");
-    mxk_data_iter *b = mnist(P("img"), P("lbl"), "10", "True", "3", "True", "1", "0");
+    mxk_data_iter *a =
+        mnist(iot_path("img.gz"), iot_path("lbl.gz"), "10", "True", "3", "True", "1", "0");
+    mxk_data_iter *b = mnist(iot_path("img"), iot_path("lbl"), "10", "True", "3", "True", "1", "0");
     CHECK(a && b);
     if (a && b) {
         uint32_t ia[64], ib[64], na, nb;
@@ -188,13 +179,14 @@ static void test_gzip_and_plain_agree(void) {
 
 static void test_seed_determinism(void) {
     uint32_t o1[64], o2[64], o3[64], n1, n2, n3;
-    mxk_data_iter *it = mnist(P("img.gz"), P("lbl.gz"), "1", "True", "42", "True", "1", "0");
+    mxk_data_iter *it =
+        mnist(iot_path("img.gz"), iot_path("lbl.gz"), "1", "True", "42", "True", "1", "0");
     CHECK_EQ_INT(read_epoch(it, o1, 64, &n1), N_IMG);
     mxk_data_iter_free(it);
-    it = mnist(P("img.gz"), P("lbl.gz"), "1", "True", "42", "True", "1", "0");
+    it = mnist(iot_path("img.gz"), iot_path("lbl.gz"), "1", "True", "42", "True", "1", "0");
     CHECK_EQ_INT(read_epoch(it, o2, 64, &n2), N_IMG);
     mxk_data_iter_free(it);
-    it = mnist(P("img.gz"), P("lbl.gz"), "1", "True", "43", "True", "1", "0");
+    it = mnist(iot_path("img.gz"), iot_path("lbl.gz"), "1", "True", "43", "True", "1", "0");
     CHECK_EQ_INT(read_epoch(it, o3, 64, &n3), N_IMG);
     mxk_data_iter_free(it);
     CHECK(n1 == N_IMG && n2 == N_IMG && n3 == N_IMG);
@@ -213,7 +205,8 @@ static void test_seed_determinism(void) {
 }
 
 static void test_reset_rewinds_same_order(void) {
-    mxk_data_iter *it = mnist(P("img.gz"), P("lbl.gz"), "4", "True", "7", "True", "1", "0");
+    mxk_data_iter *it =
+        mnist(iot_path("img.gz"), iot_path("lbl.gz"), "4", "True", "7", "True", "1", "0");
     CHECK(it != NULL);
     if (!it)
         return;
@@ -243,7 +236,8 @@ static void test_partitions_disjoint_and_covering(void) {
             char sp[8], sk[8];
             snprintf(sp, sizeof sp, "%u", parts);
             snprintf(sk, sizeof sk, "%u", k);
-            mxk_data_iter *it = mnist(P("img.gz"), P("lbl.gz"), "1", "True", "5", "True", sp, sk);
+            mxk_data_iter *it =
+                mnist(iot_path("img.gz"), iot_path("lbl.gz"), "1", "True", "5", "True", sp, sk);
             CHECK(it != NULL);
             if (!it)
                 return;
@@ -266,14 +260,16 @@ static void test_partitions_disjoint_and_covering(void) {
             CHECK_EQ_INT(seen[i], 1);
     }
     /* 10 items in 3 parts: [0,3), [3,6), [6,10) (digest §4.8) -- via 50: [0,16) [16,33) [33,50) */
-    mxk_data_iter *it = mnist(P("img"), P("lbl"), "1", "False", "0", "True", "3", "1");
+    mxk_data_iter *it =
+        mnist(iot_path("img"), iot_path("lbl"), "1", "False", "0", "True", "3", "1");
     uint32_t ids[64], n;
     read_epoch(it, ids, 64, &n);
     CHECK(n == 17 && ids[0] == 16 && ids[16] == 32);
     mxk_data_iter_free(it);
     mxk_data_iter *bad = NULL;
-    const char *kv[] = {"image", P("img"),     "label", P("lbl"), "num_parts",
-                        "2",     "part_index", "2",     NULL};
+    const char *kv[] = {
+        "image", iot_path("img"), "label", iot_path("lbl"), "num_parts", "2", "part_index", "2",
+        NULL};
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &bad), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxk_get_last_error(), "part_index");
 }
@@ -292,25 +288,30 @@ static void expect_bad(const char *img, const char *lbl, mxk_status code, const 
 }
 
 static void test_corrupt_idx_is_a_clear_error(void) {
-    expect_bad(P("img_badmagic"), P("lbl"), MXK_ERR_FORMAT,
+    expect_bad(iot_path("img_badmagic"), iot_path("lbl"), MXK_ERR_FORMAT,
                "magic 0x00000801, expected 0x00000803");
-    expect_bad(P("img"), P("img"), MXK_ERR_FORMAT, "not an IDX label file");
-    expect_bad(P("img_trunc_hdr.gz"), P("lbl"), MXK_ERR_FORMAT, "truncated IDX header");
-    expect_bad(P("img_trunc_data.gz"), P("lbl"), MXK_ERR_FORMAT, "truncated IDX data");
-    expect_bad(P("img_empty"), P("lbl"), MXK_ERR_FORMAT, "truncated IDX header: 0 of 4");
-    expect_bad(P("img_zero"), P("lbl"), MXK_ERR_FORMAT, "dimension 0 is 0");
-    expect_bad(P("img_huge"), P("lbl"), MXK_ERR_FORMAT, "exceeds the limit");
-    expect_bad(P("img"), P("lbl_short"), MXK_ERR_FORMAT, "holds 50 images but the label file");
-    expect_bad(P("missing"), P("lbl"), MXK_ERR_FORMAT, "cannot open");
-    expect_bad(P("not_gzip.gz"), P("lbl"), MXK_ERR_FORMAT, "MNISTIter image file");
+    expect_bad(iot_path("img"), iot_path("img"), MXK_ERR_FORMAT, "not an IDX label file");
+    expect_bad(iot_path("img_trunc_hdr.gz"), iot_path("lbl"), MXK_ERR_FORMAT,
+               "truncated IDX header");
+    expect_bad(iot_path("img_trunc_data.gz"), iot_path("lbl"), MXK_ERR_FORMAT,
+               "truncated IDX data");
+    expect_bad(iot_path("img_empty"), iot_path("lbl"), MXK_ERR_FORMAT,
+               "truncated IDX header: 0 of 4");
+    expect_bad(iot_path("img_zero"), iot_path("lbl"), MXK_ERR_FORMAT, "dimension 0 is 0");
+    expect_bad(iot_path("img_huge"), iot_path("lbl"), MXK_ERR_FORMAT, "exceeds the limit");
+    expect_bad(iot_path("img"), iot_path("lbl_short"), MXK_ERR_FORMAT,
+               "holds 50 images but the label file");
+    expect_bad(iot_path("missing"), iot_path("lbl"), MXK_ERR_FORMAT, "cannot open");
+    expect_bad(iot_path("not_gzip.gz"), iot_path("lbl"), MXK_ERR_FORMAT, "MNISTIter image file");
 }
 
 static void test_attribute_errors(void) {
     mxk_data_iter *it = NULL;
-    const char *kv[] = {"image", P("img"), "batchsize", "3", NULL};
+    const char *kv[] = {"image", iot_path("img"), "batchsize", "3", NULL};
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &it), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(), "batch_size");
-    const char *kv2[] = {"image", P("img"), "label", P("lbl"), "batch_size", "0", NULL};
+    const char *kv2[] = {"image", iot_path("img"), "label", iot_path("lbl"), "batch_size", "0",
+                         NULL};
     CHECK_EQ_INT(iot_create("MNISTIter", kv2, &it), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxk_get_last_error(), "batch_size");
     const char *kv3[] = {NULL};
@@ -323,9 +324,10 @@ static void test_attribute_errors(void) {
 /** MNISTIter over the fixtures with round_batch and num_examples set (unshuffled unless seed). */
 static mxk_data_iter *mnist_padded(const char *batch, const char *round, const char *num,
                                    const char *shuffle) {
-    const char *kv[] = {"image",       P("img"),  "label",        P("lbl"), "batch_size",
-                        batch,         "shuffle", shuffle,        "silent", "True",
-                        "round_batch", round,     "num_examples", num,      NULL};
+    const char *kv[] = {
+        "image", iot_path("img"), "label", iot_path("lbl"), "batch_size", batch,          "shuffle",
+        shuffle, "silent",        "True",  "round_batch",   round,        "num_examples", num,
+        NULL};
     mxk_data_iter *it = NULL;
     if (iot_create("MNISTIter", kv, &it) != MXK_OK)
         fprintf(stderr, "create: %s\n", mxk_get_last_error());
@@ -377,11 +379,12 @@ static void test_mnist_round_batch_and_num_examples(void) {
     mxk_data_iter_free(it);
     CHECK(na == 50 && ns == 45 && memcmp(all, some, 45 * sizeof *all) == 0);
     mxk_data_iter *bad = NULL;
-    const char *kv[] = {"image", P("img"), "label", P("lbl"), "num_examples", "51", NULL};
+    const char *kv[] = {"image", iot_path("img"), "label", iot_path("lbl"), "num_examples", "51",
+                        NULL};
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &bad), MXK_ERR_INVALID_ARGUMENT);
     char want[600];
     snprintf(want, sizeof want,
-             "num_examples 51 is more than the 50 examples of '%s' (part 0 of 1)", P("img"));
+             "num_examples 51 is more than the 50 examples of '%s' (part 0 of 1)", iot_path("img"));
     CHECK_CONTAINS(mxk_get_last_error(), want);
 }
 
@@ -425,13 +428,13 @@ static const char *csv_next(mxk_data_iter *it, uint32_t *pad) {
 
 static void test_csv_round_batch(void) {
     /* rows r1..r4 = "10,11,12" ... "40,41,42"; labels 100..400 */
-    FILE *f = fopen(P("d4.csv"), "w");
+    FILE *f = fopen(iot_path("d4.csv"), "w");
     fprintf(f, "10,11,12\n20, 21, 22\r\n\n30,31,32\n40,41,42\n");
     fclose(f);
-    f = fopen(P("l4.csv"), "w");
+    f = fopen(iot_path("l4.csv"), "w");
     fprintf(f, "100\n200\n300\n400\n");
     fclose(f);
-    mxk_data_iter *it = csv(P("d4.csv"), P("l4.csv"), "3", "True");
+    mxk_data_iter *it = csv(iot_path("d4.csv"), iot_path("l4.csv"), "3", "True");
     CHECK(it != NULL);
     if (!it)
         return;
@@ -453,7 +456,7 @@ static void test_csv_round_batch(void) {
     CHECK_EQ_INT(pad, 1); /* r1 wrapped in again (iter_batchloader.h) */
     mxk_data_iter_free(it);
 
-    it = csv(P("d4.csv"), P("l4.csv"), "3", "False");
+    it = csv(iot_path("d4.csv"), iot_path("l4.csv"), "3", "False");
     CHECK(it != NULL);
     if (!it)
         return;
@@ -466,16 +469,16 @@ static void test_csv_round_batch(void) {
     mxk_data_iter_free(it);
 
     /* no label file: labels are 0 */
-    it = csv(P("d4.csv"), "NULL", "2", "True");
+    it = csv(iot_path("d4.csv"), "NULL", "2", "True");
     CHECK(it != NULL);
     CHECK(it && strcmp(csv_next(it, &pad), "12") == 0);
     mxk_data_iter_free(it);
 
     /* a row of the wrong width is an error at next, naming the line */
-    f = fopen(P("dbad.csv"), "w");
+    f = fopen(iot_path("dbad.csv"), "w");
     fprintf(f, "1,2,3\n4,5\n");
     fclose(f);
-    it = csv(P("dbad.csv"), "NULL", "1", "True");
+    it = csv(iot_path("dbad.csv"), "NULL", "1", "True");
     CHECK(it != NULL);
     if (it) {
         int32_t has;
@@ -487,7 +490,8 @@ static void test_csv_round_batch(void) {
         mxk_data_iter_free(it);
     }
     mxk_data_iter *bad = NULL;
-    const char *kv[] = {"data_csv", P("nope.csv"), "data_shape", "(3,)", "batch_size", "1", NULL};
+    const char *kv[] = {"data_csv", iot_path("nope.csv"), "data_shape", "(3,)", "batch_size", "1",
+                        NULL};
     CHECK_EQ_INT(iot_create("CSVIter", kv, &bad), MXK_ERR_IO);
     CHECK_CONTAINS(mxk_get_last_error(), "cannot open");
 }
@@ -498,19 +502,18 @@ static void test_csv_round_batch(void) {
  * first unlabelled row, that batch is never delivered, and every later call fails.
  */
 static void test_csv_e1_missing_labels_sticky(void) {
-    FILE *f = fopen(P("e1d.csv"), "w");
+    FILE *f = fopen(iot_path("e1d.csv"), "w");
     for (int i = 0; i < 8; i++)
         fprintf(f, "1,2,3,4,5,6,7,8,9,10\n");
     fclose(f);
-    f = fopen(P("e1l.csv"), "w");
+    f = fopen(iot_path("e1l.csv"), "w");
     for (int i = 0; i < 5; i++)
         fprintf(f, "%d\n", i);
     fclose(f);
     for (int round = 0; round < 2; round++) {
-        const char *kv[] = {
-            "data_csv",   P("e1d.csv"), "data_shape", "(1,10)",      "label_csv",
-            P("e1l.csv"), "batch_size", "4",          "round_batch", round ? "True" : "False",
-            NULL};
+        const char *kv[] = {"data_csv",    iot_path("e1d.csv"),      "data_shape", "(1,10)",
+                            "label_csv",   iot_path("e1l.csv"),      "batch_size", "4",
+                            "round_batch", round ? "True" : "False", NULL};
         mxk_data_iter *it = NULL;
         CHECK_EQ_INT(iot_create("CSVIter", kv, &it), MXK_OK);
         if (!it)
@@ -549,9 +552,10 @@ static void expect_mnist_log(const char *level, const char *flat, const char *pa
     setenv("MXK_LOG_LEVEL", level, 1);
     mxk_t_capture cap;
     CHECK(mxk_t_capture_begin(&cap));
-    const char *kv[] = {"image",     P("img"),  "label",      P("lbl"), "batch_size",
-                        "5",         "shuffle", "False",      "flat",   flat,
-                        "num_parts", parts,     "part_index", part,     NULL};
+    const char *kv[] = {
+        "image", iot_path("img"), "label", iot_path("lbl"), "batch_size", "5",          "shuffle",
+        "False", "flat",          flat,    "num_parts",     parts,        "part_index", part,
+        NULL};
     mxk_data_iter *it = NULL;
     mxk_status st = iot_create("MNISTIter", kv, &it);
     mxk_t_capture_end(&cap, got, sizeof got);
@@ -583,14 +587,16 @@ static void test_mnist_log_line(void) {
 /* Destroying an iterator mid-epoch (producer blocked on a full queue) is clean. */
 static void test_free_mid_epoch(void) {
     for (int i = 0; i < 20; i++) {
-        mxk_data_iter *it = mnist(P("img.gz"), P("lbl.gz"), "1", "True", "1", "True", "1", "0");
+        mxk_data_iter *it =
+            mnist(iot_path("img.gz"), iot_path("lbl.gz"), "1", "True", "1", "True", "1", "0");
         int32_t has;
         if (i % 2)
             mxk_data_iter_next(it, &has);
         mxk_data_iter_free(it);
     }
-    const char *kv[] = {"image",           P("img"), "label",  P("lbl"), "batch_size", "1",
-                        "prefetch_buffer", "1",      "silent", "1",      NULL};
+    const char *kv[] = {"image", iot_path("img"),   "label", iot_path("lbl"), "batch_size",
+                        "1",     "prefetch_buffer", "1",     "silent",        "1",
+                        NULL};
     mxk_data_iter *it = NULL;
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &it), MXK_OK);
     uint32_t ids[64], n;
@@ -599,12 +605,7 @@ static void test_free_mid_epoch(void) {
 }
 
 int main(void) {
-    snprintf(g_dir, sizeof g_dir, "%s/mxk_io_test_XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (mkdtemp(g_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    iot_tmpdir("mxk_io_test");
     write_fixtures();
     iot_init();
     MXK_RUN(test_shapes_and_values);
@@ -620,9 +621,6 @@ int main(void) {
     MXK_RUN(test_free_mid_epoch);
     MXK_RUN(test_mnist_log_line);
     mxk_shutdown();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", g_dir);
+    iot_tmpdir_remove();
     return MXK_TEST_EXIT();
 }

@@ -18,17 +18,6 @@
 #include "io_test_util.h"
 #include "testing.h"
 
-static char g_dir[256];
-
-/** Path of `name` in the test's temp dir (static buffer rotation of 8). */
-static const char *P(const char *name) {
-    static char bufs[8][512];
-    static int k;
-    char *b = bufs[k++ % 8];
-    snprintf(b, 512, "%s/%s", g_dir, name);
-    return b;
-}
-
 /** Expects MNISTIter on (img, lbl) to fail at create with `code` and exactly `text` in it. */
 static void expect_mnist(const char *img, const char *lbl, mxk_status code, const char *text) {
     const char *kv[] = {"image", img, "label", lbl, "silent", "True", NULL};
@@ -61,31 +50,32 @@ static void test_special_files_refused(void) {
     char want[700];
     size_t sl, si;
     uint8_t *lbl = iot_idx_labels(4, &sl), *img = iot_idx_images(4, 2, 2, &si);
-    CHECK_EQ_INT(iot_write(P("lbl"), lbl, sl, 0), 0);
-    CHECK_EQ_INT(iot_write(P("img"), img, si, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("lbl"), lbl, sl, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("img"), img, si, 0), 0);
     free(lbl);
     free(img);
-    if (mkfifo(P("fifo"), 0600) != 0)
+    if (mkfifo(iot_path("fifo"), 0600) != 0)
         MXK_SKIP("mkfifo failed: no FIFO in the temp dir");
     snprintf(want, sizeof want, "MNISTIter image file: '%s' is not a regular file (a FIFO)",
-             P("fifo"));
-    expect_mnist(P("fifo"), P("lbl"), MXK_ERR_FORMAT, want);
+             iot_path("fifo"));
+    expect_mnist(iot_path("fifo"), iot_path("lbl"), MXK_ERR_FORMAT, want);
     snprintf(want, sizeof want, "MNISTIter label file: '%s' is not a regular file (a FIFO)",
-             P("fifo"));
-    expect_mnist(P("img"), P("fifo"), MXK_ERR_FORMAT, want);
+             iot_path("fifo"));
+    expect_mnist(iot_path("img"), iot_path("fifo"), MXK_ERR_FORMAT, want);
     snprintf(want, sizeof want, "MNISTIter image file: '%s' is not a regular file (a directory)",
-             g_dir);
-    expect_mnist(g_dir, P("lbl"), MXK_ERR_FORMAT, want);
+             iot_dir);
+    expect_mnist(iot_dir, iot_path("lbl"), MXK_ERR_FORMAT, want);
     /* a symlink to a regular file is read through */
-    CHECK_EQ_INT(symlink(P("img"), P("img_link")), 0);
-    const char *kv[] = {"image", P("img_link"), "label", P("lbl"), "silent", "True", NULL};
+    CHECK_EQ_INT(symlink(iot_path("img"), iot_path("img_link")), 0);
+    const char *kv[] = {"image", iot_path("img_link"), "label", iot_path("lbl"), "silent", "True",
+                        NULL};
     mxk_data_iter *it = NULL;
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &it), MXK_OK);
     mxk_data_iter_free(it);
     it = NULL;
-    CHECK_EQ_INT(csv_create(P("fifo"), &it), MXK_ERR_IO);
+    CHECK_EQ_INT(csv_create(iot_path("fifo"), &it), MXK_ERR_IO);
     snprintf(want, sizeof want, "CSVIter: data_csv: '%s' is not a regular file (a FIFO)",
-             P("fifo"));
+             iot_path("fifo"));
     CHECK_CONTAINS(mxk_get_last_error(), want);
     CHECK_EQ_INT(csv_create("/dev/zero", &it), MXK_ERR_IO);
     CHECK_CONTAINS(mxk_get_last_error(),
@@ -99,14 +89,14 @@ static void test_idx_sizes_bounded_by_the_file(void) {
     size_t si, sl;
     uint8_t *img = iot_idx_images(50, 4, 3, &si);
     iot_be32(img + 4, 100);
-    CHECK_EQ_INT(iot_write(P("img_lying"), img, si, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("img_lying"), img, si, 0), 0);
     uint8_t *lbl = iot_idx_labels(100, &sl);
-    CHECK_EQ_INT(iot_write(P("lbl100"), lbl, sl, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("lbl100"), lbl, sl, 0), 0);
     snprintf(want, sizeof want,
              "MNISTIter image file '%s': the header declares 100 examples of 12 bytes (1200 "
              "bytes), more than the 600 bytes the file can hold after its header",
-             P("img_lying"));
-    expect_mnist(P("img_lying"), P("lbl100"), MXK_ERR_FORMAT, want);
+             iot_path("img_lying"));
+    expect_mnist(iot_path("img_lying"), iot_path("lbl100"), MXK_ERR_FORMAT, want);
     /* gzip'd: 2^30 images of 28x28 declared in a file of a few hundred bytes */
     uint8_t hdr[16 + 784];
     memset(hdr, 7, sizeof hdr);
@@ -114,22 +104,22 @@ static void test_idx_sizes_bounded_by_the_file(void) {
     iot_be32(hdr + 4, 1u << 30);
     iot_be32(hdr + 8, 28);
     iot_be32(hdr + 12, 28);
-    CHECK_EQ_INT(iot_write(P("img_bomb.gz"), hdr, sizeof hdr, 1), 0);
+    CHECK_EQ_INT(iot_write(iot_path("img_bomb.gz"), hdr, sizeof hdr, 1), 0);
     struct stat st;
-    CHECK_EQ_INT(stat(P("img_bomb.gz"), &st), 0);
+    CHECK_EQ_INT(stat(iot_path("img_bomb.gz"), &st), 0);
     snprintf(want, sizeof want,
              "MNISTIter image file '%s': the header declares 1073741824 examples of 784 bytes "
              "(841813590016 bytes), more than the %llu bytes the file can hold after its header",
-             P("img_bomb.gz"), (unsigned long long)st.st_size * 1032ull - 16ull);
-    expect_mnist(P("img_bomb.gz"), P("lbl100"), MXK_ERR_FORMAT, want);
+             iot_path("img_bomb.gz"), (unsigned long long)st.st_size * 1032ull - 16ull);
+    expect_mnist(iot_path("img_bomb.gz"), iot_path("lbl100"), MXK_ERR_FORMAT, want);
     /* labels: 2^20 declared in a 108-byte plain file */
     iot_be32(lbl + 4, 1u << 20);
-    CHECK_EQ_INT(iot_write(P("lbl_lying"), lbl, sl, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("lbl_lying"), lbl, sl, 0), 0);
     snprintf(want, sizeof want,
              "MNISTIter label file '%s': the header declares 1048576 examples of 1 bytes (1048576 "
              "bytes), more than the 100 bytes the file can hold after its header",
-             P("lbl_lying"));
-    expect_mnist(P("img"), P("lbl_lying"), MXK_ERR_FORMAT, want);
+             iot_path("lbl_lying"));
+    expect_mnist(iot_path("img"), iot_path("lbl_lying"), MXK_ERR_FORMAT, want);
     free(img);
     free(lbl);
 }
@@ -140,45 +130,37 @@ static void test_csv_lines_bounded(void) {
     memset(line, ' ', 6000);
     memcpy(line, "1,2,3", 5);
     line[4287] = '\n';
-    CHECK_EQ_INT(iot_write(P("ok.csv"), line, 4288, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("ok.csv"), line, 4288, 0), 0);
     line[4287] = ' ';
     line[5999] = '\n';
-    CHECK_EQ_INT(iot_write(P("long.csv"), line, 6000, 0), 0);
+    CHECK_EQ_INT(iot_write(iot_path("long.csv"), line, 6000, 0), 0);
     free(line);
     mxk_status st;
-    CHECK_EQ_INT(csv_rows(P("ok.csv"), &st), 1);
+    CHECK_EQ_INT(csv_rows(iot_path("ok.csv"), &st), 1);
     CHECK_EQ_INT(st, MXK_OK);
-    CHECK_EQ_INT(csv_rows(P("long.csv"), &st), 0);
+    CHECK_EQ_INT(csv_rows(iot_path("long.csv"), &st), 0);
     CHECK_EQ_INT(st, MXK_ERR_FORMAT);
     char want[700];
     snprintf(want, sizeof want,
              "CSVIter: data_csv '%s' line 1 is longer than 4287 bytes (64 per value of the "
              "row's shape, plus 4096)",
-             P("long.csv"));
+             iot_path("long.csv"));
     CHECK_CONTAINS(mxk_get_last_error(), want);
-    CHECK_EQ_INT(iot_write(P("nul.csv"), "1,2,3\n4,\0,6\n", 12, 0), 0);
-    CHECK(csv_rows(P("nul.csv"), &st) <= 1);
+    CHECK_EQ_INT(iot_write(iot_path("nul.csv"), "1,2,3\n4,\0,6\n", 12, 0), 0);
+    CHECK(csv_rows(iot_path("nul.csv"), &st) <= 1);
     CHECK_EQ_INT(st, MXK_ERR_FORMAT);
     snprintf(want, sizeof want, "CSVIter: data_csv '%s' line 2: a NUL byte (not a text file)",
-             P("nul.csv"));
+             iot_path("nul.csv"));
     CHECK_CONTAINS(mxk_get_last_error(), want);
 }
 
 int main(void) {
-    snprintf(g_dir, sizeof g_dir, "%s/mxk_io_limits_XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (mkdtemp(g_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    iot_tmpdir("mxk_io_limits");
     iot_init();
     MXK_RUN(test_special_files_refused);
     MXK_RUN(test_idx_sizes_bounded_by_the_file);
     MXK_RUN(test_csv_lines_bounded);
     mxk_shutdown();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", g_dir);
+    iot_tmpdir_remove();
     return MXK_TEST_EXIT();
 }

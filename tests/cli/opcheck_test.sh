@@ -115,6 +115,10 @@ opcheck_fails)
     run opcheck OpcheckGood --shape 4 --backend opcheck-broken
     expect_rc 0
     out_has "(backend opcheck-broken)"
+    # One element written past the output: the storage guard (on by default) names it.
+    run opcheck OpcheckOverrun --shape 2,3
+    expect_rc 1
+    out_line "^  forward +FAIL .* forward failed: storage guard: operator 'OpcheckOverrun' wrote outside array 'write_vars\\[0\\]' \\(24 bytes\\): canary damaged at byte offset 24$"
     ;;
 opcheck_errors)
     need_cpu_blas

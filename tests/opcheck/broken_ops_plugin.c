@@ -8,15 +8,17 @@
  *   OpcheckIgnoresAdd  y = x^2, dx = 2 x dy written even for ADD ("backward_req")
  *   OpcheckUndeclared  y = a * b, declares out_grad and a only, but dx_a = b dy reads
  *                      the undeclared b ("dependency" must fail)
+ *   OpcheckOverrun     y = x^2, but forward also writes one element past the end of y
+ *                      (the storage guard must name it: "forward" fails)
  */
 #include <stddef.h>
 
 #include "mxk_sdk.h"
 
 /** Which broken behaviour an operator has (its parameter object). */
-enum bo_kind { BO_GOOD, BO_WRONG_GRAD, BO_IGNORES_ADD, BO_UNDECLARED };
+enum bo_kind { BO_GOOD, BO_WRONG_GRAD, BO_IGNORES_ADD, BO_UNDECLARED, BO_OVERRUN };
 
-static const int bo_kinds[4] = {BO_GOOD, BO_WRONG_GRAD, BO_IGNORES_ADD, BO_UNDECLARED};
+static const int bo_kinds[5] = {BO_GOOD, BO_WRONG_GRAD, BO_IGNORES_ADD, BO_UNDECLARED, BO_OVERRUN};
 static const char *const bo_unary_args[] = {"data", NULL};
 static const char *const bo_binary_args[] = {"lhs", "rhs", NULL};
 static const char *const bo_outs[] = {"output", NULL};
@@ -39,6 +41,11 @@ static mxk_status bo_parse_add(const mxk_attrs *a, void **p, mxk_error_sink *e) 
 /** parse_param of OpcheckUndeclared. */
 static mxk_status bo_parse_undeclared(const mxk_attrs *a, void **p, mxk_error_sink *e) {
     *p = (void *)&bo_kinds[BO_UNDECLARED];
+    return MXK_OK;
+}
+/** parse_param of OpcheckOverrun. */
+static mxk_status bo_parse_overrun(const mxk_attrs *a, void **p, mxk_error_sink *e) {
+    *p = (void *)&bo_kinds[BO_OVERRUN];
     return MXK_OK;
 }
 /** Static parameters: nothing to free. */
@@ -68,7 +75,7 @@ static void bo_dependency(const void *param, uint32_t nv, uint32_t ni, uint32_t 
     id[0] = 1;
 }
 
-/** Forward: x^2, or a*b for the binary operator. */
+/** Forward: x^2, or a*b for the binary operator; OpcheckOverrun writes y[n] too. */
 static mxk_status bo_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     int kind = *(const int *)param;
@@ -83,6 +90,8 @@ static mxk_status bo_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         else if (args->req[0] != MXK_REQ_NULL)
             y[i] = v;
     }
+    if (kind == BO_OVERRUN)
+        y[n] = 0.0f; /* the bug: one element past the output */
     return MXK_OK;
 }
 
@@ -162,7 +171,7 @@ static mxk_status bo_register(mxk_registrar *reg, const char *name, int binary,
     return reg->register_kernel(reg, &k, err);
 }
 
-/** Entry point 2: registers the four operators. */
+/** Entry point 2: registers the five operators. */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
     if (args == NULL || args->host == NULL || args->registrar == NULL)
@@ -173,5 +182,6 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(bo_register(reg, "OpcheckGood", 0, bo_parse_good, err));
     MXK_SDK_CHECK(bo_register(reg, "OpcheckWrongGrad", 0, bo_parse_wrong, err));
     MXK_SDK_CHECK(bo_register(reg, "OpcheckIgnoresAdd", 0, bo_parse_add, err));
+    MXK_SDK_CHECK(bo_register(reg, "OpcheckOverrun", 0, bo_parse_overrun, err));
     return bo_register(reg, "OpcheckUndeclared", 1, bo_parse_undeclared, err);
 }

@@ -1183,6 +1183,20 @@ static void test_undeclared_read_caught(void) {
     CHECK_CONTAINS(message(&rep, "dependency"), "in_data 'rhs'");
 }
 
+/**
+ * One element written past the output: the storage guard (on for the kit) fails the
+ * forward naming the operator, the array and the offset (2x3 float32: 24 bytes).
+ */
+static void test_overrun_caught(void) {
+    mxk_opcheck_report rep;
+    CHECK_EQ_INT(run_broken("OpcheckOverrun", 1, &rep), MXK_OK);
+    CHECK_EQ_INT(outcome(&rep, "forward"), MXK_OPCHECK_FAIL);
+    CHECK(strcmp(message(&rep, "forward"),
+                 "forward failed: storage guard: operator 'OpcheckOverrun' wrote outside array "
+                 "'write_vars[0]' (24 bytes): canary damaged at byte offset 24") == 0);
+    CHECK_EQ_INT(outcome(&rep, "backward"), MXK_OPCHECK_SKIP);
+}
+
 /** Bad requests: clear errors, no crash. */
 static void test_bad_requests(void) {
     mxk_opcheck_report rep;
@@ -1227,6 +1241,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_opcheck all CONFDIR | broken CONFDIR PLUGIN\n");
         return 2;
     }
+    /* As `mxk opcheck`: the storage guard and the engine watchdog are on. */
+    setenv("MXK_STORAGE_GUARD", "1", 0);
+    setenv("MXK_ENGINE_WATCHDOG", "10", 0);
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = argv[2]};
     if (mxk_init(&o) != MXK_OK) {
         fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());
@@ -1245,6 +1262,7 @@ int main(int argc, char **argv) {
         MXK_RUN(test_wrong_gradient_caught);
         MXK_RUN(test_ignored_add_caught);
         MXK_RUN(test_undeclared_read_caught);
+        MXK_RUN(test_overrun_caught);
         MXK_RUN(test_bad_requests);
         rc = MXK_TEST_EXIT();
     }

@@ -10,7 +10,10 @@
  * from the seed, the loss is a random projection of the outputs; no forward
  * reference is known here, so the "forward" check is skipped. --backend (the
  * global option) forces that backend's kernel when it is a single name. Prints one
- * line per check (or JSON) and exits 1 when a check fails, 2 on wrong usage.
+ * line per check (or JSON) and exits 1 when a check fails, 2 on wrong usage. Runs
+ * with the storage guard (MXK_STORAGE_GUARD=1: a write outside an array fails the
+ * check naming it) and the engine watchdog (MXK_ENGINE_WATCHDOG=10: a kernel running
+ * over 10 s is reported) unless the environment sets them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +206,11 @@ static int run_opcheck(const cli_command *self, const cli_globals *g, int argc, 
         return cli_error("out of memory");
     req->cmd = self;
     int rc = parse_args(req, argc, argv);
+    /* Catch what a kernel does wrong beyond its numbers: writes outside its arrays
+     * (storage guard) and hangs (engine watchdog), unless the environment says else.
+     * Read when the library starts. */
+    setenv("MXK_STORAGE_GUARD", "1", 0);
+    setenv("MXK_ENGINE_WATCHDOG", "10", 0);
     if (rc == CLI_OK)
         rc = cli_with_library(g, run_body, req);
     for (uint32_t i = 0; i < req->num_attrs; i++)
@@ -225,6 +233,9 @@ const cli_command cli_cmd_opcheck = {
             "  backward_req  WRITE overwrites, ADD gives 5 + grad, NULL leaves 5\n"
             "  dependency    undeclared backward inputs NaN-filled or omitted change nothing\n"
             "  determinism   two runs after the same random seed are bit-identical\n"
+            "A write outside an array fails the check that ran it (storage guard,\n"
+            "MXK_STORAGE_GUARD=1) and a kernel running over 10 s is reported (engine\n"
+            "watchdog, MXK_ENGINE_WATCHDOG=10); the environment may set other values.\n"
             "\n"
             "Options:\n"
             "  --attr KEY=VALUE   an attribute of the operator (MXNet's names), repeatable\n"

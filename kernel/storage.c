@@ -22,8 +22,9 @@
  *   the backend is called; if a bucket cannot grow on free, the block is freed raw.
  *
  * Configuration (environment, read once at the first allocation of the process):
- * - MXK_STORAGE_POOL: "1" (default) pools; "0" disables pooling: allocations are
+ * - MXK_STORAGE_POOL: 1 (default) pools; 0 disables pooling: allocations are
  *   neither rounded nor reused, every free is a raw free (for memory debuggers).
+ * - MXK_STORAGE_GUARD: 0 (default) or 1: red zones around host blocks (storage.h).
  * - MXK_MEM_POOL_PAGE_SIZE: bytes, integer >= 32 (default 4096). Sizes are rounded up
  *   to a multiple of it.
  * - MXK_MEM_LARGE_ALLOC_ROUND_SIZE: bytes, integer >= 1 (default 2097152). A page-rounded
@@ -74,7 +75,7 @@
  * Immutable after initialisation, so it is read without a lock.
  */
 typedef struct storage_config {
-    int pooled;           /**< 1: pool (default); 0: MXK_STORAGE_POOL=0 */
+    uint64_t pooled;      /**< 1: pool (default); 0: MXK_STORAGE_POOL=0 */
     uint64_t guard;       /**< 1: red zones around host blocks (MXK_STORAGE_GUARD=1) */
     uint64_t page_size;   /**< bytes, >= 32 */
     uint64_t large_round; /**< bytes, >= 1 */
@@ -85,42 +86,29 @@ static storage_config g_config;
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 
 /**
- * Reads the size setting `name` (bytes, in [min, max]; *out keeps its default when
- * unset or empty) with mxk_env_uint64. Returns 0 on success, -1 after writing the
- * message naming the variable and its value into g_config.error.
+ * Reads the integer setting `name` in [min, max] (*out keeps its default when unset or
+ * empty) with mxk_env_uint64. Returns 0 on success, -1 after writing the message
+ * naming the variable and its value into g_config.error.
  */
-static int env_bytes(const char *name, uint64_t min, uint64_t max, uint64_t *out) {
+static int env_setting(const char *name, uint64_t min, uint64_t max, uint64_t *out) {
     if (mxk_env_uint64("storage", name, *out, min, max, out) == MXK_OK)
         return 0;
-    snprintf(g_config.error, sizeof g_config.error, "%s (bytes)", mxk_last_error_message());
+    snprintf(g_config.error, sizeof g_config.error, "%s", mxk_last_error_message());
     return -1;
 }
 
-/** pthread_once initialiser of g_config. */
+/** pthread_once initialiser of g_config: the first invalid variable stops the reading. */
 static void storage_config_init(void) {
     g_config.pooled = 1;
+    g_config.guard = 0;
     g_config.page_size = STORAGE_DEFAULT_PAGE_SIZE;
     g_config.large_round = STORAGE_DEFAULT_LARGE_ROUND;
     g_config.error[0] = '\0';
-    const char *pool = getenv("MXK_STORAGE_POOL");
-    if (pool != NULL && pool[0] != '\0') {
-        if (strcmp(pool, "0") == 0) {
-            g_config.pooled = 0;
-        } else if (strcmp(pool, "1") != 0) {
-            snprintf(g_config.error, sizeof g_config.error,
-                     "storage: MXK_STORAGE_POOL=\"%s\" is invalid: expected 0 (no pooling) or 1",
-                     pool);
-            return;
-        }
-    }
-    if (mxk_env_uint64("storage", "MXK_STORAGE_GUARD", 0, 0, 1, &g_config.guard) != MXK_OK) {
-        snprintf(g_config.error, sizeof g_config.error, "%s", mxk_last_error_message());
-        return;
-    }
-    if (env_bytes("MXK_MEM_POOL_PAGE_SIZE", STORAGE_MIN_PAGE_SIZE, STORAGE_MAX_ROUND,
-                  &g_config.page_size) != 0)
-        return;
-    env_bytes("MXK_MEM_LARGE_ALLOC_ROUND_SIZE", 1, STORAGE_MAX_ROUND, &g_config.large_round);
+    if (env_setting("MXK_STORAGE_POOL", 0, 1, &g_config.pooled) == 0 &&
+        env_setting("MXK_STORAGE_GUARD", 0, 1, &g_config.guard) == 0 &&
+        env_setting("MXK_MEM_POOL_PAGE_SIZE", STORAGE_MIN_PAGE_SIZE, STORAGE_MAX_ROUND,
+                    &g_config.page_size) == 0)
+        env_setting("MXK_MEM_LARGE_ALLOC_ROUND_SIZE", 1, STORAGE_MAX_ROUND, &g_config.large_round);
 }
 
 /** The process-wide configuration (initialised on first use; thread-safe). */

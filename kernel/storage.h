@@ -10,7 +10,8 @@
  * size and reused (most recently freed first). MXK_STORAGE_POOL=0 turns pooling off
  * for debugging: sizes are not rounded and every free is a raw free. The variables are
  * read once, at the first allocation; an invalid value makes allocations fail with
- * MXK_ERR_INVALID_ARGUMENT naming it. On a raw allocation failure with
+ * MXK_ERR_INVALID_ARGUMENT naming it ("storage: NAME=\"VALUE\" is invalid: expected an
+ * integer in [MIN, MAX]"; POOL and GUARD take 0 or 1). On a raw allocation failure with
  * MXK_ERR_OUT_OF_MEMORY the device's pool is released and the allocation retried once.
  *
  * Guard (MXK_STORAGE_GUARD=1, default 0; read with the other variables): every block

@@ -11,9 +11,12 @@
  * contexts cpu:1, cpu:2, ... bind their executors on cpu(0) memory, which is what
  * MXNet's cpu(i) amounts to as well.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "train_internal.h"
@@ -637,22 +640,45 @@ static void state_name(char *buf, size_t size, const mxkt_module *m, uint32_t i,
     snprintf(buf, size, "%s:%s", m->pnames[i], kind);
 }
 
-/** save_checkpoint(prefix, epoch, save_optimizer_states). */
+/**
+ * The checkpoint file of `kind` (mxkt_checkpoint_name) in path[PATH_MAX]. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "the checkpoint prefix is empty", "checkpoint prefix
+ * of N bytes: the KIND file name does not fit in 4095 bytes" (a name is never
+ * cut short: two cut names could be the same file).
+ */
+static mxk_status ckpt_path(char *path, const char *prefix, int32_t epoch, const char *kind) {
+    if (prefix == NULL || prefix[0] == '\0')
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "the checkpoint prefix is empty");
+    mxkt_checkpoint_name(path, PATH_MAX, prefix, epoch, kind);
+    if (strlen(path) >= PATH_MAX - 1)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "checkpoint prefix of %zu bytes: the %s file name does not fit in %d "
+                          "bytes",
+                          strlen(prefix), kind, PATH_MAX - 1);
+    return MXK_OK;
+}
+
+/**
+ * save_checkpoint(prefix, epoch, save_optimizer_states). Every file is written
+ * atomically (mxk.h "Files"), prefix-symbol.json only when it changed, .params
+ * before .states: a save that fails or is killed leaves each file as it was or
+ * complete, and the previous epoch's files untouched.
+ */
 mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
                                        int32_t save_states, FILE *log) {
-    char path[4096];
-    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "symbol");
+    char path[PATH_MAX];
+    MXKT_CHECK(ckpt_path(path, prefix, epoch, "symbol"));
     mxk_status st = mxk_symbol_save(m->sym, path);
     if (st != MXK_OK)
-        return mxkt_kernel_error(st, path);
+        return mxkt_kernel_error(st, "save_checkpoint");
+    MXKT_CHECK(ckpt_path(path, prefix, epoch, "params"));
     uint32_t n = 0;
     mxk_ndarray **arrs = NULL;
     char **names = NULL;
     MXKT_CHECK(mxkt_module_get_params(m, &n, &names, &arrs));
-    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "params");
     st = mxk_ndarray_save(path, n, arrs, (const char *const *)names);
     if (st != MXK_OK)
-        st = mxkt_kernel_error(st, path);
+        st = mxkt_kernel_error(st, "save_checkpoint");
     else if (log)
         fprintf(log, "Saved checkpoint to \"%s\"\n", path);
     mxk_ndarray_list_free(n, arrs, names);
@@ -668,7 +694,7 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
     cs.dims[0] = (int64_t)m->nparams + 1;
     if (!arrs || !names || !buf)
         st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-    else
+    else if ((st = ckpt_path(path, prefix, epoch, "states")) == MXK_OK)
         st = mxk_ndarray_create(&cs, MXK_FLOAT64, (mxk_context){MXK_DEV_CPU, 0}, &counts);
     if (st == MXK_OK) {
         double *cv = NULL;
@@ -686,10 +712,9 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
         names[k] = buf + (size_t)k * 256;
         snprintf(names[k], 256, "__counts__");
         arrs[k] = counts;
-        mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "states");
         st = mxk_ndarray_save(path, ns, arrs, (const char *const *)names);
         if (st != MXK_OK)
-            st = mxkt_kernel_error(st, path);
+            st = mxkt_kernel_error(st, "save_checkpoint");
         else if (log)
             fprintf(log, "Saved optimizer state to \"%s\"\n", path);
     }
@@ -702,8 +727,8 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
 
 /** Loads prefix-%04d.params into the module (set_params). */
 mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch) {
-    char path[4096];
-    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "params");
+    char path[PATH_MAX];
+    MXKT_CHECK(ckpt_path(path, prefix, epoch, "params"));
     uint32_t n = 0;
     mxk_ndarray **arrs = NULL;
     char **names = NULL;
@@ -722,8 +747,8 @@ mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t e
 mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t epoch) {
     if (!m->opt_init)
         return mxkt_error(MXK_ERR_STATE, "init_optimizer before loading optimizer states");
-    char path[4096], want[300];
-    mxkt_checkpoint_name(path, sizeof path, prefix, epoch, "states");
+    char path[PATH_MAX], want[300];
+    MXKT_CHECK(ckpt_path(path, prefix, epoch, "states"));
     uint32_t n = 0;
     mxk_ndarray **arrs = NULL;
     char **names = NULL;
@@ -778,8 +803,8 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
 
 /** Loads prefix-symbol.json. */
 mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out) {
-    char path[4096];
-    mxkt_checkpoint_name(path, sizeof path, prefix, 0, "symbol");
+    char path[PATH_MAX];
+    MXKT_CHECK(ckpt_path(path, prefix, 0, "symbol"));
     mxk_status st = mxk_symbol_load(path, out);
     return st == MXK_OK ? st : mxkt_kernel_error(st, path);
 }
@@ -972,6 +997,54 @@ static double module_lr(const mxkt_module *m) {
     return m->opt.sched.kind != MXKT_SCHED_NONE ? m->opt.sched.lr : m->opt.lr;
 }
 
+/** Largest metrics log appended to (bytes): about 200 bytes an epoch. */
+#define METRICS_LOG_MAX_BYTES (64u << 20)
+
+/**
+ * Appends epoch `epoch`'s line to o->metrics_log (JSON Lines: epoch, train and
+ * validation metrics (vmetrics NULL: null), lr, samples/s, seconds). Append
+ * semantics across runs, written atomically: the existing log is read (a regular
+ * file; absent: empty) and rewritten whole with the line added (mxk_file_write),
+ * so a full disk or a kill leaves the previous log, never a cut line. Errors:
+ * MXK_ERR_IO "metrics log: cannot write 'PATH': <strerror>" and the other errors
+ * of mxk_file_read / mxk_file_write with the path; MXK_ERR_OUT_OF_MEMORY.
+ */
+static mxk_status append_metrics_log(const mxkt_module *m, const mxkt_fit_options *o, int32_t epoch,
+                                     const mxkt_metric *metrics, const mxkt_metric *vmetrics,
+                                     uint32_t nm) {
+    char *old = NULL, *text = NULL;
+    size_t old_len = 0, len = 0;
+    struct stat sb;
+    mxk_status st = MXK_OK;
+    if (lstat(o->metrics_log, &sb) == 0 || errno != ENOENT)
+        st = mxk_file_read(o->metrics_log, NULL, METRICS_LOG_MAX_BYTES, &old, &old_len);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, "metrics log");
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        free(old);
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
+    }
+    fwrite(old ? old : "", 1, old_len, f);
+    free(old);
+    fprintf(f, "{\"epoch\": %d, \"train\": ", epoch);
+    json_metrics(f, metrics, nm, o->last_train);
+    fputs(", \"validation\": ", f);
+    if (vmetrics)
+        json_metrics(f, vmetrics, nm, o->last_val);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", module_lr(m),
+            o->last_speed, o->last_seconds);
+    if (fclose(f) != 0) {
+        free(text);
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
+    }
+    st = mxk_file_write(o->metrics_log, text, len);
+    free(text);
+    return st == MXK_OK ? st : mxkt_kernel_error(st, "metrics log");
+}
+
 /** fit(train_data, eval_data, ...) as BaseModule.fit. */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mxkt_fit_options *o) {
     FILE *log = o->log ? o->log : stderr;
@@ -1074,21 +1147,8 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         }
         /* end of the epoch: the iterator starts the next one (upstream resets here) */
         MXKT_CHECK(mxkt_iter_reset(train));
-        if (o->metrics_log) {
-            FILE *f = fopen(o->metrics_log, "a");
-            if (f == NULL)
-                return mxkt_error(MXK_ERR_IO, "cannot open metrics log '%s'", o->metrics_log);
-            fprintf(f, "{\"epoch\": %d, \"train\": ", epoch);
-            json_metrics(f, metrics, nm, o->last_train);
-            fputs(", \"validation\": ", f);
-            if (eval)
-                json_metrics(f, vmetrics, nm, o->last_val);
-            else
-                fputs("null", f);
-            fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n",
-                    module_lr(m), o->last_speed, train_time);
-            fclose(f);
-        }
+        if (o->metrics_log)
+            MXKT_CHECK(append_metrics_log(m, o, epoch, metrics, eval ? vmetrics : NULL, nm));
     }
     return MXK_OK;
 }

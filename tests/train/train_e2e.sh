@@ -237,6 +237,80 @@ eval_bad_data)
         echo "unreadable-file check skipped: root reads every file"
     fi
     ;;
+train_kill_save)
+    # kill -9 while a checkpoint is being saved (right after "Epoch[1] Time cost",
+    # which fit prints just before saving epoch 2): every file under its final name
+    # is complete, and resuming from epoch 1 gives the uninterrupted run's result
+    need_data
+    common="--num-examples 500 --disp-batches 0 --seed 5 --lr-step-epochs 2 --num-epochs 3"
+    "$mxk" --config-dir "$conf" train $common --model-prefix a/m 2>a.log || { cat a.log; fail "run a"; }
+    mkfifo k.fifo
+    "$mxk" --config-dir "$conf" train $common --model-prefix k/m 2>k.fifo &
+    pid=$!
+    while IFS= read -r line; do
+        echo "$line" >>k.log
+        case $line in "Epoch[1] Time cost="*) kill -9 $pid; break ;; esac
+    done <k.fifo
+    wait $pid
+    rc=$?
+    [ $rc -eq 137 ] || { cat k.log; fail "the run was not killed (exit $rc)"; }
+    for f in k/m-*.params k/m-*.states; do
+        "$mxk" ndarray "$f" >/dev/null 2>e.txt || fail "$f is not complete: $(cat e.txt)"
+    done
+    "$mxk" --config-dir "$conf" score --model-prefix k/m --load-epoch 1 >/dev/null 2>e.txt ||
+        fail "epoch 1 does not load after the kill: $(cat e.txt)"
+    "$mxk" --config-dir "$conf" train $common --model-prefix k/m --load-epoch 1 2>r.log ||
+        { cat r.log; fail "resume"; }
+    cmp a/m-0003.params k/m-0003.params || fail "resumed parameters differ"
+    cmp a/m-0003.states k/m-0003.states || fail "resumed optimizer states differ"
+    ;;
+train_output_paths)
+    # paths that cannot be written are refused before any work and left alone; a
+    # symlink at a checkpoint is replaced, not followed; a full disk fails the run
+    # with the path and keeps the previous checkpoint and log
+    need_data
+    "$mxk" --config-dir "$conf" train --model-prefix "" 2>e.txt && fail "empty prefix accepted"
+    grep -q -- '--model-prefix must not be empty' e.txt || fail "empty prefix: $(cat e.txt)"
+    long=$(head -c 4090 /dev/zero | tr '\0' p)
+    "$mxk" --config-dir "$conf" train --model-prefix "$long" 2>e.txt && fail "long prefix accepted"
+    grep -q -- '--model-prefix is 4090 bytes long; a checkpoint file name must fit in 4095 bytes, so at most 4080' e.txt ||
+        fail "long prefix: $(cat e.txt)"
+    common="--num-examples 200 --num-epochs 1 --disp-batches 0"
+    echo "keep me" >victim && mkdir c && ln -s ../victim c/m-0001.params
+    "$mxk" --config-dir "$conf" train $common --model-prefix c/m 2>c.log || { cat c.log; fail "train"; }
+    [ "$(cat victim)" = "keep me" ] || fail "the symlink's target was written"
+    [ -f c/m-0001.params ] && [ ! -L c/m-0001.params ] || fail "the symlink was not replaced"
+    for out in /dev/null c; do
+        "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --output $out \
+            >/dev/null 2>e.txt && fail "--output $out accepted"
+    done
+    grep -q "^mxk: error: --output: cannot write 'c': it is a directory, not a regular file$" e.txt ||
+        fail "--output c: $(cat e.txt)"
+    [ -c /dev/null ] || fail "/dev/null is no longer a device"
+    "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --output "" 2>e.txt &&
+        fail "empty --output accepted"
+    grep -q -- '--output must not be empty' e.txt || fail "empty --output: $(cat e.txt)"
+    mkdir small
+    if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs small 2>/dev/null; then
+        trap 'umount "$work/small"' EXIT
+        # epoch 1's .params and .states (about 440 KB each) fit in 1 MiB, epoch 2's do not
+        "$mxk" --config-dir "$conf" train --num-examples 200 --num-epochs 2 --disp-batches 0 \
+            --model-prefix small/m --metrics-log small/m.jsonl 2>f.log && fail "full disk: exit 0"
+        grep -q "mxk: error: save_checkpoint: cannot write 'small/m-0002.params': No space left on device" f.log ||
+            { cat f.log; fail "full disk message"; }
+        "$mxk" ndarray small/m-0001.params >/dev/null || fail "epoch 1 lost on a full disk"
+        [ "$(wc -l <small/m.jsonl)" -eq 1 ] || fail "metrics log: $(cat small/m.jsonl)"
+        [ -z "$(ls -A small | grep mxk-tmp)" ] || fail "temporary files left: $(ls -A small)"
+        head -c 2000000 /dev/zero >small/fill 2>/dev/null
+        "$mxk" --config-dir "$conf" train $common --metrics-log small/m.jsonl 2>f.log &&
+            fail "metrics log on a full disk: exit 0"
+        grep -q "mxk: error: metrics log: cannot write 'small/m.jsonl': No space left on device" f.log ||
+            { cat f.log; fail "metrics log message"; }
+        [ "$(wc -l <small/m.jsonl)" -eq 1 ] || fail "metrics log changed: $(cat small/m.jsonl)"
+    else
+        echo "full-disk cases skipped: cannot mount a tmpfs (not root, or no permission)"
+    fi
+    ;;
 *) fail "unknown case $case_name" ;;
 esac
 echo "ok $case_name"

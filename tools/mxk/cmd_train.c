@@ -11,6 +11,7 @@
  * stdout only when stdout is a terminal.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,34 @@ static int make_prefix_dir(const char *prefix) {
         }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return cli_error("cannot create '%s': %s", dir, strerror(errno));
+    return CLI_OK;
+}
+
+/** The longest checkpoint suffix: "-NNNNNNN.states" (--num-epochs is at most 1000000). */
+#define LONGEST_CKPT_SUFFIX "-1000000.states"
+
+/**
+ * Refuses output paths that cannot be written, before any work: an empty
+ * --model-prefix or one whose checkpoint file names would not fit in PATH_MAX
+ * (they would be cut short, and the cut names could coincide), and a --output
+ * that is empty or that mxk_file_check_target refuses (a device node, a FIFO or a
+ * directory at the path, a missing directory). Returns CLI_OK, CLI_USAGE or
+ * CLI_ERROR.
+ */
+static int check_output_paths(const cli_command *cmd, const char *model_prefix,
+                              const char *output) {
+    size_t max = PATH_MAX - 1 - strlen(LONGEST_CKPT_SUFFIX);
+    if (model_prefix && model_prefix[0] == '\0')
+        return cli_usage_error(cmd, "--model-prefix must not be empty");
+    if (model_prefix && strlen(model_prefix) > max)
+        return cli_usage_error(cmd,
+                               "--model-prefix is %zu bytes long; a checkpoint file name must "
+                               "fit in %d bytes, so at most %zu",
+                               strlen(model_prefix), PATH_MAX - 1, max);
+    if (output && output[0] == '\0')
+        return cli_usage_error(cmd, "--output must not be empty");
+    if (output && mxk_file_check_target(output) != MXK_OK)
+        return cli_error("--output: %s", mxk_get_last_error());
     return CLI_OK;
 }
 
@@ -262,7 +291,9 @@ static int train_body(const cli_globals *g, void *arg) {
     mxk_symbol *sym = NULL;
     mxkt_iter *train = NULL, *val = NULL;
     mxkt_module *m = NULL;
-    int rc = make_symbol(a, &sym);
+    int rc = check_output_paths(a->cmd, a->model_prefix, NULL);
+    if (rc == CLI_OK)
+        rc = make_symbol(a, &sym);
     if (rc != CLI_OK)
         return rc;
     int flat = train_symbol_is_flat(sym, a->batch_size);
@@ -345,10 +376,13 @@ static int train_body(const cli_globals *g, void *arg) {
 static int load_checkpoint(train_args *a, mxk_symbol **sym, mxkt_iter **it, mxkt_module **m) {
     if (a->model_prefix == NULL || a->load_epoch < 0)
         return cli_usage_error(a->cmd, "--model-prefix and --load-epoch are required");
+    int rc = check_output_paths(a->cmd, a->model_prefix, a->output);
+    if (rc != CLI_OK)
+        return rc;
     if (mxkt_load_symbol(a->model_prefix, sym) != MXK_OK)
         return cli_error("%s", mxkt_last_error());
     int flat = train_symbol_is_flat(*sym, a->batch_size);
-    int rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, it);
+    rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, it);
     if (rc == CLI_OK)
         rc = make_module(a, *sym, *it, 0, m);
     if (rc == CLI_OK &&

@@ -14,7 +14,21 @@
  *   the same arrays are ordered in the order of the calls of one thread. Work runs
  *   asynchronously on the dependency engine; copies to the host and waits are the
  *   synchronisation points where errors of earlier asynchronous work are reported
- *   (once; seed exception_handling).
+ *   (seed exception_handling). An array written by failed work stays failed: every
+ *   wait on it, copy from it or work reading it reports the error again, until the
+ *   array is written again (never MXK_OK with undefined contents); mxk_wait_all
+ *   reports each error once.
+ * - Debugging aids (environment, read at mxk_init / the first allocation):
+ *   MXK_ENGINE_WATCHDOG=SECONDS logs (ERROR, stderr) each operator call running
+ *   longer, naming the operator (and node and backend when known); it cannot stop
+ *   it, so waits and mxk_shutdown still wait. MXK_STORAGE_GUARD=1 puts red zones
+ *   around every CPU block; a write outside an array by an operator fails that
+ *   operator with "storage guard: operator 'OP' ... wrote outside array 'A' (N
+ *   bytes): canary damaged at byte offset OFF". `mxk opcheck` turns both on.
+ * - Integer environment settings are range-checked: a bad MXK_NUM_THREADS or
+ *   MXK_LOG_LEVEL is ignored with one WARNING; bad engine settings (MXK_*_NTHREADS,
+ *   MXK_ENGINE_WATCHDOG) fail mxk_init; bad storage settings (MXK_STORAGE_POOL,
+ *   MXK_STORAGE_GUARD, MXK_MEM_*) fail every allocation, naming the variable.
  */
 #ifndef MXK_H
 #define MXK_H
@@ -73,7 +87,11 @@ typedef struct mxk_init_options {
  */
 mxk_status mxk_init(const mxk_init_options *options);
 
-/** Waits for all work, runs plugin shutdown hooks and releases pooled memory. */
+/**
+ * Waits for all work, runs plugin shutdown hooks and releases pooled memory. Work
+ * that never completes (a hung kernel) makes it wait forever; with
+ * MXK_ENGINE_WATCHDOG set, the culprit is named on stderr first.
+ */
 void mxk_shutdown(void);
 
 /** The config dir in use after mxk_init ("" when none was found). */
@@ -173,7 +191,9 @@ mxk_status mxk_random_seed(uint64_t seed);
 /**
  * Sets the number of CPU threads operator kernels may use (mxk_op_ctx.num_threads);
  * also caps OpenBLAS's own pool through the cpu-blas plugin so the two never
- * oversubscribe. Default: MXK_NUM_THREADS or the number of online CPUs.
+ * oversubscribe. Default: MXK_NUM_THREADS (an integer in [1, 4096]; another value is
+ * ignored with one WARNING), else mxk.conf's num_threads, else the online CPUs.
+ * Errors: MXK_ERR_INVALID_ARGUMENT "mxk_set_num_threads: N is not in [1, 4096]".
  */
 mxk_status mxk_set_num_threads(int32_t n);
 /** Current CPU thread count. */
@@ -181,7 +201,7 @@ int32_t mxk_get_num_threads(void);
 
 /** Memory statistics of one device's storage pool (bytes). */
 typedef struct mxk_storage_stats {
-    uint64_t bytes_in_use; /**< handed out and not yet freed (rounded sizes) */
+    uint64_t bytes_in_use; /**< handed out and not yet freed (rounded sizes, red zones included) */
     uint64_t bytes_pooled; /**< freed and kept for reuse */
     uint64_t peak_in_use;  /**< maximum of bytes_in_use since start */
     uint64_t raw_allocs;   /**< calls of the backend's alloc */
@@ -191,7 +211,10 @@ typedef struct mxk_storage_stats {
 /** Fills `out` with ctx's storage statistics (zeros for a device never used). */
 mxk_status mxk_storage_get_stats(mxk_context ctx, mxk_storage_stats *out);
 
-/** Waits for all pushed work; reports the first unreported asynchronous error once. */
+/**
+ * Waits for all pushed work; reports the first asynchronous error not yet reported
+ * (by any wait), once. Failed arrays stay failed (see the conventions above).
+ */
 mxk_status mxk_wait_all(void);
 
 /* ------------------------------------------------------------------------- */
@@ -238,9 +261,16 @@ mxk_status mxk_ndarray_full(const mxk_shape *shape, int32_t dtype, mxk_context c
 mxk_status mxk_ndarray_slice(mxk_ndarray *arr, int64_t begin, int64_t end, mxk_ndarray **out);
 /** A view with another shape of the same size, sharing memory. MXK_ERR_SHAPE on size mismatch. */
 mxk_status mxk_ndarray_reshape(mxk_ndarray *arr, const mxk_shape *shape, mxk_ndarray **out);
-/** Waits until all pending writes to the array are done; reports their errors (once). */
+/**
+ * Waits until all pending writes to the array are done; returns the error of a failed
+ * array at every call until it is written again.
+ */
 mxk_status mxk_ndarray_wait_to_read(mxk_ndarray *arr);
-/** Waits until all pending reads and writes of the array are done; reports errors (once). */
+/**
+ * Waits until all pending reads and writes of the array are done and reports a
+ * failure as wait_to_read; like upstream it pushes an empty write, so once the error
+ * has been reported, it clears the failed state (the caller is about to overwrite).
+ */
 mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr);
 
 /**

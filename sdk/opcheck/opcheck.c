@@ -8,6 +8,12 @@
  * arrays' dtypes here), and forward / backward are pushed with explicit write
  * requests. Every run starts from the same input and aux values and after the same
  * mxk_random_seed, so runs differ only in what a check varies.
+ *
+ * Run it with the storage guard and the engine watchdog on (MXK_STORAGE_GUARD=1,
+ * MXK_ENGINE_WATCHDOG=SECONDS before mxk_init; `mxk opcheck` and tests/opcheck set
+ * them): a kernel writing outside an array then fails the check that ran it with
+ * the guard's message ("forward failed: storage guard: operator 'OP' wrote outside
+ * array ..."), and a kernel that hangs is named on stderr.
  */
 #include <float.h>
 #include <math.h>

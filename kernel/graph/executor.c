@@ -422,6 +422,9 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
         mxk_grad_plan_mark_external(g, ex->plan, ext);
         rc = mxk_mem_plan_build(g, ex->plan, ex->shapes, ex->types, ext, &ex->mem);
     }
+    if (rc == MXK_OK)
+        rc = mxk_exec_check_mem_limit(g, ex->plan, "bind: the memory plan", ex->mem->total_bytes,
+                                      ex->mem->largest_entry, ex->mem->largest_bytes);
     free(fs);
     free(ft);
     free(ext);
@@ -686,6 +689,33 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
     return rc;
 }
 
+/**
+ * Checks the bytes simple_bind is about to allocate (arguments, gradients where
+ * requested, aux states; arrays reused from shared_exec counted too) against the
+ * memory limit, before any is allocated (mxk_exec_check_mem_limit).
+ */
+static mxk_status check_simple_bind_bytes(const mxk_igraph *g, const mxk_shape *fs,
+                                          const int32_t *ft, const mxk_op_req *reqs) {
+    uint64_t total = 0, largest_bytes = 0;
+    uint32_t largest = UINT32_MAX;
+    for (uint32_t k = 0; k < g->num_args + g->num_aux; k++) {
+        int is_arg = k < g->num_args;
+        uint32_t e =
+            mxk_igraph_entry(g, is_arg ? g->arg_nodes[k] : g->aux_nodes[k - g->num_args], 0);
+        uint64_t b = mxk_mem_entry_bytes(&fs[e], ft[e]);
+        if (b > largest_bytes || largest == UINT32_MAX) {
+            largest = e;
+            largest_bytes = b;
+        }
+        for (int copy = 0; copy < (is_arg && reqs[k] != MXK_REQ_NULL ? 2 : 1); copy++)
+            if (__builtin_add_overflow(total, b, &total))
+                total = UINT64_MAX;
+    }
+    return mxk_exec_check_mem_limit(g, NULL,
+                                    "simple_bind: the arguments, gradients and auxiliary states",
+                                    total, largest, largest_bytes);
+}
+
 mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_shapes,
                                     const char *const *names, const mxk_shape *shapes,
                                     const char *grad_req, uint32_t num_reqs,
@@ -725,11 +755,16 @@ mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint
         rc = simple_infer(g, num_shapes, names, shapes, fs, ft);
     for (uint32_t i = 0; rc == MXK_OK && i < na; i++) {
         const char *name = g->nodes[g->arg_nodes[i]]->name;
-        uint32_t e = mxk_igraph_entry(g, g->arg_nodes[i], 0);
         reqs[i] = (mxk_op_req)def_req;
         for (uint32_t k = 0; k < num_reqs; k++)
             if (strcmp(req_names[k], name) == 0)
                 reqs[i] = (mxk_op_req)parse_req(req_values[k]);
+    }
+    if (rc == MXK_OK)
+        rc = check_simple_bind_bytes(g, fs, ft, reqs);
+    for (uint32_t i = 0; rc == MXK_OK && i < na; i++) {
+        const char *name = g->nodes[g->arg_nodes[i]]->name;
+        uint32_t e = mxk_igraph_entry(g, g->arg_nodes[i], 0);
         uint32_t s = shared_exec ? mxk_exec_find_arg(shared_exec, name) : UINT32_MAX;
         rc = reuse_or_zeros(s != UINT32_MAX ? shared_exec->args[s] : NULL, &fs[e], ft[e], ctx,
                             &args[i]);

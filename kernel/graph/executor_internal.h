@@ -143,6 +143,27 @@ mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape
  */
 mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared_exec);
 
+/**
+ * The memory limit of bind, in bytes: MXK_MEM_LIMIT (a byte count), else the
+ * physical memory (sysconf _SC_PHYS_PAGES x _SC_PAGE_SIZE; UINT64_MAX when unknown).
+ * A bad value is warned about once and ignored. Read at every call. Thread-safe.
+ */
+uint64_t mxk_exec_mem_limit(void);
+
+/**
+ * Refuses to allocate `bytes` over mxk_exec_mem_limit(), before anything is
+ * allocated, so a graph no memory can hold is an error at bind instead of an
+ * out-of-memory kill while the arrays are filled. `what` says what needs the bytes
+ * ("bind: the memory plan"); `largest` is the entry of `g` (forward or, with plan
+ * `p`, gradient entry; UINT32_MAX: none) of `largest_bytes` that is named.
+ * MXK_ERR_OUT_OF_MEMORY: "<what> needs N bytes, more than the memory limit of L
+ * bytes (MXK_MEM_LIMIT); the largest array is the output of FullyConnected 'fc1'
+ * (B bytes)" (or "argument 'fc1_weight' of FullyConnected 'fc1'", "the gradient of
+ * ..."). Upstream has no such check (it lets the allocation fail).
+ */
+mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
+                                    uint64_t bytes, uint32_t largest, uint64_t largest_bytes);
+
 /* ---- executor_run.c ---- */
 
 /** Prepares the head-gradient copies and the zero fills (after the calls). */

@@ -14,9 +14,12 @@
  * (mxk_ndarray_create). Entries sharing a chunk share its engine variable, so the
  * engine orders every use of the memory.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "env.h"
 #include "error.h"
 #include "executor_internal.h"
 #include "shape.h"
@@ -153,4 +156,79 @@ mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
     free(order);
     free(fl);
     return rc;
+}
+
+/** The limit of bind (executor_internal.h). */
+uint64_t mxk_exec_mem_limit(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    uint64_t phys = UINT64_MAX;
+    if (pages > 0 && page > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)page)
+        phys = (uint64_t)pages * (uint64_t)page;
+    return mxk_env_uint64_or_warn("executor", "MXK_MEM_LIMIT", phys, 1, UINT64_MAX);
+}
+
+/** The node producing forward entry `e` of `g` (binary search in entry_ptr). */
+static uint32_t producer(const mxk_igraph *g, uint32_t e) {
+    uint32_t lo = 0, hi = g->num_nodes;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->entry_ptr[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/**
+ * Writes what entry `e` is into buf: "the output of <op> '<node>'" (output k > 0:
+ * "output k of ..."), for a variable "argument 'w' of <op> '<node>'" (its first
+ * reader), prefixed "the gradient of " for a gradient entry.
+ */
+static void describe_entry(const mxk_igraph *g, const mxk_grad_plan *p, uint32_t e, char *buf,
+                           size_t len) {
+    const char *grad = "";
+    if (e >= g->num_entries && p != NULL && e < p->num_full_entries) {
+        e = p->grad_src[e - g->num_entries];
+        grad = "the gradient of ";
+    }
+    if (e >= g->num_entries) {
+        snprintf(buf, len, "an internal array");
+        return;
+    }
+    uint32_t n = producer(g, e), k = e - g->entry_ptr[n];
+    const mxk_gnode *node = g->nodes[n];
+    if (node->op != NULL) {
+        char out[32] = "the output";
+        if (k > 0)
+            snprintf(out, sizeof out, "output %u", (unsigned)k);
+        snprintf(buf, len, "%s%s of %s '%s'", grad, out, node->op->op->def.name, node->name);
+        return;
+    }
+    const mxk_gnode *reader = NULL;
+    for (uint32_t r = 0; r < g->num_nodes && reader == NULL; r++)
+        for (uint32_t i = g->in_ptr[r]; i < g->in_ptr[r + 1] && reader == NULL; i++)
+            if (g->in_entries[i] == e)
+                reader = g->nodes[r];
+    if (reader != NULL)
+        snprintf(buf, len, "%sargument '%s' of %s '%s'", grad, node->name, reader->op->op->def.name,
+                 reader->name);
+    else
+        snprintf(buf, len, "%sargument '%s'", grad, node->name);
+}
+
+/** Refuses bytes over the limit (executor_internal.h). */
+mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
+                                    uint64_t bytes, uint32_t largest, uint64_t largest_bytes) {
+    uint64_t limit = mxk_exec_mem_limit();
+    if (bytes <= limit)
+        return MXK_OK;
+    char desc[512] = "none";
+    if (largest != UINT32_MAX)
+        describe_entry(g, p, largest, desc, sizeof desc);
+    return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
+                         "%s needs %llu bytes, more than the memory limit of %llu bytes "
+                         "(MXK_MEM_LIMIT); the largest array is %s (%llu bytes)",
+                         what, (unsigned long long)bytes, (unsigned long long)limit, desc,
+                         (unsigned long long)largest_bytes);
 }

@@ -294,9 +294,12 @@ typedef struct mxk_mem_plan {
     uint8_t *inplace;     /**< per entry: 1 when it took an input's block in place (the step
                                writing it should pass MXK_REQ_INPLACE instead of WRITE) */
     uint32_t num_blocks;
-    uint64_t *block_bytes; /**< per block: the largest entry it holds, in bytes */
-    uint64_t total_bytes;  /**< sum of block_bytes */
-    uint64_t naive_bytes;  /**< one block per internal entry (no reuse, no in-place) */
+    uint64_t *block_bytes;  /**< per block: the largest entry it holds, in bytes */
+    uint64_t total_bytes;   /**< sum of block_bytes (UINT64_MAX when the sum overflows) */
+    uint64_t naive_bytes;   /**< one block per internal entry (no reuse, no in-place) */
+    uint32_t largest_entry; /**< the internal entry of most bytes (first of equals); UINT32_MAX:
+                                 none */
+    uint64_t largest_bytes; /**< its bytes (UINT64_MAX when its size overflows) */
 } mxk_mem_plan;
 
 /**
@@ -312,5 +315,12 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
 
 /** Frees a plan. NULL: no-op. */
 void mxk_mem_plan_free(mxk_mem_plan *m);
+
+/**
+ * Bytes of an array of shape `s` and dtype `t`: elements x dtype size (4 when the
+ * dtype is unknown, -1); 0 for an unknown shape (ndim 0 or a dim <= 0); UINT64_MAX
+ * when the product overflows 64 bits (more than any memory limit).
+ */
+uint64_t mxk_mem_entry_bytes(const mxk_shape *s, int32_t t);
 
 #endif /* MXK_GRAPH_H */

@@ -293,10 +293,24 @@ static int32_t block_request(mem_build *b, uint64_t bytes, uint32_t s) {
     return (int32_t)b->num_blocks++;
 }
 
-/** Bytes of one entry: elements x dtype size (4 when the dtype is unknown). */
-static uint64_t entry_bytes(const mxk_shape *s, int32_t t) {
+/** Bytes of an entry (graph.h). */
+uint64_t mxk_mem_entry_bytes(const mxk_shape *s, int32_t t) {
     size_t w = t >= 0 ? mxk_dtype_size(t) : 0;
-    return mxk_shape_size(s) * (uint64_t)(w ? w : 4);
+    uint64_t n = w ? w : 4;
+    if (s->ndim <= 0)
+        return 0;
+    for (int32_t i = 0; i < s->ndim && i < MXK_MAX_NDIM; i++) {
+        if (s->dims[i] <= 0)
+            return 0;
+        if (__builtin_mul_overflow(n, (uint64_t)s->dims[i], &n))
+            return UINT64_MAX;
+    }
+    return n;
+}
+
+/** a + b, UINT64_MAX when it overflows. */
+static uint64_t add_sat(uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 /**
@@ -477,6 +491,7 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
     if (m == NULL)
         return oom();
     m->num_entries = F;
+    m->largest_entry = UINT32_MAX;
     m->storage = malloc((F + 1) * sizeof *m->storage);
     m->inplace = calloc(F + 1, 1);
     b.g = g;
@@ -491,7 +506,7 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
     if (st == MXK_OK) {
         for (uint32_t e = 0; e < F; e++) {
             m->storage[e] = external && external[e] ? MXK_STORAGE_EXTERNAL : STORAGE_UNASSIGNED;
-            b.entry_bytes[e] = entry_bytes(&shapes[e], types[e]);
+            b.entry_bytes[e] = mxk_mem_entry_bytes(&shapes[e], types[e]);
         }
         count_refs(&b);
         st = build_deps(&b);
@@ -502,16 +517,22 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
         for (uint32_t e = 0; e < F; e++) {
             if (m->storage[e] == STORAGE_UNASSIGNED)
                 m->storage[e] = MXK_STORAGE_NONE;
-            if (m->storage[e] >= 0)
-                m->naive_bytes += b.entry_bytes[e];
+            if (m->storage[e] >= 0) {
+                m->naive_bytes = add_sat(m->naive_bytes, b.entry_bytes[e]);
+                if (m->largest_entry == UINT32_MAX ||
+                    b.entry_bytes[e] > b.entry_bytes[m->largest_entry])
+                    m->largest_entry = e;
+            }
         }
+        if (m->largest_entry != UINT32_MAX)
+            m->largest_bytes = b.entry_bytes[m->largest_entry];
         m->num_blocks = b.num_blocks;
         m->block_bytes = malloc((b.num_blocks + 1) * sizeof *m->block_bytes);
         if (m->block_bytes == NULL)
             st = oom();
         for (uint32_t k = 0; st == MXK_OK && k < b.num_blocks; k++) {
             m->block_bytes[k] = b.blocks[k].bytes;
-            m->total_bytes += b.blocks[k].bytes;
+            m->total_bytes = add_sat(m->total_bytes, b.blocks[k].bytes);
         }
     }
     mem_build_free(&b);

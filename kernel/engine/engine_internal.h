@@ -290,9 +290,10 @@ void engine_cached_discard(engine_op *op);
 void engine_deps_append(engine_op *op);
 
 /**
- * Completes the op's requests: bumps the version of written variables, records the
- * op's pending error on them (the caller listed it globally), and, when `queued`,
- * grants the next requests. For ENGINE_OP_DELETE frees the variable.
+ * Completes the op's requests: bumps the version of written variables; a function
+ * (ENGINE_OP_FN) records its error, own or inherited, on them (the caller listed a
+ * pending one globally) or, without an error, clears their failed state; when
+ * `queued`, grants the next requests. For ENGINE_OP_DELETE frees the variable.
  */
 void engine_deps_release(engine_op *op, bool queued);
 

@@ -134,6 +134,13 @@ static void test_unreadable_global_conf(void) {
     CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
     snprintf(want, sizeof want, "%s:2: the line is longer than 197 characters", conf);
     check_message(want);
+    FILE *f = fopen(conf, "wb");
+    CHECK(f != NULL && fwrite("[mxk]\nbackend = a\0b\n", 1, 20, f) == 20);
+    if (f)
+        fclose(f);
+    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
+    snprintf(want, sizeof want, "%s: the file contains a NUL byte", conf);
+    check_message(want);
     unlink(conf);
     if (geteuid() == 0) {
         printf("note: running as root, which reads a mode-000 file: that case is not checked\n");

@@ -637,20 +637,27 @@ mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *cons
  * upstream's pickled updater states: context 0's "NAME:mom" (SGD) or "NAME:mean",
  * "NAME:var" (Adam) and "__counts__" (float64: num_update, then each parameter's
  * update count). Logs 'Saved checkpoint to "prefix-%04d.params"' and 'Saved
- * optimizer state to "prefix-%04d.states"' to `log` (NULL: none). Errors: the
- * kernel's status of mxk_symbol_save or mxk_ndarray_save ("PATH: ...";
- * MXK_ERR_IO, or errors of pending work), mxkt_module_get_params' (MXK_ERR_STATE
- * before bind and init_params), MXK_ERR_OUT_OF_MEMORY "out of memory", the
- * kernel's status creating the counts array. Files written before a failure stay.
+ * optimizer state to "prefix-%04d.states"' to `log` (NULL: none). Every file is
+ * written atomically (mxk.h "Files": a temporary file renamed over the target),
+ * prefix-symbol.json only when its content changed, so a failed or killed save
+ * leaves each file as it was or complete. Errors: MXK_ERR_INVALID_ARGUMENT "the
+ * checkpoint prefix is empty", "checkpoint prefix of N bytes: the KIND file name
+ * does not fit in 4095 bytes" (names are never cut short); the kernel's status of
+ * mxk_symbol_save or mxk_ndarray_save ("save_checkpoint: cannot write 'PATH':
+ * <strerror>", "save_checkpoint: cannot write 'PATH': it is a directory, not a
+ * regular file", ..., or errors of pending work), mxkt_module_get_params'
+ * (MXK_ERR_STATE before bind and init_params), MXK_ERR_OUT_OF_MEMORY "out of
+ * memory", the kernel's status creating the counts array. Files written before a
+ * failure stay.
  */
 mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
                                        int32_t save_states, FILE *log);
 /**
  * Loads prefix-%04d.params into the bound module through mxkt_module_set_params
  * with allow_extra 0 (module.py load_params; keys "arg:"/"aux:" or bare). Errors:
- * the kernel's status of mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT,
- * MXK_ERR_OUT_OF_MEMORY), MXK_ERR_FORMAT "PATH: a parameter file needs names",
- * mxkt_module_set_params' errors.
+ * the prefix errors of mxkt_module_save_checkpoint (MXK_ERR_INVALID_ARGUMENT), the kernel's status
+ * of mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT, MXK_ERR_OUT_OF_MEMORY),
+ * MXK_ERR_FORMAT "PATH: a parameter file needs names", mxkt_module_set_params' errors.
  */
 mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch);
 /**
@@ -658,7 +665,8 @@ mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t e
  * optimizer states of every context, then num_update and the update counts from
  * "__counts__" (ignored when absent or not of num_params + 1 entries) and replays
  * the scheduler to num_update; waits for all work. Errors: MXK_ERR_STATE
- * "init_optimizer before loading optimizer states", the kernel's status of
+ * "init_optimizer before loading optimizer states", the prefix errors of
+ * mxkt_module_save_checkpoint (MXK_ERR_INVALID_ARGUMENT), the kernel's status of
  * mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT, ...),
  * MXK_ERR_NOT_FOUND "PATH: no state NAME:KIND", MXK_ERR_FORMAT "PATH: __counts__
  * must be float64", the kernel's status of a copy or of the wait, unwrapped.
@@ -667,7 +675,8 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
 
 /**
  * Loads prefix-symbol.json (mxk_symbol_load; python/mxnet/model.py
- * load_checkpoint). The caller owns *out (mxk_symbol_free). Errors: the kernel's
+ * load_checkpoint). The caller owns *out (mxk_symbol_free). Errors: the prefix
+ * errors of mxkt_module_save_checkpoint (MXK_ERR_INVALID_ARGUMENT), the kernel's
  * status of mxk_symbol_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_OUT_OF_MEMORY,
  * MXK_ERR_FORMAT for malformed JSON, MXK_ERR_NOT_FOUND for an unknown operator).
  * Thread-safe.
@@ -699,7 +708,8 @@ typedef struct mxkt_fit_options {
     /** One JSON line per epoch appended here (NULL: none): {"epoch": E, "train": {NAME: V},
      * "validation": {NAME: V} or null, "lr": rate of the epoch's last update (the
      * scheduler's or fixed lr, before Adam's bias correction),
-     * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. */
+     * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. The
+     * log is rewritten whole with the line added (atomically, mxk.h "Files"). */
     const char *metrics_log;
     int32_t progress;       /**< draw a progress bar on stdout (every 10 batches) */
     mxkt_batch_cb batch_cb; /**< NULL: none */
@@ -736,7 +746,9 @@ typedef struct mxkt_fit_options {
  * mxkt_module_update_metric, the kernel's status reading a label array ("label:
  * ...", e.g. MXK_ERR_UNSUPPORTED off the CPU), the kernel's status when the
  * epoch's final wait reports an error ("fit: ..."), mxkt_module_save_checkpoint's,
- * mxkt_module_score's, MXK_ERR_IO "cannot open metrics log 'PATH'".
+ * mxkt_module_score's, the metrics log's: "metrics log: cannot write 'PATH': <strerror>"
+ * (MXK_ERR_IO), "metrics log: cannot read 'PATH': it is a directory, not a regular file", ...
+ * (the log is appended by reading it and rewriting it whole, atomically).
  */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
                            mxkt_fit_options *opt);

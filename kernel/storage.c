@@ -605,12 +605,21 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
                       "storage: free of %p on %s: not a block allocated on this device and "
                       "still in use (double free or wrong device)",
                       ptr, mxk_ctx_format(ctx, cs, sizeof cs));
-        fprintf(stderr, "[mxk ERROR] %s\n", mxk_last_error_message());
+        mxk_log(MXK_LOG_ERROR, "%s", mxk_last_error_message());
         return;
     }
-    uint64_t size = d->live.vals[i];
-    if (d->live.reqs[i] != 0)
+    uint64_t size = d->live.vals[i], bytes = d->live.reqs[i];
+    if (bytes != 0) { /* guarded: a write outside it that no engine check saw is reported */
+        int damaged = 0;
+        int64_t off = guard_damage((unsigned char *)ptr - GUARD_FRONT, size, bytes, &damaged);
+        char cs[64];
+        if (damaged)
+            mxk_log(MXK_LOG_ERROR,
+                    "storage guard: block %p of %" PRIu64 " bytes on %s was written outside its "
+                    "bounds: canary damaged at byte offset %" PRId64 " (found when it was freed)",
+                    ptr, bytes, mxk_ctx_format(ctx, cs, sizeof cs), off);
         ptr = (char *)ptr - GUARD_FRONT; /* the raw block */
+    }
     ptr_map_remove_at(&d->live, i);
     d->stats.bytes_in_use -= size;
     if (!storage_config_get()->pooled || pool_push(d, ptr, size) != 0)

@@ -19,7 +19,11 @@
  * red zones filled with the canary byte 0xFD: 64 bytes before the user bytes and at
  * least 64 after them (up to the end of the pooled block), armed again at every
  * allocation. mxk_storage_guard_verify checks them; the engine does after every
- * write of a variable that guards a block (mxk_engine_var_set_guard, engine.h).
+ * write of a variable that guards a block (mxk_engine_var_set_guard, engine.h), and
+ * mxk_storage_free logs (ERROR) damage still there when a block is freed: "storage
+ * guard: block PTR of N bytes on cpu(0) was written outside its bounds: canary damaged
+ * at byte offset OFF (found when it was freed)" (temp space, plugin allocations,
+ * arrays written without being declared written).
  * The red zones count in the block's size (statistics, rounding).
  *
  * Block sizes are kept in a host-side map (never in device memory). Statistics per

@@ -73,6 +73,28 @@ static void test_verify_finds_damage(void) {
     CHECK_EQ_INT(st.bytes_in_use, 0);
 }
 
+/** Damage still there when a block is freed is logged (once; nothing else changes). */
+static void test_free_reports_damage(void) {
+    void *p = NULL;
+    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 10, &p), MXK_OK);
+    ((unsigned char *)p)[12] = 0;
+    char want[256], out[1024];
+    snprintf(want, sizeof want,
+             "[mxk ERROR] storage guard: block %p of 10 bytes on cpu(0) was written outside its "
+             "bounds: canary damaged at byte offset 12 (found when it was freed)\n",
+             p);
+    mxk_t_capture c;
+    CHECK(mxk_t_capture_begin(&c));
+    mxk_storage_free(CPU0, p);
+    mxk_t_capture_end(&c, out, sizeof out);
+    CHECK(strcmp(out, want) == 0);
+    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 10, &p), MXK_OK); /* re-armed when reused */
+    CHECK(mxk_t_capture_begin(&c));
+    mxk_storage_free(CPU0, p);
+    mxk_t_capture_end(&c, out, sizeof out);
+    CHECK_EQ_INT(out[0], 0);
+}
+
 /** Device memory is not guarded (the host cannot read it); unknown pointers pass. */
 static void test_device_memory_not_guarded(void) {
     CHECK(!mxk_storage_guarded(GPU0));
@@ -161,6 +183,7 @@ int main(void) {
         return 1;
     }
     MXK_RUN(test_verify_finds_damage);
+    MXK_RUN(test_free_reports_damage);
     MXK_RUN(test_device_memory_not_guarded);
     MXK_RUN(test_engine_catches_overrun);
     mxk_engine_stop();

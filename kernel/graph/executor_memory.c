@@ -167,19 +167,6 @@ uint64_t mxk_exec_mem_limit(void) {
     return mxk_env_uint64_or_warn("executor", "MXK_MEM_LIMIT", phys, 1, UINT64_MAX);
 }
 
-/** The node producing forward entry `e` of `g` (binary search in entry_ptr). */
-static uint32_t producer(const mxk_igraph *g, uint32_t e) {
-    uint32_t lo = 0, hi = g->num_nodes;
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->entry_ptr[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /**
  * Writes what entry `e` is into buf: "the output of <op> '<node>'" (output k > 0:
  * "output k of ..."), for a variable "argument 'w' of <op> '<node>'" (its first
@@ -196,7 +183,7 @@ static void describe_entry(const mxk_igraph *g, const mxk_grad_plan *p, uint32_t
         snprintf(buf, len, "an internal array");
         return;
     }
-    uint32_t n = producer(g, e), k = e - g->entry_ptr[n];
+    uint32_t n = mxk_igraph_entry_node(g, e), k = e - g->entry_ptr[n];
     const mxk_gnode *node = g->nodes[n];
     if (node->op != NULL) {
         char out[32] = "the output";

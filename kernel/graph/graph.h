@@ -123,6 +123,19 @@ static inline uint32_t mxk_igraph_entry(const mxk_igraph *g, uint32_t node_id, u
     return g->entry_ptr[node_id] + index;
 }
 
+/** The node producing forward entry `e` (< num_entries): binary search in entry_ptr. */
+static inline uint32_t mxk_igraph_entry_node(const mxk_igraph *g, uint32_t e) {
+    uint32_t lo = 0, hi = g->num_nodes;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->entry_ptr[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* ------------------------------------------------------------------------- */
 /* Shape and type inference                                                  */
 /* ------------------------------------------------------------------------- */

@@ -36,7 +36,8 @@ extern "C" {
  * most MXK_SDK_MAX_ELEMS. Otherwise (or for a negative factor) *out is set to 0
  * and MXK_ERR_SHAPE is returned with "<what>: <a> * <b> is too large (more
  * than 1152921504606846976 elements)", `what` naming the product, e.g.
- * "output height * width". No host table needed; thread-safe.
+ * "output height * width". The message goes through the host table
+ * (mxk_sdk_error: without one only the status is returned). Thread-safe.
  */
 static inline mxk_status mxk_sdk_dim_mul(int64_t a, int64_t b, int64_t *out, const char *what,
                                          mxk_error_sink *err) {

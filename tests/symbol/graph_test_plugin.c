@@ -55,16 +55,20 @@ static mxk_status gt_pair(const mxk_attrs *attrs, const char *key, int64_t lo, i
                           mxk_error_sink *err) {
     mxk_shape s;
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
-    if (s.ndim != 2 || s.dims[0] < lo || s.dims[1] < lo)
+    if (s.ndim != 2 || s.dims[0] < lo || s.dims[1] < lo || s.dims[0] > INT32_MAX ||
+        s.dims[1] > INT32_MAX)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute '%s': expected 2 entries >= %lld (2-D only)", key,
-                             (long long)lo);
+                             "attribute '%s': expected 2 entries in [%lld, %d] (2-D only)", key,
+                             (long long)lo, INT32_MAX);
     a[0] = s.dims[0];
     a[1] = s.dims[1];
     return MXK_OK;
 }
 
-/** Output size of a window along one axis (valid convention); 0 when the input is unknown. */
+/**
+ * Output size of a window along one axis (valid convention); 0 when the input is
+ * unknown. No overflow: in <= 2^60 (mxk_sdk_shape_check_count first), k, s, p < 2^31.
+ */
 static int64_t gt_out_dim(int64_t in, int64_t k, int64_t s, int64_t p) {
     if (in <= 0)
         return 0;
@@ -147,6 +151,7 @@ static mxk_status conv_infer_shape(const void *param, mxk_shape *in, uint32_t nu
         mxk_shape bs = mxk_sdk_shape1(p->num_filter);
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &bs, "argument", "bias", err));
     }
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(d, "argument 'data'", err));
     int64_t ho = gt_out_dim(d->dims[2], p->kernel[0], p->stride[0], p->pad[0]);
     int64_t wo = gt_out_dim(d->dims[3], p->kernel[1], p->stride[1], p->pad[1]);
     if (ho < 0 || wo < 0)
@@ -369,6 +374,7 @@ static mxk_status pool_infer_shape(const void *param, mxk_shape *in, uint32_t nu
                              "got %s",
                              mxk_sdk_shape_format(d, s, sizeof s));
     }
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(d, "argument 'data'", err));
     int64_t ho = gt_out_dim(d->dims[2], p->kernel[0], p->stride[0], p->pad[0]);
     int64_t wo = gt_out_dim(d->dims[3], p->kernel[1], p->stride[1], p->pad[1]);
     if (ho < 0 || wo < 0)

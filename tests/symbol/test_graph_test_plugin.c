@@ -178,6 +178,21 @@ static void test_shape_errors(void) {
     CHECK_EQ_INT(mxk_op_instance_create("TestConv", 2, k, v, cpu, 3, in, NULL, &op), MXK_ERR_SHAPE);
     CHECK_CONTAINS(mxk_get_last_error(), "argument 'data': expected 4 dims (N,C,H,W), got (3,4)");
     mxk_op_instance_free(op);
+    /* sizes that would overflow x + 2 * pad are refused, never computed */
+    const char *kp[] = {"kernel", "num_filter", "pad"},
+               *vp[] = {"(2,2)", "1", "(4611686018427387904,0)"};
+    in[0] = (mxk_shape){.ndim = 4, .dims = {1, 1, 4, 4}};
+    CHECK_EQ_INT(mxk_op_instance_create("TestConv", 3, kp, vp, cpu, 3, in, NULL, &op),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "TestConv: attribute 'pad': expected 2 entries in [0, 2147483647] (2-D only)");
+    mxk_shape big = {.ndim = 4, .dims = {1, 1, INT64_MAX, 1}};
+    const char *kk[] = {"kernel"}, *vk[] = {"(1,1)"};
+    CHECK_EQ_INT(mxk_op_instance_create("TestPool", 1, kk, vk, cpu, 1, &big, NULL, &op),
+                 MXK_ERR_SHAPE);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "TestPool: argument 'data': shape (1,1,9223372036854775807,1) has too many "
+                   "elements");
 }
 
 int main(void) {

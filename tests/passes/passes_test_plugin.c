@@ -79,19 +79,25 @@ static void pt_free(void *param) {
     free(param);
 }
 
-/** Output spatial size of a window, or an error when the window does not fit. */
+/**
+ * Output spatial size of a window, or an error when the window does not fit or the
+ * padded size is too large (checked arithmetic: pad comes from a model file).
+ */
 static mxk_status pt_out_dim(int64_t in, int64_t k, int64_t s, int64_t pad, const char *what,
                              int64_t *out, mxk_error_sink *err) {
     if (in == 0) {
         *out = 0;
         return MXK_OK;
     }
-    if (in + 2 * pad < k)
+    int64_t twice, size;
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(2, pad, &twice, "2 * pad", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_add(in, twice, &size, "padded input", err));
+    if (size < k)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
                              "argument 'data': %s %lld (+2*%lld pad) is "
                              "smaller than the kernel %lld",
                              what, (long long)in, (long long)pad, (long long)k);
-    *out = (in + 2 * pad - k) / s + 1;
+    *out = (size - k) / s + 1;
     return MXK_OK;
 }
 

@@ -320,6 +320,20 @@ static void test_infer_on_lenet(void) {
     mxk_symbol_free(net);
 }
 
+/* A pad no size can take (from a model file): refused with checked arithmetic. */
+static void test_window_pad_overflow(void) {
+    const char *k[] = {"kernel", "stride", "pad", "num_filter"},
+               *v[] = {"(1,1)", "(1,1)", "(4611686018427387904,0)", "1"};
+    mxk_shape in[3] = {{.ndim = 4, .dims = {1, 1, 4, 4}}};
+    mxk_op_instance *op = NULL;
+    CHECK_EQ_INT(mxk_op_instance_create("TestConv", 4, k, v, (mxk_context){MXK_DEV_CPU, 0}, 3, in,
+                                        NULL, &op),
+                 MXK_ERR_SHAPE);
+    CHECK_CONTAINS(mxk_get_last_error(), "TestConv: 2 * pad: 2 * 4611686018427387904 is too "
+                                         "large (more than 1152921504606846976 elements)");
+    CHECK(op == NULL);
+}
+
 /* NULL arguments and a lone variable. */
 static void test_bad_arguments(void) {
     mxk_shape sh[1] = {s1(3)};
@@ -351,6 +365,7 @@ int main(void) {
     MXK_RUN(test_shape_attribute);
     MXK_RUN(test_inconsistent_shapes_name_node_argument_expected_actual);
     MXK_RUN(test_unknown_name);
+    MXK_RUN(test_window_pad_overflow);
     MXK_RUN(test_type_inference);
     MXK_RUN(test_infer_on_lenet);
     MXK_RUN(test_bad_arguments);

@@ -32,12 +32,18 @@
 /** Bytes buffered by a writer before a write(2). */
 #define WRITER_BUFFER (64 * 1024)
 
+/** The write call of every writer (tests replace it; see file_io.h). */
 static mxk_file_write_fn write_fn = write;
 
 void mxk_file_io_set_write_hook(mxk_file_write_fn fn) {
     write_fn = fn ? fn : write;
 }
 
+/**
+ * A file being written (mxk.h): the target's open directory, the temporary file
+ * in it and a write buffer. Owned by the caller of mxk_file_writer_open until
+ * commit or abort frees it.
+ */
 struct mxk_file_writer {
     int dirfd, fd;
     char *path;        /**< the target as given (messages, and base points into it) */

@@ -40,7 +40,7 @@ static int64_t run_one(const uint8_t *data, size_t size) {
     const uint8_t *nul = memchr(body, 0, n);
     size_t data_len = nul ? (size_t)(nul - body) : n;
     char dpath[512], lpath[512], bs[8];
-    fuzz_iter_write("data.csv", body, data_len, dpath);
+    fuzz_tmp_write("data.csv", body, data_len, dpath);
     uint32_t na = 5;
     snprintf(bs, sizeof bs, "%u", 1 + (c & 3));
     const char *keys[7] = {"data_csv", "data_shape", "batch_size", "round_batch",
@@ -49,7 +49,7 @@ static int64_t run_one(const uint8_t *data, size_t size) {
                            c & 128 ? "1" : "4"};
     if (c & 32) {
         const uint8_t *lbl = nul ? nul + 1 : body + n;
-        fuzz_iter_write("label.csv", lbl, (size_t)(body + n - lbl), lpath);
+        fuzz_tmp_write("label.csv", lbl, (size_t)(body + n - lbl), lpath);
         keys[na] = "label_csv";
         vals[na++] = lpath;
         keys[na] = "label_shape";

@@ -1,6 +1,6 @@
 /*
  * What the data-iterator fuzz targets (fuzz_mnist_iter, fuzz_csv_iter) share:
- * a private temporary directory for the fuzzed files (removed at exit), and a run of an iterator
+ * a run of an iterator
  * through two epochs through the public API (mxk_data_iter_*, upstream
  * include/mxnet/c_api.h MXDataIter*), checking the properties every iterator
  * keeps whatever its files hold. Include after fuzz_kernel.h.
@@ -14,42 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/** The temporary directory (set once) and the file names written into it. */
-static char fuzz_iter_tmp[256];
-static const char *fuzz_iter_names[8];
-
-/** Removes the files written and the temporary directory (at exit). */
-static void fuzz_iter_cleanup(void) {
-    char path[512];
-    for (int i = 0; i < 8 && fuzz_iter_names[i] != NULL; i++) {
-        snprintf(path, sizeof path, "%s/%s", fuzz_iter_tmp, fuzz_iter_names[i]);
-        unlink(path);
-    }
-    rmdir(fuzz_iter_tmp);
-}
-
-/**
- * Writes n bytes to `name` (a string literal; at most 8 names) in the temporary
- * directory, created on first use and removed at exit; path receives the file's
- * path (room for 512 bytes).
- */
-static void fuzz_iter_write(const char *name, const uint8_t *p, size_t n, char *path) {
-    if (fuzz_iter_tmp[0] == '\0') {
-        snprintf(fuzz_iter_tmp, sizeof fuzz_iter_tmp, "%s/mxk_fuzz_iter_XXXXXX",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (mkdtemp(fuzz_iter_tmp) == NULL)
-            fuzz_kernel_fail(fuzz_iter_tmp, "cannot create the temporary directory");
-        atexit(fuzz_iter_cleanup);
-    }
-    int k = 0;
-    while (k < 7 && fuzz_iter_names[k] != NULL && strcmp(fuzz_iter_names[k], name) != 0)
-        k++;
-    fuzz_iter_names[k] = name;
-    snprintf(path, 512, "%s/%s", fuzz_iter_tmp, name);
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || (n > 0 && fwrite(p, 1, n, f) != n) || fclose(f) != 0)
-        fuzz_kernel_fail(path, "cannot write a temporary file");
-}
+#include "fuzz_tmp.h"
 
 /** Elements of a shape. */
 static uint64_t fuzz_iter_elems(const mxk_shape *s) {

@@ -39,7 +39,7 @@ static void fuzz_kernel_start(void) {
     started = 1;
     setenv("MXK_ENGINE_TYPE", "NaiveEngine", 0);
     setenv("MXK_NUM_THREADS", "1", 0);
-    setenv("MXK_MEM_LIMIT", "64M", 0);
+    setenv("MXK_MEM_LIMIT", "67108864", 0);
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = FUZZ_CONFDIR, .no_plugins = 1};
     if (mxk_init(&o) != MXK_OK)
         fuzz_kernel_fail("fuzz", "mxk_init failed");

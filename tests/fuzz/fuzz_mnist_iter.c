@@ -59,8 +59,8 @@ static int64_t run_one(const uint8_t *data, size_t size) {
     if (img_len > size - 3)
         return -1;
     char img[512], lbl[512], bs[8], parts[8], part[8];
-    fuzz_iter_write("img", data + 3, img_len, img);
-    fuzz_iter_write("lbl", data + 3 + img_len, size - 3 - img_len, lbl);
+    fuzz_tmp_write("img", data + 3, img_len, img);
+    fuzz_tmp_write("lbl", data + 3 + img_len, size - 3 - img_len, lbl);
     uint32_t batch = 1 + (c & 3), np = 1 + ((c >> 5) & 3);
     snprintf(bs, sizeof bs, "%u", batch);
     snprintf(parts, sizeof parts, "%u", np);

@@ -305,8 +305,7 @@ static mxk_status csv_open(csv_file *cf, const char *path, const char *attr, uin
     cf->max_line = (size_t)(values * CSV_BYTES_PER_VALUE + CSV_LINE_SLACK);
     char what[64], msg[PF_MSG_MAX];
     snprintf(what, sizeof what, "CSVIter: %s", attr);
-    uint64_t size = 0;
-    int fd = io_open_regular(path, what, &size, msg, sizeof msg);
+    int fd = io_open_regular(path, what, NULL, msg, sizeof msg);
     if (fd < 0)
         return mxk_sdk_error(err, MXK_ERR_IO, "%s", msg);
     cf->f = fdopen(fd, "rb");

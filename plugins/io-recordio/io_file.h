@@ -24,12 +24,11 @@
  * file (a symlink is followed to its target) is refused, and the descriptor is
  * switched back to blocking reads. On success returns the descriptor (the caller
  * closes it, or hands it to fdopen / gzdopen) and the file's size in bytes in
- * *size. On failure returns -1 with a message in msg (msgsize bytes), `what`
- * naming the role of the file: "WHAT: cannot open 'PATH': <strerror>" (e.g.
- * "Permission denied", "No such file or directory"), "WHAT: 'PATH' is not a
- * regular file (a FIFO | a character device | a block device | a directory | a
- * socket | of type 0NNNNNN)", or "WHAT: cannot read 'PATH': <strerror>" when fstat
- * or fcntl fails. Thread-safe.
+ * *size (when size is not NULL). On failure returns -1 with a message in msg (msgsize bytes),
+ * `what` naming the role of the file: "WHAT: cannot open 'PATH': <strerror>" (e.g. "Permission
+ * denied", "No such file or directory"), "WHAT: 'PATH' is not a regular file (a FIFO | a character
+ * device | a block device | a directory | a socket | of type 0NNNNNN)", or "WHAT: cannot read
+ * 'PATH': <strerror>" when fstat or fcntl fails. Thread-safe.
  */
 static inline int io_open_regular(const char *path, const char *what, uint64_t *size, char *msg,
                                   size_t msgsize) {
@@ -65,7 +64,8 @@ static inline int io_open_regular(const char *path, const char *what, uint64_t *
         close(fd);
         return -1;
     }
-    *size = (uint64_t)st.st_size;
+    if (size)
+        *size = (uint64_t)st.st_size;
     return fd;
 }
 

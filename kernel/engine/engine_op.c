@@ -64,12 +64,15 @@ void engine_op_copy_text(engine_op *dst, char *blob, const engine_op *src) {
 }
 
 const char *engine_op_describe(const engine_op *op, char *buf, size_t size) {
-    const char *node = op->node[0] ? op->node : NULL,
-               *backend = op->backend[0] ? op->backend : NULL;
-    snprintf(buf, size, "operator '%s'%s%s%s%s%s%s%s", op->name[0] ? op->name : "unnamed",
-             node || backend ? " (" : "", node ? "node '" : "", node ? node : "",
-             node ? (backend ? "', " : "'") : "", backend ? "backend '" : "",
-             backend ? backend : "", node || backend ? (backend ? "')" : ")") : "");
+    char node[320] = "", backend[320] = "";
+    if (op->node[0])
+        snprintf(node, sizeof node, "node '%s'", op->node);
+    if (op->backend[0])
+        snprintf(backend, sizeof backend, "backend '%s'", op->backend);
+    const char *open = node[0] || backend[0] ? " (" : "", *close = open[0] ? ")" : "";
+    const char *sep = node[0] && backend[0] ? ", " : "";
+    snprintf(buf, size, "operator '%s'%s%s%s%s%s", op->name[0] ? op->name : "unnamed", open, node,
+             sep, backend, close);
     return buf;
 }
 

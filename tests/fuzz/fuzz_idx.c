@@ -17,7 +17,8 @@
  * Two builds, as the other fuzz targets:
  * - libFuzzer (clang, -fsanitize=fuzzer, option MXK_FUZZ): LLVMFuzzerTestOneInput.
  * - standalone (MXK_FUZZ_STANDALONE, always built, a ctest): main() builds seeds
- *   (valid image and label files, plain and gzip'd), runs each seed, every
+ *   (valid image and label files, plain and gzip'd, and headers at the parser's
+ *   limits), runs each seed, every
  *   truncation, every single-byte mutation (several values per byte) and 5000
  *   fixed-seed random multi-byte mutations through the shared driver
  *   (fuzz_driver.h); arguments are files or directories of extra inputs, and
@@ -83,7 +84,7 @@ static int run_one(const uint8_t *data, size_t size) {
         rc = idx_read_file(tmp_path(), ndim, "fuzz", idx_part_slice, &ps, &out, msg, sizeof msg);
     } else {
         mem_ctx m = {data, size, 0};
-        idx_reader r = {.ctx = &m, .read = mem_read, .errmsg = NULL};
+        idx_reader r = {.ctx = &m, .read = mem_read, .errmsg = NULL, .limit = size ? size : 1};
         idx_data hdr;
         rc = idx_read_header(&r, ndim, "fuzz", &hdr, msg, sizeof msg);
         if (rc == 0) {
@@ -204,8 +205,26 @@ static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
     return len - (size_t)((*rng >> 40) % 3);
 }
 
-/** How many seeds main builds. */
+/** How many valid seeds main builds, and how many edge seeds (see edge_seed). */
 #define N_SEEDS 4
+#define N_EDGE 5
+
+/**
+ * An edge seed: the plain image seed of 7 examples with header word `word` (1:
+ * count, 2: rows, 3: cols) set to v and control byte c, which the parser refuses
+ * (counts and sizes past IDX_MAX_COUNT / IDX_MAX_ITEM, a 0 dimension, more examples
+ * than the file holds). They give libFuzzer the refusals that mutating a few
+ * bytes seldom reaches.
+ */
+static fuzz_seed edge_seed(int word, uint32_t v, uint8_t c, const char *label) {
+    fuzz_seed s = make_seed(3, 0, 0);
+    be32(s.p + 1 + 4 * (size_t)word, v);
+    s.p[0] = c;
+    s.label = label;
+    if (run_one(s.p, s.n) == 0)
+        fuzz_fail("an edge seed was accepted", label);
+    return s;
+}
 
 /** The IDX target for the shared driver (each seed with its own random stream). */
 static const fuzz_target target = {
@@ -221,7 +240,7 @@ static const fuzz_target target = {
 };
 
 int main(int argc, char **argv) {
-    fuzz_seed seeds[N_SEEDS];
+    fuzz_seed seeds[N_SEEDS + N_EDGE];
     static const char *const labels[N_SEEDS] = {"labels", "images", "labels-gz", "images-gz"};
     int ns = 0;
     for (int gz = 0; gz < 2; gz++)
@@ -231,6 +250,11 @@ int main(int argc, char **argv) {
             if (run_one(seeds[ns].p, seeds[ns].n) != 0)
                 fuzz_fail("a valid seed failed", "");
         }
+    seeds[ns++] = edge_seed(1, IDX_MAX_COUNT + 1, 0x01, "count-limit");
+    seeds[ns++] = edge_seed(2, 1u << 24, 0x01, "item-limit");
+    seeds[ns++] = edge_seed(3, 0, 0x03, "zero-dim");
+    seeds[ns++] = edge_seed(1, 8, 0x0d, "count-past-end");
+    seeds[ns++] = edge_seed(1, 1u << 20, 0x3f, "count-past-end-gz");
     int rc = fuzz_main(&target, argc, argv, seeds, ns);
     unlink(tmp_path());
     printf("fuzz_idx: %lu inputs, %lu parsed, the rest rejected cleanly\n", fuzz_n_inputs, n_ok);

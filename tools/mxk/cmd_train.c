@@ -508,7 +508,8 @@ const cli_command cli_cmd_train = {
     "(io-recordio plugin) and validates on the test set after every epoch.\n"
     "Logs follow MXNet: \"Epoch[0] Batch [100]\\tSpeed: N samples/sec\\taccuracy=...\",\n"
     "\"Epoch[0] Train-accuracy=...\", \"Epoch[0] Time cost=...\",\n"
-    "\"Epoch[0] Validation-accuracy=...\".\n"
+    "\"Epoch[0] Validation-accuracy=...\"; at the end \"Trained on N examples per epoch,\n"
+    "validated on M\".\n"
     "\n"
     "Options:\n"
     "  --network NAME        mlp (784-128-64-10 ReLU) or lenet (mlp)\n"
@@ -550,7 +551,8 @@ const cli_command cli_cmd_score = {
     "score",
     "evaluate a saved checkpoint on the Fashion-MNIST test set",
     "mxk score --model-prefix P --load-epoch N [OPTIONS]",
-    "Prints NAME=VALUE per metric (--json: an object).\n\nOptions:\n" CKPT_HELP
+    "Prints NAME=VALUE per metric (--json: an object), and \"Scored N examples\" on\n"
+    "stderr.\n\nOptions:\n" CKPT_HELP
     "  --metrics LIST        acc, ce, nll_loss, top_k_accuracy_K, ... (acc)\n",
     run_score,
 };
@@ -559,8 +561,9 @@ const cli_command cli_cmd_predict = {
     "predict",
     "run a saved checkpoint on the Fashion-MNIST test set",
     "mxk predict --model-prefix P --load-epoch N [--output FILE] [OPTIONS]",
-    "Prints \"index<TAB>class<TAB>probability\" per example, or with --output FILE saves\n"
-    "the outputs (N x 10) as an NDArray file (key softmax_output).\n\nOptions:\n" CKPT_HELP
+    "Prints \"index<TAB>class<TAB>probability\" per example (\"Predicted N examples\" on\n"
+    "stderr), or with --output FILE saves the outputs (N x 10) as an NDArray file (key\n"
+    "softmax_output; \"Saved N predictions to ...\").\n\nOptions:\n" CKPT_HELP
     "  --output FILE         write the outputs to FILE\n",
     run_predict,
 };

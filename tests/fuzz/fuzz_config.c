@@ -127,13 +127,9 @@ static fuzz_seed make_seed(const char *conf, const char *plugin, const char *lab
 /** Inputs that initialised the library. */
 static unsigned long n_ok;
 
-/** Runs one input on an exact-size heap copy. */
+/** Runs one input (the driver passes an exact-size heap copy) and counts it. */
 static void drive(const uint8_t *p, size_t n) {
-    uint8_t *copy = malloc(n ? n : 1);
-    if (n)
-        memcpy(copy, p, n);
-    n_ok += run_one(copy, n) == MXK_OK;
-    free(copy);
+    n_ok += run_one(p, n) == MXK_OK;
 }
 
 /** Single-byte replacements: INI syntax. */
@@ -143,31 +139,11 @@ static uint8_t replace_byte(size_t at, int r, uint8_t orig) {
     return (uint8_t)repl[(at * 3 + (size_t)r * 7) % sizeof repl];
 }
 
-/** Random mutation: 1-3 token overwrites, insertions or deletions. */
-static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
-    static const char *const tokens[] = {"[mxk]", "[plugin]", "[options]",   "[op_backend]",
-                                         "=",     "\n",       "99999999999", "-1",
-                                         "false", "true",     ",",           " ; x",
-                                         "\\",    "\n  ",     "enabled = ",  "library = "};
-    int edits = 1 + (int)(fuzz_next_rand(rng) % 3);
-    for (int e = 0; e < edits && len > 0; e++) {
-        uint64_t x = fuzz_next_rand(rng);
-        size_t at = (size_t)((x >> 8) % len);
-        const char *tok = tokens[(x >> 40) % (sizeof tokens / sizeof tokens[0])];
-        size_t tl = strlen(tok);
-        if (x % 3 == 0 && at + tl <= len) {
-            memcpy(m + at, tok, tl);
-        } else if (x % 3 == 1) {
-            memmove(m + at, m + at + 1, len - at - 1);
-            len--;
-        } else if (len + tl <= cap) {
-            memmove(m + at + tl, m + at, len - at);
-            memcpy(m + at, tok, tl);
-            len += tl;
-        }
-    }
-    return len;
-}
+/** Tokens of the format for the driver's random mutations (fuzz_mutate_tokens). */
+static const char *const tokens[] = {
+    "[mxk]",       "[plugin]", "[options]",  "[op_backend]", "=", "\n",
+    "99999999999", "-1",       "false",      "true",         ",", " ; x",
+    "\\",          "\n  ",     "enabled = ", "library = ",   NULL};
 
 /** The config target for the shared driver. */
 static const fuzz_target target = {
@@ -177,7 +153,8 @@ static const fuzz_target target = {
     .replace = replace_byte,
     .random_runs = 400,
     .slack = 48,
-    .mutate = mutate_random,
+    .tokens = tokens,
+    .keep = 0,
     .rng_init = 0x9b05688c2b3e6c1full,
     .rng_per_seed = 1,
 };

@@ -49,9 +49,13 @@ typedef struct fuzz_target {
     size_t slack;
     /**
      * Mutates m (a copy of the seed: len bytes, room for cap) at random with *rng;
-     * returns the new length (at most cap).
+     * returns the new length (at most cap). NULL: fuzz_mutate_tokens with `tokens`.
      */
     size_t (*mutate)(uint8_t *m, size_t len, size_t cap, uint64_t *rng);
+    /** Without `mutate`: the NULL-terminated tokens of the format. */
+    const char *const *tokens;
+    /** Without `mutate`: leading bytes (control bytes) that mutations leave alone. */
+    size_t keep;
     /** The random generator's initial state. */
     uint64_t rng_init;
     /** Nonzero: every seed starts the generator afresh at rng_init + its index. */
@@ -61,10 +65,14 @@ typedef struct fuzz_target {
 /** Inputs run so far (through fuzz_run_input). */
 static unsigned long fuzz_n_inputs;
 
-/** Runs one input through the target and counts it. */
+/** Runs one input through the target on an exact-size heap copy (so ASan sees over-reads). */
 static void fuzz_run_input(const fuzz_target *t, const uint8_t *p, size_t n) {
+    uint8_t *copy = malloc(n ? n : 1);
+    if (n)
+        memcpy(copy, p, n);
     fuzz_n_inputs++;
-    t->run(p, n);
+    t->run(copy, n);
+    free(copy);
 }
 
 /** Next value of a xorshift64 generator. */
@@ -73,6 +81,36 @@ static uint64_t fuzz_next_rand(uint64_t *s) {
     *s ^= *s >> 7;
     *s ^= *s << 17;
     return *s;
+}
+
+/**
+ * A random mutation of a text format: 1-3 edits, each overwriting bytes with a
+ * token, inserting a token or deleting a byte, at a position at or after `keep`.
+ * Returns the new length (at most cap).
+ */
+static size_t fuzz_mutate_tokens(uint8_t *m, size_t len, size_t cap, uint64_t *rng,
+                                 const char *const *tokens, size_t keep) {
+    size_t ntok = 0;
+    while (tokens[ntok] != NULL)
+        ntok++;
+    int edits = 1 + (int)(fuzz_next_rand(rng) % 3);
+    for (int e = 0; e < edits && len > keep; e++) {
+        uint64_t x = fuzz_next_rand(rng);
+        size_t at = keep + (size_t)((x >> 8) % (len - keep));
+        const char *tok = tokens[(x >> 40) % ntok];
+        size_t tl = strlen(tok);
+        if (x % 3 == 0 && at + tl <= len) {
+            memcpy(m + at, tok, tl);
+        } else if (x % 3 == 1) {
+            memmove(m + at, m + at + 1, len - at - 1);
+            len--;
+        } else if (len + tl <= cap) {
+            memmove(m + at + tl, m + at, len - at);
+            memcpy(m + at, tok, tl);
+            len += tl;
+        }
+    }
+    return len;
 }
 
 /** Reads a whole file into a malloc'd buffer of *n bytes plus a NUL; NULL on failure. */
@@ -183,7 +221,9 @@ static void fuzz_mutate_all(const fuzz_target *t, const fuzz_seed *s, uint64_t *
     }
     for (int k = 0; k < t->random_runs; k++) {
         memcpy(m, s->p, s->n);
-        fuzz_run_input(t, m, t->mutate(m, s->n, cap, rng));
+        size_t len = t->mutate ? t->mutate(m, s->n, cap, rng)
+                               : fuzz_mutate_tokens(m, s->n, cap, rng, t->tokens, t->keep);
+        fuzz_run_input(t, m, len);
     }
     free(m);
 }

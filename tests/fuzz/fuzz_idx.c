@@ -179,13 +179,9 @@ static fuzz_seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
 /** Inputs the parser accepted. */
 static unsigned long n_ok;
 
-/** Runs one input on an exact-size heap copy (so ASan sees over-reads). */
+/** Runs one input (the driver passes an exact-size heap copy) and counts it. */
 static void drive(const uint8_t *p, size_t n) {
-    uint8_t *copy = malloc(n ? n : 1);
-    if (n)
-        memcpy(copy, p, n);
-    n_ok += run_one(copy, n) == 0;
-    free(copy);
+    n_ok += run_one(p, n) == 0;
 }
 
 /** Single-byte replacements: the control byte is flipped by each value, file bytes set to it. */

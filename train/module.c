@@ -892,12 +892,12 @@ mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metri
         mxk_ndarray *d = NULL, *l = NULL;
         uint32_t pad = 0;
         MXKT_CHECK(eval->batch(eval, &d, &l, &pad));
+        MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
         const float *lh = NULL;
         MXKT_CHECK(host_labels(l, &lh));
         int64_t n = real_rows(m, pad);
         if (lh)
             MXKT_CHECK(check_labels(m, eval, metrics, num_metrics, lh, n, first));
-        MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
         if (lh) {
             MXKT_CHECK(mxkt_module_update_metric(m, metrics, num_metrics, lh, n));
             m->scored += n;
@@ -1072,13 +1072,14 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             mxk_ndarray *d = NULL, *l = NULL;
             uint32_t pad = 0;
             MXKT_CHECK(train->batch(train, &d, &l, &pad));
+            /* all batch_size rows take part in the update, the pad rows too (as upstream) */
+            MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
+            /* the labels are read while the passes run; a bad one stops before the update */
             const float *lh = NULL;
             MXKT_CHECK(host_labels(l, &lh));
             int64_t n = real_rows(m, pad);
             if (lh)
                 MXKT_CHECK(check_labels(m, train, metrics, nm, lh, n, examples));
-            /* all batch_size rows take part in the update, the pad rows too (as upstream) */
-            MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
             double lr_before = module_lr(m);
             MXKT_CHECK(mxkt_module_update(m));
             if (module_lr(m) != lr_before)

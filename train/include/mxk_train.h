@@ -736,11 +736,11 @@ typedef struct mxkt_fit_options {
  * The module must be bound, initialised and have its optimizer; the iterators stay the caller's;
  * `opt` is read and its last_* fields written. Errors (fit stops at the first):
  * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), MXK_ERR_INVALID_ARGUMENT
- * "label L of example I in 'SOURCE' is not a class of the output (0 to C-1)" before the batch
- * is run (a class metric, an output of C >= 2 values; I counts the epoch's real examples from 0,
- * SOURCE is train->source, the part " in 'SOURCE'" left out when it is empty),
- * MXK_ERR_INVALID_ARGUMENT "fit: epoch E: metric 'NAME' counted no example (the data gave no
- * labelled row)" after an epoch without a labelled example (never a NaN), those of
+ * "label L of example I in 'SOURCE' is not a class of the output (0 to C-1)" before the batch's
+ * update, so no parameter changes (a class metric, an output of C >= 2 values; I counts the epoch's
+ * real examples from 0, SOURCE is train->source, the part " in 'SOURCE'" left out when it is
+ * empty), MXK_ERR_INVALID_ARGUMENT "fit: epoch E: metric 'NAME' counted no example (the data gave
+ * no labelled row)" after an epoch without a labelled example (never a NaN), those of
  * mxkt_iter_reset / mxkt_iter_next / the batch call, mxkt_module_forward_backward,
  * mxkt_module_update (MXK_ERR_STATE "call init_optimizer before update"),
  * mxkt_module_update_metric, the kernel's status reading a label array ("label:

@@ -778,7 +778,8 @@ static void empty_destroy(mxkt_iter *it) {
 /**
  * No examples is an error, never a NaN metric (metric.py's get would divide by 0):
  * score, fit and predict over an empty iterator; a label that is not a class of
- * the output names its value, example and source in score and fit.
+ * the output names its value, example and source in score and fit, and fit stops
+ * before that batch's update.
  */
 static void test_no_examples_and_bad_labels(void) {
     mxkt_module *m = make_module(1, 0.1);
@@ -803,14 +804,20 @@ static void test_no_examples_and_bad_labels(void) {
     CHECK_EQ_INT(mxkt_module_predict(m, &e, &out, &rows, &width), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxkt_last_error(), "predict: the data gave no example");
     CHECK(out == NULL);
-    mxkt_iter *bad = make_data25(10, 13), *neg = make_data25(-1, 24);
+    mxkt_iter *bad = make_data25(10, 13), *neg = make_data25(-1, 4);
     CHECK_EQ_INT(mxkt_module_score(m, bad, &acc, 1), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxkt_last_error(),
                    "label 10 of example 13 is not a class of the output (0 to 9)");
     snprintf(neg->source, sizeof neg->source, "%s", "t10k-labels");
+    uint64_t np = 0;
+    float *before = param_copy(m, 0, 0, &np);
     CHECK_EQ_INT(mxkt_module_fit(m, neg, NULL, &fo), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxkt_last_error(),
-                   "label -1 of example 24 in 't10k-labels' is not a class of the output (0 to 9)");
+                   "label -1 of example 4 in 't10k-labels' is not a class of the output (0 to 9)");
+    float *after = param_copy(m, 0, 0, &np); /* the first batch was never applied */
+    CHECK(memcmp(before, after, np * sizeof(float)) == 0);
+    free(before);
+    free(after);
     fclose(fo.log);
     mxkt_iter_free(bad);
     mxkt_iter_free(neg);

@@ -342,31 +342,29 @@ static mxk_data_iter *mnist_padded(const char *batch, const char *round, const c
  */
 static void test_mnist_round_batch_and_num_examples(void) {
     uint32_t ids[256], n = 0, pads[16];
-    /* 50 at batch 20: 20, 20, 10 real + 10 pad (examples 0..9 again), twice */
-    mxk_data_iter *it = mnist_padded("20", "True", "0", "False");
-    for (int epoch = 0; epoch < 2; epoch++) {
-        CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 3);
-        CHECK_EQ_INT(mxk_data_iter_reset(it), MXK_OK);
-        CHECK(n == 60 && pads[0] == 0 && pads[1] == 0 && pads[2] == 10);
-        for (uint32_t i = 0; i < 60; i++)
-            CHECK_EQ_INT(ids[i], i % 50);
+    /* 50 at batch 20: 20, 20, 10 real + 10 pad (examples 0..9 again); a batch larger
+     * than the data: one batch, 70 pad rows cycling through the 50; exactly 45: 20,
+     * 20, 5 real + 15 pad (examples 0..14); each twice (reset rewinds) */
+    static const struct {
+        const char *batch, *num;
+        uint32_t size, batches, last_pad, used;
+    } cases[] = {
+        {"20", "0", 20, 3, 10, 50}, {"120", "0", 120, 1, 70, 50}, {"20", "45", 20, 3, 15, 45}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        mxk_data_iter *it = mnist_padded(cases[c].batch, "True", cases[c].num, "False");
+        for (int epoch = 0; epoch < 2; epoch++) {
+            CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), (int)cases[c].batches);
+            CHECK_EQ_INT(mxk_data_iter_reset(it), MXK_OK);
+            CHECK_EQ_INT(n, cases[c].batches * cases[c].size);
+            for (uint32_t b = 0; b < cases[c].batches; b++)
+                CHECK_EQ_INT(pads[b], b + 1 == cases[c].batches ? cases[c].last_pad : 0);
+            for (uint32_t i = 0; i < n; i++)
+                CHECK_EQ_INT(ids[i], i % cases[c].used);
+        }
+        mxk_data_iter_free(it);
     }
-    mxk_data_iter_free(it);
-    /* a batch larger than the data: one batch, 70 pad rows cycling through the 50 */
-    it = mnist_padded("120", "True", "0", "False");
-    CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 1);
-    CHECK(n == 120 && pads[0] == 70);
-    for (uint32_t i = 0; i < 120; i++)
-        CHECK_EQ_INT(ids[i], i % 50);
-    mxk_data_iter_free(it);
-    /* exactly 45: 20, 20, 5 real + 15 pad; without round_batch the tail is dropped */
-    it = mnist_padded("20", "True", "45", "False");
-    CHECK_EQ_INT(read_epoch_pads(it, ids, 256, &n, pads), 3);
-    CHECK(n == 60 && pads[2] == 15);
-    for (uint32_t i = 0; i < 60; i++)
-        CHECK_EQ_INT(ids[i], i < 45 ? i : i - 45);
-    mxk_data_iter_free(it);
-    it = mnist_padded("20", "False", "45", "False");
+    /* without round_batch the tail is dropped */
+    mxk_data_iter *it = mnist_padded("20", "False", "45", "False");
     CHECK_EQ_INT(read_epoch(it, ids, 256, &n), 2);
     mxk_data_iter_free(it);
     /* shuffled: the first 45 of the same permutation */

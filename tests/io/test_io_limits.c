@@ -83,8 +83,22 @@ static void test_special_files_refused(void) {
     CHECK(it == NULL);
 }
 
-static void test_idx_sizes_bounded_by_the_file(void) {
+/**
+ * Expects MNISTIter on (img, lbl) to refuse the ROLE file at `path` declaring `count`
+ * examples of `item` bytes when it can hold `held` bytes after its header.
+ */
+static void expect_too_big(const char *img, const char *lbl, const char *role, const char *path,
+                           unsigned long long count, unsigned long long item,
+                           unsigned long long held) {
     char want[700];
+    snprintf(want, sizeof want,
+             "MNISTIter %s file '%s': the header declares %llu examples of %llu bytes (%llu "
+             "bytes), more than the %llu bytes the file can hold after its header",
+             role, path, count, item, count * item, held);
+    expect_mnist(img, lbl, MXK_ERR_FORMAT, want);
+}
+
+static void test_idx_sizes_bounded_by_the_file(void) {
     /* plain: 100 images of 4x3 declared, 50 present: 1200 bytes declared, 600 held */
     size_t si, sl;
     uint8_t *img = iot_idx_images(50, 4, 3, &si);
@@ -92,11 +106,8 @@ static void test_idx_sizes_bounded_by_the_file(void) {
     CHECK_EQ_INT(iot_write(iot_path("img_lying"), img, si, 0), 0);
     uint8_t *lbl = iot_idx_labels(100, &sl);
     CHECK_EQ_INT(iot_write(iot_path("lbl100"), lbl, sl, 0), 0);
-    snprintf(want, sizeof want,
-             "MNISTIter image file '%s': the header declares 100 examples of 12 bytes (1200 "
-             "bytes), more than the 600 bytes the file can hold after its header",
-             iot_path("img_lying"));
-    expect_mnist(iot_path("img_lying"), iot_path("lbl100"), MXK_ERR_FORMAT, want);
+    expect_too_big(iot_path("img_lying"), iot_path("lbl100"), "image", iot_path("img_lying"), 100,
+                   12, 600);
     /* gzip'd: 2^30 images of 28x28 declared in a file of a few hundred bytes */
     uint8_t hdr[16 + 784];
     memset(hdr, 7, sizeof hdr);
@@ -107,19 +118,13 @@ static void test_idx_sizes_bounded_by_the_file(void) {
     CHECK_EQ_INT(iot_write(iot_path("img_bomb.gz"), hdr, sizeof hdr, 1), 0);
     struct stat st;
     CHECK_EQ_INT(stat(iot_path("img_bomb.gz"), &st), 0);
-    snprintf(want, sizeof want,
-             "MNISTIter image file '%s': the header declares 1073741824 examples of 784 bytes "
-             "(841813590016 bytes), more than the %llu bytes the file can hold after its header",
-             iot_path("img_bomb.gz"), (unsigned long long)st.st_size * 1032ull - 16ull);
-    expect_mnist(iot_path("img_bomb.gz"), iot_path("lbl100"), MXK_ERR_FORMAT, want);
+    expect_too_big(iot_path("img_bomb.gz"), iot_path("lbl100"), "image", iot_path("img_bomb.gz"),
+                   1ull << 30, 784, (unsigned long long)st.st_size * 1032ull - 16ull);
     /* labels: 2^20 declared in a 108-byte plain file */
     iot_be32(lbl + 4, 1u << 20);
     CHECK_EQ_INT(iot_write(iot_path("lbl_lying"), lbl, sl, 0), 0);
-    snprintf(want, sizeof want,
-             "MNISTIter label file '%s': the header declares 1048576 examples of 1 bytes (1048576 "
-             "bytes), more than the 100 bytes the file can hold after its header",
-             iot_path("lbl_lying"));
-    expect_mnist(iot_path("img"), iot_path("lbl_lying"), MXK_ERR_FORMAT, want);
+    expect_too_big(iot_path("img"), iot_path("lbl_lying"), "label", iot_path("lbl_lying"), 1u << 20,
+                   1, 100);
     free(img);
     free(lbl);
 }

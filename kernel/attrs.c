@@ -65,7 +65,7 @@ static const char *attrs_key_at(const void *table, uint32_t i) {
 }
 
 const char *mxk_attrs_get(const mxk_attrs *a, const char *key) {
-    if (a == NULL || a->count == 0)
+    if (a == NULL || a->count == 0 || key == NULL)
         return NULL;
     uint32_t pos = *probe(a->slots, a->nslots, a, attrs_key_at, key);
     return pos ? a->values[pos - 1] : NULL;

@@ -48,7 +48,7 @@ void mxk_attrs_free(mxk_attrs *a);
  * than 268435456 attributes" past MXK_ATTRS_MAX entries. Constant expected time.
  */
 mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value);
-/** Value of key, or NULL (a NULL dictionary has no keys). Constant expected time. */
+/** Value of key, or NULL (also for a NULL dictionary or key). Constant expected time. */
 const char *mxk_attrs_get(const mxk_attrs *a, const char *key);
 /** Creates a dictionary from parallel key/value arrays (NULL on OOM; last error set). */
 mxk_attrs *mxk_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values);

@@ -40,36 +40,48 @@ static const char *host_attr_get(const mxk_attrs *a, const char *key) {
     return mxk_attrs_get(a, key);
 }
 
-/* Finds key or writes MXK_ERR_NOT_FOUND into err. */
-static const char *require(const mxk_attrs *a, const char *key, mxk_error_sink *err) {
-    const char *v = mxk_attrs_get(a, key);
-    if (v == NULL)
-        mxk_sink_set(err, MXK_ERR_NOT_FOUND, "attribute '%s' is not set", key);
-    return v;
+/*
+ * The raw value of `key` into *v for a typed getter writing to `out`. Errors (into
+ * err): MXK_ERR_INVALID_ARGUMENT for a NULL key or out, MXK_ERR_NOT_FOUND
+ * "attribute '<key>' is not set".
+ */
+static mxk_status require(const mxk_attrs *a, const char *key, const void *out, const char **v,
+                          mxk_error_sink *err) {
+    if (key == NULL || out == NULL)
+        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "attribute getter: the %s is NULL",
+                            key == NULL ? "attribute name" : "output pointer");
+    *v = mxk_attrs_get(a, key);
+    if (*v == NULL)
+        return mxk_sink_set(err, MXK_ERR_NOT_FOUND, "attribute '%s' is not set", key);
+    return MXK_OK;
 }
 
 static mxk_status host_attr_get_int(const mxk_attrs *a, const char *key, int64_t *value,
                                     mxk_error_sink *err) {
-    const char *v = require(a, key, err);
-    return v ? mxk_parse_int(key, v, value, err) : MXK_ERR_NOT_FOUND;
+    const char *v = NULL;
+    mxk_status st = require(a, key, value, &v, err);
+    return st != MXK_OK ? st : mxk_parse_int(key, v, value, err);
 }
 
 static mxk_status host_attr_get_float(const mxk_attrs *a, const char *key, double *value,
                                       mxk_error_sink *err) {
-    const char *v = require(a, key, err);
-    return v ? mxk_parse_float(key, v, value, err) : MXK_ERR_NOT_FOUND;
+    const char *v = NULL;
+    mxk_status st = require(a, key, value, &v, err);
+    return st != MXK_OK ? st : mxk_parse_float(key, v, value, err);
 }
 
 static mxk_status host_attr_get_bool(const mxk_attrs *a, const char *key, int32_t *value,
                                      mxk_error_sink *err) {
-    const char *v = require(a, key, err);
-    return v ? mxk_parse_bool(key, v, value, err) : MXK_ERR_NOT_FOUND;
+    const char *v = NULL;
+    mxk_status st = require(a, key, value, &v, err);
+    return st != MXK_OK ? st : mxk_parse_bool(key, v, value, err);
 }
 
 static mxk_status host_attr_get_shape(const mxk_attrs *a, const char *key, mxk_shape *value,
                                       mxk_error_sink *err) {
-    const char *v = require(a, key, err);
-    return v ? mxk_parse_shape(key, v, value, err) : MXK_ERR_NOT_FOUND;
+    const char *v = NULL;
+    mxk_status st = require(a, key, value, &v, err);
+    return st != MXK_OK ? st : mxk_parse_shape(key, v, value, err);
 }
 
 static uint32_t host_attr_count(const mxk_attrs *a) {

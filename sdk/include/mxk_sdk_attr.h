@@ -38,9 +38,14 @@ static inline int mxk_sdk_attr_is_set(const mxk_attrs *attrs, const char *key) {
     return mxk_sdk_attr_raw(attrs, key) != NULL;
 }
 
-/* Rewrites a failed typed get into "attribute '<key>': <problem> (value '<raw>')". */
+/*
+ * Rewrites a failed typed get into "attribute '<key>': <problem> (value '<raw>')";
+ * a NULL key keeps the host's message ("attribute getter: the attribute name is NULL").
+ */
 static inline mxk_status mxk_sdk_attr_fail_(const mxk_attrs *attrs, const char *key, mxk_status st,
                                             const char *expected, mxk_error_sink *err) {
+    if (key == NULL)
+        return st;
     const char *raw = mxk_sdk_attr_raw(attrs, key);
     if (raw == NULL)
         return mxk_sdk_error(err, st, "attribute '%s': required but not given", key);

@@ -6,7 +6,8 @@
  * int64 overflow with MXK_ERR_SHAPE and the exact message; shape counts skip
  * unknown dims; mxk_sdk_shape_assign refuses a too large expected shape and
  * leaves the slot alone; mxk_sdk_attr_float_finite refuses NaN and both
- * infinities, quoting the raw value.
+ * infinities, quoting the raw value; the host's attribute getters refuse a NULL
+ * name or output.
  */
 #include <stdint.h>
 
@@ -98,10 +99,35 @@ static void test_attr_float_finite(void) {
     mxk_attrs_free(a);
 }
 
+/** The host's attribute getters refuse NULL names and outputs instead of crashing. */
+static void test_host_attr_null_arguments(void) {
+    const char *keys[] = {"k"}, *vals[] = {"3"};
+    mxk_attrs *a = mxk_attrs_from_arrays(1, keys, vals);
+    const mxk_host_api *host = mxk_host_api_table();
+    CHECK(a != NULL);
+    if (a == NULL)
+        return;
+    int64_t i = 0;
+    mxk_error_sink e = sink();
+    CHECK(host->attr_get(a, NULL) == NULL);
+    CHECK_EQ_INT(host->attr_get_int(a, NULL, &i, &e), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(e.msg, "attribute getter: the attribute name is NULL");
+    e = sink();
+    CHECK_EQ_INT(host->attr_get_float(a, "k", NULL, &e), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(e.msg, "attribute getter: the output pointer is NULL");
+    e = sink();
+    CHECK_EQ_INT(mxk_sdk_attr_int(a, NULL, &i, &e), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(e.msg, "attribute getter: the attribute name is NULL");
+    CHECK_EQ_INT(host->attr_get_int(a, "k", &i, &e), MXK_OK);
+    CHECK_EQ_INT(i, 3);
+    mxk_attrs_free(a);
+}
+
 int main(void) {
     mxk_sdk_set_host(mxk_host_api_table());
     MXK_RUN(test_dim_mul_add);
     MXK_RUN(test_shape_counts);
     MXK_RUN(test_attr_float_finite);
+    MXK_RUN(test_host_attr_null_arguments);
     return MXK_TEST_EXIT();
 }

@@ -306,6 +306,12 @@ struct mxk_op_call {
     uint8_t *alias;
     uint32_t num_reads, num_writes;
     mxk_engine_var **reads, **writes;
+    /** Labels of the engine's watchdog and storage-guard reports: the array name of each
+     *  writes[] entry (NULL for resources and the instance variable; backward writes
+     *  point into grad_names) and the graph node, when an executor set one. */
+    const char **write_names;
+    char *grad_names; /**< backward: "<input>_grad\0" per input, malloc'd; else NULL */
+    const char *node;
     call_mode modes[2]; /**< [0] inference, [1] training */
 };
 
@@ -315,6 +321,7 @@ static void call_destroy(mxk_op_call *c) {
         mxk_ndarray_free(c->arrays[i]);
     for (uint32_t i = 0; i < c->num_written; i++)
         free(c->addto_tmp[i]);
+    free(c->grad_names);
     instance_release(c->inst);
     free(c);
 }
@@ -339,7 +346,7 @@ static mxk_op_call *call_new(mxk_op_instance *inst, int backward) {
     size_t bytes = sizeof(mxk_op_call) +
                    n * (sizeof(mxk_tensor) + sizeof(mxk_ndarray *) + sizeof(mxk_tensor *)) +
                    nw * (sizeof(void *) + sizeof(mxk_op_req) + 1) +
-                   2 * nvars * sizeof(mxk_engine_var *) + 16;
+                   2 * nvars * sizeof(mxk_engine_var *) + nvars * sizeof(const char *) + 16;
     mxk_op_call *c = calloc(1, bytes);
     if (c == NULL)
         return NULL;
@@ -358,7 +365,8 @@ static mxk_op_call *call_new(mxk_op_instance *inst, int backward) {
     c->addto_tmp = (void **)(c->tptrs + n);
     c->reads = (mxk_engine_var **)(c->addto_tmp + nw);
     c->writes = c->reads + nvars;
-    c->req = (mxk_op_req *)(c->writes + nvars);
+    c->write_names = (const char **)(c->writes + nvars);
+    c->req = (mxk_op_req *)(c->write_names + nvars);
     c->alias = (uint8_t *)(c->req + nw);
     for (int m = 0; m < 2; m++) {
         c->modes[m].call = c;
@@ -550,9 +558,40 @@ static mxk_status set_slot(mxk_op_call *c, uint32_t s, mxk_ndarray *a, int requi
     return c->arrays[s] ? MXK_OK : mxk_last_error_code();
 }
 
+/** The name of written slot `i`: output, aux state, mutated input or (backward) the
+ *  gradient "<input>_grad" of an input. */
+static const char *written_name(const mxk_op_call *c, uint32_t i) {
+    const mxk_op_params *p = c->inst->params;
+    if (i >= c->aux_begin)
+        return p->aux_names->names[i - c->aux_begin];
+    if (i < c->out_begin)
+        return p->in_names->names[i]; /* a mutated input (forward only) */
+    if (!c->backward)
+        return p->out_names->names[i - c->out_begin];
+    const char *g = c->grad_names;
+    for (uint32_t k = c->out_begin; g != NULL && k < i; k++)
+        g += strlen(g) + 1;
+    return g;
+}
+
+/** Backward: fills grad_names with "<input>_grad" for every input. */
+static mxk_status make_grad_names(mxk_op_call *c) {
+    const mxk_name_list *in = c->inst->params->in_names;
+    size_t bytes = 1;
+    for (uint32_t i = 0; i < in->count; i++)
+        bytes += strlen(in->names[i]) + sizeof "_grad";
+    char *q = c->grad_names = malloc(bytes);
+    if (q == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < in->count; i++)
+        q += sprintf(q, "%s_grad", in->names[i]) + 1;
+    return MXK_OK;
+}
+
 /**
  * Completes a call whose slots are set: fills the tensors and lists the variables
- * read (the other slots) and written (outputs, aux, mutated inputs, resource slots).
+ * read (the other slots) and written (outputs, aux, mutated inputs, resource slots),
+ * with the names of the written arrays.
  */
 static void call_finish_prepare(mxk_op_call *c) {
     mxk_op_instance *inst = c->inst;
@@ -573,9 +612,10 @@ static void call_finish_prepare(mxk_op_call *c) {
         /* Mutated inputs: indices over arguments then aux states (aux are written anyway). */
         for (uint32_t m = 0; !c->backward && m < inst->num_mutate; m++)
             written |= inst->mutate[m] < inst->num_in && i == inst->mutate[m];
-        if (written)
+        if (written) {
+            c->write_names[c->num_writes] = written_name(c, i);
             c->writes[c->num_writes++] = mxk_ndarray_var(c->arrays[i]);
-        else
+        } else
             c->reads[c->num_reads++] = mxk_ndarray_var(c->arrays[i]);
     }
     for (uint32_t r = 0; r < pr->count; r++)
@@ -640,6 +680,8 @@ mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *cons
     const mxk_op_params *p = inst->params;
     uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
     mxk_status rc = set_reqs(c, req);
+    if (rc == MXK_OK)
+        rc = make_grad_names(c);
     for (uint32_t i = 0; rc == MXK_OK && i < nv; i++)
         rc = set_slot(c, i, out_grads ? out_grads[i] : NULL, inst->need_out_grad[i], "out_grad",
                       p->out_names->names[i], &inst->out_shapes[i], inst->out_types[i]);
@@ -690,8 +732,15 @@ static mxk_engine_push_desc call_desc(mxk_op_call *c, call_mode *m) {
         .write_vars = c->writes,
         .num_write = c->num_writes,
         .name = inst->params->op->def.name,
+        .node = c->node,
+        .backend = inst->kernel->def.backend,
+        .write_names = c->write_names,
     };
     return d;
+}
+
+void mxk_op_call_set_node(mxk_op_call *c, const char *node) {
+    c->node = node;
 }
 
 mxk_status mxk_op_call_push(mxk_op_call *c, int32_t is_train) {

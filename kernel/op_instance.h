@@ -98,6 +98,13 @@ mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *cons
                                         mxk_ndarray *const *aux, mxk_op_call **out);
 
 /**
+ * Names the graph node the call computes, for the engine watchdog's and the storage
+ * guard's reports (kernel/engine/engine.h). `node` must outlive the call's pushes
+ * (the executor's graph owns it); NULL: none. Call before the first push.
+ */
+void mxk_op_call_set_node(mxk_op_call *call, const char *node);
+
+/**
  * Pushes the call (backward calls always run with is_train 1). Allocates only at the
  * first push of a mode (its cached engine op). Errors: those of
  * mxk_engine_cached_op_new / _push (a stopped engine: MXK_ERR_STATE).

@@ -242,6 +242,8 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
         }
         if (rc == MXK_OK)
             rc = mxk_op_call_prepare_forward(inst, a, a + ni, req, a + ni + no, &ex->calls[s]);
+        if (rc == MXK_OK)
+            mxk_op_call_set_node(ex->calls[s], node);
     } else if (rc == MXK_OK) {
         if (st->num_in != nv + ni + no || st->num_out != ni)
             rc = mxk_set_error(MXK_ERR_INTERNAL,
@@ -268,6 +270,8 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
             rc = entry_array(ex, fin[ni + k], s, &ax[k]);
         if (rc == MXK_OK)
             rc = mxk_op_call_prepare_backward(inst, og, id, od, ig, req, ax, &ex->calls[s]);
+        if (rc == MXK_OK)
+            mxk_op_call_set_node(ex->calls[s], node);
     }
     free(a);
     free(req);

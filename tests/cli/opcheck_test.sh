@@ -118,7 +118,7 @@ opcheck_fails)
     # One element written past the output: the storage guard (on by default) names it.
     run opcheck OpcheckOverrun --shape 2,3
     expect_rc 1
-    out_line "^  forward +FAIL .* forward failed: storage guard: operator 'OpcheckOverrun' wrote outside array 'write_vars\\[0\\]' \\(24 bytes\\): canary damaged at byte offset 24$"
+    out_line "^  forward +FAIL .* forward failed: storage guard: operator 'OpcheckOverrun' \\(backend 'opcheck-broken'\\) wrote outside array 'output' \\(24 bytes\\): canary damaged at byte offset 24$"
     ;;
 opcheck_errors)
     need_cpu_blas

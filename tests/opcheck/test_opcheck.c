@@ -1192,9 +1192,36 @@ static void test_overrun_caught(void) {
     CHECK_EQ_INT(run_broken("OpcheckOverrun", 1, &rep), MXK_OK);
     CHECK_EQ_INT(outcome(&rep, "forward"), MXK_OPCHECK_FAIL);
     CHECK(strcmp(message(&rep, "forward"),
-                 "forward failed: storage guard: operator 'OpcheckOverrun' wrote outside array "
-                 "'write_vars[0]' (24 bytes): canary damaged at byte offset 24") == 0);
+                 "forward failed: storage guard: operator 'OpcheckOverrun' (backend "
+                 "'opcheck-broken') wrote outside array 'output' (24 bytes): canary damaged at "
+                 "byte offset 24") == 0);
     CHECK_EQ_INT(outcome(&rep, "backward"), MXK_OPCHECK_SKIP);
+}
+
+/**
+ * The same overrun inside a bound graph: the guard's error also names the graph node
+ * ("ovr"), so a model author learns which layer's operator wrote out of bounds.
+ */
+static void test_overrun_in_executor_names_node(void) {
+    mxk_symbol *x = NULL, *y = NULL;
+    mxk_executor *ex = NULL;
+    mxk_context cpu = {MXK_DEV_CPU, 0};
+    const char *names[] = {"x"};
+    mxk_shape s = {.ndim = 2, .dims = {2, 3}};
+    CHECK_EQ_INT(mxk_symbol_variable("x", &x), MXK_OK);
+    CHECK_EQ_INT(mxk_symbol_create("OpcheckOverrun", "ovr", 0, NULL, NULL, 1, NULL, &x, &y),
+                 MXK_OK);
+    CHECK_EQ_INT(mxk_executor_simple_bind(y, cpu, 1, names, &s, "null", 0, NULL, NULL, NULL, &ex),
+                 MXK_OK);
+    CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_wait_to_read(mxk_executor_output(ex, 0)), MXK_ERR_INTERNAL);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "storage guard: operator 'OpcheckOverrun' (node 'ovr', backend "
+                   "'opcheck-broken') wrote outside array 'output' (24 bytes): canary damaged at "
+                   "byte offset 24");
+    mxk_executor_free(ex);
+    mxk_symbol_free(y);
+    mxk_symbol_free(x);
 }
 
 /** Bad requests: clear errors, no crash. */
@@ -1263,6 +1290,7 @@ int main(int argc, char **argv) {
         MXK_RUN(test_ignored_add_caught);
         MXK_RUN(test_undeclared_read_caught);
         MXK_RUN(test_overrun_caught);
+        MXK_RUN(test_overrun_in_executor_names_node);
         MXK_RUN(test_bad_requests);
         rc = MXK_TEST_EXIT();
     }

@@ -38,12 +38,12 @@
 /** State of one MNIST source (touched only by the prefetch thread after create). */
 typedef struct mnist_src {
     idx_data img, lbl;
-    uint32_t *order; /**< positions within the partition, in delivery order */
-    uint64_t n;      /**< examples an epoch delivers: the first n of `order` */
+    uint32_t *order; /**< shuffled positions within the partition; NULL: file order */
+    uint64_t n;      /**< examples an epoch delivers: the first n of the order */
     uint64_t item;   /**< bytes per image */
     uint32_t batch;
     int round_batch; /**< pad the last batch (else drop it) */
-    uint64_t pos;    /**< next position in `order` */
+    uint64_t pos;    /**< next position in the order */
 } mnist_src;
 
 /** MT19937 (Matsumoto & Nishimura 1998), the generator of upstream's std::mt19937. */
@@ -129,7 +129,8 @@ static mxk_status mnist_produce(void *p, pf_slot *slot, int *produced, char *msg
     }
     const float scale = 1.0f / 256.0f;
     for (uint32_t b = 0; b < s->batch; b++) {
-        uint32_t e = s->order[(s->pos + b) % s->n];
+        uint64_t at = (s->pos + b) % s->n;
+        uint32_t e = s->order ? s->order[at] : (uint32_t)at;
         const uint8_t *src = s->img.data + (uint64_t)e * s->item;
         float *dst = slot->data + (uint64_t)b * s->item;
         for (uint64_t k = 0; k < s->item; k++)
@@ -200,15 +201,16 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
     s->item = s->img.item_size;
     s->batch = (uint32_t)batch;
     s->round_batch = round_batch;
-    s->order = malloc((part_n ? part_n : 1) * sizeof *s->order);
-    if (s->order == NULL) {
-        mnist_free(s);
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
-    }
-    for (uint64_t i = 0; i < part_n; i++)
-        s->order[i] = (uint32_t)i;
-    if (do_shuffle)
+    if (do_shuffle) { /* 4 bytes an example, so only when shuffling */
+        s->order = malloc((part_n ? part_n : 1) * sizeof *s->order);
+        if (s->order == NULL) {
+            mnist_free(s);
+            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "MNISTIter: out of memory");
+        }
+        for (uint64_t i = 0; i < part_n; i++)
+            s->order[i] = (uint32_t)i;
         shuffle(s->order, part_n, (uint32_t)seed);
+    }
     mxk_shape dshape = {0}, lshape = mxk_sdk_shape1(batch);
     if (flat) {
         dshape = mxk_sdk_shape2(batch, (int64_t)s->item);

@@ -837,10 +837,11 @@ static int metric_is_class(const mxkt_metric *k) {
 
 /**
  * Refuses a label that is not a class of the output (0 <= label < out_width) when a
- * class metric reads it (Perplexity's ignore_label excepted): upstream's metrics
- * would index past the prediction row, mxk's would count it silently as wrong.
- * `first` is the epoch position of the batch's row 0; it->source names the data. Outputs of width 1
- * (the prediction is the class) are not checked.
+ * class metric reads it (Perplexity's ignore_label excepted): upstream's
+ * CrossEntropy / NegativeLogLikelihood index past the prediction row (IndexError
+ * in python/mxnet/metric.py) and its Accuracy counts the row as wrong, silently.
+ * `first` is the epoch position of the batch's row 0; it->source names the data.
+ * Outputs of width 1 (the prediction is the class) are not checked.
  */
 static mxk_status check_labels(const mxkt_module *m, const mxkt_iter *it,
                                const mxkt_metric *metrics, uint32_t nm, const float *labels,

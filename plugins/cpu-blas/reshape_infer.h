@@ -36,8 +36,8 @@ mxk_status cb_reshape_check_spec(const int64_t *spec, int32_t nspec, int reverse
  * Returns MXK_OK and *out, or MXK_ERR_INVALID_ARGUMENT (bad spec) /
  * MXK_ERR_SHAPE (spec does not fit the input: too few input dims, a split that
  * does not divide, a -3 merge over INT64_MAX elements, a size mismatch "target
- * shape (3,5) has 15 elements, input (2,3,4) has 24") with a message in msg. No
- * product of spec values is computed (they may be any int64 from a model file).
+ * shape (3,5) has 15 elements, input (2,3,4) has 24") with a message in msg.
+ * Products of spec values (any int64 from a model file) are overflow-checked.
  */
 mxk_status cb_reshape_infer(const int64_t *spec, int32_t nspec, int reverse, const mxk_shape *in,
                             mxk_shape *out, char *msg, size_t msg_len);

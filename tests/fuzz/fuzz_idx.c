@@ -28,9 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
+#include "fuzz_tmp.h"
 #include "idx.h"
 
 /** Memory reader state. */
@@ -54,15 +54,6 @@ static void fuzz_fail(const char *what, const char *msg) {
     abort();
 }
 
-/** Temporary file for the gzread path (one per process). */
-static const char *tmp_path(void) {
-    static char path[256];
-    if (!path[0])
-        snprintf(path, sizeof path, "%s/mxk_fuzz_idx_%ld",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    return path;
-}
-
 /** Runs one input; returns idx_read's result. */
 static int run_one(const uint8_t *data, size_t size) {
     if (size == 0)
@@ -77,11 +68,9 @@ static int run_one(const uint8_t *data, size_t size) {
     char msg[1024] = "";
     int rc;
     if (ctl & 2) {
-        FILE *f = fopen(tmp_path(), "wb");
-        if (f == NULL || fwrite(data, 1, size, f) != size)
-            fuzz_fail("cannot write the temporary file", tmp_path());
-        fclose(f);
-        rc = idx_read_file(tmp_path(), ndim, "fuzz", idx_part_slice, &ps, &out, msg, sizeof msg);
+        char path[512];
+        fuzz_tmp_write("idx", data, size, path);
+        rc = idx_read_file(path, ndim, "fuzz", idx_part_slice, &ps, &out, msg, sizeof msg);
     } else {
         mem_ctx m = {data, size, 0};
         idx_reader r = {.ctx = &m, .read = mem_read, .errmsg = NULL, .limit = size ? size : 1};
@@ -252,7 +241,6 @@ int main(int argc, char **argv) {
     seeds[ns++] = edge_seed(1, 8, 0x0d, "count-past-end");
     seeds[ns++] = edge_seed(1, 1u << 20, 0x3f, "count-past-end-gz");
     int rc = fuzz_main(&target, argc, argv, seeds, ns);
-    unlink(tmp_path());
     printf("fuzz_idx: %lu inputs, %lu parsed, the rest rejected cleanly\n", fuzz_n_inputs, n_ok);
     return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * A private temporary directory for the files a fuzz target writes (fuzz_mnist_iter,
- * fuzz_csv_iter, fuzz_states): created on first use under $TMPDIR (or /tmp) and
- * removed with the files named through it at exit. Include after fuzz_kernel.h.
+ * fuzz_csv_iter, fuzz_states, fuzz_idx): created on first use under $TMPDIR (or /tmp) and
+ * removed with the files named through it at exit.
  */
 #ifndef MXK_FUZZ_TMP_H
 #define MXK_FUZZ_TMP_H
@@ -11,6 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/** Reports a temporary file that cannot be made and aborts. */
+static void fuzz_tmp_fail(const char *path, const char *what) {
+    fprintf(stderr, "fuzz: %s: %s\n", path, what);
+    abort();
+}
 
 /** The temporary directory (set once) and the file names written into it. */
 static char fuzz_tmp_dir[256];
@@ -36,7 +42,7 @@ static void fuzz_tmp_path(const char *name, char *path) {
         snprintf(fuzz_tmp_dir, sizeof fuzz_tmp_dir, "%s/mxk_fuzz_XXXXXX",
                  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
         if (mkdtemp(fuzz_tmp_dir) == NULL)
-            fuzz_kernel_fail(fuzz_tmp_dir, "cannot create the temporary directory");
+            fuzz_tmp_fail(fuzz_tmp_dir, "cannot create the temporary directory");
         atexit(fuzz_tmp_cleanup);
     }
     int k = 0;
@@ -51,7 +57,7 @@ static void fuzz_tmp_write(const char *name, const uint8_t *p, size_t n, char *p
     fuzz_tmp_path(name, path);
     FILE *f = fopen(path, "wb");
     if (f == NULL || (n > 0 && fwrite(p, 1, n, f) != n) || fclose(f) != 0)
-        fuzz_kernel_fail(path, "cannot write a temporary file");
+        fuzz_tmp_fail(path, "cannot write a temporary file");
 }
 
 #endif /* MXK_FUZZ_TMP_H */

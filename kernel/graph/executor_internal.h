@@ -159,7 +159,8 @@ uint64_t mxk_exec_mem_limit(void);
  * MXK_ERR_OUT_OF_MEMORY: "<what> needs N bytes, more than the memory limit of L
  * bytes (MXK_MEM_LIMIT); the largest array is the output of FullyConnected 'fc1'
  * (B bytes)" (or "argument 'fc1_weight' of FullyConnected 'fc1'", "the gradient of
- * ..."). Upstream has no such check (it lets the allocation fail).
+ * ..."); a byte count of UINT64_MAX (overflowed) is written "over 18446744073709551615".
+ * Upstream has no such check (it lets the allocation fail).
  */
 mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
                                     uint64_t bytes, uint32_t largest, uint64_t largest_bytes);

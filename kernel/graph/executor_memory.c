@@ -213,9 +213,12 @@ mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p,
     char desc[512] = "none";
     if (largest != UINT32_MAX)
         describe_entry(g, p, largest, desc, sizeof desc);
+    /* UINT64_MAX stands for a count that overflowed (mxk_mem_entry_bytes) */
     return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
-                         "%s needs %llu bytes, more than the memory limit of %llu bytes "
-                         "(MXK_MEM_LIMIT); the largest array is %s (%llu bytes)",
-                         what, (unsigned long long)bytes, (unsigned long long)limit, desc,
+                         "%s needs %s%llu bytes, more than the memory limit of %llu bytes "
+                         "(MXK_MEM_LIMIT); the largest array is %s (%s%llu bytes)",
+                         what, bytes == UINT64_MAX ? "over " : "", (unsigned long long)bytes,
+                         (unsigned long long)limit, desc,
+                         largest_bytes == UINT64_MAX ? "over " : "",
                          (unsigned long long)largest_bytes);
 }

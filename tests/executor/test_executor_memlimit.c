@@ -124,6 +124,31 @@ static void test_simple_bind_small_limit(void) {
     mxk_symbol_free(fc);
 }
 
+/**
+ * Element-wise data of (2^32 + 1)^2 elements: the byte count overflows 64 bits and
+ * is refused. (A product that wraps to exactly 0, e.g. (2^40, 2^40), is taken for
+ * an unknown shape by the kernel's mxk_shape_size before this check.)
+ */
+static void test_overflowing_size(void) {
+    mxk_symbol *data = et_var("data");
+    mxk_symbol *act = et_op("Activation", "act", "act_type=relu", 1, data);
+    const char *names[] = {"data"};
+    mxk_shape s = {.ndim = 2, .dims = {INT64_C(4294967297), INT64_C(4294967297)}};
+    mxk_executor *ex = NULL;
+    CHECK_EQ_INT(
+        mxk_executor_simple_bind(act, et_cpu, 1, names, &s, "null", 0, NULL, NULL, NULL, &ex),
+        MXK_ERR_OUT_OF_MEMORY);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "simple_bind: the arguments, gradients and auxiliary states needs over "
+                   "18446744073709551615 bytes, more than the memory limit of ");
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "the largest array is argument 'data' of Activation 'act' (over "
+                   "18446744073709551615 bytes)");
+    CHECK(ex == NULL);
+    mxk_symbol_free(act);
+    mxk_symbol_free(data);
+}
+
 /** A bad value: warned about once, ignored (the physical memory applies). */
 static void test_bad_value_ignored(void) {
     mxk_symbol *fc = fc_net("4");
@@ -151,6 +176,7 @@ int main(void) {
     MXK_RUN(test_fc_default_limit);
     MXK_RUN(test_bind_plan_over_limit);
     MXK_RUN(test_simple_bind_small_limit);
+    MXK_RUN(test_overflowing_size);
     MXK_RUN(test_bad_value_ignored);
     mxk_shutdown();
     return MXK_TEST_EXIT();

@@ -14,9 +14,9 @@
  *   the same arrays are ordered in the order of the calls of one thread. Work runs
  *   asynchronously on the dependency engine; copies to the host and waits are the
  *   synchronisation points where errors of earlier asynchronous work are reported
- *   (seed exception_handling). An array written by failed work stays failed: every
- *   wait on it, copy from it or work reading it reports the error again, until the
- *   array is written again (never MXK_OK with undefined contents); mxk_wait_all
+ *   (upstream docs/static_site/src/pages/api/architecture/exception_handling.md). An array written
+ * by failed work stays failed: every wait on it, copy from it or work reading it reports the error
+ * again, until the array is written again (never MXK_OK with undefined contents); mxk_wait_all
  *   reports each error once.
  * - Debugging aids (environment, read at mxk_init / the first allocation):
  *   MXK_ENGINE_WATCHDOG=SECONDS logs (ERROR, stderr) each operator call running
@@ -703,9 +703,9 @@ mxk_status mxk_executor_reresolve(mxk_executor *ex);
  * (include/mxnet/c_api.h MXDataIter*; python/mxnet/io/io.py MXDataIter). Batches
  * are CPU NDArrays owned by the iterator, valid until the next call of
  * next/reset/free on it. Errors of a producer thread surface at next/reset and
- * stay sticky (seed exception_handling). Thread safety: an iterator is used by one
- * thread at a time (calls on one iterator must not overlap); distinct iterators
- * are independent. Every function returning a status gives
+ * stay sticky (upstream docs/static_site/src/pages/api/architecture/exception_handling.md). Thread
+ * safety: an iterator is used by one thread at a time (calls on one iterator must not overlap);
+ * distinct iterators are independent. Every function returning a status gives
  * MXK_ERR_INVALID_ARGUMENT for a NULL iterator.
  */
 typedef struct mxk_data_iter mxk_data_iter;

@@ -10,13 +10,19 @@ uint64_t mxk_shape_size(const mxk_shape *s) {
     for (int32_t i = 0; i < s->ndim; i++) {
         if (s->dims[i] <= 0)
             return 0;
-        n *= (uint64_t)s->dims[i];
+        uint64_t d = (uint64_t)s->dims[i];
+        n = n > UINT64_MAX / d ? UINT64_MAX : n * d;
     }
     return n;
 }
 
 bool mxk_shape_is_complete(const mxk_shape *s) {
-    return mxk_shape_size(s) > 0;
+    if (s->ndim <= 0)
+        return false;
+    for (int32_t i = 0; i < s->ndim; i++)
+        if (s->dims[i] <= 0)
+            return false;
+    return true;
 }
 
 bool mxk_shape_equal(const mxk_shape *a, const mxk_shape *b) {

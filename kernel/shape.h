@@ -9,7 +9,8 @@
 
 #include "mxk.h"
 
-/** Number of elements (product of dims; 0 when ndim is 0 or any dim is 0). */
+/** Number of elements (product of dims; 0 when ndim is 0 or any dim is 0); UINT64_MAX when
+ *  the product overflows (no array can have that many: callers that allocate refuse it). */
 uint64_t mxk_shape_size(const mxk_shape *s);
 
 /** True when ndim > 0 and every dim is > 0. */

@@ -194,19 +194,6 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
 /* Monitor                                                                   */
 /* ------------------------------------------------------------------------- */
 
-/** The node producing forward entry `e` (binary search in entry_ptr). */
-static uint32_t entry_node(const mxk_igraph *g, uint32_t e) {
-    uint32_t lo = 0, hi = g->num_nodes;
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->entry_ptr[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /** Calls the monitor with a new handle on `a` (the callee owns it). */
 static void report(const mxk_executor *ex, const char *name, const mxk_ndarray *a) {
     if (a == NULL)
@@ -220,7 +207,7 @@ static void report(const mxk_executor *ex, const char *name, const mxk_ndarray *
 static void report_if_variable(const mxk_executor *ex, uint32_t e, const mxk_ndarray *a) {
     if (e >= ex->g->num_entries)
         return;
-    const mxk_gnode *src = ex->g->nodes[entry_node(ex->g, e)];
+    const mxk_gnode *src = ex->g->nodes[mxk_igraph_entry_node(ex->g, e)];
     if (src->op == NULL)
         report(ex, src->name, a);
 }

@@ -37,19 +37,6 @@ static int differentiable(const mxk_gnode *n) {
     return d->no_gradient == NULL || d->no_gradient(n->op->param) == 0;
 }
 
-/** Producing node of entry `e` (binary search over entry_ptr). */
-static uint32_t entry_node(const mxk_igraph *g, uint32_t e) {
-    uint32_t lo = 0, hi = g->num_nodes;
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) / 2;
-        if (g->entry_ptr[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /**
  * Backward dependency flags of every operator node, concatenated: node i's
  * out_grad flags at og + og_off[i] (num_visible), in_data at id + id_off[i]
@@ -229,7 +216,7 @@ static mxk_status number_gradients(grad_build *b, mxk_grad_plan *p) {
         p->grad_of[e] = UINT32_MAX;
         if (!b->gw[e])
             continue;
-        uint32_t nid = entry_node(g, e);
+        uint32_t nid = mxk_igraph_entry_node(g, e);
         if (g->nodes[nid]->op == NULL || b->signal[e])
             p->grad_of[e] = E + count++;
     }
@@ -247,7 +234,7 @@ static mxk_status number_gradients(grad_build *b, mxk_grad_plan *p) {
         p->head_grad[h] = UINT32_MAX;
         if (!b->gw[e])
             continue;
-        const mxk_gnode *n = g->nodes[entry_node(g, e)];
+        const mxk_gnode *n = g->nodes[mxk_igraph_entry_node(g, e)];
         if (n->op == NULL)
             return mxk_set_error(MXK_ERR_UNSUPPORTED,
                                  "gradient plan: output %u is the variable '%s', whose gradient "
@@ -277,7 +264,7 @@ static mxk_op_req contribution_req(grad_build *b, const mxk_grad_plan *p, uint32
     if (b->is_head[k] || b->written[k])
         r = MXK_REQ_ADD;
     else {
-        uint32_t nid = entry_node(b->g, p->grad_src[k]);
+        uint32_t nid = mxk_igraph_entry_node(b->g, p->grad_src[k]);
         if (b->g->nodes[nid]->op == NULL && b->reqs[b->var_arg[nid]] == MXK_REQ_ADD)
             r = MXK_REQ_ADD;
     }

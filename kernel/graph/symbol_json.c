@@ -212,16 +212,14 @@ static void jw_uint_array(jwriter *w, const uint32_t *v, uint32_t n) {
     jw_end(w, ']');
 }
 
-/** Sorts attribute indices by key, bytewise (std::map's order); insertion sort. */
-static void sort_keys(uint32_t *order, uint32_t n, const mxk_attrs *attrs) {
-    for (uint32_t i = 1; i < n; i++) {
-        uint32_t x = order[i], j = i;
-        while (j > 0 && strcmp(attrs->keys[order[j - 1]], attrs->keys[x]) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = x;
-    }
+/** One attribute of a node being written. */
+typedef struct jattr {
+    const char *key, *value;
+} jattr;
+
+/** qsort comparator: keys bytewise (std::map's order; keys of one node are unique). */
+static int jattr_cmp(const void *a, const void *b) {
+    return strcmp(((const jattr *)a)->key, ((const jattr *)b)->key);
 }
 
 /** Writes one node (nnvm JSONNode::Save). `index` maps nodes to their ids. */
@@ -233,20 +231,20 @@ static mxk_status jw_node(jwriter *w, const mxk_gnode *n, const mxk_node_index *
     jw_string(w, n->name);
     uint32_t na = n->attrs->count;
     if (na > 0) {
-        uint32_t *order = malloc(na * sizeof *order);
-        if (order == NULL)
+        jattr *sorted = malloc(na * sizeof *sorted);
+        if (sorted == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory writing symbol JSON");
         for (uint32_t i = 0; i < na; i++)
-            order[i] = i;
-        sort_keys(order, na, n->attrs);
+            sorted[i] = (jattr){n->attrs->keys[i], n->attrs->values[i]};
+        qsort(sorted, na, sizeof *sorted, jattr_cmp);
         jw_key(w, "attrs");
         jw_begin(w, '{', na > 1);
         for (uint32_t i = 0; i < na; i++) {
-            jw_key(w, n->attrs->keys[order[i]]);
-            jw_string(w, n->attrs->values[order[i]]);
+            jw_key(w, sorted[i].key);
+            jw_string(w, sorted[i].value);
         }
         jw_end(w, '}');
-        free(order);
+        free(sorted);
     }
     jw_key(w, "inputs");
     jw_begin(w, '[', n->num_inputs > 10);

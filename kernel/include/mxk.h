@@ -603,7 +603,12 @@ typedef struct mxk_executor mxk_executor;
  * is given); aux: one per aux state. Arrays are referenced, not copied.
  * `shared_exec` (may be NULL) lends its memory pool. Errors: MXK_ERR_INVALID_ARGUMENT
  * ("Length of args does not match the number of arguments", ...), MXK_ERR_SHAPE /
- * MXK_ERR_TYPE from inference, MXK_ERR_NOT_FOUND for a missing kernel.
+ * MXK_ERR_TYPE from inference (also for a shape over 2^60 elements),
+ * MXK_ERR_NOT_FOUND for a missing kernel, MXK_ERR_OUT_OF_MEMORY before anything is
+ * allocated when the memory plan needs more than MXK_MEM_LIMIT bytes (default: the
+ * physical memory): "bind: the memory plan needs N bytes, more than the memory limit
+ * of L bytes (MXK_MEM_LIMIT); the largest array is <what> (B bytes)", where <what>
+ * names the array's operator and node.
  */
 mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
                              mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
@@ -617,7 +622,9 @@ mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t nu
  * may follow in `req_names`/`req_values` (num_reqs entries). `shared_exec` lends
  * its pool; `shared_buffer`-style reuse of same-named data arrays goes through it
  * too. Errors as bind, plus "InferShape pass cannot decide shapes for the
- * following arguments ..." (MXK_ERR_SHAPE) when shapes stay unknown.
+ * following arguments ..." (MXK_ERR_SHAPE) when shapes stay unknown, and
+ * MXK_ERR_OUT_OF_MEMORY ("simple_bind: the arguments, gradients and auxiliary states
+ * needs N bytes, more than the memory limit ...") before allocating any of them.
  */
 mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_shapes,
                                     const char *const *names, const mxk_shape *shapes,
@@ -666,7 +673,8 @@ mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
 /**
  * A new executor for new input shapes sharing memory with `ex` (upstream
  * GraphExecutor::Reshape): unchanged arrays are shared, smaller ones become views,
- * larger ones need allow_up_sizing. The two must not run concurrently.
+ * larger ones need allow_up_sizing. The two must not run concurrently. Errors as
+ * bind, the memory limit included.
  */
 mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32_t allow_up_sizing,
                                 uint32_t num_shapes, const char *const *names,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "fuzz_target.h"
 
 /** Reports a broken property and aborts. */
 static void fail(const char *value, const char *what) {
@@ -127,12 +128,7 @@ static int run_one(const uint8_t *data, size_t size) {
     return ok;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "mxk.h"
+#include "fuzz_target.h"
 
 /** Reports a broken property and aborts. */
 static void fail(const char *what) {
@@ -98,12 +99,7 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
     return st;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -27,6 +27,7 @@
 #include "fuzz_kernel.h"
 
 #include "fuzz_iter.h"
+#include "fuzz_target.h"
 
 /** Runs one input; returns the examples of the first epoch (-1: refused cleanly). */
 static int64_t run_one(const uint8_t *data, size_t size) {
@@ -58,12 +59,7 @@ static int64_t run_one(const uint8_t *data, size_t size) {
     return fuzz_iter_run("CSVIter", na, keys, vals, !(c & 4));
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -29,6 +29,7 @@
 #define FUZZ_PLUGINS                                                                               \
     { "libmxk-cpu-blas.so", NULL }
 #include "fuzz_kernel.h"
+#include "fuzz_target.h"
 
 /** Most known input shapes. */
 #define MAX_KNOWN 8
@@ -223,12 +224,7 @@ static int run_one(const uint8_t *data, size_t size) {
     return ran;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

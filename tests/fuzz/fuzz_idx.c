@@ -32,6 +32,7 @@
 
 #include "fuzz_tmp.h"
 #include "idx.h"
+#include "fuzz_target.h"
 
 /** Memory reader state. */
 typedef struct mem_ctx {
@@ -106,12 +107,7 @@ static int run_one(const uint8_t *data, size_t size) {
     return rc;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -28,6 +28,7 @@
 #include "fuzz_kernel.h"
 
 #include "fuzz_iter.h"
+#include "fuzz_target.h"
 
 /** Big-endian uint32 at p. */
 static uint32_t be32_get(const uint8_t *p) {
@@ -85,12 +86,7 @@ static int64_t run_one(const uint8_t *data, size_t size) {
     return got;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -32,6 +32,7 @@
 #include "ndarray_io.h"
 #include "shape.h"
 #include "storage.h"
+#include "fuzz_target.h"
 
 /** Starts the engine once (NaiveEngine unless MXK_ENGINE_TYPE says otherwise). */
 static void fuzz_init(void) {
@@ -93,12 +94,7 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
     return st;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -29,6 +29,7 @@
 #define FUZZ_PLUGINS                                                                               \
     { "libmxk-cpu-blas.so", NULL }
 #include "fuzz_kernel.h"
+#include "fuzz_target.h"
 
 /** Most attributes and arguments of one input. */
 #define MAX_ITEMS 16
@@ -154,12 +155,7 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
     return st;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

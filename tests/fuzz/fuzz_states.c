@@ -28,6 +28,7 @@
 
 #include "fuzz_tmp.h"
 #include "mxk_train.h"
+#include "fuzz_target.h"
 
 /** Reports a failed set-up step or broken property with the trainer's last error. */
 static void fail(const char *what) {
@@ -129,12 +130,7 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
     return st;
 }
 
-/** libFuzzer entry point. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    run_one(data, size);
-    return 0;
-}
+MXK_FUZZ_TARGET(run_one)
 
 #ifdef MXK_FUZZ_STANDALONE
 

@@ -1,9 +1,10 @@
 /*
  * The dependency engine (kernel-internal API).
  *
- * Semantics: MXNet's engine (seed note_engine; upstream src/engine/threaded_engine.{h,cc},
- * threaded_engine_perdevice.cc, naive_engine.cc) and its error propagation (seed
- * exception_handling). Digest: ../shared/reference/engine-memory-io.md §1-2.
+ * Semantics: MXNet's engine (upstream docs/static_site/src/pages/api/architecture/
+ * note_engine.md; src/engine/threaded_engine.{h,cc}, threaded_engine_perdevice.cc,
+ * naive_engine.cc) and its error propagation (upstream
+ * docs/static_site/src/pages/api/architecture/exception_handling.md).
  *
  * - Every function is pushed with the engine variables it reads and writes.
  *   Per variable, requests are served in push order; consecutive reads run in
@@ -12,8 +13,8 @@
  * - Sync functions return a status; async functions finish when
  *   mxk_engine_complete() is called on their handle, from any thread.
  * - A failing function's error is recorded on every variable it writes: the
- *   variable is *failed* until a function writes it again without an error (seed
- *   exception_handling: the exception stays with the variable). A later function
+ *   variable is *failed* until a function writes it again without an error (upstream
+ *   exception_handling.md: the exception stays with the variable). A later function
  *   that reads a failed variable, or writes one whose error was not reported yet,
  *   inherits the error and is skipped (unless pushed with MXK_ENGINE_PROP_NO_SKIP);
  *   it passes the error on to the variables it writes. mxk_engine_wait_var() on a

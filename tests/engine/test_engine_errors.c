@@ -1,5 +1,6 @@
 /*
- * Error propagation (seed exception_handling; digest §1.2 and §1.4 E2-E4): errors
+ * Error propagation (upstream
+ * docs/static_site/src/pages/api/architecture/exception_handling.md): errors
  * flow along the written variables, dependents are skipped, a wait reports an error
  * once, and the slot is shared by every variable the failing op wrote.
  */

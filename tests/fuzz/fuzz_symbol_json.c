@@ -17,7 +17,7 @@
  *   with the kernel's sources compiled in and instrumented.
  * - standalone (MXK_FUZZ_STANDALONE, always built, a ctest): main() builds seed
  *   documents (the MNIST MLP, a group with multi-output and aux-state operators and
- *   odd strings, a legacy MXNet 0.8 document, and FUZZ_FIXTURE when it exists),
+ *   odd strings, and a legacy MXNet 0.8 document),
  *   then runs every seed, every truncation of it, single-byte replacements with
  *   JSON-significant bytes, and fixed-seed random multi-byte mutations.
  *   Arguments: files or directories of extra inputs; `--write-seeds DIR` writes the
@@ -185,12 +185,6 @@ static int build_seeds(fuzz_seed *seeds) {
         "\"batchnorm0\", \"inputs\": [[3, 0]], \"backward_source_id\": -1, \"attr\": "
         "{\"ctx_group\": \"stage2\"}}], \"arg_nodes\": [0, 1, 2], \"heads\": [[4, 0]]}";
     add_text(seeds, &n, "legacy", strdup(legacy));
-#ifdef FUZZ_FIXTURE
-    size_t len = 0;
-    uint8_t *fixture = fuzz_read_file(FUZZ_FIXTURE, &len);
-    if (fixture != NULL)
-        add_text(seeds, &n, "fixture", (char *)fixture);
-#endif
     return n;
 }
 

@@ -474,7 +474,8 @@ static void test_wait_to_write_waits_for_readers(void) {
 #define FAILURE "injected failure writing the array"
 
 /**
- * An array whose write failed stays failed (seed exception_handling: the exception
+ * An array whose write failed stays failed (upstream
+ * docs/static_site/src/pages/api/architecture/exception_handling.md: the exception
  * stays with the variable): copy_to_host, data and waits report the error at every
  * call, never MXK_OK with undefined contents, until the array is written again.
  */

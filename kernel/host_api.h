@@ -22,7 +22,4 @@ typedef struct mxk_op_call_ctx {
 /** Sets the calling thread's current stream for host->current_stream (engine workers). */
 void mxk_host_set_current_stream(int32_t dev_type, int32_t dev_id, void *stream);
 
-/** Log threshold from MXK_LOG_LEVEL (debug, info, warning, error; default info). */
-void mxk_log(mxk_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 #endif /* MXK_HOST_API_H */

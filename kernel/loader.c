@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attrs.h"
+#include "env.h"
 #include "error.h"
 #include "host_api.h"
 #include "registry_internal.h"

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "error.h"
 #include "graph.h"
 #include "shape.h"
@@ -88,16 +89,11 @@ static void mem_build_free(mem_build *b) {
     free(b->entry_bytes);
 }
 
-/** The match range: MXK_EXEC_MATCH_RANGE when it is a non-negative integer, else 16. */
+/** The match range: MXK_EXEC_MATCH_RANGE in [0, 2^20], else 16 (a bad value is warned
+ *  about once). */
 static int64_t match_range(void) {
-    const char *v = getenv("MXK_EXEC_MATCH_RANGE");
-    if (v == NULL || *v == '\0')
-        return MEM_PLAN_DEFAULT_RANGE;
-    char *end = NULL;
-    long long r = strtoll(v, &end, 10);
-    if (end == v || *end != '\0' || r < 0)
-        return MEM_PLAN_DEFAULT_RANGE;
-    return r > (1 << 20) ? (1 << 20) : (int64_t)r;
+    return (int64_t)mxk_env_uint64_or_warn("executor", "MXK_EXEC_MATCH_RANGE",
+                                           MEM_PLAN_DEFAULT_RANGE, 0, 1 << 20);
 }
 
 /** Compare for qsort of uint32. */

@@ -312,6 +312,33 @@ static void test_match_range(void) {
     mxk_symbol_free(net);
 }
 
+/* A bad MXK_EXEC_MATCH_RANGE is warned about once and the default range (16) applies. */
+static void test_bad_match_range_warned(void) {
+    mxk_symbol *net = pu_mlp3();
+    pu_plans def, bad[2];
+    CHECK(pu_plan(net, "data=64,784;out_label=64", "write", "data,out_label", &def) == 0);
+    setenv("MXK_EXEC_MATCH_RANGE", "-3", 1);
+    char log[2048];
+    mxk_t_capture cap;
+    CHECK(mxk_t_capture_begin(&cap));
+    for (int i = 0; i < 2; i++)
+        CHECK(pu_plan(net, "data=64,784;out_label=64", "write", "data,out_label", &bad[i]) == 0);
+    mxk_t_capture_end(&cap, log, sizeof log);
+    unsetenv("MXK_EXEC_MATCH_RANGE");
+    const char *w = "[mxk WARNING] executor: MXK_EXEC_MATCH_RANGE=\"-3\" is invalid: expected an "
+                    "integer in [0, 1048576]; it is ignored\n";
+    const char *first = strstr(log, w);
+    CHECK(first != NULL);
+    CHECK(first == NULL || strstr(first + 1, w) == NULL);
+    for (int i = 0; i < 2; i++) {
+        if (def.m != NULL && bad[i].m != NULL)
+            CHECK_EQ_INT(bad[i].m->total_bytes, def.m->total_bytes);
+        pu_plans_free(&bad[i]);
+    }
+    pu_plans_free(&def);
+    mxk_symbol_free(net);
+}
+
 /* Seed: "a memory region of size equal to the maximum of that required by B and E". */
 static void test_shared_block_is_the_maximum(void) {
     /* B (16x64) dies before E (16x100) is computed: E reuses B's block, grown to E's size */
@@ -530,6 +557,7 @@ int main(void) {
     MXK_RUN(test_half_of_naive);
     MXK_RUN(test_no_sharing_between_parallel_branches);
     MXK_RUN(test_match_range);
+    MXK_RUN(test_bad_match_range_warned);
     MXK_RUN(test_shared_block_is_the_maximum);
     MXK_RUN(test_hidden_outputs_and_externals);
     MXK_RUN(test_arguments);

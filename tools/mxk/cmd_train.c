@@ -76,7 +76,26 @@ typedef struct train_args {
     uint64_t seed;
     double lr, lr_factor, mom, wd;
     int lr_set;
+    /* parsed by parse_args, so that a bad list is reported before any data is read */
+    mxkt_metric metric[CLI_MAX_METRICS]; /**< --metrics */
+    uint32_t num_metrics;
+    int64_t step_epochs[MXKT_MAX_STEPS]; /**< --lr-step-epochs, else default_step_epochs */
+    int32_t num_step_epochs;
 } train_args;
+
+/**
+ * The default --lr-step-epochs: the epochs nearest 60% and 90% of the run (num_epochs),
+ * those inside it (after epoch 0, before the last): "6,9" for 10 epochs, "2" for 3,
+ * "" for 1. Written into buf.
+ */
+static void default_step_epochs(int64_t num_epochs, char *buf, size_t size) {
+    int64_t a = (6 * num_epochs + 5) / 10, b = (9 * num_epochs + 5) / 10;
+    buf[0] = '\0';
+    if (a > 0 && a < num_epochs)
+        snprintf(buf, size, "%lld", (long long)a);
+    if (b > a && b > 0 && b < num_epochs)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", buf[0] ? "," : "", (long long)b);
+}
 
 /** Parses the options shared by the commands. Returns CLI_OK or CLI_USAGE. */
 static int parse_args(train_args *a, int argc, char **argv) {
@@ -147,16 +166,11 @@ static int parse_args(train_args *a, int argc, char **argv) {
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
     if (a->save_period < 1)
         return cli_usage_error(a->cmd, "--save-period must be at least 1");
-    /* the lists are checked here too, so that a bad one is reported before any data
-     * is read; the commands parse them again where they use them */
-    char msg[512];
-    mxkt_metric ms[CLI_MAX_METRICS];
-    uint32_t nm = 0;
-    int64_t epochs[MXKT_MAX_STEPS];
-    int32_t ne = 0;
-    if (!cli_parse_metrics(a->metrics, ms, &nm, msg, sizeof msg) ||
-        (a->lr_step_epochs &&
-         !cli_parse_step_epochs(a->lr_step_epochs, epochs, &ne, msg, sizeof msg)))
+    char msg[512], steps[64];
+    default_step_epochs(a->num_epochs, steps, sizeof steps);
+    if (!cli_parse_metrics(a->metrics, a->metric, &a->num_metrics, msg, sizeof msg) ||
+        !cli_parse_step_epochs(a->lr_step_epochs ? a->lr_step_epochs : steps, a->step_epochs,
+                               &a->num_step_epochs, msg, sizeof msg))
         return cli_usage_error(a->cmd, "%s", msg);
     return CLI_OK;
 }
@@ -187,28 +201,6 @@ static void defaults(train_args *a, const cli_command *cmd) {
     a->lr_step_epochs = NULL; /* default_step_epochs: 60% and 90% of --num-epochs */
     a->mom = 0.9;
     a->wd = 1e-5;
-}
-
-/**
- * The default --lr-step-epochs: the epochs nearest 60% and 90% of the run (num_epochs),
- * those inside it (after epoch 0, before the last): "6,9" for 10 epochs, "2" for 3,
- * "" for 1. Written into buf.
- */
-static void default_step_epochs(int64_t num_epochs, char *buf, size_t size) {
-    int64_t a = (6 * num_epochs + 5) / 10, b = (9 * num_epochs + 5) / 10;
-    buf[0] = '\0';
-    if (a > 0 && a < num_epochs)
-        snprintf(buf, size, "%lld", (long long)a);
-    if (b > a && b > 0 && b < num_epochs)
-        snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", buf[0] ? "," : "", (long long)b);
-}
-
-/** Parses --metrics "acc,ce,top_k_accuracy_5" into metric templates (cli_parse_metrics). */
-static int parse_metrics(const train_args *a, mxkt_metric *ms, uint32_t *n) {
-    char msg[512];
-    if (!cli_parse_metrics(a->metrics, ms, n, msg, sizeof msg))
-        return cli_usage_error(a->cmd, "%s", msg);
-    return CLI_OK;
 }
 
 /** Builds or loads the network of the options. */
@@ -244,13 +236,9 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
         mxkt_optimizer_adam(opt, a->lr_set ? a->lr : 0.001, a->wd);
     else
         return cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
-    char buf[64], msg[512];
-    default_step_epochs(a->num_epochs, buf, sizeof buf);
-    int64_t epochs[MXKT_MAX_STEPS], steps[MXKT_MAX_STEPS];
-    int32_t ne = 0, ns = 0;
-    if (!cli_parse_step_epochs(a->lr_step_epochs ? a->lr_step_epochs : buf, epochs, &ne, msg,
-                               sizeof msg))
-        return cli_usage_error(a->cmd, "%s", msg);
+    const int64_t *epochs = a->step_epochs;
+    int32_t ne = a->num_step_epochs, ns = 0;
+    int64_t steps[MXKT_MAX_STEPS];
     if (a->lr_factor <= 0.0 || a->lr_factor >= 1.0 || ne == 0)
         return CLI_OK;
     /* updates per epoch: the last, padded batch counts too */
@@ -306,10 +294,6 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = make_module(a, sym, train, 1, &m);
     mxkt_initializer init;
     mxkt_optimizer opt;
-    mxkt_metric ms[CLI_MAX_METRICS];
-    uint32_t nm = 0;
-    if (rc == CLI_OK)
-        rc = parse_metrics(a, ms, &nm);
     if (rc == CLI_OK && mxkt_initializer_parse(a->initializer, a->seed, &init) != MXK_OK)
         rc = cli_usage_error(a->cmd, "%s", mxkt_last_error());
     /* resuming without a .states file: the update count starts again at 0, so the
@@ -350,8 +334,8 @@ static int train_body(const cli_globals *g, void *arg) {
         memset(&fo, 0, sizeof fo);
         fo.begin_epoch = begin_epoch;
         fo.num_epoch = (int32_t)a->num_epochs;
-        fo.metrics = ms;
-        fo.num_metrics = nm;
+        fo.metrics = a->metric;
+        fo.num_metrics = a->num_metrics;
         fo.disp_batches = (int32_t)a->disp_batches;
         fo.ckpt_prefix = a->model_prefix;
         fo.ckpt_period = (int32_t)a->save_period;
@@ -397,11 +381,9 @@ static int score_body(const cli_globals *g, void *arg) {
     mxk_symbol *sym = NULL;
     mxkt_iter *it = NULL;
     mxkt_module *m = NULL;
-    mxkt_metric ms[CLI_MAX_METRICS];
-    uint32_t nm = 0;
-    int rc = parse_metrics(a, ms, &nm);
-    if (rc == CLI_OK)
-        rc = load_checkpoint(a, &sym, &it, &m);
+    mxkt_metric *ms = a->metric;
+    uint32_t nm = a->num_metrics;
+    int rc = load_checkpoint(a, &sym, &it, &m);
     if (rc == CLI_OK && mxkt_module_score(m, it, ms, nm) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
     if (rc == CLI_OK) {

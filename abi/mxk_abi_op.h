@@ -273,6 +273,18 @@ typedef struct mxk_op_def {
     /** 1 if the operator has no backward (BlockGrad-like ops return gradients of 0
      *  through their own backward instead); NULL: differentiable. */
     int32_t (*no_gradient)(const void *param);
+
+    /* --- ABI 1.1 --- */
+    /**
+     * Other names of the operator (NULL-terminated; NULL: none), as MXNet's
+     * NNVM_REGISTER_OP(...).add_alias(...) registers them (`flatten` for Flatten,
+     * `_plus`/`_add`/`_Plus` for elemwise_add). An alias resolves to this operator
+     * wherever a name is looked up (symbol creation, MXNet JSON, imperative calls,
+     * kernels registered under the alias); JSON written by mxk names the operator
+     * by `name`. Each alias must be unique among all operator names and aliases.
+     * Read only when struct_size covers it.
+     */
+    const char *const *aliases;
 } mxk_op_def;
 
 /**

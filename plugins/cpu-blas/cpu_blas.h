@@ -250,5 +250,22 @@ mxk_status cb_register_transpose(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_argmax(mxk_registrar *reg, mxk_error_sink *err);
 /** op_random.c: _random_uniform, random_uniform, _random_normal, random_normal. */
 mxk_status cb_register_random(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_init.c (and files listed in init.cmake): creation and shape operators (_copy, _zeros,
+ * expand_dims, stack, tile, Pad, broadcast_to, ...). */
+mxk_status cb_register_init_ops(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_index.c (and files listed in index.cmake): indexing and sequence operators (slice, take,
+ * pick, gather_nd, where, Sequence*, batch_dot, topk, sort, ...). */
+mxk_status cb_register_index_ops(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_math.c (and files listed in math.cmake): element-wise math, comparison and reduction
+ * operators added for MXNet conformance. */
+mxk_status cb_register_math_ops(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_norm.c (and files listed in norm.cmake): normalisation and loss operators (LayerNorm,
+ * InstanceNorm, GroupNorm, L2Normalization, MakeLoss, SVMOutput, ...). */
+mxk_status cb_register_norm_ops(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_spatial.c (and files listed in spatial.cmake): 1-D/3-D convolution and pooling helpers. */
+mxk_status cb_register_spatial_ops(mxk_registrar *reg, mxk_error_sink *err);
+/** ops_vision.c (and files listed in vision.cmake): spatial sampling and detection operators
+ * (ROIPooling, BilinearSampler, MultiBox*, box_nms, ...). */
+mxk_status cb_register_vision_ops(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CPU_BLAS_H */

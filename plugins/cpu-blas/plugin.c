@@ -79,6 +79,12 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cb_register_transpose(reg, err));
     MXK_SDK_CHECK(cb_register_argmax(reg, err));
     MXK_SDK_CHECK(cb_register_random(reg, err));
+    MXK_SDK_CHECK(cb_register_init_ops(reg, err));
+    MXK_SDK_CHECK(cb_register_index_ops(reg, err));
+    MXK_SDK_CHECK(cb_register_math_ops(reg, err));
+    MXK_SDK_CHECK(cb_register_norm_ops(reg, err));
+    MXK_SDK_CHECK(cb_register_spatial_ops(reg, err));
+    MXK_SDK_CHECK(cb_register_vision_ops(reg, err));
     return MXK_OK;
 }
 

@@ -88,7 +88,7 @@ PIN_OFF(mxk_backward_args, in_grad, 48);
 PIN_OFF(mxk_backward_args, req, 56);
 PIN_OFF(mxk_backward_args, num_aux, 64);
 PIN_OFF(mxk_backward_args, aux, 72);
-PIN_SIZE(mxk_op_def, 184);
+PIN_SIZE(mxk_op_def, 192);
 PIN_OFF(mxk_op_def, struct_size, 0);
 PIN_OFF(mxk_op_def, abi_minor, 4);
 PIN_OFF(mxk_op_def, name, 8);
@@ -113,6 +113,7 @@ PIN_OFF(mxk_op_def, forward_inplace, 152);
 PIN_OFF(mxk_op_def, backward_inplace, 160);
 PIN_OFF(mxk_op_def, mutate_inputs, 168);
 PIN_OFF(mxk_op_def, no_gradient, 176);
+PIN_OFF(mxk_op_def, aliases, 184); /* ABI 1.1 */
 PIN_SIZE(mxk_op_kernel_def, 80);
 PIN_OFF(mxk_op_kernel_def, struct_size, 0);
 PIN_OFF(mxk_op_kernel_def, abi_minor, 4);

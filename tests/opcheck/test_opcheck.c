@@ -860,6 +860,13 @@ static const op_entry table[] = {
      {{"lr=0.01", "2,3|2,3|2,3|2,3", 0},
       {"lr=0.01;beta1=0.8;beta2=0.99;epsilon=1e-6;wd=0.1;rescale_grad=2", "4|4|4|4", 0}}},
     {"IdentityAttachKLSparseReg", NULL, NULL, 0, 0, NULL, NULL, {{"", "2,3", 0}}},
+/* The operator groups added for MXNet conformance, one table fragment each. */
+#include "opcheck_init.inc"
+#include "opcheck_index.inc"
+#include "opcheck_math.inc"
+#include "opcheck_norm.inc"
+#include "opcheck_spatial.inc"
+#include "opcheck_vision.inc"
 };
 
 #define TABLE_SIZE (sizeof table / sizeof table[0])

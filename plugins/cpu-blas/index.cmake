@@ -1,0 +1,2 @@
+# cpu-blas sources of the index group: indexing and sequence operators (slice, take, pick, gather_nd, where, Sequence*, batch_dot, topk, sort, ...).
+target_sources(mxk-cpu-blas PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/ops_index.c)

@@ -1,0 +1,2 @@
+# cpu-blas sources of the math group: element-wise math, comparison and reduction operators added for MXNet conformance.
+target_sources(mxk-cpu-blas PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/ops_math.c)

@@ -1,0 +1,2 @@
+# cpu-blas sources of the norm group: normalisation and loss operators (LayerNorm, InstanceNorm, GroupNorm, L2Normalization, MakeLoss, SVMOutput, ...).
+target_sources(mxk-cpu-blas PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/ops_norm.c)

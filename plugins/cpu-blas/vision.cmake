@@ -1,0 +1,2 @@
+# cpu-blas sources of the vision group: spatial sampling and detection operators (ROIPooling, BilinearSampler, MultiBox*, box_nms, ...).
+target_sources(mxk-cpu-blas PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/ops_vision.c)

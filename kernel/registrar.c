@@ -174,6 +174,7 @@ void mxk_op_entry_free(mxk_op_entry *e) {
     free_list(e->def.arguments);
     free_list(e->def.outputs);
     free_list(e->def.aux_states);
+    free_list(e->def.aliases);
     free(e);
 }
 
@@ -195,6 +196,42 @@ static int stage_push(void ***arr, uint32_t *n, void *p) {
     return 1;
 }
 
+/* Owner of the operator name or alias `name` among registered and staged operators, or NULL. */
+static const mxk_plugin_entry *op_name_owner(const mxk_staging *st, const char *name) {
+    const mxk_plugin_entry *owner = mxk_registry_owner_of_op(name);
+    for (uint32_t i = 0; owner == NULL && i < st->num_ops; i++)
+        if (mxk_op_entry_named(st->ops[i], name))
+            owner = st->plugin;
+    return owner;
+}
+
+/* Checks an operator's name and aliases: valid, distinct, and not taken by any operator
+ * (name or alias) registered or staged. MXK_ERR_ABI / MXK_ERR_DUPLICATE with the name. */
+static mxk_status check_op_names(mxk_staging *st, const char *name, const char *const *aliases,
+                                 mxk_error_sink *err) {
+    for (size_t i = 0; aliases != NULL && aliases[i] != NULL; i++) {
+        if (!valid_op_name(aliases[i]))
+            return fail(st, err, MXK_ERR_ABI, "operator '%s': alias '%s' is not a valid name", name,
+                        aliases[i]);
+        if (strcmp(aliases[i], name) == 0)
+            return fail(st, err, MXK_ERR_ABI, "operator '%s': alias '%s' is its own name", name,
+                        aliases[i]);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(aliases[j], aliases[i]) == 0)
+                return fail(st, err, MXK_ERR_ABI, "operator '%s': alias '%s' is listed twice", name,
+                            aliases[i]);
+    }
+    const char *taken = name;
+    const mxk_plugin_entry *owner = op_name_owner(st, name);
+    for (size_t i = 0; owner == NULL && aliases != NULL && aliases[i] != NULL; i++)
+        owner = op_name_owner(st, taken = aliases[i]);
+    if (owner != NULL)
+        return fail(st, err, MXK_ERR_DUPLICATE,
+                    "operator '%s' from plugin '%s' is already registered by plugin '%s'", taken,
+                    st->plugin->name, owner->name);
+    return MXK_OK;
+}
+
 static mxk_status register_op(mxk_registrar *reg, const mxk_op_def *def, mxk_error_sink *err) {
     mxk_staging *st = reg->impl;
     if (def == NULL)
@@ -212,14 +249,11 @@ static mxk_status register_op(mxk_registrar *reg, const mxk_op_def *def, mxk_err
     if (def->parse_param != NULL && def->struct_size >= END_OF(mxk_op_def, free_param) &&
         def->free_param == NULL)
         return fail(st, err, MXK_ERR_ABI, "operator '%s': parse_param needs free_param", def->name);
-    const mxk_plugin_entry *owner = mxk_registry_owner_of_op(def->name);
-    for (uint32_t i = 0; owner == NULL && i < st->num_ops; i++)
-        if (strcmp(st->ops[i]->def.name, def->name) == 0)
-            owner = st->plugin;
-    if (owner != NULL)
-        return fail(st, err, MXK_ERR_DUPLICATE,
-                    "operator '%s' from plugin '%s' is already registered by plugin '%s'",
-                    def->name, st->plugin->name, owner->name);
+    const char *const *aliases =
+        def->struct_size >= END_OF(mxk_op_def, aliases) ? def->aliases : NULL;
+    mxk_status rc = check_op_names(st, def->name, aliases, err);
+    if (rc != MXK_OK)
+        return rc;
     mxk_op_entry *e = calloc(1, sizeof *e);
     if (e == NULL)
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_op: out of memory");
@@ -232,17 +266,17 @@ static mxk_status register_op(mxk_registrar *reg, const mxk_op_def *def, mxk_err
                       *const *aux = e->def.aux_states;
     const mxk_attr_def *schema = e->def.attrs;
     e->def.name = e->def.description = NULL;
-    e->def.arguments = e->def.outputs = e->def.aux_states = NULL;
+    e->def.arguments = e->def.outputs = e->def.aux_states = e->def.aliases = NULL;
     e->def.attrs = NULL;
     char owner_desc[160];
     snprintf(owner_desc, sizeof owner_desc, "operator '%s'", name);
     if (!dup_str(&e->def.name, name) || !dup_str(&e->def.description, desc) ||
         !dup_list(&e->def.arguments, args) || !dup_list(&e->def.outputs, outs) ||
-        !dup_list(&e->def.aux_states, aux)) {
+        !dup_list(&e->def.aux_states, aux) || !dup_list(&e->def.aliases, aliases)) {
         mxk_op_entry_free(e);
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_op: out of memory");
     }
-    mxk_status rc = copy_schema(st, owner_desc, schema, e->def.num_attrs, &e->def.attrs, err);
+    rc = copy_schema(st, owner_desc, schema, e->def.num_attrs, &e->def.attrs, err);
     if (rc != MXK_OK) {
         mxk_op_entry_free(e);
         return rc;

@@ -81,12 +81,37 @@ static int ptr_reserve(ptr_array *a, uint32_t extra) {
 
 /* ---- ownership checks (caller may or may not hold the lock: take it) ---- */
 
-static const mxk_plugin_entry *owner_of_op_locked(const char *name) {
+int mxk_op_entry_named(const mxk_op_entry *op, const char *name) {
+    if (strcmp(op->def.name, name) == 0)
+        return 1;
+    for (const char *const *a = op->def.aliases; a != NULL && *a != NULL; a++)
+        if (strcmp(*a, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The operator called `name` (its name or an alias), or NULL. Caller holds the lock. */
+static const mxk_op_entry *find_op_locked(const char *name) {
     for (uint32_t i = 0; i < R.ops.count; i++) {
         const mxk_op_entry *e = R.ops.items[i];
-        if (strcmp(e->def.name, name) == 0)
-            return e->plugin;
+        if (mxk_op_entry_named(e, name))
+            return e;
     }
+    return NULL;
+}
+
+static const mxk_plugin_entry *owner_of_op_locked(const char *name) {
+    const mxk_op_entry *e = find_op_locked(name);
+    return e ? e->plugin : NULL;
+}
+
+/* The first of the staged op's name and aliases already registered, or NULL; sets *owner. */
+static const char *taken_op_name_locked(const mxk_op_entry *op, const mxk_plugin_entry **owner) {
+    if ((*owner = owner_of_op_locked(op->def.name)) != NULL)
+        return op->def.name;
+    for (const char *const *a = op->def.aliases; a != NULL && *a != NULL; a++)
+        if ((*owner = owner_of_op_locked(*a)) != NULL)
+            return *a;
     return NULL;
 }
 
@@ -195,8 +220,8 @@ mxk_status mxk_registry_commit(mxk_staging *st) {
     const char *what = NULL, *name = NULL;
     const mxk_plugin_entry *owner = NULL;
     for (uint32_t i = 0; owner == NULL && i < st->num_ops; i++)
-        if ((owner = owner_of_op_locked(st->ops[i]->def.name)) != NULL)
-            what = "operator", name = st->ops[i]->def.name;
+        if ((name = taken_op_name_locked(st->ops[i], &owner)) != NULL)
+            what = "operator";
     for (uint32_t i = 0; owner == NULL && i < st->num_iters; i++)
         if ((owner = owner_of_iterator_locked(st->iters[i]->def.name)) != NULL)
             what = "iterator", name = st->iters[i]->def.name;
@@ -284,15 +309,10 @@ void mxk_registry_shutdown_plugins(void) {
 /* ---- lookups ---- */
 
 const mxk_op_entry *mxk_registry_find_op(const char *name) {
-    const mxk_op_entry *r = NULL;
     if (name == NULL)
         return NULL;
     pthread_mutex_lock(&R.lock);
-    for (uint32_t i = 0; i < R.ops.count && r == NULL; i++) {
-        const mxk_op_entry *e = R.ops.items[i];
-        if (strcmp(e->def.name, name) == 0)
-            r = e;
-    }
+    const mxk_op_entry *r = find_op_locked(name);
     pthread_mutex_unlock(&R.lock);
     return r;
 }
@@ -418,13 +438,14 @@ mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend)
     return set_override(&R.overrides_conf, op, backend);
 }
 
-/* The override for op (API first, then conf), or NULL. Caller holds the lock. */
-static const char *override_locked(const char *op) {
+/* The override for op, set under its name or an alias (API first, then conf), or NULL.
+ * Caller holds the lock. */
+static const char *override_locked(const mxk_op_entry *op) {
     const ptr_array *lists[2] = {&R.overrides_api, &R.overrides_conf};
     for (int l = 0; l < 2; l++)
         for (uint32_t i = 0; i < lists[l]->count; i++) {
             const op_override *o = lists[l]->items[i];
-            if (strcmp(o->op, op) == 0 && o->backend)
+            if (mxk_op_entry_named(op, o->op) && o->backend)
                 return o->backend;
         }
     return NULL;
@@ -471,11 +492,11 @@ const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int3
     char backends[512] = "";
     size_t pos = 0;
     pthread_mutex_lock(&R.lock);
-    const char *forced = override_locked(op->def.name);
+    const char *forced = override_locked(op);
     const char *pref = effective_pref_locked();
     for (uint32_t i = 0; i < R.kernels.count; i++) {
         const mxk_kernel_entry *k = R.kernels.items[i];
-        if (k->def.dev_type != dev_type || strcmp(k->def.op_name, op->def.name) != 0)
+        if (k->def.dev_type != dev_type || !mxk_op_entry_named(op, k->def.op_name))
             continue;
         if (n == MAX_CANDIDATES)
             break;
@@ -590,16 +611,36 @@ const char *mxk_op_name(uint32_t i) {
     return r;
 }
 
+const char *mxk_op_canonical_name(const char *name) {
+    const mxk_op_entry *e = mxk_registry_find_op(name);
+    return e ? e->def.name : NULL;
+}
+
+const char *const *mxk_op_aliases(const char *name) {
+    static const char *const none[1] = {NULL};
+    const mxk_op_entry *e = mxk_registry_find_op(name);
+    if (e == NULL)
+        return NULL;
+    return e->def.aliases ? e->def.aliases : none;
+}
+
 const char *mxk_op_plugin(const char *op) {
     const mxk_op_entry *e = mxk_registry_find_op(op);
     return e ? e->plugin->name : NULL;
+}
+
+/* 1 when kernel k computes the operator called `op` (registered under its name or an
+ * alias, or named `op` exactly when no such operator is registered). Caller holds the lock. */
+static int kernel_for_locked(const mxk_kernel_entry *k, const char *op) {
+    const mxk_op_entry *e = find_op_locked(op);
+    return e ? mxk_op_entry_named(e, k->def.op_name) : strcmp(k->def.op_name, op) == 0;
 }
 
 uint32_t mxk_op_kernel_count(const char *op) {
     uint32_t n = 0;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.kernels.count; i++)
-        if (strcmp(((const mxk_kernel_entry *)R.kernels.items[i])->def.op_name, op) == 0)
+        if (kernel_for_locked(R.kernels.items[i], op))
             n++;
     pthread_mutex_unlock(&R.lock);
     return n;
@@ -610,7 +651,7 @@ mxk_status mxk_op_kernel_get(const char *op, uint32_t idx, int32_t *dev_type, co
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.kernels.count; i++) {
         const mxk_kernel_entry *k = R.kernels.items[i];
-        if (strcmp(k->def.op_name, op) != 0)
+        if (!kernel_for_locked(k, op))
             continue;
         if (idx-- == 0) {
             pthread_mutex_unlock(&R.lock);

@@ -63,6 +63,12 @@ typedef struct mxk_transport_entry {
 /** The operator named `name`, or NULL. */
 const mxk_op_entry *mxk_registry_find_op(const char *name);
 
+/**
+ * 1 when `name` is the operator's name or one of its aliases (mxk_op_def.aliases,
+ * MXNet's add_alias), else 0. Pure; thread-safe.
+ */
+int mxk_op_entry_named(const mxk_op_entry *op, const char *name);
+
 /** The device backend of dev_type, or NULL. */
 const mxk_device_def *mxk_registry_device(int32_t dev_type);
 

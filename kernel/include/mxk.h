@@ -137,6 +137,20 @@ mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **r
 uint32_t mxk_op_count(void);
 /** Name of operator i, or NULL when out of range. */
 const char *mxk_op_name(uint32_t i);
+/**
+ * The canonical name of the operator called `name` (its registered name, or the
+ * operator of which `name` is an alias: "Flatten" for "flatten", as MXNet's
+ * NNVM_REGISTER_OP(...).add_alias resolves), or NULL when no operator has that name.
+ * The string is owned by the registry and valid until mxk_shutdown. Thread-safe.
+ * Every function that takes an operator name accepts an alias too.
+ */
+const char *mxk_op_canonical_name(const char *name);
+/**
+ * The aliases of the operator called `name` (name or alias), as a NULL-terminated
+ * list in registration order (empty when it has none), or NULL when no operator has
+ * that name. Owned by the registry, valid until mxk_shutdown. Thread-safe.
+ */
+const char *const *mxk_op_aliases(const char *name);
 /** Name of the plugin that defined operator `op`, or NULL. */
 const char *mxk_op_plugin(const char *op);
 /** Number of kernels registered for operator `op` (all devices and backends). */

@@ -172,6 +172,45 @@ static void test_duplicate_operator_names_both_plugins(void) {
     CHECK(strcmp(mxk_op_plugin("TestOp"), "tp-valid") == 0);
 }
 
+/* Aliases (MXNet's add_alias) name the same operator everywhere; the canonical name is
+ * what JSON records; an alias taken by another operator or not a valid name is refused. */
+static void test_aliases(void) {
+    CHECK(mxk_op_canonical_name("test_op") &&
+          strcmp(mxk_op_canonical_name("test_op"), "TestOp") == 0);
+    CHECK(mxk_op_canonical_name("TestOp") &&
+          strcmp(mxk_op_canonical_name("TestOp"), "TestOp") == 0);
+    CHECK(mxk_op_canonical_name("testop") == NULL);
+    CHECK(mxk_op_aliases("nope") == NULL);
+    const char *const *a = mxk_op_aliases("_TestOp");
+    CHECK(a && a[0] && strcmp(a[0], "test_op") == 0 && a[1] && strcmp(a[1], "_TestOp") == 0 &&
+          a[2] == NULL);
+    a = mxk_op_aliases("StatefulOp");
+    CHECK(a && a[0] == NULL);
+    CHECK(strcmp(mxk_op_plugin("_TestOp"), "tp-valid") == 0);
+    CHECK_NEAR(run_op("test_op", 1.0f), 2.0f, 0);
+
+    mxk_symbol *x = NULL, *y = NULL;
+    CHECK_EQ_INT(mxk_symbol_variable("x", &x), MXK_OK);
+    CHECK_EQ_INT(mxk_symbol_create("_TestOp", "y", 0, NULL, NULL, 1, NULL, &x, &y), MXK_OK);
+    char *json = NULL;
+    CHECK_EQ_INT(mxk_symbol_to_json(y, &json), MXK_OK);
+    CHECK(json && strstr(json, "\"op\": \"TestOp\"") && !strstr(json, "_TestOp"));
+    free(json);
+    mxk_symbol_free(y);
+    mxk_symbol_free(x);
+
+    uint32_t n = mxk_plugin_count(), ops = mxk_op_count();
+    CHECK_EQ_INT(mxk_load_plugin(tp("dupalias"), NULL), MXK_ERR_DUPLICATE);
+    CHECK_CONTAINS(mxk_get_last_error(), "operator '_TestOp' from plugin 'tp-dupalias' is already "
+                                         "registered by plugin 'tp-valid'");
+    CHECK_EQ_INT(mxk_load_plugin(tp("badalias"), NULL), MXK_ERR_ABI);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "operator 'AliasClash': alias 'bad alias' is not a valid name");
+    CHECK(mxk_op_canonical_name("alias_clash") == NULL);
+    CHECK_EQ_INT(mxk_plugin_count(), n);
+    CHECK_EQ_INT(mxk_op_count(), ops);
+}
+
 static void test_failed_registration_rejects_plugin(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("regfail"), NULL), MXK_ERR_ABI);
     CHECK_CONTAINS(mxk_get_last_error(),
@@ -195,10 +234,13 @@ static void test_backend_swap(void) {
     CHECK(strcmp(mxk_get_backend_preference(), "beta,alpha") == 0);
     CHECK_NEAR(run_op("TestOp", 1.0f), 3.0f, 0);
 
-    /* Per-operator override beats the list. */
+    /* Per-operator override beats the list, set under the name or an alias. */
     CHECK_EQ_INT(mxk_set_op_backend("TestOp", "alpha"), MXK_OK);
     CHECK_NEAR(run_op("TestOp", 1.0f), 2.0f, 0);
     CHECK_EQ_INT(mxk_set_op_backend("TestOp", NULL), MXK_OK);
+    CHECK_EQ_INT(mxk_set_op_backend("_TestOp", "alpha"), MXK_OK);
+    CHECK_NEAR(run_op("test_op", 1.0f), 2.0f, 0);
+    CHECK_EQ_INT(mxk_set_op_backend("_TestOp", NULL), MXK_OK);
     CHECK_NEAR(run_op("TestOp", 1.0f), 3.0f, 0);
 
     /* Precedence: API > MXK_BACKEND. */
@@ -311,6 +353,7 @@ int main(void) {
     MXK_RUN(test_not_a_shared_object);
     MXK_RUN(test_init_failure_leaves_no_trace);
     MXK_RUN(test_duplicate_operator_names_both_plugins);
+    MXK_RUN(test_aliases);
     MXK_RUN(test_failed_registration_rejects_plugin);
     MXK_RUN(test_backend_swap);
     MXK_RUN(test_calls_sharing_a_state_are_serialised);

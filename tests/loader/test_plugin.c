@@ -5,8 +5,10 @@
  *
  * Variants:
  *   TP_VALID       "tp-valid": a malloc CPU device + operator TestOp (y = x + 1,
- *                  backend "alpha") with an attribute schema.
- *   TP_BACKEND_B   "tp-beta": only a kernel for TestOp (y = x + 2, backend "beta").
+ *                  backend "alpha", aliases test_op and _TestOp) with an attribute
+ *                  schema.
+ *   TP_BACKEND_B   "tp-beta": only a kernel for TestOp, registered under its alias
+ *                  test_op (y = x + 2, backend "beta").
  *   TP_MAJOR       "tp-major": built for ABI major 2.
  *   TP_NEWER_MINOR "tp-newer": needs a host minor newer than this one.
  *   TP_OLD_MINOR   "tp-old": short structs (an older minor): op and kernel defs
@@ -15,6 +17,8 @@
  *   TP_NO_INIT     "tp-noinit": exports info but no init.
  *   TP_INIT_FAIL   "tp-initfail": registers ShouldVanish, then fails.
  *   TP_DUP_OP      "tp-dup": registers an operator named TestOp (clash).
+ *   TP_DUP_ALIAS   "tp-dupalias": an operator whose alias _TestOp is TestOp's alias.
+ *   TP_BAD_ALIAS   "tp-badalias": an operator whose alias is not a valid name.
  *   TP_REG_FAIL    "tp-regfail": a registration fails, init still returns OK.
  *   TP_NO_INFO     a library without any mxk entry point.
  */
@@ -222,6 +226,10 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_status rc = MXK_OK;
 #if defined(TP_VALID) || defined(TP_DUP_OP)
     mxk_op_def op = make_op("TestOp");
+#ifdef TP_VALID
+    static const char *const test_aliases[] = {"test_op", "_TestOp", NULL};
+    op.aliases = test_aliases;
+#endif
     rc = reg->register_op(reg, &op, err);
     mxk_op_kernel_def k;
     memset(&k, 0, sizeof k);
@@ -296,7 +304,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     memset(&k, 0, sizeof k);
     k.struct_size = sizeof k;
     k.abi_minor = MXK_ABI_MINOR;
-    k.op_name = "TestOp";
+    k.op_name = "test_op";
     k.dev_type = MXK_DEV_CPU;
     k.backend = "beta";
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
@@ -330,6 +338,16 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     k.forward = fwd_alpha;
     if (rc == MXK_OK)
         rc = reg->register_kernel(reg, &k, err);
+#endif
+#if defined(TP_DUP_ALIAS) || defined(TP_BAD_ALIAS)
+    mxk_op_def op = make_op("AliasClash");
+#ifdef TP_DUP_ALIAS
+    static const char *const clash[] = {"alias_clash", "_TestOp", NULL};
+#else
+    static const char *const clash[] = {"alias_clash", "bad alias", NULL};
+#endif
+    op.aliases = clash;
+    rc = reg->register_op(reg, &op, err);
 #endif
 #ifdef TP_INIT_FAIL
     mxk_op_def op = make_op("ShouldVanish");

@@ -148,6 +148,36 @@ static int plugin_operators(const char *plugin, str_list *out) {
     return plugin_names(plugin, mxk_op_name, mxk_op_plugin, out);
 }
 
+/**
+ * The aliases of the operators in `ops` as "alias=Operator" strings, in registration
+ * order; the strings are allocated (free them with free_all). Returns 0, or -1 when
+ * out of memory.
+ */
+static int alias_pairs(const str_list *ops, str_list *out) {
+    for (size_t i = 0; i < ops->n; i++) {
+        const char *const *a = mxk_op_aliases(ops->items[i]);
+        for (size_t j = 0; a != NULL && a[j] != NULL; j++) {
+            size_t len = strlen(a[j]) + strlen(ops->items[i]) + 2;
+            char *s = malloc(len);
+            if (s == NULL)
+                return -1;
+            snprintf(s, len, "%s=%s", a[j], ops->items[i]);
+            if (list_push(out, s) != 0) {
+                free(s);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/** Frees the strings of a list built by alias_pairs, and the list. */
+static void free_all(str_list *l) {
+    for (size_t i = 0; i < l->n; i++)
+        free((char *)l->items[i]);
+    list_free(l);
+}
+
 /** The data iterators plugin `plugin` registered, in registration order. */
 static int plugin_iterators(const char *plugin, str_list *out) {
     return plugin_names(plugin, mxk_iterator_name, mxk_iterator_plugin, out);
@@ -188,6 +218,16 @@ static json_t *plugin_json(const registry_view *v, uint32_t i) {
     json_object_set_new(o, "path", json_string(r->path ? r->path : ""));
 
     json_object_set_new(o, "operators", names_json(r->name, plugin_operators));
+    str_list ops = {NULL, 0, 0};
+    plugin_operators(r->name, &ops);
+    json_t *aliases = json_object();
+    for (size_t k = 0; aliases != NULL && k < ops.n; k++) {
+        const char *const *a = mxk_op_aliases(ops.items[k]);
+        for (size_t j = 0; a != NULL && a[j] != NULL; j++)
+            json_object_set_new(aliases, a[j], json_string(ops.items[k]));
+    }
+    json_object_set_new(o, "aliases", aliases);
+    list_free(&ops);
 
     json_t *kernels = json_array();
     for (size_t k = 0; kernels != NULL && k < v->num_kernels; k++) {
@@ -350,6 +390,14 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
     } else {
         puts("-");
     }
+    str_list pairs = {NULL, 0, 0};
+    alias_pairs(&ops, &pairs);
+    print_label("aliases");
+    if (pairs.n > 0)
+        cli_print_wrapped(stdout, pairs.items, pairs.n, LABEL_COL, LABEL_COL, width);
+    else
+        puts("-");
+    free_all(&pairs);
     print_kernels(v, r, &ops, width);
     list_free(&ops);
 
@@ -411,7 +459,9 @@ const cli_command cli_cmd_plugins = {
             "using mxk would, then lists the config directory in use, the backend\n"
             "preference, and for every loaded plugin: name, version, path, ABI version it\n"
             "was built for and the minor negotiated with the library, the operators it\n"
-            "defines, its kernels per device type and backend, its device backends, data\n"
+            "defines and their aliases (alias=Operator: MXNet's other names, accepted\n"
+            "wherever an operator is named), its kernels per device type and backend, its\n"
+            "device backends, data\n"
             "iterators and KVStore transports. Candidates that were not loaded are listed\n"
             "last, each with the reason (missing library, ABI mismatch, duplicate name...).\n"
             "\n"
@@ -419,6 +469,7 @@ const cli_command cli_cmd_plugins = {
             "  {\"config_dir\", \"backend_preference\",\n"
             "   \"plugins\": [{\"name\", \"version\", \"description\", \"abi\": \"MAJOR.MINOR\",\n"
             "                \"negotiated_minor\", \"path\", \"operators\": [...],\n"
+            "                \"aliases\": {\"alias\": \"Operator\"},\n"
             "                \"kernels\": [{\"op\", \"device\", \"backend\"}],\n"
             "                \"devices\": [{\"device\", \"name\", \"count\"}],\n"
             "                \"iterators\": [...], \"kvstore_transports\": [...]}],\n"

@@ -326,15 +326,9 @@ static mxk_status classify_variables(mxk_igraph *g) {
             break;
         }
         if (use[i].as_aux != UINT32_MAX) {
-            /* a graph output that is also an aux state: an argument use as well */
-            for (uint32_t h = 0; h < g->num_outputs; h++)
-                if (g->outputs[h] == g->entry_ptr[i]) {
-                    st = mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                                       "variable '%s' is used both as an argument (a graph "
-                                       "output) and as an auxiliary state (of node '%s')",
-                                       node->name ? node->name : "", g->nodes[use[i].as_aux]->name);
-                    break;
-                }
+            /* An aux state stays one when it is also a graph output (get_internals() of a
+             * BatchNorm net), as in MXNet: nnvm's IndexedGraph classifies variables by
+             * the mutable inputs of their consumers only (src/executor/graph_executor.cc). */
             g->aux_nodes[g->num_aux++] = i;
         } else {
             g->arg_nodes[g->num_args++] = i;

@@ -218,6 +218,30 @@ static void test_multi_output_and_aux_states(void) {
     CHECK_NAMES(bn, MXK_SYMBOL_ARGUMENTS, "data", "bn_gamma", "bn_beta");
     CHECK_NAMES(bn, MXK_SYMBOL_AUX_STATES, "bn_moving_mean", "bn_moving_var");
     CHECK_NAMES(bn, MXK_SYMBOL_OUTPUTS, "bn_output");
+    /* get_internals() outputs the aux variables too; they stay aux states (MXNet's
+     * list_auxiliary_states), and the graph infers, binds and runs. */
+    mxk_symbol *internals = NULL;
+    CHECK_EQ_INT(mxk_symbol_get_internals(bn, &internals), MXK_OK);
+    CHECK_NAMES(internals, MXK_SYMBOL_OUTPUTS, "data", "bn_gamma", "bn_beta", "bn_moving_mean",
+                "bn_moving_var", "bn_output");
+    CHECK_NAMES(internals, MXK_SYMBOL_ARGUMENTS, "data", "bn_gamma", "bn_beta");
+    CHECK_NAMES(internals, MXK_SYMBOL_AUX_STATES, "bn_moving_mean", "bn_moving_var");
+    const char *dname[] = {"data"};
+    mxk_shape dshape = {.ndim = 4, .dims = {2, 3, 4, 4}}, args[3], outs[6], aux[2];
+    int32_t complete = 0;
+    CHECK_EQ_INT(mxk_symbol_infer_shape(internals, 1, dname, &dshape, args, outs, aux, &complete),
+                 MXK_OK);
+    CHECK(complete == 1 && outs[3].ndim == 1 && outs[3].dims[0] == 3 && outs[5].ndim == 4);
+    mxk_executor *ex = NULL;
+    CHECK_EQ_INT(mxk_executor_simple_bind(internals, (mxk_context){MXK_DEV_CPU, 0}, 1, dname,
+                                          &dshape, "null", 0, NULL, NULL, NULL, &ex),
+                 MXK_OK);
+    CHECK_EQ_INT(mxk_executor_forward(ex, 0), MXK_OK);
+    float mean[3];
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(mxk_executor_output(ex, 3), mean, sizeof mean), MXK_OK);
+    CHECK(mean[0] == 0.0f && mean[2] == 0.0f); /* moving_mean starts at zero */
+    mxk_executor_free(ex);
+    mxk_symbol_free(internals);
     char buf[64];
     CHECK(strcmp(st_internal_attr(bn, "bn_moving_mean", "__init__", buf, sizeof buf),
                  "[\"zero\", {}]") == 0);

@@ -1,38 +1,57 @@
 /*
- * cpu-blas plugin: broadcast binary operators broadcast_add (broadcast_plus),
- * broadcast_sub (broadcast_minus), broadcast_mul, broadcast_div,
- * broadcast_maximum, broadcast_minimum, broadcast_power.
+ * cpu-blas plugin: broadcast binary operators broadcast_add, broadcast_sub,
+ * broadcast_mul, broadcast_div, broadcast_power, broadcast_maximum,
+ * broadcast_minimum, broadcast_hypot and the comparisons broadcast_equal,
+ * broadcast_not_equal, broadcast_greater, broadcast_greater_equal,
+ * broadcast_lesser, broadcast_lesser_equal.
  *
  * Semantics: MXNet src/operator/tensor/elemwise_binary_broadcast_op.h
  * (BinaryBroadcastShape: shapes aligned at the right, each dim pair equal or
  * one of them 1; the output takes the larger) and
- * elemwise_binary_broadcast_op_basic.cc / _extended.cc. Backward computes
- * dl = dy * df/dl and dr = dy * df/dr and sums them over the broadcast axes
- * (ReduceAxesComputeImpl). maximum: dl where l >= r, dr where l < r; minimum:
- * dl where l <= r, dr where l > r; power: dl = r l^(r-1), dr = l^r log l.
- * Backward reads out_grad (+ both inputs except for add and sub).
+ * elemwise_binary_broadcast_op_basic.cc / _extended.cc / _logic.cc, each
+ * registered once under its MXNet name with MXNet's aliases (broadcast_plus,
+ * broadcast_minus, _npi_maximum, ...). The element functions and their
+ * derivatives are those of op_math_binary.h. Backward computes dl = dy * df/dl
+ * and dr = dy * df/dr and sums them over the broadcast axes
+ * (ReduceAxesComputeImpl); comparisons have zero gradients. Backward reads
+ * out_grad (+ both inputs except for add and sub; nothing for comparisons).
  */
 #include <math.h>
 
 #include "cb_tensor.h"
+#include "op_math_binary.h"
 
-/** The operations. */
-enum bc_code { BC_ADD, BC_SUB, BC_MUL, BC_DIV, BC_MAX, BC_MIN, BC_POW };
-
-/** Static description of one operation; its parameter object. */
+/** Static description of one operator; its parameter object. */
 typedef struct bc_info {
-    int32_t code; /**< enum bc_code */
+    const char *name;
+    int32_t code; /**< enum cbm_code */
+    const char *alias, *alias2, *alias3;
 } bc_info;
 
-static const bc_info bc_infos[] = {{BC_ADD}, {BC_SUB}, {BC_MUL}, {BC_DIV},
-                                   {BC_MAX}, {BC_MIN}, {BC_POW}};
+/** The operators, in registration order. */
+static const bc_info bc_ops[] = {
+    {"broadcast_add", CBM_ADD, "broadcast_plus", "_sparse_broadcast_add", "_sparse_broadcast_plus"},
+    {"broadcast_sub", CBM_SUB, "broadcast_minus", "_sparse_broadcast_sub",
+     "_sparse_broadcast_minus"},
+    {"broadcast_mul", CBM_MUL, "_sparse_broadcast_mul", NULL, NULL},
+    {"broadcast_div", CBM_DIV, "_sparse_broadcast_div", NULL, NULL},
+    {"broadcast_power", CBM_POW, NULL, NULL, NULL},
+    {"broadcast_maximum", CBM_MAX, "_npi_maximum", NULL, NULL},
+    {"broadcast_minimum", CBM_MIN, "_npi_minimum", NULL, NULL},
+    {"broadcast_hypot", CBM_HYPOT, NULL, NULL, NULL},
+    {"broadcast_equal", CBM_EQ, NULL, NULL, NULL},
+    {"broadcast_not_equal", CBM_NE, NULL, NULL, NULL},
+    {"broadcast_greater", CBM_GT, NULL, NULL, NULL},
+    {"broadcast_greater_equal", CBM_GE, NULL, NULL, NULL},
+    {"broadcast_lesser", CBM_LT, NULL, NULL, NULL},
+    {"broadcast_lesser_equal", CBM_LE, NULL, NULL, NULL},
+};
 static const char *const bc_args[] = {"lhs", "rhs", NULL};
-static const char *const bc_outs[] = {"output", NULL};
 
-/* One parse_param per operation (its static bc_info). */
+/* One parse_param per operator (its static bc_info). */
 #define BC_PARSE(i)                                                                                \
     static mxk_status bc_parse_##i(const mxk_attrs *a, void **o, mxk_error_sink *e) {              \
-        *o = (void *)&bc_infos[i];                                                                 \
+        *o = (void *)&bc_ops[i];                                                                   \
         return MXK_OK;                                                                             \
     }
 BC_PARSE(0)
@@ -42,6 +61,13 @@ BC_PARSE(3)
 BC_PARSE(4)
 BC_PARSE(5)
 BC_PARSE(6)
+BC_PARSE(7)
+BC_PARSE(8)
+BC_PARSE(9)
+BC_PARSE(10)
+BC_PARSE(11)
+BC_PARSE(12)
+BC_PARSE(13)
 
 /** The parameter objects are static. */
 static void bc_free(void *param) {}
@@ -71,13 +97,20 @@ static mxk_status bc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 
-/** out_grad; both inputs unless add/sub. */
+/** Whether the gradients read lhs and rhs (all but add, sub and the comparisons). */
+static int bc_reads_inputs(int32_t code) {
+    return code != CBM_ADD && code != CBM_SUB && !cbm_is_compare(code);
+}
+
+/** out_grad unless a comparison; both inputs as bc_reads_inputs. */
 static void bc_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const bc_info *p = param;
+    if (cbm_is_compare(p->code))
+        return;
     need_out_grad[0] = 1;
-    if (p->code != BC_ADD && p->code != BC_SUB)
+    if (bc_reads_inputs(p->code))
         need_in_data[0] = need_in_data[1] = 1;
 }
 
@@ -124,46 +157,6 @@ static void bc_walk_next(bc_walk *w) {
     }
 }
 
-/** f(a, b). */
-static inline float bc_f(int32_t code, float a, float b) {
-    switch (code) {
-    case BC_ADD:
-        return a + b;
-    case BC_SUB:
-        return a - b;
-    case BC_MUL:
-        return a * b;
-    case BC_DIV:
-        return a / b;
-    case BC_MAX:
-        return a >= b ? a : b;
-    case BC_MIN:
-        return a <= b ? a : b;
-    default:
-        return powf(a, b);
-    }
-}
-
-/** df/da (which 0) or df/db (which 1) at (a, b). */
-static inline float bc_df(int32_t code, int which, float a, float b) {
-    switch (code) {
-    case BC_ADD:
-        return 1.0f;
-    case BC_SUB:
-        return which ? -1.0f : 1.0f;
-    case BC_MUL:
-        return which ? a : b;
-    case BC_DIV:
-        return which ? -a / (b * b) : 1.0f / b;
-    case BC_MAX:
-        return (a >= b) != which ? 1.0f : 0.0f;
-    case BC_MIN:
-        return (a <= b) != which ? 1.0f : 0.0f;
-    default:
-        return which ? powf(a, b) * logf(a) : b * powf(a, b - 1.0f);
-    }
-}
-
 /** y (=|+=) f(l, r) with broadcasting. */
 static mxk_status bc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -179,7 +172,7 @@ static mxk_status bc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     bc_walk w;
     bc_walk_init(&w, &yt->shape, &lt->shape, &rt->shape);
     for (uint64_t i = 0; i < n; i++, bc_walk_next(&w))
-        mxk_sdk_assign_f32(&y[i], bc_f(p->code, l[w.lo], r[w.ro]), req);
+        mxk_sdk_assign_f32(&y[i], cbm_f(p->code, l[w.lo], r[w.ro]), req);
     return MXK_OK;
 }
 
@@ -188,6 +181,10 @@ static mxk_status bc_backward(const mxk_op_ctx *ctx, const void *param, void *st
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const bc_info *p = param;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
+    if (cbm_is_compare(p->code)) {
+        MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[0], args->req[0], "lhs", err));
+        return cbt_zero_grad(args->in_grad[1], args->req[1], "rhs", err);
+    }
     const mxk_tensor *dyt = args->out_grad[0];
     MXK_SDK_CHECK(cb_check_tensor(dyt, "gradient of 'output'", err));
     const char *names[2] = {"lhs", "rhs"};
@@ -195,7 +192,7 @@ static mxk_status bc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const float *v[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         const mxk_tensor *g = args->in_grad[k], *x = args->in_data[k];
-        int need = p->code != BC_ADD && p->code != BC_SUB;
+        int need = bc_reads_inputs(p->code);
         if (need)
             MXK_SDK_CHECK(cb_check_tensor(x, k ? "argument 'rhs'" : "argument 'lhs'", err));
         if (args->req[k] != MXK_REQ_NULL)
@@ -232,35 +229,32 @@ static mxk_status bc_backward(const mxk_op_ctx *ctx, const void *param, void *st
         bc_walk_init(&w, &dyt->shape, &pair[0], &pair[1]);
         for (uint64_t i = 0; i < n; i++, bc_walk_next(&w)) {
             float a = v[0] ? v[0][w.lo] : 0.0f, b = v[1] ? v[1][w.ro] : 0.0f;
-            g[k ? w.ro : w.lo] += dy[i] * bc_df(p->code, k, a, b);
+            g[k ? w.ro : w.lo] += dy[i] * cbm_df(p->code, k, a, b);
         }
     }
     return MXK_OK;
 }
 
-/** Registers the broadcast operators (and MXNet's aliases) with their CPU kernels. */
+/** Registers the broadcast operators (with MXNet's aliases) and their CPU kernels. */
 mxk_status cb_register_broadcast(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        int32_t code;
-    } ops[] = {
-        {"broadcast_add", BC_ADD},     {"broadcast_plus", BC_ADD},    {"broadcast_sub", BC_SUB},
-        {"broadcast_minus", BC_SUB},   {"broadcast_mul", BC_MUL},     {"broadcast_div", BC_DIV},
-        {"broadcast_maximum", BC_MAX}, {"broadcast_minimum", BC_MIN}, {"broadcast_power", BC_POW}};
     mxk_status (*const parse[])(const mxk_attrs *, void **, mxk_error_sink *) = {
-        bc_parse_0, bc_parse_1, bc_parse_2, bc_parse_3, bc_parse_4, bc_parse_5, bc_parse_6};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        bc_parse_0, bc_parse_1, bc_parse_2, bc_parse_3,  bc_parse_4,  bc_parse_5,  bc_parse_6,
+        bc_parse_7, bc_parse_8, bc_parse_9, bc_parse_10, bc_parse_11, bc_parse_12, bc_parse_13};
+    _Static_assert(MXK_SDK_COUNTOF(parse) == MXK_SDK_COUNTOF(bc_ops),
+                   "one parse function per broadcast operator");
+    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(bc_ops); i++) {
+        const char *aliases[] = {bc_ops[i].alias, bc_ops[i].alias2, bc_ops[i].alias3, NULL};
         mxk_op_def def;
         mxk_sdk_op_def_init(&def);
         def.description = "Element-wise binary operation with NumPy-style broadcasting.";
+        def.aliases = aliases;
         def.arguments = bc_args;
-        def.outputs = bc_outs;
-        def.parse_param = parse[ops[i].code];
+        def.parse_param = parse[i];
         def.free_param = bc_free;
         def.infer_shape = bc_infer_shape;
         def.infer_type = cbt_infer_type_f32;
         def.backward_dependency = bc_backward_dependency;
-        MXK_SDK_CHECK(cbt_register(reg, &def, ops[i].name, bc_forward, bc_backward, 0, err));
+        MXK_SDK_CHECK(cbt_register(reg, &def, bc_ops[i].name, bc_forward, bc_backward, 0, err));
     }
     return MXK_OK;
 }

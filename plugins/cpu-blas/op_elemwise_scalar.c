@@ -1,70 +1,108 @@
 /*
  * cpu-blas plugin: element-wise operators with a scalar: _plus_scalar,
- * _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar.
+ * _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar,
+ * _power_scalar, _rpower_scalar, _maximum_scalar, _minimum_scalar, _hypot_scalar,
+ * the comparisons _equal_scalar ... _lesser_equal_scalar, and smooth_l1.
  *
- * Semantics: MXNet src/operator/tensor/elemwise_binary_scalar_op_basic.cc
- * (digest operators-kvstore-module.md §2.2). One argument `data`, output
- * `output` of its shape, attribute `scalar` (real, required) and `is_int`
- * (bool, default True; MXNet 1.9.1 uses it for integer dtypes only, so float32
- * kernels accept and ignore it). y = x + s, x - s, s - x, x * s, x / s, s / x.
- * Gradients dy, dy, -dy, s*dy, dy/s, -s*dy/x^2; only _rdiv_scalar reads its
- * input. Forward in-place data -> output, backward out_grad -> in_grad.
+ * Semantics: MXNet src/operator/tensor/elemwise_binary_scalar_op_basic.cc,
+ * elemwise_binary_scalar_op_extended.cc, elemwise_binary_scalar_op_logic.cc and
+ * elemwise_binary_scalar_op.h (NumpyBinaryScalarParam), each registered once under
+ * its MXNet name with MXNet's aliases (_PlusScalar, _RPowerScalar, ...). One
+ * argument `data`, output `output` of its shape, attributes `scalar` (real,
+ * default 1) and `is_int` (bool, default True; MXNet 1.9.1 uses it for integer
+ * dtypes only, so float32 kernels accept and ignore it). y = f(x, s), or f(s, x)
+ * for the r-forms, with the element functions of op_math_binary.h; smooth_l1 with
+ * sigma = s: 0.5 (s x)^2 for |x| <= 1/s^2, else |x| - 0.5/s^2 (mshadow_op.h
+ * smooth_l1_loss). Gradients dy f'(.): plus, minus, rminus, mul, div read only
+ * dy; _rpower_scalar reads the output (dy y log s); comparisons are zero and read
+ * nothing; the others read x. Forward in-place data -> output, backward out_grad
+ * -> in_grad (an identity for _plus_scalar and _minus_scalar).
  */
-
 #include "cb_loops.h"
 #include "cb_tensor.h"
+#include "op_math_binary.h"
 
-/** The six operations. */
-enum sc_code { SC_PLUS, SC_MINUS, SC_RMINUS, SC_MUL, SC_DIV, SC_RDIV };
+/** Function code of smooth_l1 (after the cbm_code values). */
+#define SC_SMOOTH_L1 100
+
+/** Static description of one operator. */
+typedef struct sc_info {
+    const char *name;
+    int32_t code; /**< enum cbm_code, or SC_SMOOTH_L1 */
+    int32_t swap; /**< 1: y = f(scalar, x) */
+    int32_t dep;  /**< what backward reads: 0 dy only, 1 dy and x, 2 dy and y, 3 nothing */
+    const char *alias, *alias2;
+} sc_info;
+
+/** The operators, in registration order. */
+static const sc_info sc_ops[] = {
+    {"_plus_scalar", CBM_ADD, 0, 0, "_PlusScalar", NULL},
+    {"_minus_scalar", CBM_SUB, 0, 0, "_MinusScalar", NULL},
+    {"_rminus_scalar", CBM_SUB, 1, 0, "_RMinusScalar", NULL},
+    {"_mul_scalar", CBM_MUL, 0, 0, "_MulScalar", NULL},
+    {"_div_scalar", CBM_DIV, 0, 0, "_DivScalar", NULL},
+    {"_rdiv_scalar", CBM_DIV, 1, 1, "_RDivScalar", NULL},
+    {"_power_scalar", CBM_POW, 0, 1, "_PowerScalar", NULL},
+    {"_rpower_scalar", CBM_POW, 1, 2, "_RPowerScalar", NULL},
+    {"_maximum_scalar", CBM_MAX, 0, 1, "_MaximumScalar", "_npi_maximum_scalar"},
+    {"_minimum_scalar", CBM_MIN, 0, 1, "_MinimumScalar", "_npi_minimum_scalar"},
+    {"_hypot_scalar", CBM_HYPOT, 0, 1, "_HypotScalar", "_npi_hypot_scalar"},
+    {"_equal_scalar", CBM_EQ, 0, 3, "_EqualScalar", NULL},
+    {"_not_equal_scalar", CBM_NE, 0, 3, "_NotEqualScalar", NULL},
+    {"_greater_scalar", CBM_GT, 0, 3, "_GreaterScalar", NULL},
+    {"_greater_equal_scalar", CBM_GE, 0, 3, "_GreaterEqualScalar", NULL},
+    {"_lesser_scalar", CBM_LT, 0, 3, "_LesserScalar", NULL},
+    {"_lesser_equal_scalar", CBM_LE, 0, 3, "_LesserEqualScalar", NULL},
+    {"smooth_l1", SC_SMOOTH_L1, 0, 1, "_npx_smooth_l1", NULL},
+};
 
 /** Parsed parameters of a scalar operator. */
 typedef struct sc_param {
-    int32_t code; /**< enum sc_code, fixed by the operator's parse function */
-    float scalar; /**< the scalar, rounded to float32 as the computation uses it */
+    const sc_info *op; /**< fixed by the operator's parse function */
+    float scalar;      /**< the scalar, rounded to float32 as the computation uses it */
 } sc_param;
 
 static const char *const sc_args[] = {"data", NULL};
 static const char *const sc_outs[] = {"output", NULL};
 
-/** Attribute schema. */
+/** Attribute schema (NumpyBinaryScalarParam). */
 static const mxk_attr_def sc_attrs[] = {
-    MXK_SDK_ATTR("scalar", MXK_ATTR_FLOAT, 1, NULL, NULL, "Scalar input value."),
+    MXK_SDK_ATTR("scalar", MXK_ATTR_FLOAT, 0, "1", NULL, "Scalar input value."),
     MXK_SDK_ATTR("is_int", MXK_ATTR_BOOL, 0, "True", NULL,
                  "Whether the scalar is an integer (used for integer dtypes only)."),
 };
 
-/** Parses `scalar` into a new sc_param of operation `code`. */
-static mxk_status sc_parse(int32_t code, const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+/** Parses `scalar` into a new sc_param of operator `i`. */
+static mxk_status sc_parse(int i, const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     double s;
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "scalar", &s, err));
-    sc_param p = {.code = code, .scalar = (float)s};
+    sc_param p = {.op = &sc_ops[i], .scalar = (float)s};
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
-/** parse_param of _plus_scalar. */
-static mxk_status sc_parse_plus(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_PLUS, a, o, e);
-}
-/** parse_param of _minus_scalar. */
-static mxk_status sc_parse_minus(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_MINUS, a, o, e);
-}
-/** parse_param of _rminus_scalar. */
-static mxk_status sc_parse_rminus(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_RMINUS, a, o, e);
-}
-/** parse_param of _mul_scalar. */
-static mxk_status sc_parse_mul(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_MUL, a, o, e);
-}
-/** parse_param of _div_scalar. */
-static mxk_status sc_parse_div(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_DIV, a, o, e);
-}
-/** parse_param of _rdiv_scalar. */
-static mxk_status sc_parse_rdiv(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sc_parse(SC_RDIV, a, o, e);
-}
+/* One parse_param per operator (the registrar keeps function pointers only). */
+#define SC_PARSE(i)                                                                                \
+    static mxk_status sc_parse_##i(const mxk_attrs *a, void **o, mxk_error_sink *e) {              \
+        return sc_parse(i, a, o, e);                                                               \
+    }
+SC_PARSE(0)
+SC_PARSE(1)
+SC_PARSE(2)
+SC_PARSE(3)
+SC_PARSE(4)
+SC_PARSE(5)
+SC_PARSE(6)
+SC_PARSE(7)
+SC_PARSE(8)
+SC_PARSE(9)
+SC_PARSE(10)
+SC_PARSE(11)
+SC_PARSE(12)
+SC_PARSE(13)
+SC_PARSE(14)
+SC_PARSE(15)
+SC_PARSE(16)
+SC_PARSE(17)
 
 /** Output shape = data shape (both directions). */
 static mxk_status sc_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
@@ -84,21 +122,25 @@ static mxk_status sc_infer_type(const void *param, int32_t *in, uint32_t num_in,
                                       num_aux, err);
 }
 
-/** out_grad; plus the input for _rdiv_scalar. */
+/** out_grad (unless a comparison) and x or y by the operator's `dep`. */
 static void sc_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
-    const sc_param *p = param;
+    const sc_info *op = ((const sc_param *)param)->op;
+    if (op->dep == 3)
+        return;
     need_out_grad[0] = 1;
-    if (p->code == SC_RDIV)
-        need_in_data[0] = 1;
+    need_in_data[0] = op->dep == 1;
+    need_out_data[0] = op->dep == 2;
 }
 
 /** Backward in-place out_grad -> in_grad (identity for _plus_scalar and _minus_scalar). */
 static uint32_t sc_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    const sc_param *p = param;
+    const sc_info *op = ((const sc_param *)param)->op;
     uint32_t n = 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, p->code == SC_PLUS || p->code == SC_MINUS);
+    if (op->dep != 3)
+        mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0,
+                            !op->swap && (op->code == CBM_ADD || op->code == CBM_SUB));
     return n;
 }
 
@@ -108,32 +150,78 @@ CB_DEFINE_UNARY(sc_rminus, s - x)
 CB_DEFINE_UNARY(sc_mul, (x) * (s))
 CB_DEFINE_UNARY(sc_div, x / s)
 CB_DEFINE_UNARY(sc_rdiv, s / x)
-/* gradient of _rdiv_scalar: a = dy, b = x */
-CB_DEFINE_BINARY(sc_rdiv_grad, -(a) * (s / (b * b)))
+
+/** smooth_l1 of x with sigma s (mshadow_op.h smooth_l1_loss). */
+static inline float sc_smooth_l1(float x, float s) {
+    float bsq = s * s, ibsq = 1.0f / bsq;
+    if (x > ibsq)
+        return x - 0.5f * ibsq;
+    if (x < -ibsq)
+        return -x - 0.5f * ibsq;
+    return 0.5f * x * x * bsq;
+}
+
+/** Its derivative (smooth_l1_gradient). */
+static inline float sc_smooth_l1_grad(float x, float s) {
+    float bsq = s * s, ibsq = 1.0f / bsq;
+    return x > ibsq ? 1.0f : (x < -ibsq ? -1.0f : bsq * x);
+}
+
+/** y = f(x, s) of the operator. */
+static inline float sc_f(const sc_info *op, float x, float s) {
+    if (op->code == SC_SMOOTH_L1)
+        return sc_smooth_l1(x, s);
+    return op->swap ? cbm_f(op->code, s, x) : cbm_f(op->code, x, s);
+}
+
+/** dy/dx at x (y: the output, read by _rpower_scalar). */
+static inline float sc_df(const sc_info *op, float x, float y, float s) {
+    if (op->code == SC_SMOOTH_L1)
+        return sc_smooth_l1_grad(x, s);
+    if (op->code == CBM_POW && op->swap)
+        return y * logf(s);
+    return op->swap ? cbm_df(op->code, 1, s, x) : cbm_df(op->code, 0, x, s);
+}
 
 /** y = f(x, s) by the request (in place when output == data). */
 static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const sc_param *p = param;
+    const sc_info *op = p->op;
     MXK_SDK_CHECK(cb_check_forward(args, 1, 1, sc_args, sc_outs, sc_infer_shape, param, err));
     const float *x = cb_f32(args->in_data[0]);
     float *y = cb_f32(args->out_data[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     mxk_op_req req = args->req[0];
     float s = p->scalar;
-    static const cb_unary_fn fns[] = {
-        [SC_PLUS] = sc_plus, [SC_MINUS] = sc_minus, [SC_RMINUS] = sc_rminus,
-        [SC_MUL] = sc_mul,   [SC_DIV] = sc_div,     [SC_RDIV] = sc_rdiv};
-    cb_unary_parallel(ctx, fns[p->code], y, x, s, n, req);
+    cb_unary_fn fn = NULL;
+    if (op->code == CBM_ADD)
+        fn = sc_plus;
+    else if (op->code == CBM_SUB)
+        fn = op->swap ? sc_rminus : sc_minus;
+    else if (op->code == CBM_MUL)
+        fn = sc_mul;
+    else if (op->code == CBM_DIV)
+        fn = op->swap ? sc_rdiv : sc_div;
+    if (fn != NULL) {
+        cb_unary_parallel(ctx, fn, y, x, s, n, req);
+        return MXK_OK;
+    }
+    if (req != MXK_REQ_NULL)
+        for (size_t i = 0; i < n; i++) /* reads element i before writing it */
+            mxk_sdk_assign_f32(&y[i], sc_f(op, x[i], s), req);
     return MXK_OK;
 }
 
-/** dx from dy (and x for _rdiv_scalar) by the request (in place when in_grad == out_grad). */
+/** dx from dy (and x or y) by the request (in place when in_grad == out_grad). */
 static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const sc_param *p = param;
+    const sc_info *op = p->op;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
     mxk_op_req req = args->req[0];
+    if (op->dep == 3)
+        return cbt_zero_grad(args->in_grad[0], req, "data", err);
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *dyt = args->out_grad[0];
@@ -143,63 +231,54 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     float *dx = cb_f32(args->in_grad[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&dyt->shape);
     float s = p->scalar;
-    switch (p->code) {
-    case SC_PLUS:
-    case SC_MINUS:
-        mxk_sdk_copy_f32(dx, dy, n, req);
-        break;
-    case SC_RMINUS:
-        mxk_sdk_scale_f32(dx, dy, -1.0f, n, req);
-        break;
-    case SC_MUL:
-        mxk_sdk_scale_f32(dx, dy, s, n, req);
-        break;
-    case SC_DIV:
-        sc_div(dx, dy, s, n, req);
-        break;
-    default:
-        MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
-        if (mxk_sdk_shape_count(&args->in_data[0]->shape) != n)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "data and output gradient differ in size");
-        sc_rdiv_grad(dx, dy, cb_f32(args->in_data[0]), s, n, req);
-        break;
+    if (op->dep == 0) {
+        float k = op->code == CBM_ADD   ? 1.0f
+                  : op->code == CBM_SUB ? (op->swap ? -1.0f : 1.0f)
+                  : op->code == CBM_MUL ? s
+                                        : 1.0f / s;
+        if (op->code == CBM_DIV)
+            sc_div(dx, dy, s, n, req);
+        else
+            mxk_sdk_scale_f32(dx, dy, k, n, req);
+        return MXK_OK;
     }
+    const mxk_tensor *rt = op->dep == 1 ? args->in_data[0] : args->out_data[0];
+    MXK_SDK_CHECK(cb_check_tensor(rt, op->dep == 1 ? "argument 'data'" : "output 'output'", err));
+    if (mxk_sdk_shape_count(&rt->shape) != n)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s and output gradient differ in size",
+                             op->dep == 1 ? "data" : "output");
+    const float *r = cb_f32(rt);
+    for (size_t i = 0; i < n; i++) /* reads element i before writing it */
+        mxk_sdk_assign_f32(&dx[i], dy[i] * sc_df(op, op->dep == 1 ? r[i] : 0.0f, r[i], s), req);
     return MXK_OK;
 }
 
-/** Registers the six scalar operators with their CPU kernels. */
+/** Registers the scalar operators (with MXNet's aliases) and their CPU kernels. */
 mxk_status cb_register_elemwise_scalar(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-        const char *doc;
-    } ops[] = {
-        {"_plus_scalar", sc_parse_plus, "y = x + scalar"},
-        {"_minus_scalar", sc_parse_minus, "y = x - scalar"},
-        {"_rminus_scalar", sc_parse_rminus, "y = scalar - x"},
-        {"_mul_scalar", sc_parse_mul, "y = x * scalar"},
-        {"_div_scalar", sc_parse_div, "y = x / scalar"},
-        {"_rdiv_scalar", sc_parse_rdiv, "y = scalar / x"},
-    };
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    mxk_status (*const parse[])(const mxk_attrs *, void **, mxk_error_sink *) = {
+        sc_parse_0,  sc_parse_1,  sc_parse_2,  sc_parse_3,  sc_parse_4,  sc_parse_5,
+        sc_parse_6,  sc_parse_7,  sc_parse_8,  sc_parse_9,  sc_parse_10, sc_parse_11,
+        sc_parse_12, sc_parse_13, sc_parse_14, sc_parse_15, sc_parse_16, sc_parse_17};
+    _Static_assert(MXK_SDK_COUNTOF(parse) == MXK_SDK_COUNTOF(sc_ops),
+                   "one parse function per scalar operator");
+    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(sc_ops); i++) {
+        const char *aliases[] = {sc_ops[i].alias, sc_ops[i].alias2, NULL};
         mxk_op_def def;
         mxk_sdk_op_def_init(&def);
-        def.name = ops[i].name;
-        def.description = ops[i].doc;
+        def.description = "Element-wise operation of the data and a scalar.";
+        def.aliases = aliases;
         def.attrs = sc_attrs;
         def.num_attrs = MXK_SDK_COUNTOF(sc_attrs);
         def.arguments = sc_args;
         def.outputs = sc_outs;
-        def.parse_param = ops[i].parse;
+        def.parse_param = parse[i];
         def.free_param = cbt_param_free;
         def.infer_shape = sc_infer_shape;
         def.infer_type = sc_infer_type;
         def.backward_dependency = sc_backward_dependency;
         def.forward_inplace = cbt_inplace_00;
         def.backward_inplace = sc_backward_inplace;
-        mxk_op_kernel_def k;
-        cb_kernel_init(&k, ops[i].name, sc_forward, sc_backward);
-        MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+        MXK_SDK_CHECK(cbt_register(reg, &def, sc_ops[i].name, sc_forward, sc_backward, 0, err));
     }
     return MXK_OK;
 }

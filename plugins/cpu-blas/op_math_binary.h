@@ -50,10 +50,10 @@ static inline float cbm_f(int32_t code, float a, float b) {
         return a / b;
     case CBM_POW:
         return powf(a, b);
-    case CBM_MAX:
-        return a > b ? a : b;
+    case CBM_MAX: /* NaN in either propagates (upstream: a if a is NaN, else a > b ? a : b) */
+        return isnan(a) || a > b ? a : b;
     case CBM_MIN:
-        return a < b ? a : b;
+        return isnan(a) || a < b ? a : b;
     case CBM_HYPOT:
         return hypotf(a, b);
     case CBM_EQ:

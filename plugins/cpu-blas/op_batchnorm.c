@@ -12,15 +12,21 @@
  *   stores the inverse standard deviation there).
  *   Otherwise: mean / var are the moving statistics; mean output = moving_mean,
  *   var output = 1/sqrt(moving_var + eps).
- * fix_gamma: gamma is used as 1 and its gradient is 0. Unlike upstream, gamma is
- * not overwritten with 1 (it is an argument, read-only in forward).
+ * fix_gamma: gamma is used as 1, its gradient is 0 (written by the request, so
+ * ADD leaves it), and every forward writes 1 into the gamma argument (as upstream's
+ * CPU kernel does; declared through mutate_inputs).
  *
- * Moving statistics: updated in the training FORWARD (the choice of MXNet's GPU
- * and cuDNN paths; the 1.9.1 CPU kernel does it in backward):
+ * Moving statistics: updated in the training BACKWARD (is_train and not
+ * use_global_stats), as upstream's CPU kernel (batch_norm.cc BatchNormBackwardImpl)
+ * and its MKLDNN path do, from the saved mean and inverse standard deviation:
  *   moving_mean = moving_mean*momentum + mean*(1-momentum)
- *   moving_var  = moving_var*momentum + var*(1-momentum)   (biased batch var)
- * so a forward-only training pass (e.g. a monitor run) also updates them, and the
- * backward does not write aux states. Digest §7 row 13 holds after one step.
+ *   moving_var  = moving_var*momentum + var*(1-momentum),  var = 1/inv^2 - eps
+ * so a forward-only training pass (e.g. a monitor run) leaves them alone.
+ *
+ * Shapes: gamma, beta and the aux states are inferred as (C,) over whatever shape
+ * they had (upstream's BatchNormShape assigns them); a bound array of another size
+ * is refused by the kernel (upstream reads C values from it, out of bounds when it
+ * is smaller).
  *
  * Backward (training), per channel with M elements, g = dy, gbar = mean(g),
  * dot = sum((x-mean) g), k = dot inv^2 / M:
@@ -93,7 +99,7 @@ static int32_t bn_axis(const bn_param *p, int32_t ndim) {
 
 /**
  * Shape inference: output = data; gamma, beta, mean, var and the aux states are
- * (C,), C = data[axis].
+ * (C,), C = data[axis] (gamma, beta and the aux states whatever they were).
  */
 static mxk_status bn_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
@@ -113,13 +119,11 @@ static mxk_status bn_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (in[0].dims[ax] == 0)
         return MXK_OK;
     mxk_shape c = mxk_sdk_shape1(in[0].dims[ax]);
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &c, "argument", "gamma", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &c, "argument", "beta", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &c, "output", "mean", err));
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[2], &c, "output", "var", err));
+    in[1] = in[2] = c; /* assigned over any given shape, as upstream's BatchNormShape */
     for (uint32_t i = 0; i < num_aux; i++)
-        MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&aux[i], &c, "auxiliary state", bn_aux[i], err));
-    return MXK_OK;
+        aux[i] = c;
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &c, "output", "mean", err));
+    return mxk_sdk_shape_assign_named(&out[2], &c, "output", "var", err);
 }
 
 /** All float32 (aux states too). */
@@ -165,19 +169,27 @@ static mxk_status bn_check_vec(const mxk_tensor *t, int64_t C, const char *what,
     return MXK_OK;
 }
 
-/** Forward: statistics (batch or moving), normalisation, moving-average update. */
+/** Checks the two aux states (moving_mean, moving_var), each (C,). */
+static mxk_status bn_check_aux(uint32_t num_aux, const mxk_tensor *const *aux, int64_t C,
+                               mxk_error_sink *err) {
+    if (num_aux != 2)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
+    MXK_SDK_CHECK(bn_check_vec(aux[0], C, "auxiliary state 'moving_mean'", err));
+    return bn_check_vec(aux[1], C, "auxiliary state 'moving_var'", err);
+}
+
+/** Forward: statistics (batch or moving), normalisation; gamma := 1 with fix_gamma. */
 static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const bn_param *p = param;
     MXK_SDK_CHECK(cb_check_forward(args, 3, 3, bn_args, bn_outs, bn_infer_shape, param, err));
-    if (args->num_aux != 2)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
     bn_view v = bn_view_of(p, &args->in_data[0]->shape);
-    MXK_SDK_CHECK(bn_check_vec(args->aux[0], v.C, "auxiliary state 'moving_mean'", err));
-    MXK_SDK_CHECK(bn_check_vec(args->aux[1], v.C, "auxiliary state 'moving_var'", err));
-    const float *x = cb_f32(args->in_data[0]), *gamma = cb_f32(args->in_data[1]),
-                *beta = cb_f32(args->in_data[2]);
-    float *mm = cb_f32(args->aux[0]), *mv = cb_f32(args->aux[1]);
+    MXK_SDK_CHECK(bn_check_vec(args->in_data[1], v.C, "argument 'gamma'", err));
+    MXK_SDK_CHECK(bn_check_vec(args->in_data[2], v.C, "argument 'beta'", err));
+    MXK_SDK_CHECK(bn_check_aux(args->num_aux, args->aux, v.C, err));
+    const float *x = cb_f32(args->in_data[0]), *beta = cb_f32(args->in_data[2]);
+    float *gamma = cb_f32(args->in_data[1]);
+    const float *mm = cb_f32(args->aux[0]), *mv = cb_f32(args->aux[1]);
     const mxk_op_req *req = args->req;
     float *y = req[0] != MXK_REQ_NULL ? cb_f32(args->out_data[0]) : NULL;
     float *mo = req[1] != MXK_REQ_NULL ? cb_f32(args->out_data[1]) : NULL;
@@ -207,7 +219,9 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             var = mv[c];
         }
         double inv = 1.0 / sqrt(var + p->eps);
-        float g = p->fix_gamma ? 1.0f : gamma[c];
+        if (p->fix_gamma)
+            gamma[c] = 1.0f;
+        float g = gamma[c];
         float scale = (float)(inv * g), shift = (float)(beta[c] - mean * inv * g);
         if (y != NULL)
             for (int64_t o = 0; o < v.outer; o++) {
@@ -224,57 +238,57 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             mxk_sdk_assign_f32(&mo[c], (float)mean, req[1]);
         if (vo != NULL)
             mxk_sdk_assign_f32(&vo[c], (float)inv, req[2]);
-        if (train) {
-            mm[c] = (float)(mm[c] * p->momentum + mean * (1.0 - p->momentum));
-            mv[c] = (float)(mv[c] * p->momentum + var * (1.0 - p->momentum));
-        }
     }
     return MXK_OK;
 }
 
-/** Backward: dx, dgamma, dbeta by their requests (see the file comment). */
+/**
+ * Backward: in training (is_train and not use_global_stats) the moving-average
+ * update from the saved mean / inverse std, then dx, dgamma, dbeta by their
+ * requests (see the file comment).
+ */
 static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const bn_param *p = param;
     uint32_t nv = bn_num_visible(p);
     MXK_SDK_CHECK(cb_check_backward_counts(args, 3, 3, nv, err));
-    const mxk_op_req *req = args->req;
-    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
-        return MXK_OK;
-    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
     MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
     const mxk_shape *ds = &args->in_data[0]->shape;
     mxk_shape in[3] = {*ds, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
     mxk_shape outs[3] = {mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
     MXK_SDK_CHECK(bn_infer_shape(p, in, 3, outs, 3, NULL, 0, err));
-    if (!mxk_sdk_shape_equal(&args->out_grad[0]->shape, ds))
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output' does not match the data");
     bn_view v = bn_view_of(p, ds);
-    MXK_SDK_CHECK(bn_check_vec(args->in_data[1], v.C, "argument 'gamma'", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ds, "data", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], &in[1], "gamma", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &in[2], "beta", err));
-    int global = p->use_global_stats;
-    const float *meanp, *invp = NULL, *mvp = NULL;
-    if (global) {
-        if (args->num_aux != 2)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
-        MXK_SDK_CHECK(bn_check_vec(args->aux[0], v.C, "auxiliary state 'moving_mean'", err));
-        MXK_SDK_CHECK(bn_check_vec(args->aux[1], v.C, "auxiliary state 'moving_var'", err));
-        meanp = cb_f32(args->aux[0]);
-        mvp = cb_f32(args->aux[1]);
-    } else {
+    MXK_SDK_CHECK(bn_check_aux(args->num_aux, args->aux, v.C, err));
+    float *mm = cb_f32(args->aux[0]), *mv = cb_f32(args->aux[1]);
+    int train = ctx->is_train && !p->use_global_stats;
+    const float *meanp = mm, *invp = NULL;
+    if (train) {
         MXK_SDK_CHECK(bn_check_vec(args->out_data[1], v.C, "output 'mean'", err));
         MXK_SDK_CHECK(bn_check_vec(args->out_data[2], v.C, "output 'var'", err));
         meanp = cb_f32(args->out_data[1]);
         invp = cb_f32(args->out_data[2]);
+        for (int64_t c = 0; c < v.C; c++) {
+            double var = 1.0 / ((double)invp[c] * invp[c]) - p->eps;
+            mm[c] = (float)(mm[c] * p->momentum + meanp[c] * (1.0 - p->momentum));
+            mv[c] = (float)(mv[c] * p->momentum + var * (1.0 - p->momentum));
+        }
     }
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    if (!mxk_sdk_shape_equal(&args->out_grad[0]->shape, ds))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output' does not match the data");
+    MXK_SDK_CHECK(bn_check_vec(args->in_data[1], v.C, "argument 'gamma'", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ds, "data", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], &in[1], "gamma", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &in[2], "beta", err));
     const float *x = cb_f32(args->in_data[0]), *gamma = cb_f32(args->in_data[1]);
     const float *dy = cb_f32(args->out_grad[0]);
     const double M = (double)(v.outer * v.inner);
     for (int64_t c = 0; c < v.C; c++) {
         double mean = meanp[c];
-        double inv = global ? 1.0 / sqrt((double)mvp[c] + p->eps) : invp[c];
+        double inv = train ? invp[c] : 1.0 / sqrt((double)mv[c] + p->eps);
         double sg = 0.0, dot = 0.0;
         for (int64_t o = 0; o < v.outer; o++) {
             const float *xp = x + (o * v.C + c) * v.inner, *gp = dy + (o * v.C + c) * v.inner;
@@ -292,7 +306,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         if (req[0] == MXK_REQ_NULL)
             continue;
         float *dx = cb_f32(args->in_grad[0]);
-        double gbar = global ? 0.0 : sg / M, k = global ? 0.0 : dot * inv * inv / M;
+        double gbar = train ? sg / M : 0.0, k = train ? dot * inv * inv / M : 0.0;
         double s = inv * g;
         for (int64_t o = 0; o < v.outer; o++) {
             const float *xp = x + (o * v.C + c) * v.inner, *gp = dy + (o * v.C + c) * v.inner;
@@ -304,6 +318,15 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         }
     }
     return MXK_OK;
+}
+
+/** forward writes gamma (index 1) with fix_gamma. */
+static uint32_t bn_mutate_inputs(const void *param, uint32_t *indices, uint32_t capacity) {
+    const bn_param *p = param;
+    if (!p->fix_gamma || capacity < 1)
+        return 0;
+    indices[0] = 1;
+    return 1;
 }
 
 /** Registers BatchNorm and its CPU kernel. */
@@ -323,6 +346,7 @@ mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = bn_infer_shape;
     def.infer_type = bn_infer_type;
     def.backward_dependency = bn_backward_dependency;
+    def.mutate_inputs = bn_mutate_inputs;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "BatchNorm", bn_forward, bn_backward);
     return cb_register(reg, &def, &k, err);

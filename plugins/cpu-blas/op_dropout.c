@@ -4,7 +4,8 @@
  * Semantics: MXNet src/operator/nn/dropout-inl.h, dropout.cc (digest
  * operators-kvstore-module.md §2.3). Argument data; outputs output and mask
  * (visible 1). When active (is_train, or mode 'always') each element is kept
- * with probability 1-p and scaled by 1/(1-p): mask = (u < 1-p) / (1-p) with u
+ * with probability 1-p and scaled by 1/(1-p): mask = (u < 1-p) / (1-p) (p = 1:
+ * NaN, 0 * infinity, as upstream's mask; so output and gradient are NaN) with u
  * uniform in [0, 1) from the operator's random stream, y = x * mask. With `axes`
  * (variational dropout) one draw is shared along the listed axes (the draw has
  * the data shape with those axes set to 1, kept in temp space) and broadcast.
@@ -17,6 +18,7 @@
  * mask, whatever the thread count. Draws happen in blocks of CB_DO_CHUNK floats
  * on the stack, so nothing is allocated per call.
  */
+#include <math.h>
 #include <string.h>
 
 #include "cb_tensor.h"
@@ -162,7 +164,8 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     if (rng == NULL)
         return mxk_sdk_error(err, MXK_ERR_STATE, "Dropout: no random stream was granted");
     const float keep = (float)(1.0 - p->p);
-    const float scale = keep > 0.0f ? 1.0f / keep : 0.0f;
+    /* p = 1: upstream's mask is {0,1} * (1/0), NaN everywhere (dropout-inl.h); kept so */
+    const float scale = keep > 0.0f ? 1.0f / keep : INFINITY;
     if (p->axes.ndim > 0) {
         mxk_shape s = do_draw_shape(p, ds);
         size_t ns = (size_t)mxk_sdk_shape_count(&s);
@@ -171,7 +174,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         float *u = ws;
         mxk_sdk_host()->random_uniform(rng, u, ns, 0.0f, 1.0f);
         for (size_t j = 0; j < ns; j++)
-            u[j] = u[j] < keep ? scale : 0.0f;
+            u[j] = (u[j] < keep ? 1.0f : 0.0f) * scale;
         for (size_t i = 0; i < n; i++) {
             float mk = u[do_draw_index(ds, &s, (int64_t)i)];
             float xv = x[i];
@@ -187,7 +190,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         size_t c = n - i0 < CB_DO_CHUNK ? n - i0 : CB_DO_CHUNK;
         mxk_sdk_host()->random_uniform(rng, u, c, 0.0f, 1.0f);
         for (size_t j = 0; j < c; j++)
-            u[j] = u[j] < keep ? scale : 0.0f;
+            u[j] = (u[j] < keep ? 1.0f : 0.0f) * scale;
         if (m != NULL)
             mxk_sdk_copy_f32(m + i0, u, c, req[1]);
         if (y != NULL) {

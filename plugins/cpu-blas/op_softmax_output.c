@@ -14,13 +14,18 @@
  *                  label (n, rest), also accepted (n, rest dims...) or (n, 1, rest dims...)
  * A label of data's shape holds probabilities: grad = (y - label) * grad_scale.
  * Otherwise labels are class indices (float, truncated to int): grad = y - onehot,
- * or with smooth_alpha a: y - (1 - a) for the class and y - a/(k-1) elsewhere;
+ * or with smooth_alpha a (not in multi_output mode, which upstream does not
+ * smooth): y - (1 - a) for the class and y - a/(k-1) elsewhere;
  * rows whose label equals ignore_label get 0 when use_ignore. The result is
  * scaled by grad_scale / valid_cnt (normalization: null 1, batch = number of
  * labels, valid = labels != ignore_label, at least 1; multi_output divides null
- * and batch by `rest` too). The incoming out_grad is ignored unless out_grad=True
- * (then it multiplies the gradient). The label gets a zero gradient.
+ * by `rest` too). The incoming out_grad is ignored unless out_grad=True (then it
+ * multiplies the gradient; upstream 1.9.1's SoftmaxOutputGradCompute multiplies by
+ * the output instead, a bug not followed). The label gets a zero gradient.
  * Labels outside [0, k) select no class (as mshadow's loops do).
+ * Data of more than 2 dims in the default mode: softmax over (N, size/N) rows
+ * with the label (N, d1..) of inference, of which row i uses element i (the
+ * first N, as upstream's flat 1-D label view); batch/valid count all labels.
  */
 #include <math.h>
 #include <string.h>
@@ -45,6 +50,8 @@ typedef struct smo_param {
 
 static const char *const smo_args[] = {"data", "label", NULL};
 static const char *const smo_outs[] = {"output", NULL};
+/** Upstream's add_alias names (softmax_output.cc). */
+static const char *const smo_aliases[] = {"Softmax", NULL};
 
 /** Attribute schema (MXNet 1.9.1 SoftmaxOutputParam). */
 static const mxk_attr_def smo_attrs[] = {
@@ -277,32 +284,30 @@ static mxk_status smo_backward(const mxk_op_ctx *ctx, const void *param, void *s
     }
 
     smo_view v = smo_view_of(p, &yt->shape);
-    size_t nlab = v.outer * v.inner;
-    if (mxk_sdk_shape_count(&lt->shape) != nlab) {
+    size_t nlab = v.outer * v.inner, ncount = (size_t)mxk_sdk_shape_count(&lt->shape);
+    if (ncount < nlab) {
         char a[MXK_SDK_SHAPE_STR_MAX], b[MXK_SDK_SHAPE_STR_MAX];
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "argument 'label': %s has %llu elements but data %s has %llu softmax "
-                             "rows (for data of more than 2 dims use preserve_shape or "
-                             "multi_output)",
-                             mxk_sdk_shape_format(&lt->shape, a, sizeof a),
-                             (unsigned long long)mxk_sdk_shape_count(&lt->shape),
-                             mxk_sdk_shape_format(&yt->shape, b, sizeof b),
-                             (unsigned long long)nlab);
+        return mxk_sdk_error(
+            err, MXK_ERR_SHAPE,
+            "argument 'label': %s has %llu elements but data %s has %llu softmax "
+            "rows",
+            mxk_sdk_shape_format(&lt->shape, a, sizeof a), (unsigned long long)ncount,
+            mxk_sdk_shape_format(&yt->shape, b, sizeof b), (unsigned long long)nlab);
     }
     double valid = 1.0;
     if (p->normalization == SMO_BATCH) {
-        valid = (double)nlab;
+        valid = (double)ncount;
     } else if (p->normalization == SMO_VALID) {
         size_t cnt = 0;
-        for (size_t i = 0; i < nlab; i++)
+        for (size_t i = 0; i < ncount; i++)
             cnt += !smo_ignored(lab[i], p->ignore_label);
         valid = cnt == 0 ? 1.0 : (double)cnt;
     }
     double div = valid;
-    if (p->multi_output && p->normalization != SMO_VALID)
-        div = p->normalization == SMO_BATCH ? (double)nlab : (double)v.inner;
+    if (p->multi_output && p->normalization == SMO_NULL)
+        div = (double)v.inner;
     float scale = (float)(p->grad_scale / div);
-    float a = (float)p->smooth_alpha;
+    float a = p->multi_output ? 0.0f : (float)p->smooth_alpha;
     float off = v.k > 1 ? a / (float)(v.k - 1) : 0.0f; /* smoothing of the other classes */
     for (size_t o = 0; o < v.outer; o++) {
         for (size_t r = 0; r < v.inner; r++) {
@@ -337,6 +342,7 @@ mxk_status cb_register_softmax_output(mxk_registrar *reg, mxk_error_sink *err) {
     def.backward_dependency = smo_backward_dependency;
     def.forward_inplace = cbt_inplace_00;
     def.backward_inplace = cbt_inplace_loss_grad;
+    def.aliases = smo_aliases;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "SoftmaxOutput", smo_forward, smo_backward);
     return cb_register(reg, &def, &k, err);

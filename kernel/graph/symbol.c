@@ -995,6 +995,44 @@ const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key) {
     return k ? mxk_attrs_get(n->attrs, k) : NULL;
 }
 
+/** MXNet's kReplacedHiddenKeys (src/c_api/c_api_symbolic.cc, 1.9.1). */
+static const char *const replaced_hidden_keys[] = {
+    "__ctx_group__", "__lr_mult__", "__wd_mult__", "__force_mirroring__", "__mirror_stage__",
+};
+
+/**
+ * When `key` is one of the replaced hidden keys ("__lr_mult__"), writes its plain form
+ * ("lr_mult") into out (when not NULL; 32 bytes) and returns its length; else 0.
+ */
+static size_t plain_alias(const char *key, char *out) {
+    for (size_t i = 0; i < COUNTOF(replaced_hidden_keys); i++) {
+        if (strcmp(key, replaced_hidden_keys[i]) == 0) {
+            size_t len = strlen(key) - 4;
+            if (out != NULL)
+                snprintf(out, 32, "%.*s", (int)len, key + 2);
+            return len;
+        }
+    }
+    return 0;
+}
+
+/** Appends "<node>$<key>", value at pair *k of list; returns 0 when out of memory. */
+static int list_attr_push(char **list, uint32_t *k, const char *node, const char *key,
+                          const char *value) {
+    size_t len = strlen(node) + strlen(key) + 2;
+    char *nk = malloc(len), *val = strdup(value);
+    if (nk == NULL || val == NULL) {
+        free(nk);
+        free(val);
+        return 0;
+    }
+    snprintf(nk, len, "%s$%s", node, key);
+    list[2 * *k] = nk;
+    list[2 * *k + 1] = val;
+    (*k)++;
+    return 1;
+}
+
 mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***kv) {
     if (sym == NULL || num == NULL || kv == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_symbol_list_attrs: NULL argument");
@@ -1007,27 +1045,24 @@ mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***k
         return st;
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
-        total += order[i]->attrs->count;
+        for (uint32_t j = 0; j < order[i]->attrs->count; j++)
+            total += 1 + (plain_alias(order[i]->attrs->keys[j], NULL) > 0);
     char **list = string_list_new(2 * total);
     uint32_t k = 0;
     for (uint32_t i = 0; list != NULL && i < n; i++) {
         const mxk_gnode *g = order[i];
-        for (uint32_t j = 0; j < g->attrs->count; j++) {
-            size_t len = strlen(g->name) + strlen(g->attrs->keys[j]) + 2;
-            char *key = malloc(len);
-            char *val = strdup(g->attrs->values[j]);
-            if (key == NULL || val == NULL) {
-                free(key);
-                free(val);
-                mxk_string_list_free(list);
-                list = NULL;
-                mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory listing attributes");
-                break;
+        for (uint32_t j = 0; list != NULL && j < g->attrs->count; j++) {
+            const char *key = g->attrs->keys[j];
+            char alias[32];
+            size_t alias_len = plain_alias(key, alias);
+            for (int pass = 0; pass < 1 + (alias_len > 0); pass++) {
+                if (!list_attr_push(list, &k, g->name, pass ? alias : key, g->attrs->values[j])) {
+                    mxk_string_list_free(list);
+                    list = NULL;
+                    mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory listing attributes");
+                    break;
+                }
             }
-            snprintf(key, len, "%s$%s", g->name, g->attrs->keys[j]);
-            list[2 * k] = key;
-            list[2 * k + 1] = val;
-            k++;
         }
     }
     free(order);

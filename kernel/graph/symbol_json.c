@@ -4,9 +4,10 @@
  * Saving writes the current nnvm form exactly as MXNet 1.9.1 does (dmlc/nnvm
  * src/pass/saveload_json.cc SaveJSON with dmlc-core's JSONWriter layout): nodes
  * in DFSVisit order, each {"op" ("null" for a variable), "name", "attrs" (sorted
- * by key, omitted when empty), "inputs": [[node, index, 0], ...]}, then
- * "arg_nodes" (every variable), "node_row_ptr" (prefix sums of output counts),
- * "heads" and "attrs": {"mxnet_version": ["int", 10901]}.
+ * by key, omitted when empty), "inputs": [[node, index, version], ...]} (the
+ * version counts the mutations of a variable, as nnvm does), then "arg_nodes"
+ * (every variable), "node_row_ptr" (prefix sums of output counts), "heads" and
+ * "attrs": {"mxnet_version": ["int", 10901]}.
  *
  * Loading reads that form and the legacy one (MXNet <= 0.8: node keys "param"
  * and "attr", two-element inputs, "backward_source_id"), merges attrs/attr/param
@@ -191,15 +192,48 @@ static void jw_uint(jwriter *w, uint64_t v) {
 }
 
 /** Writes a [node, index, version] entry (nnvm JSONNode::Entry::Save: one line). */
-static void jw_entry(jwriter *w, uint32_t node, uint32_t index) {
+static void jw_entry(jwriter *w, uint32_t node, uint32_t index, uint32_t version) {
     jw_begin(w, '[', 0);
     jw_item(w);
     jw_uint(w, node);
     jw_item(w);
     jw_uint(w, index);
     jw_item(w);
-    jw_uint(w, 0);
+    jw_uint(w, version);
     jw_end(w, ']');
+}
+
+/** 1 when op node n mutates its input k: an aux state, or one its mutate_inputs lists. */
+static int mutates_input(const mxk_gnode *n, uint32_t k) {
+    if (k >= n->op->in_names->count)
+        return 1;
+    const mxk_op_def *d = &n->op->op->def;
+    uint32_t idx[MXK_MAX_INPLACE];
+    uint32_t m = d->mutate_inputs ? d->mutate_inputs(n->op->param, idx, MXK_MAX_INPLACE) : 0;
+    for (uint32_t i = 0; i < m && i < MXK_MAX_INPLACE; i++)
+        if (idx[i] == k)
+            return 1;
+    return 0;
+}
+
+/**
+ * The versions of op node n's input entries, as nnvm's UpdateNodeVersion gives them
+ * when the node is composed (nnvm/src/core/symbolic.cc): a variable input records its
+ * variable's version, and a mutated one first increments it; other entries are 0.
+ * `counter` holds every variable's version by node id and is updated; nodes must be
+ * visited in post order (the order they were composed in).
+ */
+static void input_versions(const mxk_gnode *n, const mxk_node_index *index, uint32_t *counter,
+                           uint32_t *versions) {
+    for (uint32_t k = 0; k < n->num_inputs; k++) {
+        const mxk_gnode *in = n->inputs[k].node;
+        versions[k] = in->op == NULL ? counter[mxk_node_index_get(index, in)] : 0;
+    }
+    for (uint32_t k = 0; k < n->num_inputs; k++) {
+        const mxk_gnode *in = n->inputs[k].node;
+        if (in->op == NULL && mutates_input(n, k))
+            versions[k] = ++counter[mxk_node_index_get(index, in)];
+    }
 }
 
 /** Writes an array of numbers (dmlc: multi-line when more than 10 elements). */
@@ -222,8 +256,12 @@ static int jattr_cmp(const void *a, const void *b) {
     return strcmp(((const jattr *)a)->key, ((const jattr *)b)->key);
 }
 
-/** Writes one node (nnvm JSONNode::Save). `index` maps nodes to their ids. */
-static mxk_status jw_node(jwriter *w, const mxk_gnode *n, const mxk_node_index *index) {
+/**
+ * Writes one node (nnvm JSONNode::Save). `index` maps nodes to their ids; `counter`
+ * holds the variables' versions (input_versions).
+ */
+static mxk_status jw_node(jwriter *w, const mxk_gnode *n, const mxk_node_index *index,
+                          uint32_t *counter) {
     jw_begin(w, '{', 1);
     jw_key(w, "op");
     jw_string(w, n->op ? n->op->op->def.name : "null");
@@ -246,12 +284,20 @@ static mxk_status jw_node(jwriter *w, const mxk_gnode *n, const mxk_node_index *
         jw_end(w, '}');
         free(sorted);
     }
+    uint32_t *versions = NULL;
+    if (n->num_inputs > 0) {
+        versions = malloc(n->num_inputs * sizeof *versions);
+        if (versions == NULL)
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory writing symbol JSON");
+        input_versions(n, index, counter, versions);
+    }
     jw_key(w, "inputs");
     jw_begin(w, '[', n->num_inputs > 10);
     for (uint32_t i = 0; i < n->num_inputs; i++) {
         jw_item(w);
-        jw_entry(w, mxk_node_index_get(index, n->inputs[i].node), n->inputs[i].index);
+        jw_entry(w, mxk_node_index_get(index, n->inputs[i].node), n->inputs[i].index, versions[i]);
     }
+    free(versions);
     jw_end(w, ']');
     jw_end(w, '}');
     return MXK_OK;
@@ -268,9 +314,9 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
         return st;
     mxk_node_index index;
     uint32_t *args = calloc(n + 1, sizeof *args), *row_ptr = calloc(n + 1, sizeof *row_ptr);
-    uint32_t num_args = 0;
+    uint32_t *counter = calloc(n + 1, sizeof *counter), num_args = 0;
     st = mxk_node_index_init(&index, n);
-    if (st == MXK_OK && (args == NULL || row_ptr == NULL))
+    if (st == MXK_OK && (args == NULL || row_ptr == NULL || counter == NULL))
         st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory writing symbol JSON");
     for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
         st = mxk_node_index_put(&index, order[i], i);
@@ -286,7 +332,7 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
         jw_begin(&w, '[', 1);
         for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
             jw_item(&w);
-            st = jw_node(&w, order[i], &index);
+            st = jw_node(&w, order[i], &index, counter);
         }
         jw_end(&w, ']');
         jw_key(&w, "arg_nodes");
@@ -297,7 +343,8 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
         jw_begin(&w, '[', sym->num_outputs > 10);
         for (uint32_t i = 0; i < sym->num_outputs; i++) {
             jw_item(&w);
-            jw_entry(&w, mxk_node_index_get(&index, sym->outputs[i].node), sym->outputs[i].index);
+            jw_entry(&w, mxk_node_index_get(&index, sym->outputs[i].node), sym->outputs[i].index,
+                     0);
         }
         jw_end(&w, ']');
         jw_key(&w, "attrs");
@@ -317,6 +364,7 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
     mxk_node_index_free(&index);
     free(args);
     free(row_ptr);
+    free(counter);
     free(order);
     if (st != MXK_OK) {
         free(w.p);

@@ -558,7 +558,10 @@ const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key);
 
 /**
  * Lists the attributes of every node reachable from the symbol as
- * "<node>$<key>", value pairs (MXNet's list_attr(recursive=True)); *kv is a
+ * "<node>$<key>", value pairs (MXNet's list_attr(recursive=True), MXSymbolListAttr
+ * in src/c_api/c_api_symbolic.cc): each of MXNet's replaced hidden keys
+ * (__ctx_group__, __lr_mult__, __wd_mult__, __force_mirroring__, __mirror_stage__) is
+ * followed by its plain alias ("w$lr_mult") with the same value; *kv is a
  * NULL-terminated array of 2 * *num strings freed with mxk_string_list_free.
  */
 mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***kv);

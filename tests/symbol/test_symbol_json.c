@@ -533,6 +533,43 @@ static void test_legacy_upgrade(void) {
     }
 }
 
+/* Input versions count a variable's mutations as nnvm's UpdateNodeVersion does: an aux
+ * state is written with version 1, a second BatchNorm sharing it with 2, and a plain
+ * use after them records the current version (the JSON MXNet 1.9.1 writes for the
+ * same graph: mx.sym.BatchNorm(..., moving_mean=mm) twice, elemwise_add between). */
+static void test_entry_versions(void) {
+    mxk_symbol *data = NULL, *mm = NULL, *bn1 = NULL, *b2 = NULL, *add = NULL, *b3 = NULL;
+    mxk_symbol_variable("data", &data);
+    mxk_symbol_variable("mm", &mm);
+    bn1 = st_op("BatchNorm", "bn1", data, NULL, NULL, NULL, NULL);
+    const char *names[] = {"data", "moving_mean"};
+    mxk_symbol *in2[] = {bn1, mm};
+    CHECK_EQ_INT(mxk_symbol_create("BatchNorm", "b2", 0, NULL, NULL, 2, names, in2, &b2), MXK_OK);
+    mxk_symbol *in_add[] = {b2, mm};
+    CHECK_EQ_INT(mxk_symbol_create("elemwise_add", "add", 0, NULL, NULL, 2, NULL, in_add, &add),
+                 MXK_OK);
+    mxk_symbol *in3[] = {add, mm};
+    CHECK_EQ_INT(mxk_symbol_create("BatchNorm", "b3", 0, NULL, NULL, 2, names, in3, &b3), MXK_OK);
+    char *json = NULL;
+    CHECK_EQ_INT(mxk_symbol_to_json(b3, &json), MXK_OK);
+    CHECK(json != NULL);
+    if (json == NULL)
+        return;
+    /* nodes: data 0, bn1_gamma 1, bn1_beta 2, bn1_moving_mean 3, bn1_moving_var 4, bn1 5,
+     * b2_gamma 6, b2_beta 7, mm 8, b2_moving_var 9, b2 10, add 11, b3_gamma 12, ... */
+    CHECK(strstr(json, "\"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 1], [4, 0, 1]]"));
+    CHECK(strstr(json, "\"inputs\": [[5, 0, 0], [6, 0, 0], [7, 0, 0], [8, 0, 1], [9, 0, 1]]"));
+    CHECK(strstr(json, "\"inputs\": [[10, 0, 0], [8, 0, 1]]"));
+    CHECK(strstr(json, "\"inputs\": [[11, 0, 0], [12, 0, 0], [13, 0, 0], [8, 0, 2], [14, 0, 1]]"));
+    free(json);
+    mxk_symbol_free(b3);
+    mxk_symbol_free(add);
+    mxk_symbol_free(b2);
+    mxk_symbol_free(bn1);
+    mxk_symbol_free(mm);
+    mxk_symbol_free(data);
+}
+
 int main(void) {
     if (st_setup() != 0)
         return 1;
@@ -545,6 +582,7 @@ int main(void) {
     MXK_RUN(test_operator_errors);
     MXK_RUN(test_every_truncation_fails);
     MXK_RUN(test_legacy_upgrade);
+    MXK_RUN(test_entry_versions);
     mxk_shutdown();
     return MXK_TEST_EXIT();
 }

@@ -1,16 +1,24 @@
 /*
  * cpu-blas plugin: the unary math set (abs, ceil, cos, exp, floor, log, round,
- * rsqrt, sign, sin, sqrt, square, tanh, sigmoid, relu) and clip.
+ * rsqrt, sign, sin, sqrt, square, tanh, sigmoid, relu, negative, reciprocal,
+ * log1p, expm1, log2, log10, erf, softsign), clip and hard_sigmoid.
  *
  * Semantics: MXNet src/operator/tensor/elemwise_unary_op_basic.cc,
  * elemwise_unary_op_trig.cc, elemwise_unary_op_logexp.cc, elemwise_unary_op_pow.cc,
- * matrix_op.cc (clip: a_min, a_max required) and src/operator/mshadow_op.h.
+ * elemwise_unary_op.h (HardSigmoidParam: alpha 0.2, beta 0.5), matrix_op.cc and
+ * matrix_op-inl.h (clip: a_min, a_max required; x > a_max gives a_max, else
+ * x < a_min gives a_min, so a_min > a_max is accepted) and src/operator/mshadow_op.h,
+ * each registered once with MXNet's aliases (_sparse_abs, _npx_erf, _npi_clip, ...).
  * One argument `data`, output `output` of its shape. round rounds half away
  * from zero. Gradients (dy times):
  *   abs sign(x); cos -sin x; sin cos x; log 1/x; rsqrt -x^-1.5/2; square 2x;
- *   clip 1 inside [a_min, a_max], else 0       (backward reads x)
+ *   reciprocal -1/x^2; log1p 1/(1+x); expm1 e^x; log2 1/(x ln 2); log10
+ *   1/(x ln 10); erf 2/sqrt(pi) e^(-x^2); softsign 1/(1+|x|)^2;
+ *   clip 1 inside [a_min, a_max], else 0; hard_sigmoid alpha where
+ *   0 < alpha x + beta < 1, else 0                         (backward reads x)
  *   exp y; sqrt 1/(2y); tanh 1-y^2; sigmoid y(1-y); relu y > 0   (reads y)
- *   ceil, floor, round, sign: zero gradient     (reads nothing)
+ *   negative -1                                           (reads dy only)
+ *   ceil, floor, round, sign: zero gradient               (reads nothing)
  * Forward and backward may run in place (0 -> 0).
  */
 #include <math.h>
@@ -18,8 +26,8 @@
 #include "cb_loops.h"
 #include "cb_tensor.h"
 
-/** Which tensor the gradient formula reads. */
-enum un_dep { UN_DEP_NONE, UN_DEP_IN, UN_DEP_OUT };
+/** Which tensor the gradient formula reads (besides dy). */
+enum un_dep { UN_DEP_NONE, UN_DEP_IN, UN_DEP_OUT, UN_DEP_DY };
 
 CB_DEFINE_UNARY(un_abs, fabsf(x))
 CB_DEFINE_UNARY(un_ceil, ceilf(x))
@@ -36,8 +44,16 @@ CB_DEFINE_UNARY(un_square, (x) * (x))
 CB_DEFINE_UNARY(un_tanh, tanhf(x))
 CB_DEFINE_UNARY(un_sigmoid, 1.0f / (1.0f + expf(-x)))
 CB_DEFINE_UNARY(un_relu, x > 0.0f ? x : 0.0f)
+CB_DEFINE_UNARY(un_negative, -x)
+CB_DEFINE_UNARY(un_reciprocal, 1.0f / x)
+CB_DEFINE_UNARY(un_log1p, log1pf(x))
+CB_DEFINE_UNARY(un_expm1, expm1f(x))
+CB_DEFINE_UNARY(un_log2, log2f(x))
+CB_DEFINE_UNARY(un_log10, log10f(x))
+CB_DEFINE_UNARY(un_erf, erff(x))
+CB_DEFINE_UNARY(un_softsign, x / (1.0f + fabsf(x)))
 
-/* Gradients: a = dy, b = x or y (see the file comment). */
+/* Gradients: a = dy, b = x or y (see the file comment); the constants are upstream's. */
 CB_DEFINE_BINARY(ung_abs, a *(float)((b > 0.0f) - (b < 0.0f)))
 CB_DEFINE_BINARY(ung_cos, -a *sinf(b))
 CB_DEFINE_BINARY(ung_exp, (a) * (b))
@@ -49,35 +65,57 @@ CB_DEFINE_BINARY(ung_square, 2.0f * a * b)
 CB_DEFINE_BINARY(ung_tanh, a *(1.0f - b * b))
 CB_DEFINE_BINARY(ung_sigmoid, a *b *(1.0f - b))
 CB_DEFINE_BINARY(ung_relu, b > 0.0f ? a : 0.0f)
+CB_DEFINE_BINARY(ung_negative, ((void)b, -a)) /* b is dy again */
+CB_DEFINE_BINARY(ung_reciprocal, a *(-1.0f / (b * b)))
+CB_DEFINE_BINARY(ung_log1p, a *(1.0f / (1.0f + b)))
+CB_DEFINE_BINARY(ung_expm1, a *expf(b))
+CB_DEFINE_BINARY(ung_log2, a *(1.442695041f / b))
+CB_DEFINE_BINARY(ung_log10, a *(0.4342944819f / b))
+CB_DEFINE_BINARY(ung_erf, a *(1.128379167f * expf(-(b * b)))) /* 2 / sqrt(pi) */
+CB_DEFINE_BINARY(ung_softsign, a *(1.0f / ((1.0f + fabsf(b)) * (1.0f + fabsf(b)))))
+
+/** The operators with two real parameters, computed inline (fwd NULL). */
+enum un_param_kind { UN_PLAIN, UN_CLIP, UN_HARD_SIGMOID };
 
 /** Static description of one unary operator; also its parameter object. */
 typedef struct un_info {
     const char *name;
     void (*fwd)(float *, const float *, float, size_t, mxk_op_req);
     void (*grad)(float *, const float *, const float *, float, size_t, mxk_op_req);
-    int32_t dep;        /**< enum un_dep */
-    float a_min, a_max; /**< clip only (a parsed copy) */
+    int32_t dep;       /**< enum un_dep */
+    const char *alias; /**< MXNet's alias, or NULL */
+    int32_t kind;      /**< enum un_param_kind */
+    float p0, p1;      /**< clip: a_min, a_max; hard_sigmoid: alpha, beta (a parsed copy) */
 } un_info;
 
 static const un_info un_ops[] = {
-    {"abs", un_abs, ung_abs, UN_DEP_IN, 0, 0},
-    {"ceil", un_ceil, NULL, UN_DEP_NONE, 0, 0},
-    {"cos", un_cos, ung_cos, UN_DEP_IN, 0, 0},
-    {"exp", un_exp, ung_exp, UN_DEP_OUT, 0, 0},
-    {"floor", un_floor, NULL, UN_DEP_NONE, 0, 0},
-    {"log", un_log, ung_log, UN_DEP_IN, 0, 0},
-    {"round", un_round, NULL, UN_DEP_NONE, 0, 0},
-    {"rsqrt", un_rsqrt, ung_rsqrt, UN_DEP_IN, 0, 0},
-    {"sign", un_sign, NULL, UN_DEP_NONE, 0, 0},
-    {"sin", un_sin, ung_sin, UN_DEP_IN, 0, 0},
-    {"sqrt", un_sqrt, ung_sqrt, UN_DEP_OUT, 0, 0},
-    {"square", un_square, ung_square, UN_DEP_IN, 0, 0},
-    {"tanh", un_tanh, ung_tanh, UN_DEP_OUT, 0, 0},
-    {"sigmoid", un_sigmoid, ung_sigmoid, UN_DEP_OUT, 0, 0},
-    {"relu", un_relu, ung_relu, UN_DEP_OUT, 0, 0},
+    {"abs", un_abs, ung_abs, UN_DEP_IN, "_sparse_abs", UN_PLAIN, 0, 0},
+    {"ceil", un_ceil, NULL, UN_DEP_NONE, "_sparse_ceil", UN_PLAIN, 0, 0},
+    {"cos", un_cos, ung_cos, UN_DEP_IN, "_sparse_cos", UN_PLAIN, 0, 0},
+    {"exp", un_exp, ung_exp, UN_DEP_OUT, "_sparse_exp", UN_PLAIN, 0, 0},
+    {"floor", un_floor, NULL, UN_DEP_NONE, "_sparse_floor", UN_PLAIN, 0, 0},
+    {"log", un_log, ung_log, UN_DEP_IN, "_sparse_log", UN_PLAIN, 0, 0},
+    {"round", un_round, NULL, UN_DEP_NONE, "_sparse_round", UN_PLAIN, 0, 0},
+    {"rsqrt", un_rsqrt, ung_rsqrt, UN_DEP_IN, "_sparse_rsqrt", UN_PLAIN, 0, 0},
+    {"sign", un_sign, NULL, UN_DEP_NONE, "_sparse_sign", UN_PLAIN, 0, 0},
+    {"sin", un_sin, ung_sin, UN_DEP_IN, "_sparse_sin", UN_PLAIN, 0, 0},
+    {"sqrt", un_sqrt, ung_sqrt, UN_DEP_OUT, "_sparse_sqrt", UN_PLAIN, 0, 0},
+    {"square", un_square, ung_square, UN_DEP_IN, "_sparse_square", UN_PLAIN, 0, 0},
+    {"tanh", un_tanh, ung_tanh, UN_DEP_OUT, "_sparse_tanh", UN_PLAIN, 0, 0},
+    {"sigmoid", un_sigmoid, ung_sigmoid, UN_DEP_OUT, "_sparse_sigmoid", UN_PLAIN, 0, 0},
+    {"relu", un_relu, ung_relu, UN_DEP_OUT, "_sparse_relu", UN_PLAIN, 0, 0},
+    {"negative", un_negative, ung_negative, UN_DEP_DY, "_sparse_negative", UN_PLAIN, 0, 0},
+    {"reciprocal", un_reciprocal, ung_reciprocal, UN_DEP_IN, NULL, UN_PLAIN, 0, 0},
+    {"log1p", un_log1p, ung_log1p, UN_DEP_IN, "_sparse_log1p", UN_PLAIN, 0, 0},
+    {"expm1", un_expm1, ung_expm1, UN_DEP_IN, "_sparse_expm1", UN_PLAIN, 0, 0},
+    {"log2", un_log2, ung_log2, UN_DEP_IN, "_sparse_log2", UN_PLAIN, 0, 0},
+    {"log10", un_log10, ung_log10, UN_DEP_IN, "_sparse_log10", UN_PLAIN, 0, 0},
+    {"erf", un_erf, ung_erf, UN_DEP_IN, "_npx_erf", UN_PLAIN, 0, 0},
+    {"softsign", un_softsign, ung_softsign, UN_DEP_IN, NULL, UN_PLAIN, 0, 0},
+    {"clip", NULL, NULL, UN_DEP_IN, "_sparse_clip", UN_CLIP, 0, 0},
+    {"hard_sigmoid", NULL, NULL, UN_DEP_IN, NULL, UN_HARD_SIGMOID, 0, 0},
 };
-/** Index of clip's pseudo-entry (fwd/grad NULL: handled inline). */
-#define UN_CLIP ((int32_t)(sizeof un_ops / sizeof un_ops[0]))
+#define UN_NUM ((int32_t)MXK_SDK_COUNTOF(un_ops))
 
 static const char *const un_args[] = {"data", NULL};
 static const char *const un_outs[] = {"output", NULL};
@@ -87,25 +125,25 @@ static const mxk_attr_def clip_attrs[] = {
     MXK_SDK_ATTR("a_min", MXK_ATTR_FLOAT, 1, NULL, NULL, "Minimum value."),
     MXK_SDK_ATTR("a_max", MXK_ATTR_FLOAT, 1, NULL, NULL, "Maximum value."),
 };
+/** Attribute schema of hard_sigmoid (HardSigmoidParam). */
+static const mxk_attr_def hs_attrs[] = {
+    MXK_SDK_ATTR("alpha", MXK_ATTR_FLOAT, 0, "0.2", NULL, "Slope of hard sigmoid."),
+    MXK_SDK_ATTR("beta", MXK_ATTR_FLOAT, 0, "0.5", NULL, "Bias of hard sigmoid."),
+};
 
-/** parse_param of unary operator i (its static entry) or of clip (i == UN_CLIP). */
+/** parse_param of operator i: its static entry, or a copy with clip's / hard_sigmoid's values. */
 static mxk_status un_parse_index(int32_t i, const mxk_attrs *attrs, void **out,
                                  mxk_error_sink *err) {
-    un_info p = {0};
-    if (i < UN_CLIP) {
+    un_info p = un_ops[i];
+    if (p.kind == UN_PLAIN) {
         *out = (void *)&un_ops[i];
         return MXK_OK;
     }
-    double lo, hi;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "a_min", &lo, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "a_max", &hi, err));
-    if (!(lo <= hi))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'a_min' (%g) must not exceed 'a_max' (%g)", lo, hi);
-    p.name = "clip";
-    p.dep = UN_DEP_IN;
-    p.a_min = (float)lo;
-    p.a_max = (float)hi;
+    double v0, v1;
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, p.kind == UN_CLIP ? "a_min" : "alpha", &v0, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, p.kind == UN_CLIP ? "a_max" : "beta", &v1, err));
+    p.p0 = (float)v0;
+    p.p1 = (float)v1;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -130,11 +168,20 @@ UN_PARSE(12)
 UN_PARSE(13)
 UN_PARSE(14)
 UN_PARSE(15)
+UN_PARSE(16)
+UN_PARSE(17)
+UN_PARSE(18)
+UN_PARSE(19)
+UN_PARSE(20)
+UN_PARSE(21)
+UN_PARSE(22)
+UN_PARSE(23)
+UN_PARSE(24)
 
-/** Frees clip's parameter (the others are static). */
+/** Frees clip's and hard_sigmoid's parameters (the others are static). */
 static void un_free(void *param) {
     const un_info *p = param;
-    if (p->fwd == NULL)
+    if (p->kind != UN_PLAIN)
         cbt_param_free(param);
 }
 
@@ -146,10 +193,25 @@ static void un_backward_dependency(const void *param, uint32_t num_visible, uint
     if (p->dep == UN_DEP_NONE)
         return;
     need_out_grad[0] = 1;
-    if (p->dep == UN_DEP_IN)
-        need_in_data[0] = 1;
-    else
-        need_out_data[0] = 1;
+    need_in_data[0] = p->dep == UN_DEP_IN;
+    need_out_data[0] = p->dep == UN_DEP_OUT;
+}
+
+/** clip (upstream's order of tests) or hard_sigmoid of x. */
+static inline float un_param_f(const un_info *p, float x) {
+    if (p->kind == UN_CLIP)
+        return x > p->p1 ? p->p1 : (x < p->p0 ? p->p0 : x);
+    float r = p->p0 * x + p->p1;
+    r = 1.0f < r ? 1.0f : r;
+    return 0.0f > r ? 0.0f : r;
+}
+
+/** Their derivative at x: 1 or alpha inside the range, else 0. */
+static inline float un_param_df(const un_info *p, float x) {
+    if (p->kind == UN_CLIP)
+        return x > p->p1 || x < p->p0 ? 0.0f : 1.0f;
+    float r = p->p0 * x + p->p1;
+    return r > 0.0f && r < 1.0f ? p->p0 : 0.0f;
 }
 
 /** y = f(x) by request (in place when output == data). */
@@ -164,8 +226,8 @@ static mxk_status un_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         cb_unary_parallel(ctx, p->fwd, y, x, 0.0f, n, args->req[0]);
         return MXK_OK;
     }
-    for (size_t i = 0; i < n; i++)
-        mxk_sdk_assign_f32(&y[i], fminf(fmaxf(x[i], p->a_min), p->a_max), args->req[0]);
+    for (size_t i = 0; i < n; i++) /* reads element i before writing it */
+        mxk_sdk_assign_f32(&y[i], un_param_f(p, x[i]), args->req[0]);
     return MXK_OK;
 }
 
@@ -180,7 +242,9 @@ static mxk_status un_backward(const mxk_op_ctx *ctx, const void *param, void *st
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *dyt = args->out_grad[0];
-    const mxk_tensor *rt = p->dep == UN_DEP_IN ? args->in_data[0] : args->out_data[0];
+    const mxk_tensor *rt = p->dep == UN_DEP_IN    ? args->in_data[0]
+                           : p->dep == UN_DEP_OUT ? args->out_data[0]
+                                                  : dyt;
     MXK_SDK_CHECK(cb_check_tensor(dyt, "gradient of 'output'", err));
     MXK_SDK_CHECK(cb_check_tensor(rt, p->dep == UN_DEP_IN ? "argument 'data'" : "output", err));
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dyt->shape, "data", err));
@@ -193,27 +257,34 @@ static mxk_status un_backward(const mxk_op_ctx *ctx, const void *param, void *st
         cb_binary_parallel(ctx, p->grad, dx, dy, r, 0.0f, n, req);
         return MXK_OK;
     }
-    for (size_t i = 0; i < n; i++) /* clip: reads element i before writing it */
-        mxk_sdk_assign_f32(&dx[i], r[i] >= p->a_min && r[i] <= p->a_max ? dy[i] : 0.0f, req);
+    for (size_t i = 0; i < n; i++) /* reads element i before writing it */
+        mxk_sdk_assign_f32(&dx[i], dy[i] * un_param_df(p, r[i]), req);
     return MXK_OK;
 }
 
-/** Registers the unary operators and clip with their CPU kernels. */
+/** Registers the unary operators, clip and hard_sigmoid (with MXNet's aliases) and their CPU
+ * kernels. */
 mxk_status cb_register_unary(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_status (*const parse[])(const mxk_attrs *, void **, mxk_error_sink *) = {
-        un_parse_0,  un_parse_1,  un_parse_2,  un_parse_3, un_parse_4,  un_parse_5,
-        un_parse_6,  un_parse_7,  un_parse_8,  un_parse_9, un_parse_10, un_parse_11,
-        un_parse_12, un_parse_13, un_parse_14, un_parse_15};
-    _Static_assert(sizeof parse / sizeof parse[0] == sizeof un_ops / sizeof un_ops[0] + 1,
-                   "one parse function per unary operator and clip");
-    for (int32_t i = 0; i <= UN_CLIP; i++) {
+        un_parse_0,  un_parse_1,  un_parse_2,  un_parse_3,  un_parse_4,  un_parse_5,  un_parse_6,
+        un_parse_7,  un_parse_8,  un_parse_9,  un_parse_10, un_parse_11, un_parse_12, un_parse_13,
+        un_parse_14, un_parse_15, un_parse_16, un_parse_17, un_parse_18, un_parse_19, un_parse_20,
+        un_parse_21, un_parse_22, un_parse_23, un_parse_24};
+    _Static_assert(MXK_SDK_COUNTOF(parse) == MXK_SDK_COUNTOF(un_ops),
+                   "one parse function per unary operator");
+    for (int32_t i = 0; i < UN_NUM; i++) {
+        const un_info *u = &un_ops[i];
+        const char *aliases[] = {u->alias, u->kind == UN_CLIP ? "_npi_clip" : NULL, NULL};
         mxk_op_def def;
         mxk_sdk_op_def_init(&def);
-        def.description = i < UN_CLIP ? "Element-wise math function (MXNet's unary set)."
-                                      : "Clips the values to [a_min, a_max].";
-        if (i == UN_CLIP) {
-            def.attrs = clip_attrs;
-            def.num_attrs = MXK_SDK_COUNTOF(clip_attrs);
+        def.description = u->kind == UN_CLIP ? "Clips the values to [a_min, a_max]."
+                          : u->kind == UN_HARD_SIGMOID
+                              ? "Hard sigmoid: max(0, min(1, alpha x + beta))."
+                              : "Element-wise math function (MXNet's unary set).";
+        def.aliases = aliases;
+        if (u->kind != UN_PLAIN) {
+            def.attrs = u->kind == UN_CLIP ? clip_attrs : hs_attrs;
+            def.num_attrs = 2;
         }
         def.arguments = un_args;
         def.outputs = un_outs;
@@ -224,8 +295,7 @@ mxk_status cb_register_unary(mxk_registrar *reg, mxk_error_sink *err) {
         def.backward_dependency = un_backward_dependency;
         def.forward_inplace = cbt_inplace_00;
         def.backward_inplace = cbt_inplace_00;
-        MXK_SDK_CHECK(cbt_register(reg, &def, i < UN_CLIP ? un_ops[i].name : "clip", un_forward,
-                                   un_backward, 0, err));
+        MXK_SDK_CHECK(cbt_register(reg, &def, u->name, un_forward, un_backward, 0, err));
     }
     return MXK_OK;
 }

@@ -274,9 +274,11 @@ ndarray_multi)
     out_line "^arg:h +float16 +\(2\) +-2 +0\.5 +\[0\.5, -2\]$"
     out_line "^arg:u +uint8 +\(1,4\) +0 +255 +\[0, 255, \.\.\.\]$"
     out_line "^arg:big +float32 +\(2,3\) +0 +5 +\[0, 1, \.\.\.\]$"
+    # int64 values exactly, not through a double (2^63-1 is not 9223372036854775808)
+    out_line "^aux:i64 +int64 +\(3\) +-9223372036854775808 +9223372036854775807 +\[9223372036854775807, -9223372036854775808, \.\.\.\]$"
     run ndarray --config-dir "$CONF" --json "$file"
     expect_rc 0
-    json "arrays#=5" \
+    json "arrays#=6" "arrays.5.max=9223372036854775807" "arrays.5.first.1=-9223372036854775808" \
         "arrays.0.name=arg:w" "arrays.0.dtype=float64" "arrays.0.min=-1.5" "arrays.0.max=4" \
         "arrays.1.dtype=int32" "arrays.1.min=-3" "arrays.1.max=7" "arrays.1.first.1=-3" \
         "arrays.2.dtype=float16" "arrays.2.first.0=0.5" "arrays.2.min=-2" \

@@ -7,7 +7,8 @@
  *
  * KIND:
  *   abc        {"a": float32 [1,2,3]}: the 85-byte example of the format digest
- *   multi      named arrays of several dtypes (float64, int32, float16, uint8, float32)
+ *   multi      named arrays of several dtypes (float64, int32, float16, uint8, float32,
+ *              int64 with the extreme values)
  *   unnamed    two float32 arrays without names
  *   truncated  the first 50 bytes of `abc`
  *   badmagic   `abc` with the list magic 0x113 instead of 0x112
@@ -95,8 +96,8 @@ static void write_abc(buf *b) {
 
 /** Several dtypes, named as a checkpoint's parameters. */
 static void write_multi(buf *b) {
-    static const char *const names[] = {"arg:w", "aux:n", "arg:h", "arg:u", "arg:big"};
-    put_header(b, 5);
+    static const char *const names[] = {"arg:w", "aux:n", "arg:h", "arg:u", "arg:big", "aux:i64"};
+    put_header(b, 6);
 
     static const int64_t w_dims[] = {2, 2};
     put_record(b, 1, 2, w_dims); /* float64 */
@@ -126,7 +127,13 @@ static void write_multi(buf *b) {
     for (int i = 0; i < 6; i++)
         put_f32(b, (float)i);
 
-    put_names(b, 5, names);
+    static const int64_t i64_dims[] = {3};
+    put_record(b, 6, 1, i64_dims); /* int64: 2^63-1, -2^63, 5 (not exact in a double) */
+    put_le(b, (uint64_t)INT64_MAX, 8);
+    put_le(b, (uint64_t)INT64_MIN, 8);
+    put_le(b, 5, 8);
+
+    put_names(b, 6, names);
 }
 
 /** Two unnamed float32 arrays: [0.25] and [[-1, 1]]. */

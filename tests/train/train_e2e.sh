@@ -65,6 +65,14 @@ train_resume)
     grep -q '"epoch": 2, .*"lr": 0.01$' b.m || fail "resumed rate: $(tail -1 b.m)"
     grep -q 'Epoch\[2\] Train-accuracy' b2.log || fail "resume did not start at epoch 2"
     ! grep -q 'Epoch\[1\]' b2.log || fail "resume repeated epoch 1"
+    # MXNet's Module.save_optimizer_states writes a Python pickle: warned about, and the
+    # run resumes without the states (as when there is no .states file)
+    printf '\200\004\225R\000\000\000' >b/m-0002.states
+    "$mxk" --config-dir "$conf" train $common --num-epochs 3 --model-prefix b/m --load-epoch 2 \
+        2>b3.log || { cat b3.log; fail "resume with pickled states"; }
+    grep -qF "warning: b/m-0002.states is a Python pickle (MXNet's optimizer states); mxk cannot \
+read MXNet optimizer states: resuming without them" b3.log || fail "no pickle warning: $(cat b3.log)"
+    grep -q 'Epoch\[2\] Train-accuracy' b3.log || fail "pickled states: no epoch 2"
     ;;
 train_lr_steps)
     # the default steps (epochs nearest 60% and 90% of --num-epochs: 2 of 3, 6 and 9

@@ -1,9 +1,12 @@
 /*
  * `mxk ndarray FILE`: lists the arrays of an MXNet NDArray list file (.params,
  * .states, the output of mx.nd.save): name or index, dtype, shape, the first
- * values, and min / max computed in double over all elements.
+ * values, and min / max over all elements (exact for integer dtypes, in double for
+ * floating-point ones).
  */
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +17,19 @@
 /** Largest accepted --values. */
 #define MAX_VALUES 1000000
 
+/** One element: `i` for integer dtypes (every one fits int64 exactly), `d` otherwise. */
+typedef struct cell {
+    int64_t i;
+    double d;
+} cell;
+
 /** Summary of one array. */
 typedef struct array_stats {
     uint64_t size; /**< number of elements */
-    double *first; /**< the first min(size, N) values */
+    int integer;   /**< the dtype is an integer type: values use `i` */
+    cell *first;   /**< the first min(size, N) values */
     size_t n_first;
-    double min, max; /**< NaN elements skipped; NaN when all are NaN; unset when size 0 */
+    cell min, max; /**< NaN elements skipped; NaN when all are NaN; unset when size 0 */
 } array_stats;
 
 /** Converts an IEEE 754 half (binary16) to double. */
@@ -37,26 +47,44 @@ static double half_to_double(uint16_t h) {
     return sign ? -v : v;
 }
 
-/** Element i of typed data as double (float32/float16 via their shortest decimal). */
-static double element(const void *data, int32_t dtype, uint64_t i) {
+/** Element i of typed data (float32/float16 via their shortest decimal). */
+static cell element(const void *data, int32_t dtype, uint64_t i) {
     switch (dtype) {
     case MXK_FLOAT32:
-        return cli_float_shortest(((const float *)data)[i]);
+        return (cell){0, cli_float_shortest(((const float *)data)[i])};
     case MXK_FLOAT64:
-        return ((const double *)data)[i];
+        return (cell){0, ((const double *)data)[i]};
     case MXK_FLOAT16:
-        return cli_float_shortest((float)half_to_double(((const uint16_t *)data)[i]));
+        return (cell){0, cli_float_shortest((float)half_to_double(((const uint16_t *)data)[i]))};
     case MXK_UINT8:
-        return ((const uint8_t *)data)[i];
+        return (cell){((const uint8_t *)data)[i], 0};
     case MXK_INT32:
-        return ((const int32_t *)data)[i];
+        return (cell){((const int32_t *)data)[i], 0};
     case MXK_INT8:
-        return ((const int8_t *)data)[i];
+        return (cell){((const int8_t *)data)[i], 0};
     case MXK_INT64:
-        return (double)((const int64_t *)data)[i];
+        return (cell){((const int64_t *)data)[i], 0};
     default:
-        return NAN;
+        return (cell){0, NAN};
     }
+}
+
+/** a < b in the array's kind of values. */
+static int less(const array_stats *s, cell a, cell b) {
+    return s->integer ? a.i < b.i : a.d < b.d;
+}
+
+/** Formats a value for the table. */
+static void format_value(const array_stats *s, cell v, char *buf, size_t size) {
+    if (s->integer)
+        snprintf(buf, size, "%" PRId64, v.i);
+    else
+        cli_format_number(v.d, 0, buf, size);
+}
+
+/** A value as JSON: an exact integer for integer dtypes. */
+static json_t *value_json(const array_stats *s, cell v) {
+    return s->integer ? json_integer((json_int_t)v.i) : cli_json_number(v.d, 0);
 }
 
 /**
@@ -69,6 +97,7 @@ static int compute_stats(mxk_ndarray *arr, size_t num_first, array_stats *s) {
     if (mxk_dtype_size(dtype) == 0)
         return cli_error("unsupported dtype code %d", (int)dtype);
     s->size = mxk_ndarray_size(arr);
+    s->integer = cli_dtype_is_integer(dtype);
     s->n_first = s->size < num_first ? (size_t)s->size : num_first;
     s->first = calloc(s->n_first + 1, sizeof *s->first);
     if (s->first == NULL)
@@ -80,16 +109,16 @@ static int compute_stats(mxk_ndarray *arr, size_t num_first, array_stats *s) {
     if (st != MXK_OK)
         return cli_api_error(st, "reading array data failed");
     int seen = 0;
-    s->min = s->max = NAN;
+    s->min = s->max = (cell){0, NAN};
     for (uint64_t i = 0; i < s->size; i++) {
-        double v = element(data, dtype, i);
+        cell v = element(data, dtype, i);
         if (i < s->n_first)
             s->first[i] = v;
-        if (isnan(v))
+        if (!s->integer && isnan(v.d))
             continue;
-        if (!seen || v < s->min)
+        if (!seen || less(s, v, s->min))
             s->min = v;
-        if (!seen || v > s->max)
+        if (!seen || less(s, s->max, v))
             s->max = v;
         seen = 1;
     }
@@ -100,7 +129,6 @@ static int compute_stats(mxk_ndarray *arr, size_t num_first, array_stats *s) {
 static json_t *array_json(uint32_t index, const char *name, mxk_ndarray *arr,
                           const array_stats *s) {
     int32_t dtype = mxk_ndarray_dtype(arr);
-    int integer = cli_dtype_is_integer(dtype);
     mxk_shape shape = mxk_ndarray_shape(arr);
     json_t *o = json_object();
     if (o == NULL)
@@ -115,10 +143,10 @@ static json_t *array_json(uint32_t index, const char *name, mxk_ndarray *arr,
     json_object_set_new(o, "size", json_integer((json_int_t)s->size));
     json_t *first = json_array();
     for (size_t i = 0; first != NULL && i < s->n_first; i++)
-        json_array_append_new(first, cli_json_number(s->first[i], integer));
+        json_array_append_new(first, value_json(s, s->first[i]));
     json_object_set_new(o, "first", first);
-    json_object_set_new(o, "min", s->size ? cli_json_number(s->min, integer) : json_null());
-    json_object_set_new(o, "max", s->size ? cli_json_number(s->max, integer) : json_null());
+    json_object_set_new(o, "min", s->size ? value_json(s, s->min) : json_null());
+    json_object_set_new(o, "max", s->size ? value_json(s, s->max) : json_null());
     return o;
 }
 
@@ -133,7 +161,7 @@ typedef struct row {
 } row;
 
 /** Formats the first values as "[a, b, c]" (", ..." when there are more). Malloc'd. */
-static char *format_first(const array_stats *s, int integer) {
+static char *format_first(const array_stats *s) {
     size_t cap = 16 + s->n_first * 34, used = 0;
     char *buf = malloc(cap);
     if (buf == NULL)
@@ -141,7 +169,7 @@ static char *format_first(const array_stats *s, int integer) {
     used += (size_t)snprintf(buf, cap, "[");
     for (size_t i = 0; i < s->n_first; i++) {
         char num[32];
-        cli_format_number(s->first[i], integer, num, sizeof num);
+        format_value(s, s->first[i], num, sizeof num);
         used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", num);
     }
     const char *more = s->size <= s->n_first ? "" : s->n_first ? ", ..." : "...";
@@ -160,20 +188,19 @@ static int print_table(const char *path, uint32_t num, mxk_ndarray **arrays, cha
     for (uint32_t i = 0; i < num; i++) {
         row *r = &rows[i];
         int32_t dtype = mxk_ndarray_dtype(arrays[i]);
-        int integer = cli_dtype_is_integer(dtype);
         mxk_shape shape = mxk_ndarray_shape(arrays[i]);
         snprintf(r->name, sizeof r->name, "%u", (unsigned)i);
         r->label = names ? names[i] : r->name;
         r->dtype = mxk_dtype_name(dtype);
         cli_format_shape(&shape, r->shape, sizeof r->shape);
         if (stats[i].size > 0) {
-            cli_format_number(stats[i].min, integer, r->min, sizeof r->min);
-            cli_format_number(stats[i].max, integer, r->max, sizeof r->max);
+            format_value(&stats[i], stats[i].min, r->min, sizeof r->min);
+            format_value(&stats[i], stats[i].max, r->max, sizeof r->max);
         } else {
             snprintf(r->min, sizeof r->min, "-");
             snprintf(r->max, sizeof r->max, "-");
         }
-        r->first = format_first(&stats[i], integer);
+        r->first = format_first(&stats[i]);
         if (r->first == NULL) {
             rc = cli_error("out of memory");
             break;

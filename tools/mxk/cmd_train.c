@@ -273,6 +273,29 @@ static int make_module(const train_args *a, mxk_symbol *sym, mxkt_iter *it, int 
     return CLI_OK;
 }
 
+/**
+ * 1 when the .states file at `path` is a Python pickle: MXNet's
+ * Module.save_optimizer_states (python/mxnet/module/module.py) pickles its
+ * optimizer's states, which mxk cannot read. Then a warning is printed and training
+ * resumes without them, as when no .states file exists. 0 otherwise (mxk's own
+ * NDArray-list format, or unreadable: mxkt_module_load_states reports that).
+ */
+static int mxnet_pickled_states(const char *path) {
+    unsigned char head[2] = {0, 0};
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    /* A pickle of protocol 2 or later starts with PROTO (0x80) and the protocol number. */
+    if (got != sizeof head || head[0] != 0x80 || head[1] < 2 || head[1] > 5)
+        return 0;
+    fprintf(stderr,
+            "warning: %s is a Python pickle (MXNet's optimizer states); mxk cannot read MXNet "
+            "optimizer states: resuming without them\n",
+            path);
+    return 1;
+}
+
 /** The body of `mxk train` (with the library initialised). */
 static int train_body(const cli_globals *g, void *arg) {
     train_args *a = arg;
@@ -302,7 +325,7 @@ static int train_body(const cli_globals *g, void *arg) {
     if (rc == CLI_OK && a->load_epoch >= 0 && a->model_prefix) {
         char path[4096];
         mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch, "states");
-        shift = access(path, R_OK) == 0 ? 0 : a->load_epoch;
+        shift = access(path, R_OK) == 0 && !mxnet_pickled_states(path) ? 0 : a->load_epoch;
     }
     if (rc == CLI_OK)
         rc = make_optimizer(a, num_examples, shift, &opt);

@@ -1,9 +1,11 @@
 /*
- * cpu-blas plugin: reductions over axes: sum, mean, max, min, norm.
+ * cpu-blas plugin: reductions over axes: sum, mean, max, min, prod, nansum, norm.
  *
  * Semantics: MXNet src/operator/tensor/broadcast_reduce_op.h
- * (ReduceAxesParam, ReduceAxesShapeImpl, NormParam), broadcast_reduce_op_value.cc
- * and broadcast_reduce_norm_value.cc. One argument `data`; attributes `axis`
+ * (ReduceAxesParam, ReduceAxesShapeImpl, NormParam), broadcast_reduce_sum_value.cc,
+ * broadcast_reduce_minmax_value.cc, broadcast_reduce_prod_value.cc and
+ * broadcast_reduce_norm_value.cc, each registered once with MXNet's aliases
+ * (sum_axis, _sparse_sum, max_axis, ...). One argument `data`; attributes `axis`
  * (tuple, default "()" = all axes; negative values count from the end),
  * `keepdims` (False: reduced axes are dropped; True: kept with size 1),
  * `exclude` (True: reduce the axes NOT listed; not for norm), norm's `ord`
@@ -11,7 +13,9 @@
  * Accumulation in double. Backward, dy broadcast over the reduced axes:
  *   sum dx = dy; mean dx = dy / n (out_grad only);
  *   max, min dx = dy where x equals the result (every tie; MXNet's mshadow_op::eq);
- *   norm ord 2 dx = dy x / y (0 where y = 0); ord 1 dx = dy sign(x).
+ *   prod dx = dy y / x (mshadow_op::rdiv; inf or NaN at x = 0, as upstream);
+ *   nansum: NaN elements are skipped, dx = dy where x is not NaN, else 0;
+ *   norm ord 2 dx = dy x / y (NaN where y = 0, as upstream); ord 1 dx = dy sign(x).
  */
 #include <math.h>
 #include <string.h>
@@ -19,7 +23,7 @@
 #include "cb_tensor.h"
 
 /** The reductions. */
-enum red_kind { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_NORM };
+enum red_kind { RED_SUM, RED_MEAN, RED_NANSUM, RED_MAX, RED_MIN, RED_PROD, RED_NORM };
 
 /** Parsed attributes of a reduction. */
 typedef struct sum_param {
@@ -43,11 +47,16 @@ static const mxk_attr_def sum_attrs[] = {
                  "Whether to reduce over all axes that are NOT in axis instead."),
 };
 
-/** Attribute schema of norm (NormParam; out_dtype omitted). */
+/** norm's out_dtype values (NormParam); None: the input's dtype. */
+#define NORM_OUT_DTYPES "None|float16|float32|float64|int64|int32|int8"
+
+/** Attribute schema of norm (NormParam). */
 static const mxk_attr_def norm_attrs[] = {
     MXK_SDK_ATTR("ord", MXK_ATTR_INT, 0, "2", NULL, "Order of the norm: 1 or 2."),
     MXK_SDK_ATTR("axis", MXK_ATTR_SHAPE, 0, "()", NULL,
                  "The axis or axes along which to compute the norm; () all axes."),
+    MXK_SDK_ATTR("out_dtype", MXK_ATTR_ENUM, 0, "None", NORM_OUT_DTYPES,
+                 "The data type of the output (float32 only on cpu-blas)."),
     MXK_SDK_ATTR("keepdims", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true, the reduced axes are left in the result with size 1."),
 };
@@ -60,7 +69,12 @@ static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **ou
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
     if (kind == RED_NORM) {
         int64_t ord;
+        int32_t dt = 0;
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "ord", 1, 2, &ord, err));
+        MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "out_dtype", NORM_OUT_DTYPES, &dt, err));
+        if (dt != 0 && dt != 2)
+            return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                                 "attribute 'out_dtype': cpu-blas norm computes float32 only");
         p.ord = (int32_t)ord;
     } else {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));
@@ -83,6 +97,14 @@ static mxk_status max_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
 /** parse_param of min. */
 static mxk_status min_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return sum_parse_kind(a, RED_MIN, o, e);
+}
+/** parse_param of prod. */
+static mxk_status prod_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_PROD, o, e);
+}
+/** parse_param of nansum. */
+static mxk_status nansum_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
+    return sum_parse_kind(a, RED_NANSUM, o, e);
 }
 /** parse_param of norm. */
 static mxk_status norm_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
@@ -150,13 +172,13 @@ static mxk_status sum_infer_type(const void *param, int32_t *in, uint32_t num_in
                                       aux, num_aux, err);
 }
 
-/** Backward reads out_grad (sum, mean), plus data and output (max, min, norm). */
+/** Backward reads out_grad (sum, mean), plus data and output (the others). */
 static void sum_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                     uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                     uint8_t *need_out_data) {
     const sum_param *p = param;
     need_out_grad[0] = 1;
-    if (p->kind >= RED_MAX) {
+    if (p->kind >= RED_NANSUM) {
         need_in_data[0] = 1;
         need_out_data[0] = 1;
     }
@@ -264,6 +286,13 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
             acc = INFINITY;
             SUM_FOR_REDUCED(&pl, base, off, acc = fmin(acc, (double)x[off]));
             break;
+        case RED_PROD:
+            acc = 1.0;
+            SUM_FOR_REDUCED(&pl, base, off, acc *= (double)x[off]);
+            break;
+        case RED_NANSUM:
+            SUM_FOR_REDUCED(&pl, base, off, acc += isnan(x[off]) ? 0.0 : (double)x[off]);
+            break;
         case RED_NORM:
             if (p->ord == 1) {
                 SUM_FOR_REDUCED(&pl, base, off, acc += fabs((double)x[off]));
@@ -289,10 +318,14 @@ static inline float sum_dfactor(const sum_param *p, float x, float y) {
     case RED_MAX:
     case RED_MIN:
         return x == y ? 1.0f : 0.0f;
+    case RED_PROD:
+        return y / x;
+    case RED_NANSUM:
+        return isnan(x) ? 0.0f : 1.0f;
     case RED_NORM:
         if (p->ord == 1)
             return (float)((x > 0.0f) - (x < 0.0f));
-        return y > 0.0f ? x / y : 0.0f;
+        return x / y;
     default:
         return 1.0f;
     }
@@ -318,7 +351,7 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
             err, MXK_ERR_SHAPE, "gradient of 'output': expected %llu elements, got %llu",
             (unsigned long long)pl.nout, (unsigned long long)mxk_sdk_shape_count(&gy->shape));
     const float *x = NULL, *y = NULL;
-    if (p->kind >= RED_MAX) {
+    if (p->kind >= RED_NANSUM) {
         MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
         MXK_SDK_CHECK(cb_check_tensor(args->out_data[0], "output 'output'", err));
         if (mxk_sdk_shape_count(&args->in_data[0]->shape) != mxk_sdk_shape_count(&gx->shape) ||
@@ -344,26 +377,32 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
     return MXK_OK;
 }
 
-/** Registers sum, mean, max, min and norm with their CPU kernels. */
+/** Registers sum, mean, max, min, prod, nansum and norm (with MXNet's aliases) and their CPU
+ * kernels. */
 mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
     static const struct {
-        const char *name, *doc;
+        const char *name, *doc, *alias, *alias2;
         mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
     } ops[] = {
-        {"sum", "Sum of array elements over the given axes.", sum_parse},
-        {"mean", "Mean of array elements over the given axes.", mean_parse},
-        {"max", "Maximum of array elements over the given axes.", max_parse},
-        {"min", "Minimum of array elements over the given axes.", min_parse},
-        {"norm", "L1 or L2 norm of array elements over the given axes.", norm_parse},
+        {"sum", "Sum of array elements over the given axes.", "sum_axis", "_sparse_sum", sum_parse},
+        {"mean", "Mean of array elements over the given axes.", "_sparse_mean", NULL, mean_parse},
+        {"max", "Maximum of array elements over the given axes.", "max_axis", NULL, max_parse},
+        {"min", "Minimum of array elements over the given axes.", "min_axis", NULL, min_parse},
+        {"prod", "Product of array elements over the given axes.", NULL, NULL, prod_parse},
+        {"nansum", "Sum of array elements over the given axes, NaN counted as 0.", NULL, NULL,
+         nansum_parse},
+        {"norm", "L1 or L2 norm of array elements over the given axes.", "_sparse_norm", NULL,
+         norm_parse},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        const char *aliases[] = {ops[i].alias, ops[i].alias2, NULL};
+        int norm = ops[i].parse == norm_parse;
         mxk_op_def def;
         mxk_sdk_op_def_init(&def);
-        def.name = ops[i].name;
         def.description = ops[i].doc;
-        def.attrs = ops[i].parse == norm_parse ? norm_attrs : sum_attrs;
-        def.num_attrs =
-            ops[i].parse == norm_parse ? MXK_SDK_COUNTOF(norm_attrs) : MXK_SDK_COUNTOF(sum_attrs);
+        def.aliases = aliases;
+        def.attrs = norm ? norm_attrs : sum_attrs;
+        def.num_attrs = norm ? MXK_SDK_COUNTOF(norm_attrs) : MXK_SDK_COUNTOF(sum_attrs);
         def.arguments = sum_args;
         def.outputs = sum_outs;
         def.parse_param = ops[i].parse;
@@ -371,9 +410,7 @@ mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
         def.infer_shape = sum_infer_shape;
         def.infer_type = sum_infer_type;
         def.backward_dependency = sum_backward_dependency;
-        mxk_op_kernel_def k;
-        cb_kernel_init(&k, ops[i].name, sum_forward, sum_backward);
-        MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+        MXK_SDK_CHECK(cbt_register(reg, &def, ops[i].name, sum_forward, sum_backward, 0, err));
     }
     return MXK_OK;
 }

@@ -624,6 +624,39 @@ const char *const *mxk_op_aliases(const char *name) {
     return e->def.aliases ? e->def.aliases : none;
 }
 
+mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out) {
+    if (name == NULL || out == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_doc: NULL argument");
+    const mxk_op_entry *e = mxk_registry_find_op(name);
+    if (e == NULL)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+    *out = (mxk_op_doc){e->def.name, e->def.description ? e->def.description : "", e->plugin->name,
+                        e->def.num_attrs};
+    return MXK_OK;
+}
+
+mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *out) {
+    static const char *const type_names[] = {"int",    "float",        "boolean",
+                                             "string", "Shape(tuple)", "enum"};
+    if (name == NULL || out == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_attr_doc: NULL argument");
+    const mxk_op_entry *e = mxk_registry_find_op(name);
+    if (e == NULL)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+    if (i >= e->def.num_attrs)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has %u attributes; no attribute %u",
+                             e->def.name, (unsigned)e->def.num_attrs, (unsigned)i);
+    const mxk_attr_def *a = &e->def.attrs[i];
+    uint32_t t = (uint32_t)a->type;
+    *out = (mxk_op_attr_doc){a->name,
+                             t < sizeof type_names / sizeof *type_names ? type_names[t] : "string",
+                             a->required ? NULL : a->default_value,
+                             a->enum_values,
+                             a->doc ? a->doc : "",
+                             a->required};
+    return MXK_OK;
+}
+
 const char *mxk_op_plugin(const char *op) {
     const mxk_op_entry *e = mxk_registry_find_op(op);
     return e ? e->plugin->name : NULL;

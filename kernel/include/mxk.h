@@ -151,6 +151,37 @@ const char *mxk_op_canonical_name(const char *name);
  * that name. Owned by the registry, valid until mxk_shutdown. Thread-safe.
  */
 const char *const *mxk_op_aliases(const char *name);
+/** An operator's documentation (its help): strings owned by the registry until mxk_shutdown. */
+typedef struct mxk_op_doc {
+    const char *name;        /**< canonical name */
+    const char *description; /**< "" when the plugin gave none */
+    const char *plugin;      /**< the plugin that defined it */
+    uint32_t num_attrs;      /**< attributes of its schema (mxk_op_get_attr_doc) */
+} mxk_op_doc;
+
+/**
+ * Fills `out` for the operator called `name` (name or alias). MXK_ERR_NOT_FOUND
+ * ("unknown operator 'X'") when there is none; MXK_ERR_INVALID_ARGUMENT for NULL.
+ * Thread-safe.
+ */
+mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out);
+
+/** One attribute of an operator's schema, as MXNet's operator docs list it. */
+typedef struct mxk_op_attr_doc {
+    const char *name;
+    const char *type;          /**< "int", "float", "boolean", "string", "Shape(tuple)", "enum" */
+    const char *default_value; /**< string form; NULL when required or without default */
+    const char *enum_values;   /**< "relu|sigmoid|..." for enum attributes, else NULL */
+    const char *doc;           /**< one line, or "" */
+    int32_t required;
+} mxk_op_attr_doc;
+
+/**
+ * Fills `out` with attribute i (0-based, schema order) of the operator called
+ * `name`. MXK_ERR_NOT_FOUND for an unknown operator or i out of range. Thread-safe.
+ */
+mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *out);
+
 /** Name of the plugin that defined operator `op`, or NULL. */
 const char *mxk_op_plugin(const char *op);
 /** Number of kernels registered for operator `op` (all devices and backends). */

@@ -248,6 +248,46 @@ plugins_cpu_blas)
     err_has "mxk: warning: backend 'other' is not provided"
     [ "$(grep -c warning "$ERR")" -eq 2 ] || fail "two warnings expected"
     ;;
+plugins_aliases)
+    # MXNet's alias names (add_alias) are listed alias=Operator and resolve everywhere
+    need_cpu_blas
+    run plugins --config-dir "$CONF"
+    expect_rc 0
+    out_line "^  aliases +.*_Plus=elemwise_add"
+    out_has "flatten=Flatten"
+    run --json --config-dir "$CONF" plugins
+    expect_rc 0
+    json "plugins.*.aliases._Plus=elemwise_add" "plugins.*.aliases.flatten=Flatten"
+    ;;
+op_help)
+    need_cpu_blas
+    run op --config-dir "$CONF" BatchNorm
+    expect_rc 0
+    out_line "^BatchNorm  \(plugin cpu-blas\)$"
+    out_line "^  eps +float, optional, default=0.001$"
+    out_line "^  arguments +x_data, x_gamma, x_beta$"
+    out_line "^  aux_states +x_moving_mean, x_moving_var$"
+    out_line "^kernels: cpu \(backend cpu-blas\)$"
+    # an alias names the same operator
+    run op --config-dir "$CONF" _Plus
+    expect_rc 0
+    out_line "^elemwise_add  \(plugin cpu-blas\)$"
+    out_line "^aliases: .*_Plus"
+    run op --config-dir "$CONF" --json flatten
+    expect_rc 0
+    json "name=Flatten" "aliases.*=flatten" "plugin=cpu-blas" "arguments.0=x_data" \
+        "outputs.0=x_output" "attributes?"
+    # a required attribute: no default node, the rest is listed
+    run op --config-dir "$CONF" --json FullyConnected
+    expect_rc 0
+    json "attributes.*.name=num_hidden" "arguments=null"
+    run op --config-dir "$CONF" nope
+    expect_rc 1
+    err_has "mxk: error: unknown operator 'nope'"
+    run op --config-dir "$CONF"
+    expect_rc 2
+    err_has "missing the operator name"
+    ;;
 ndarray_abc)
     need_cpu_blas
     file=$(params abc) || exit 1

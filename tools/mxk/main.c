@@ -10,6 +10,7 @@
 /** Every subcommand, in the order `mxk --help` lists them. */
 static const cli_command *const commands[] = {
     &cli_cmd_plugins,
+    &cli_cmd_op,
     &cli_cmd_ndarray,
     &cli_cmd_symbol,
     &cli_cmd_opcheck,

@@ -160,14 +160,13 @@ void cli_format_shape(const mxk_shape *shape, char *buf, size_t size);
 double cli_float_shortest(float f);
 
 /** Writes a double compactly ("%.6g"; "nan", "inf", "-inf") into buf. */
-void cli_format_number(double v, int integer, char *buf, size_t size);
+void cli_format_number(double v, char *buf, size_t size);
 
 /**
- * A JSON number for v: an integer when `integer` is set, a real otherwise; the
- * strings "NaN", "Infinity", "-Infinity" for non-finite values (JSON has no such
- * numbers). Never NULL unless out of memory.
+ * A JSON real for v; the strings "NaN", "Infinity", "-Infinity" for non-finite
+ * values (JSON has no such numbers). Never NULL unless out of memory.
  */
-json_t *cli_json_number(double v, int integer);
+json_t *cli_json_number(double v);
 
 /**
  * Prints `root` on stdout (2-space indent, containers of scalars on one line, keys

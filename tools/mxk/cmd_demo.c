@@ -290,7 +290,7 @@ static json_t *tensor_json(const float *v, const mxk_shape *shape) {
     for (int64_t r = 0; values && r < rows; r++) {
         json_t *row = shape->ndim == 2 ? json_array() : values;
         for (int64_t c = 0; row && c < cols; c++)
-            json_array_append_new(row, cli_json_number(cli_float_shortest(v[r * cols + c]), 0));
+            json_array_append_new(row, cli_json_number(cli_float_shortest(v[r * cols + c])));
         if (shape->ndim == 2)
             json_array_append_new(values, row);
     }

@@ -79,12 +79,12 @@ static void format_value(const array_stats *s, cell v, char *buf, size_t size) {
     if (s->integer)
         snprintf(buf, size, "%" PRId64, v.i);
     else
-        cli_format_number(v.d, 0, buf, size);
+        cli_format_number(v.d, buf, size);
 }
 
 /** A value as JSON: an exact integer for integer dtypes. */
 static json_t *value_json(const array_stats *s, cell v) {
-    return s->integer ? json_integer((json_int_t)v.i) : cli_json_number(v.d, 0);
+    return s->integer ? json_integer((json_int_t)v.i) : cli_json_number(v.d);
 }
 
 /**

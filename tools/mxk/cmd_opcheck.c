@@ -145,8 +145,8 @@ static json_t *report_json(const mxk_opcheck_report *rep) {
         json_object_set_new(
             c, "outcome",
             json_string(r->outcome >= 0 && r->outcome <= 2 ? outcomes[r->outcome] : "?"));
-        json_object_set_new(c, "max_abs_err", cli_json_number(r->max_abs_err, 0));
-        json_object_set_new(c, "max_rel_err", cli_json_number(r->max_rel_err, 0));
+        json_object_set_new(c, "max_abs_err", cli_json_number(r->max_abs_err));
+        json_object_set_new(c, "max_rel_err", cli_json_number(r->max_rel_err));
         json_object_set_new(c, "message", json_string(r->message));
         json_array_append_new(checks, c);
     }

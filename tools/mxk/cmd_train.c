@@ -414,7 +414,7 @@ static int score_body(const cli_globals *g, void *arg) {
         if (g->json) {
             json_t *o = json_object();
             for (uint32_t k = 0; k < nm; k++)
-                json_object_set_new(o, ms[k].name, cli_json_number(mxkt_metric_get(&ms[k]), 0));
+                json_object_set_new(o, ms[k].name, cli_json_number(mxkt_metric_get(&ms[k])));
             rc = cli_json_print(o, 0);
         } else {
             for (uint32_t k = 0; k < nm; k++)

@@ -227,29 +227,24 @@ double cli_float_shortest(float f) {
 }
 
 /** Writes a double compactly ("%.6g"; "nan", "inf", "-inf") into buf. */
-void cli_format_number(double v, int integer, char *buf, size_t size) {
+void cli_format_number(double v, char *buf, size_t size) {
     if (isnan(v))
         snprintf(buf, size, "nan");
     else if (isinf(v))
         snprintf(buf, size, v < 0 ? "-inf" : "inf");
-    else if (integer)
-        snprintf(buf, size, "%.0f", v);
     else
         snprintf(buf, size, "%.6g", v);
 }
 
 /**
- * A JSON number for v: an integer when `integer` is set, a real otherwise; the
- * strings "NaN", "Infinity", "-Infinity" for non-finite values (JSON has no such
- * numbers). Never NULL unless out of memory.
+ * A JSON real for v; the strings "NaN", "Infinity", "-Infinity" for non-finite
+ * values (JSON has no such numbers). Never NULL unless out of memory.
  */
-json_t *cli_json_number(double v, int integer) {
+json_t *cli_json_number(double v) {
     if (isnan(v))
         return json_string("NaN");
     if (isinf(v))
         return json_string(v < 0 ? "-Infinity" : "Infinity");
-    if (integer && fabs(v) < 9.2e18)
-        return json_integer((json_int_t)v);
     return json_real(v);
 }
 

@@ -1,5 +1,5 @@
 /*
- * cpu-blas plugin: dot.
+ * cpu-blas plugin: dot and batch_dot.
  *
  * Semantics: MXNet src/operator/tensor/dot-inl.h (DotShape, DotForward_,
  * DotBackward_); digest operators-kvstore-module.md §2.2. Arguments lhs, rhs;
@@ -12,26 +12,39 @@
  *   lhs's kept dims followed by rhs's kept dims (2-D: the usual (m, n)).
  * out = op(A) op(B) with one sgemm (beta 1 for ADD). Backward (reads out_grad,
  * lhs, rhs): dA and dB by sgemm with the transposes of the chain rule.
+ *
+ * batch_dot (dot-inl.h BatchDotShape, BatchDotForward_; alias _npx_batch_dot):
+ * lhs and rhs of the same ndim N >= 3 with equal leading N-2 (batch) dims; each
+ * batch's trailing matrices multiply as dot's 2-D case (transpose_a/b apply to
+ * them); output (batch..., m, n). Backward as dot, batch by batch.
+ *
+ * forward_stype (None, default, row_sparse, csr) is accepted for MXNet's JSON;
+ * only dense outputs (None, default) are computed.
  */
 #include <cblas.h>
 
-#include "cb_tensor.h"
+#include "op_index.h"
 
-/** Parsed attributes of dot. */
+/** Parsed attributes of dot and batch_dot. */
 typedef struct dot_param {
     int32_t ta; /**< transpose_a */
     int32_t tb; /**< transpose_b */
 } dot_param;
 
+/** forward_stype values (DotParam). */
+#define DOT_STYPES "None|default|row_sparse|csr"
+
 static const char *const dot_args[] = {"lhs", "rhs", NULL};
 static const char *const dot_outs[] = {"output", NULL};
 
-/** Attribute schema (MXNet 1.9.1 DotParam, without forward_stype). */
+/** Attribute schema (MXNet 1.9.1 DotParam). */
 static const mxk_attr_def dot_attrs[] = {
     MXK_SDK_ATTR("transpose_a", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true then transpose the first input before dot."),
     MXK_SDK_ATTR("transpose_b", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true then transpose the second input before dot."),
+    MXK_SDK_ATTR("forward_stype", MXK_ATTR_ENUM, 0, "None", DOT_STYPES,
+                 "The desired storage type of the forward output given by user."),
 };
 
 /** Parses transpose_a, transpose_b. */
@@ -39,6 +52,13 @@ static mxk_status dot_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     dot_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_a", &p.ta, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "transpose_b", &p.tb, err));
+    int32_t stype = 0;
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "forward_stype", DOT_STYPES, &stype, err));
+    if (stype > 1)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                             "attribute 'forward_stype': only dense outputs (None, default) are "
+                             "supported, got '%s'",
+                             mxk_sdk_attr_raw(attrs, "forward_stype"));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -173,10 +193,41 @@ static mxk_status dot_forward(const mxk_op_ctx *ctx, const void *param, void *st
 }
 
 /**
- * dA and dB by their requests. With C = op(A) op(B) and dC (m x n):
+ * The gradients of one product C = op(A) op(B) (m x k times k x n) by their
+ * requests (da / db unused when NULL). With dC (m x n):
  *   A stored m x k (no ta): dA = dC op(B)^T;   stored k x m (ta): dA = op(B) dC^T
  *   B stored k x n (no tb): dB = op(A)^T dC;   stored n x k (tb): dB = dC^T op(A)
  */
+static void dot_grad(const mxk_op_ctx *ctx, const dot_param *p, int m, int k, int n,
+                     const float *dc, const float *a, const float *b, float *da, float *db,
+                     const mxk_op_req *req) {
+    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    if (req[0] != MXK_REQ_NULL) {
+        float beta = mxk_sdk_req_beta(req[0]);
+        if (!p->ta) /* (m x n) . op(B)^T (n x k) */
+            cb_sgemm(ctx, CblasNoTrans, p->tb ? CblasNoTrans : CblasTrans, m, k, n, 1.0f, dc, n, b,
+                     ldb, beta, da, k);
+        else /* op(B) (k x n) . dC^T (n x m) */
+            cb_sgemm(ctx, p->tb ? CblasTrans : CblasNoTrans, CblasTrans, k, m, n, 1.0f, b, ldb, dc,
+                     n, beta, da, m);
+    }
+    if (req[1] != MXK_REQ_NULL) {
+        float beta = mxk_sdk_req_beta(req[1]);
+        if (!p->tb) /* op(A)^T (k x m) . dC (m x n) */
+            cb_sgemm(ctx, p->ta ? CblasNoTrans : CblasTrans, CblasNoTrans, k, n, m, 1.0f, a, lda,
+                     dc, n, beta, db, n);
+        else /* dC^T (n x m) . op(A) (m x k) */
+            cb_sgemm(ctx, CblasTrans, p->ta ? CblasTrans : CblasNoTrans, n, k, m, 1.0f, dc, n, a,
+                     lda, beta, db, k);
+    }
+}
+
+/** The data of in_grad[i], or NULL when that gradient is not requested. */
+static float *dot_grad_ptr(const mxk_backward_args *args, int i) {
+    return args->req[i] != MXK_REQ_NULL ? cb_f32(args->in_grad[i]) : NULL;
+}
+
+/** dA and dB by their requests (dot_grad; the 1-D case by scaling). */
 static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
     const dot_param *p = param;
@@ -207,46 +258,143 @@ static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *s
             mxk_sdk_scale_f32(cb_f32(args->in_grad[1]), a, g, (size_t)k, req[1]);
         return MXK_OK;
     }
-    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
-    if (req[0] != MXK_REQ_NULL) {
-        float *da = cb_f32(args->in_grad[0]);
-        float beta = mxk_sdk_req_beta(req[0]);
-        if (!p->ta) /* (m x n) . op(B)^T (n x k) */
-            cb_sgemm(ctx, CblasNoTrans, p->tb ? CblasNoTrans : CblasTrans, m, k, n, 1.0f, dc, n, b,
-                     ldb, beta, da, k);
-        else /* op(B) (k x n) . dC^T (n x m) */
-            cb_sgemm(ctx, p->tb ? CblasTrans : CblasNoTrans, CblasTrans, k, m, n, 1.0f, b, ldb, dc,
-                     n, beta, da, m);
-    }
-    if (req[1] != MXK_REQ_NULL) {
-        float *db = cb_f32(args->in_grad[1]);
-        float beta = mxk_sdk_req_beta(req[1]);
-        if (!p->tb) /* op(A)^T (k x m) . dC (m x n) */
-            cb_sgemm(ctx, p->ta ? CblasNoTrans : CblasTrans, CblasNoTrans, k, n, m, 1.0f, a, lda,
-                     dc, n, beta, db, n);
-        else /* dC^T (n x m) . op(A) (m x k) */
-            cb_sgemm(ctx, CblasTrans, p->ta ? CblasTrans : CblasNoTrans, n, k, m, 1.0f, dc, n, a,
-                     lda, beta, db, k);
-    }
+    dot_grad(ctx, p, m, k, n, dc, a, b, dot_grad_ptr(args, 0), dot_grad_ptr(args, 1), req);
     return MXK_OK;
 }
 
-/** Registers dot and its CPU kernel. */
-mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err) {
+/** batch_dot: the per-batch view of (lhs, rhs) shapes (ndim >= 3, equal). */
+static dot_view bd_view_of(const dot_param *p, const mxk_shape *l, const mxk_shape *r,
+                           uint64_t *batch) {
+    int32_t nd = l->ndim;
+    mxk_shape lm = mxk_sdk_shape2(l->dims[nd - 2], l->dims[nd - 1]);
+    mxk_shape rm = mxk_sdk_shape2(r->dims[nd - 2], r->dims[nd - 1]);
+    *batch = mxk_sdk_shape_prod(l, 0, nd - 2);
+    return dot_view_of(p, &lm, &rm);
+}
+
+/** Output shape of batch_dot (BatchDotShape). */
+static mxk_status bd_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const dot_param *p = param;
+    const mxk_shape *l = &in[0], *r = &in[1];
+    if (l->ndim == 0 || r->ndim == 0)
+        return MXK_OK;
+    char a[MXK_SDK_SHAPE_STR_MAX], b[MXK_SDK_SHAPE_STR_MAX];
+    const char *ls = mxk_sdk_shape_format(l, a, sizeof a),
+               *rs = mxk_sdk_shape_format(r, b, sizeof b);
+    if (l->ndim < 3 || l->ndim != r->ndim)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "batch_dot currently only support N-D*N-D array (N >= 3): %s v.s. %s",
+                             ls, rs);
+    int32_t nd = l->ndim;
+    mxk_shape o = *l;
+    for (int32_t i = 0; i < nd - 2; i++) {
+        if (l->dims[i] != 0 && r->dims[i] != 0 && l->dims[i] != r->dims[i])
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "batch_dot shape error (the leading batch dimensions must be "
+                                 "equal): %s X %s trans_a=%d trans_b=%d",
+                                 ls, rs, (int)p->ta, (int)p->tb);
+        if (o.dims[i] == 0)
+            o.dims[i] = r->dims[i];
+    }
+    uint64_t batch;
+    dot_view v = bd_view_of(p, l, r, &batch);
+    if (v.k != 0 && v.kb != 0 && v.k != v.kb)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "batch_dot shape error (shape mismatch): %s X %s trans_a=%d "
+                             "trans_b=%d",
+                             ls, rs, (int)p->ta, (int)p->tb);
+    o.dims[nd - 2] = (int64_t)v.m;
+    o.dims[nd - 1] = (int64_t)v.n;
+    return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
+}
+
+/** out[b] (=|+=) op(A[b]) op(B[b]) for every batch b. */
+static mxk_status bd_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const dot_param *p = param;
+    MXK_SDK_CHECK(cb_check_forward(args, 2, 1, dot_args, dot_outs, bd_infer_shape, param, err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
+    float *o = cb_f32(args->out_data[0]);
+    uint64_t batch;
+    dot_view v = bd_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape, &batch);
+    int m, k, n;
+    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
+    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    for (uint64_t i = 0; i < batch; i++)
+        cb_sgemm(ctx, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, m, n, k,
+                 1.0f, a + i * v.m * v.k, lda, b + i * v.k * v.n, ldb, mxk_sdk_req_beta(req),
+                 o + i * v.m * v.n, n);
+    return MXK_OK;
+}
+
+/** dA[b] and dB[b] by their requests, batch by batch (dot_grad). */
+static mxk_status bd_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const dot_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'lhs'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'rhs'", err));
+    const mxk_shape *ls = &args->in_data[0]->shape, *rs = &args->in_data[1]->shape;
+    mxk_shape shapes[2] = {*ls, *rs}, o = mxk_sdk_shape_unknown();
+    MXK_SDK_CHECK(bd_infer_shape(param, shapes, 2, &o, 1, NULL, 0, err));
+    if (!mxk_sdk_shape_equal(&o, &args->out_grad[0]->shape))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "batch_dot backward: inconsistent shapes");
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ls, "lhs", err));
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], rs, "rhs", err));
+    uint64_t batch;
+    dot_view v = bd_view_of(p, ls, rs, &batch);
+    int m, k, n;
+    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
+    const float *dc = cb_f32(args->out_grad[0]);
+    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
+    float *da = dot_grad_ptr(args, 0), *db = dot_grad_ptr(args, 1);
+    uint64_t mk = v.m * v.k, kn = v.k * v.n;
+    for (uint64_t i = 0; i < batch; i++)
+        dot_grad(ctx, p, m, k, n, dc + i * v.m * v.n, a + i * mk, b + i * kn,
+                 da ? da + i * mk : NULL, db ? db + i * kn : NULL, req);
+    return MXK_OK;
+}
+
+/** Registers dot or batch_dot (`batch`) and its CPU kernel. */
+static mxk_status dot_register(mxk_registrar *reg, int batch, mxk_error_sink *err) {
+    static const char *const bd_aliases[] = {"_npx_batch_dot", NULL};
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
-    def.name = "dot";
-    def.description = "Dot product of two arrays (matrix product; inner product of vectors).";
+    def.name = batch ? "batch_dot" : "dot";
+    def.description = batch ? "Batchwise dot product."
+                            : "Dot product of two arrays (matrix product; inner product of "
+                              "vectors).";
     def.attrs = dot_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(dot_attrs);
     def.arguments = dot_args;
     def.outputs = dot_outs;
     def.parse_param = dot_parse;
     def.free_param = cbt_param_free;
-    def.infer_shape = dot_infer_shape;
+    def.infer_shape = batch ? bd_infer_shape : dot_infer_shape;
     def.infer_type = dot_infer_type;
     def.backward_dependency = dot_backward_dependency;
+    def.aliases = batch ? bd_aliases : NULL;
     mxk_op_kernel_def k;
-    cb_kernel_init(&k, "dot", dot_forward, dot_backward);
+    cb_kernel_init(&k, def.name, batch ? bd_forward : dot_forward,
+                   batch ? bd_backward : dot_backward);
     return cb_register(reg, &def, &k, err);
+}
+
+/** Registers dot and its CPU kernel. */
+mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err) {
+    return dot_register(reg, 0, err);
+}
+
+/** Registers batch_dot and its CPU kernel (the index group, op_index.h). */
+mxk_status cb_register_batch_dot(mxk_registrar *reg, mxk_error_sink *err) {
+    return dot_register(reg, 1, err);
 }

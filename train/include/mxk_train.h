@@ -788,16 +788,66 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
                                int64_t *width);
 
 /* ------------------------------------------------------------------------- */
-/* Reference networks (operators-kvstore-module.md §5)                       */
+/* Networks: the seed's MLP and LeNet, MXNet's image-classification zoo       */
 /* ------------------------------------------------------------------------- */
+
+/** Largest num_classes, num_layers, num_group and image dim of mxkt_net_config. */
+#define MXKT_NET_MAX_DIM 65536
+
+/**
+ * A network of mxkt_net_create, with the arguments of upstream's get_symbol
+ * (example/image-classification/symbols/<network>.py, 1.9.1; train_cifar10.py and
+ * train_imagenet.py pass them from --num-layers, --image-shape, ...). Caller-owned
+ * plain data; set up with mxkt_net_config_default, then adjust.
+ */
+typedef struct mxkt_net_config {
+    const char *network;    /**< mxkt_net_names(); not copied */
+    int32_t num_classes;    /**< classes of the last FullyConnected (10) */
+    int32_t num_layers;     /**< resnet/resnext depth (0: 20 for small images, else
+                                 50), vgg 11/13/16/19 (0: 11) */
+    int64_t image_shape[3]; /**< C,H,W (1,28,28): resnet/resnext/inception-bn pick
+                                 their CIFAR-style variant by H as upstream */
+    int32_t batch_norm;     /**< vgg: BatchNorm after each convolution */
+    int32_t num_group;      /**< resnext: groups of the 3x3 convolutions (32) */
+    double multiplier;      /**< mobilenet: alpha (0.25, 0.5, 0.75 or 1); mobilenetv2:
+                                 width multiplier (1) */
+} mxkt_net_config;
+
+/** Sets `*c` to the defaults above for `network` (not copied). Cannot fail. */
+void mxkt_net_config_default(mxkt_net_config *c, const char *network);
+
+/** The network names, ", "-separated (a static string). */
+const char *mxkt_net_names(void);
+
+/**
+ * Builds a network through the symbol API with upstream's node names, operators
+ * and attributes (so its JSON equals the one upstream's get_symbol writes, and
+ * `mxk symbol summary` prints print_summary's parameter counts): "mlp" and
+ * "lenet" (the seed's, below), "resnet" and "resnext" (resnet.py, resnext.py),
+ * "vgg" (vgg.py), "alexnet", "googlenet", "inception-bn", "inception-v3",
+ * "mobilenet" (mobilenet.py get_symbol, resolution 224) and "mobilenetv2"
+ * (mobilenetv2.py). The data variable is "data", the label "softmax_label", the
+ * output SoftmaxOutput "softmax". The caller owns *out (mxk_symbol_free).
+ * Errors (mxkt_last_error): MXK_ERR_NOT_FOUND "unknown network 'N' (mlp, ...)";
+ * MXK_ERR_INVALID_ARGUMENT "N: num_classes C is not in [1, 65536]",
+ * "N: image_shape C,H,W: each dim must be in [1, 65536]", "N: num_layers L is not in
+ * [0, 65536]", "N: num_group G is not in [1, 65536]", "N: multiplier M is not in (0,
+ * 16]", upstream's "resnet: no experiments done on num_layers L, you can do it
+ * yourself" (also resnext), "vgg: Invalide num_layers L. Possible choices are
+ * 11,13,16,19.", "mobilenet: Invalid alpha=M, must be one of 0.25, 0.5, 0.75, 1";
+ * the kernel's status of a failing node, recorded as "NODE: ..." (e.g.
+ * MXK_ERR_NOT_FOUND when the operators' plugin is not loaded). Thread-safe.
+ */
+mxk_status mxkt_net_create(const mxkt_net_config *c, mxk_symbol **out);
 
 /**
  * The MLP of MXNet.jl's MNIST tutorial (docs/tutorial/mnist.rst): data (batch, 784)
  * → fc1 (128) → relu1 → fc2 (64) → relu2 → fc3 (10) → SoftmaxOutput "softmax"
- * (arguments data, fc1_weight, fc1_bias, ..., softmax_label). The caller owns *out
- * (mxk_symbol_free). Errors: the kernel's status of mxk_symbol_variable or
- * mxk_symbol_create, recorded as "LAYER: ..." (e.g. MXK_ERR_NOT_FOUND when the
- * operators' plugin is not loaded). Thread-safe.
+ * (arguments data, fc1_weight, fc1_bias, ..., softmax_label): mxkt_net_create of
+ * "mlp" with the defaults. The caller owns *out (mxk_symbol_free). Errors: the
+ * kernel's status of mxk_symbol_variable or mxk_symbol_create, recorded as
+ * "LAYER: ..." (e.g. MXK_ERR_NOT_FOUND when the operators' plugin is not loaded).
+ * Thread-safe.
  */
 mxk_status mxkt_net_mlp(mxk_symbol **out);
 /**

@@ -5,4 +5,5 @@ target_sources(mxk-cpu-blas PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/op_index_slice.c
   ${CMAKE_CURRENT_SOURCE_DIR}/op_index_take.c
   ${CMAKE_CURRENT_SOURCE_DIR}/op_index_where.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/op_index_sequence.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/op_index_sequence.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/op_index_sort.c)

@@ -12,5 +12,6 @@ mxk_status cb_register_index_ops(mxk_registrar *reg, mxk_error_sink *err) {
     MXK_SDK_CHECK(cb_register_index_where(reg, err));
     MXK_SDK_CHECK(cb_register_index_sequence(reg, err));
     MXK_SDK_CHECK(cb_register_batch_dot(reg, err));
+    MXK_SDK_CHECK(cb_register_index_sort(reg, err));
     return MXK_OK;
 }

@@ -1,26 +1,41 @@
 /*
- * cpu-blas plugin: LeakyReLU (leaky, elu, prelu, rrelu).
+ * cpu-blas plugin: LeakyReLU (leaky, elu, selu, gelu, prelu, rrelu).
  *
- * Semantics: MXNet src/operator/leaky_relu-inl.h and leaky_relu.cc (digest
- * operators-kvstore-module.md §2.3):
+ * Semantics: MXNet src/operator/leaky_relu-inl.h, leaky_relu.cc and the element
+ * functions of src/operator/mshadow_op.h (xelu, elu, selu, gelu and their grads);
+ * alias _npx_leaky_relu:
  *   leaky  y = x > 0 ? x : slope x              dx = dy (y > 0 ? 1 : slope)
  *   elu    y = x > 0 ? x : slope (e^x - 1)      dx = dy (y > 0 ? 1 : y + slope)
+ *   selu   y = L (x > 0 ? x : A (e^x - 1))      dx = dy (y > 0 ? L : y + L A)
+ *          with L = 1.0507009873554804934, A = 1.6732632423543772848
+ *   gelu   y = x (1 + erf(x / sqrt 2)) / 2      dx = dy ((1 + erf(x/sqrt 2)) / 2
+ *                                                    + x e^(-x^2/2) / sqrt(2 pi))
  *   prelu  y = x > 0 ? x : gamma[c] x           (argument gamma, (C,) with C = data
  *          dx = dy (x > 0 ? 1 : gamma[c]),       axis 1, or (1,) shared; 1-D data: (1,))
  *          dgamma[c] = sum over x <= 0 of dy x
  *   rrelu  y = x > 0 ? x : s x, s ~ U[lower_bound, upper_bound) per element in
  *          training (random resource), s = (lower + upper) / 2 otherwise; s is kept
- *          in the hidden output `mask`; dx = dy (y > 0 ? 1 : mask)
- * Backward reads out_grad and the output (+ mask), or for prelu data and gamma.
- * Forward may run in place except for prelu (whose backward needs x).
+ *          in the hidden output `mask` when it is requested (an executor without
+ *          gradients does not request it); dx = dy (y > 0 ? 1 : mask)
+ * Upstream's selu gradient is L (A + y) for y <= 0, which is not the derivative
+ * (L A e^x = y + L A); the derivative is used here. Backward reads out_grad and
+ * the output (+ mask), or data (gelu), or data and gamma (prelu). Forward may run
+ * in place except for prelu and gelu (whose backward needs x).
  */
 #include <math.h>
 
 #include "cb_tensor.h"
 
-/** act_type values, in the order of the enum string. */
-enum lr_act { LR_ELU, LR_LEAKY, LR_PRELU, LR_RRELU };
-#define LR_ACTS "elu|leaky|prelu|rrelu"
+/** act_type values, in upstream's order of the enum string. */
+enum lr_act { LR_RRELU, LR_LEAKY, LR_PRELU, LR_ELU, LR_SELU, LR_GELU };
+#define LR_ACTS "rrelu|leaky|prelu|elu|selu|gelu"
+
+/** SELU's constants (mshadow_op.h SELU_LAMBDA, SELU_ALPHA). */
+#define LR_SELU_L 1.0507009873554804934193349852946f
+#define LR_SELU_A 1.6732632423543772848170429916717f
+
+/** rrelu's slopes drawn per chunk when no mask output is requested. */
+#define LR_CHUNK 256
 
 /** Parsed attributes. */
 typedef struct lr_param {
@@ -28,7 +43,7 @@ typedef struct lr_param {
     float slope, lower, upper;
 } lr_param;
 
-/** Attribute schema (MXNet 1.9.1 LeakyReLUParam, minus gelu/selu). */
+/** Attribute schema (MXNet 1.9.1 LeakyReLUParam). */
 static const mxk_attr_def lr_attrs[] = {
     MXK_SDK_ATTR("act_type", MXK_ATTR_ENUM, 0, "leaky", LR_ACTS, "Activation function to apply."),
     MXK_SDK_ATTR("slope", MXK_ATTR_FLOAT, 0, "0.25", NULL, "Init slope for the activation."),
@@ -82,14 +97,15 @@ static mxk_status lr_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&in[1], &g, "argument", "gamma", err);
 }
 
-/** prelu: out_grad, data, gamma; others: out_grad, output (+ mask). */
+/** prelu: out_grad, data, gamma; gelu: out_grad, data; others: out_grad, output (+ mask). */
 static void lr_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const lr_param *p = param;
     need_out_grad[0] = 1;
-    if (p->act == LR_PRELU) {
-        need_in_data[0] = need_in_data[1] = 1;
+    if (p->act == LR_PRELU || p->act == LR_GELU) {
+        need_in_data[0] = 1;
+        need_in_data[1] = p->act == LR_PRELU;
         return;
     }
     need_out_data[0] = 1;
@@ -97,9 +113,39 @@ static void lr_backward_dependency(const void *param, uint32_t num_visible, uint
         need_out_data[1] = 1;
 }
 
-/** Forward in place data -> output, except prelu. */
+/** Forward in place data -> output, except prelu and gelu. */
 static uint32_t lr_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
-    return ((const lr_param *)param)->act == LR_PRELU ? 0 : cbt_inplace_00(param, pairs, capacity);
+    int32_t act = ((const lr_param *)param)->act;
+    return act == LR_PRELU || act == LR_GELU ? 0 : cbt_inplace_00(param, pairs, capacity);
+}
+
+/** y of leaky, elu, selu, gelu at x. */
+static inline float lr_f(const lr_param *p, float x) {
+    switch (p->act) {
+    case LR_LEAKY:
+        return x > 0.0f ? x : p->slope * x;
+    case LR_ELU:
+        return x > 0.0f ? x : p->slope * expm1f(x);
+    case LR_SELU:
+        return LR_SELU_L * (x > 0.0f ? x : LR_SELU_A * expm1f(x));
+    default:
+        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    }
+}
+
+/** dy/dx of leaky, elu, selu from y, and of gelu from x. */
+static inline float lr_df(const lr_param *p, float x, float y) {
+    switch (p->act) {
+    case LR_LEAKY:
+        return y > 0.0f ? 1.0f : p->slope;
+    case LR_ELU:
+        return y > 0.0f ? 1.0f : y + p->slope;
+    case LR_SELU:
+        return y > 0.0f ? LR_SELU_L : y + LR_SELU_L * LR_SELU_A;
+    default:
+        return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+               x * expf(-0.5f * x * x) * 0.39894228040143268f; /* 1 / sqrt(2 pi) */
+    }
 }
 
 /** rrelu requests a random stream for forward. */
@@ -121,6 +167,31 @@ static void lr_channels(const mxk_shape *s, const mxk_tensor *gamma, uint64_t *o
     else
         *outer = 1, *c = 1, *inner = mxk_sdk_shape_count(s);
     *gstride = mxk_sdk_shape_count(&gamma->shape) == 1 ? 0 : 1;
+}
+
+/**
+ * rrelu's forward: slopes uniform in [lower, upper) in training (into `mask`, or
+ * drawn chunk by chunk when the mask is not requested), (lower + upper) / 2
+ * otherwise (also written to a requested mask); y = x > 0 ? x : slope x.
+ */
+static mxk_status lr_rrelu_forward(const mxk_op_ctx *ctx, const lr_param *p, const float *x,
+                                   float *y, mxk_op_req req, float *mask, uint64_t n,
+                                   mxk_error_sink *err) {
+    mxk_random *rng = cbt_random(ctx);
+    if (ctx->is_train && rng == NULL)
+        return mxk_sdk_error(err, MXK_ERR_STATE, "rrelu: no random resource granted");
+    float buf[LR_CHUNK];
+    for (uint64_t i = 0; i < n; i += LR_CHUNK) {
+        uint64_t m = n - i < LR_CHUNK ? n - i : LR_CHUNK;
+        float *s = mask != NULL ? mask + i : buf;
+        if (ctx->is_train)
+            mxk_sdk_host()->random_uniform(rng, s, m, p->lower, p->upper);
+        else
+            mxk_sdk_fill_f32(s, 0.5f * (p->lower + p->upper), (size_t)m, MXK_REQ_WRITE);
+        for (uint64_t j = 0; j < m; j++)
+            mxk_sdk_assign_f32(&y[i + j], x[i + j] > 0.0f ? x[i + j] : s[j] * x[i + j], req);
+    }
+    return MXK_OK;
 }
 
 /** y by act_type and request (rrelu also writes mask). */
@@ -146,26 +217,11 @@ static mxk_status lr_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                 }
         return MXK_OK;
     }
-    if (p->act == LR_RRELU) {
-        if (args->req[1] == MXK_REQ_NULL)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "rrelu needs its 'mask' output");
-        float *mask = cb_f32(args->out_data[1]);
-        mxk_random *rng = cbt_random(ctx);
-        if (ctx->is_train && rng == NULL)
-            return mxk_sdk_error(err, MXK_ERR_STATE, "rrelu: no random resource granted");
-        if (ctx->is_train)
-            mxk_sdk_host()->random_uniform(rng, mask, n, p->lower, p->upper);
-        else
-            mxk_sdk_fill_f32(mask, 0.5f * (p->lower + p->upper), (size_t)n, MXK_REQ_WRITE);
-        for (uint64_t e = 0; e < n; e++)
-            mxk_sdk_assign_f32(&y[e], x[e] > 0.0f ? x[e] : mask[e] * x[e], req);
-        return MXK_OK;
-    }
-    for (uint64_t e = 0; e < n; e++) {
-        float v =
-            x[e] > 0.0f ? x[e] : (p->act == LR_ELU ? p->slope * expm1f(x[e]) : p->slope * x[e]);
-        mxk_sdk_assign_f32(&y[e], v, req);
-    }
+    if (p->act == LR_RRELU)
+        return lr_rrelu_forward(ctx, p, x, y, req, args->req[1] ? cb_f32(args->out_data[1]) : NULL,
+                                n, err);
+    for (uint64_t e = 0; e < n; e++) /* reads element e before writing it */
+        mxk_sdk_assign_f32(&y[e], lr_f(p, x[e]), req);
     return MXK_OK;
 }
 
@@ -203,7 +259,7 @@ static mxk_status lr_prelu_backward(const mxk_backward_args *args, mxk_error_sin
     return MXK_OK;
 }
 
-/** dx (=|+=) dy * f'(.) from the output (and mask). */
+/** dx (=|+=) dy * f'(.) from the output (and mask), or from data for gelu. */
 static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const lr_param *p = param;
@@ -214,9 +270,11 @@ static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *st
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    const mxk_tensor *dyt = args->out_grad[0], *yt = args->out_data[0];
+    const mxk_tensor *dyt = args->out_grad[0];
+    const mxk_tensor *yt = p->act == LR_GELU ? args->in_data[0] : args->out_data[0];
     MXK_SDK_CHECK(cb_check_tensor(dyt, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(yt, "output 'output'", err));
+    MXK_SDK_CHECK(
+        cb_check_tensor(yt, p->act == LR_GELU ? "argument 'data'" : "output 'output'", err));
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &yt->shape, "data", err));
     const float *mask = NULL;
     if (p->act == LR_RRELU) {
@@ -226,9 +284,9 @@ static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *st
     uint64_t n = mxk_sdk_shape_count(&yt->shape);
     const float *dy = cb_f32(dyt), *y = cb_f32(yt);
     float *dx = cb_f32(args->in_grad[0]);
-    for (uint64_t e = 0; e < n; e++) {
-        float d = p->act == LR_RRELU ? mask[e] : (p->act == LR_ELU ? y[e] + p->slope : p->slope);
-        mxk_sdk_assign_f32(&dx[e], y[e] > 0.0f ? dy[e] : d * dy[e], req);
+    for (uint64_t e = 0; e < n; e++) { /* y is x for gelu */
+        float d = p->act == LR_RRELU ? (y[e] > 0.0f ? 1.0f : mask[e]) : lr_df(p, y[e], y[e]);
+        mxk_sdk_assign_f32(&dx[e], d * dy[e], req);
     }
     return MXK_OK;
 }
@@ -237,7 +295,10 @@ static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *st
 mxk_status cb_register_leaky_relu(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
-    def.description = "Leaky rectified linear units: leaky, elu, prelu (learned slope), rrelu.";
+    static const char *const aliases[] = {"_npx_leaky_relu", NULL};
+    def.description = "Leaky rectified linear units: leaky, elu, selu, gelu, prelu (learned "
+                      "slope), rrelu (random slope).";
+    def.aliases = aliases;
     def.attrs = lr_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(lr_attrs);
     def.list_arguments = lr_list_arguments;

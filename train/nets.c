@@ -35,7 +35,7 @@ static mxk_symbol *nb_lenet(nb *b, const mxkt_net_config *c) {
     return nb_op(b, "SoftmaxOutput", &x, 1, "name=softmax");
 }
 
-/** A network of mxkt_net_create: its name, builder and default depth (0: none). */
+/** A network of mxkt_net_create: its name and builder. */
 typedef struct net_entry {
     const char *name;
     mxk_symbol *(*build)(nb *b, const mxkt_net_config *c);
@@ -77,7 +77,7 @@ mxk_status mxkt_net_create(const mxkt_net_config *c, mxk_symbol **out) {
         if (strcmp(c->network, nets[i].name) == 0)
             e = &nets[i];
     if (e == NULL)
-        return mxkt_error(MXK_ERR_NOT_FOUND, "unknown network '%s' (%s)",
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "unknown network '%s' (%s)",
                           c->network ? c->network : "(null)", mxkt_net_names());
     if (c->num_classes < 1 || c->num_classes > MXKT_NET_MAX_DIM)
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: num_classes %d is not in [1, %d]", e->name,

@@ -154,6 +154,34 @@ train_options)
     "$mxk" --config-dir "$conf" train --ctx tpu:0 2>e.txt && fail "bad ctx"
     grep -q "bad --ctx 'tpu:0' (e.g. cpu:0,cpu:1)" e.txt || fail "ctx: $(cat e.txt)"
     ;;
+train_zoo)
+    # a network of MXNet's image-classification zoo through --network: ResNet-8
+    # (resnet.py, CIFAR-style, one unit per stage) trains one epoch on 200 examples
+    # and checkpoints upstream's node names; bad builder values are usage errors
+    # (exit 2) with upstream's messages
+    need_data
+    "$mxk" --config-dir "$conf" train --network resnet --num-layers 8 --image-shape 1,28,28 \
+        --num-examples 200 --batch-size 100 --num-epochs 1 --disp-batches 0 --model-prefix z/m \
+        2>z.log || { cat z.log; fail "resnet-8"; }
+    grep -q '^Trained on 200 examples per epoch, validated on 10000$' z.log || fail "$(cat z.log)"
+    grep -q '"name": "stage3_unit1_sc"' z/m-symbol.json || fail "no stage3_unit1_sc in the symbol"
+    bad() {
+        msg=$1; shift
+        "$mxk" --config-dir "$conf" train "$@" 2>e.txt
+        [ $? -eq 2 ] || fail "$* should be a usage error"
+        grep -qF "$msg" e.txt || fail "$*: $(cat e.txt)"
+    }
+    bad "resnet: no experiments done on num_layers 21, you can do it yourself" \
+        --network resnet --num-layers 21
+    bad "vgg: Invalide num_layers 12. Possible choices are 11,13,16,19." --network vgg --num-layers 12
+    bad "mobilenet: Invalid alpha=0.3, must be one of 0.25, 0.5, 0.75, 1" \
+        --network mobilenet --multiplier 0.3
+    bad "option '--image-shape' needs C,H,W (each 1 to 65536)" --network resnet --image-shape 1,28
+    bad "option '--image-shape' needs C,H,W (each 1 to 65536)" --image-shape 1,0,28
+    bad "option '--num-layers' needs an integer from 1 to 65536" --num-layers 0
+    bad "unknown network 'resnet20' (mlp, lenet, resnet, resnext, vgg, alexnet, googlenet, " \
+        --network resnet20
+    ;;
 train_score_predict)
     need_data
     "$mxk" --config-dir "$conf" train --num-examples 1000 --num-epochs 1 --disp-batches 0 \

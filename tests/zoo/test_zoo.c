@@ -105,7 +105,7 @@ static void check_error(mxkt_net_config c, mxk_status want, const char *msg) {
 static void test_errors(void) {
     mxkt_net_config c;
     mxkt_net_config_default(&c, "resnet-9");
-    check_error(c, MXK_ERR_NOT_FOUND,
+    check_error(c, MXK_ERR_INVALID_ARGUMENT,
                 "unknown network 'resnet-9' (mlp, lenet, resnet, resnext, vgg");
     mxkt_net_config_default(&c, "resnet");
     c.num_layers = 21;

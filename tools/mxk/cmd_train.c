@@ -73,6 +73,7 @@ typedef struct train_args {
     const char *network, *symbol_file, *optimizer, *initializer, *kv_store, *ctx;
     const char *model_prefix, *data_dir, *metrics_log, *lr_step_epochs, *output, *metrics;
     int64_t num_epochs, batch_size, load_epoch, disp_batches, num_examples, save_period;
+    mxkt_net_config net; /**< --network's builder arguments (--num-layers, --image-shape, ...) */
     uint64_t seed;
     double lr, lr_factor, mom, wd;
     int lr_set;
@@ -143,6 +144,32 @@ static int parse_args(train_args *a, int argc, char **argv) {
         INT_OPT("--disp-batches", disp_batches, 100000000)
         INT_OPT("--num-examples", num_examples, 1000000000)
         INT_OPT("--save-period", save_period, 100000)
+        if ((r = cli_option_value(argc, argv, &i, "--image-shape", &v)) != 0) {
+            if (r < 0 || !cli_parse_image_shape(v, a->net.image_shape))
+                return cli_usage_error(a->cmd, "option '--image-shape' needs C,H,W (each 1 to %d)",
+                                       CLI_MAX_IMAGE_DIM);
+            continue;
+        }
+#define NET_OPT(flag, field, min)                                                                  \
+    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
+        if (r < 0 || !cli_parse_uint(v, MXKT_NET_MAX_DIM, &u) || u < (min))                        \
+            return cli_usage_error(a->cmd, "option '%s' needs an integer from %d to %d", flag,     \
+                                   (min), MXKT_NET_MAX_DIM);                                       \
+        a->net.field = (int32_t)u;                                                                 \
+        continue;                                                                                  \
+    }
+        NET_OPT("--num-layers", num_layers, 1)
+        NET_OPT("--num-classes", num_classes, 1)
+        NET_OPT("--num-group", num_group, 1)
+        if ((r = cli_option_value(argc, argv, &i, "--multiplier", &v)) != 0) {
+            if (r < 0 || !cli_parse_real(v, &a->net.multiplier) || a->net.multiplier <= 0)
+                return cli_usage_error(a->cmd, "option '--multiplier' needs a positive number");
+            continue;
+        }
+        if (strcmp(argv[i], "--batch-norm") == 0) {
+            a->net.batch_norm = 1;
+            continue;
+        }
         if ((r = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (r < 0 || !cli_parse_uint(v, UINT64_MAX, &a->seed))
                 return cli_usage_error(a->cmd, "option '--seed' needs an integer");
@@ -160,6 +187,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
 #undef STR_OPT
 #undef INT_OPT
 #undef REAL_OPT
+#undef NET_OPT
         return cli_reject_argument(a->cmd, argv[i]);
     }
     if (a->batch_size < 1)
@@ -201,21 +229,22 @@ static void defaults(train_args *a, const cli_command *cmd) {
     a->lr_step_epochs = NULL; /* default_step_epochs: 60% and 90% of --num-epochs */
     a->mom = 0.9;
     a->wd = 1e-5;
+    mxkt_net_config_default(&a->net, a->network);
 }
 
-/** Builds or loads the network of the options. */
+/** Builds (mxkt_net_create) or loads the network of the options. */
 static int make_symbol(const train_args *a, mxk_symbol **sym) {
-    mxk_status st;
-    if (a->symbol_file)
-        st = mxk_symbol_load(a->symbol_file, sym);
-    else if (strcmp(a->network, "mlp") == 0)
-        st = mxkt_net_mlp(sym);
-    else if (strcmp(a->network, "lenet") == 0)
-        st = mxkt_net_lenet(sym);
-    else
-        return cli_usage_error(a->cmd, "unknown network '%s' (mlp, lenet)", a->network);
-    if (st != MXK_OK)
-        return cli_error("%s", mxkt_last_error());
+    if (a->symbol_file) {
+        if (mxk_symbol_load(a->symbol_file, sym) != MXK_OK)
+            return cli_error("%s", mxk_get_last_error());
+        return CLI_OK;
+    }
+    mxkt_net_config net = a->net;
+    net.network = a->network;
+    mxk_status st = mxkt_net_create(&net, sym);
+    if (st != MXK_OK) /* a bad --network, --num-layers, ... is a usage error */
+        return st == MXK_ERR_INVALID_ARGUMENT ? cli_usage_error(a->cmd, "%s", mxkt_last_error())
+                                              : cli_error("%s", mxkt_last_error());
     return CLI_OK;
 }
 
@@ -508,7 +537,8 @@ static int run_predict(const cli_command *self, const cli_globals *g, int argc, 
 const cli_command cli_cmd_train = {
     "train",
     "train a network on Fashion-MNIST (MXNet image-classification flags)",
-    "mxk train [--network mlp|lenet | --symbol FILE] [OPTIONS]",
+    "mxk train [--network NAME [--num-layers N] [--image-shape C,H,W] | --symbol FILE]\n"
+    "          [OPTIONS]",
     "Trains with SGD (or Adam) on the Fashion-MNIST training set read by MNISTIter\n"
     "(io-recordio plugin) and validates on the test set after every epoch.\n"
     "Logs follow MXNet: \"Epoch[0] Batch [100]\\tSpeed: N samples/sec\\taccuracy=...\",\n"
@@ -517,7 +547,19 @@ const cli_command cli_cmd_train = {
     "validated on M\".\n"
     "\n"
     "Options:\n"
-    "  --network NAME        mlp (784-128-64-10 ReLU) or lenet (mlp)\n"
+    "  --network NAME        mlp (784-128-64-10 ReLU), lenet, or one of MXNet's\n"
+    "                        example/image-classification/symbols: resnet, resnext,\n"
+    "                        vgg, alexnet, googlenet, inception-bn, inception-v3,\n"
+    "                        mobilenet, mobilenetv2 (mlp)\n"
+    "  --num-layers N        resnet/resnext depth (20 for images up to 28x28 / 32x32,\n"
+    "                        else 50), vgg 11/13/16/19 (11)\n"
+    "  --image-shape C,H,W   the image shape the network is built for (1,28,28):\n"
+    "                        resnet, resnext and inception-bn take their CIFAR-style\n"
+    "                        variant up to 28 (resnext: 32) rows\n"
+    "  --num-classes N       classes of the last layer (10)\n"
+    "  --batch-norm          vgg: BatchNorm after each convolution\n"
+    "  --num-group N         resnext: groups of the 3x3 convolutions (32)\n"
+    "  --multiplier X        mobilenet: alpha 0.25/0.5/0.75/1; mobilenetv2: width (1)\n"
     "  --symbol FILE         train the symbol JSON FILE instead (data: 'data', label:\n"
     "                        'softmax_label'; (B,784) or (B,1,28,28) found by inference)\n"
     "  --num-epochs N        epochs (10)\n"

@@ -1,6 +1,6 @@
 /*
  * Option-value parsers of the `mxk` command line (parse.h): numbers with range
- * checks, --shape, --ctx, --metrics and --lr-step-epochs. Lists are walked in
+ * checks, --shape, --ctx, --metrics, --lr-step-epochs and --image-shape. Lists are walked in
  * place, entry by entry, so that no value is cut to a buffer's size.
  */
 #include <math.h>
@@ -178,4 +178,19 @@ int cli_parse_step_epochs(const char *s, int64_t *epochs, int32_t *n, char *msg,
         if (*p == '\0')
             return 1;
     }
+}
+
+int cli_parse_image_shape(const char *s, int64_t dims[3]) {
+    const char *p = s;
+    for (int k = 0; k < 3; k++) {
+        size_t len = entry_len(p);
+        uint64_t d = 0;
+        if (!parse_digits(p, len, CLI_MAX_IMAGE_DIM, &d) || d == 0)
+            return 0;
+        dims[k] = (int64_t)d;
+        p += len;
+        if (k < 2 && *p++ != ',')
+            return 0;
+    }
+    return *p == '\0';
 }

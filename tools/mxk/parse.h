@@ -1,6 +1,6 @@
 /*
  * Option-value parsers of the `mxk` command line: numbers, --shape, --ctx,
- * --metrics and --lr-step-epochs. They only read the string they are given and
+ * --metrics, --lr-step-epochs and --image-shape. They only read the string they are given and
  * write their results and, on failure, a message; they print nothing and keep no
  * state, so they are thread-safe and the fuzz target tests/fuzz/fuzz_cli_parse.c
  * links this file alone (with mxk_train for the metric names).
@@ -25,6 +25,8 @@
 #define CLI_MAX_DEV_ID 1024
 /** Largest epoch of --num-epochs and of an --lr-step-epochs entry. */
 #define CLI_MAX_EPOCHS 1000000
+/** Largest dim of --image-shape (mxkt_net_config's MXKT_NET_MAX_DIM). */
+#define CLI_MAX_IMAGE_DIM 65536
 
 /**
  * Parses a decimal unsigned integer in [0, max]: one or more digits and nothing
@@ -75,5 +77,12 @@ int cli_parse_metrics(const char *s, mxkt_metric *ms, uint32_t *n, char *msg, si
  * "at most 16 --lr-step-epochs entries" in msg (size bytes, always terminated).
  */
 int cli_parse_step_epochs(const char *s, int64_t *epochs, int32_t *n, char *msg, size_t size);
+
+/**
+ * Parses an --image-shape value "C,H,W" (train_cifar10.py / train_imagenet.py's
+ * "3,28,28"): exactly three decimal dims, each in [1, CLI_MAX_IMAGE_DIM], into
+ * dims. Returns 1 on success, 0 otherwise (dims partly written).
+ */
+int cli_parse_image_shape(const char *s, int64_t dims[3]);
 
 #endif /* MXK_CLI_PARSE_H */

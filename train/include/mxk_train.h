@@ -828,8 +828,8 @@ const char *mxkt_net_names(void);
  * "mobilenet" (mobilenet.py get_symbol, resolution 224) and "mobilenetv2"
  * (mobilenetv2.py). The data variable is "data", the label "softmax_label", the
  * output SoftmaxOutput "softmax". The caller owns *out (mxk_symbol_free).
- * Errors (mxkt_last_error): MXK_ERR_NOT_FOUND "unknown network 'N' (mlp, ...)";
- * MXK_ERR_INVALID_ARGUMENT "N: num_classes C is not in [1, 65536]",
+ * Errors (mxkt_last_error): MXK_ERR_INVALID_ARGUMENT "unknown network 'N' (mlp,
+ * ...)", "N: num_classes C is not in [1, 65536]",
  * "N: image_shape C,H,W: each dim must be in [1, 65536]", "N: num_layers L is not in
  * [0, 65536]", "N: num_group G is not in [1, 65536]", "N: multiplier M is not in (0,
  * 16]", upstream's "resnet: no experiments done on num_layers L, you can do it

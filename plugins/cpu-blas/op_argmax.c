@@ -5,9 +5,10 @@
  * broadcast_reduce_op.h (ReduceAxisParam: axis optional (absent: over the
  * flattened input, result (1,)), keepdims; the first maximum wins, NaN counts as
  * the maximum; indices are returned as float32; argmax_channel = argmax over
- * the last axis) and src/operator/tensor/indexing_op.h (OneHotParam: depth
+ * axis 1 without keepdims; an axis outside [-ndim, ndim) is refused with
+ * ReduceAxisShape's message) and src/operator/tensor/indexing_op.h (OneHotParam: depth
  * required, on_value 1, off_value 0, dtype float32; output indices.shape +
- * (depth,); indices outside [0, depth) give an all-off row). Neither has a
+ * (depth,); indices outside [0, depth) give an all-off row; alias _npx_one_hot). Neither has a
  * gradient: backward writes zeros into a requested input gradient.
  */
 #include <math.h>
@@ -52,9 +53,9 @@ static mxk_status am_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
-/** parse_param of argmax_channel (no attributes: axis -1). */
+/** parse_param of argmax_channel (no attributes: axis 1). */
 static mxk_status amc_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    am_param p = {.has_axis = 1, .axis = -1};
+    am_param p = {.has_axis = 1, .axis = 1};
     return cbt_param_new(&p, sizeof p, out, err);
 }
 /** parse_param of one_hot. */
@@ -87,8 +88,11 @@ static mxk_status am_infer_shape(const void *param, mxk_shape *in, uint32_t num_
             for (o.ndim = 0; o.ndim < in[0].ndim; o.ndim++)
                 o.dims[o.ndim] = 1;
     } else {
-        int32_t a;
-        MXK_SDK_CHECK(cbt_axis(p->axis, o.ndim, "axis", &a, err));
+        if (p->axis >= o.ndim || p->axis < -(int64_t)o.ndim)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "attribute 'axis': axis %lld exceeds the input dimension of %d",
+                                 (long long)p->axis, (int)o.ndim);
+        int32_t a = (int32_t)(p->axis < 0 ? p->axis + o.ndim : p->axis);
         if (p->keepdims) {
             o.dims[a] = 1;
         } else if (o.ndim == 1) {
@@ -164,6 +168,7 @@ static mxk_status am_backward(const mxk_op_ctx *ctx, const void *param, void *st
 /** Registers argmax, argmax_channel and one_hot with their CPU kernels. */
 mxk_status cb_register_argmax(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const names[] = {"argmax", "argmax_channel", "one_hot"};
+    static const char *const oh_aliases[] = {"_npx_one_hot", NULL};
     mxk_status (*const parse[])(const mxk_attrs *, void **,
                                 mxk_error_sink *) = {am_parse, amc_parse, oh_parse};
     for (int i = 0; i < 3; i++) {
@@ -180,6 +185,7 @@ mxk_status cb_register_argmax(mxk_registrar *reg, mxk_error_sink *err) {
         def.infer_shape = am_infer_shape;
         def.infer_type = am_infer_type;
         def.backward_dependency = cbt_dep_none;
+        def.aliases = i == 2 ? oh_aliases : NULL;
         MXK_SDK_CHECK(cbt_register(reg, &def, names[i], am_forward, am_backward, 1, err));
     }
     return MXK_OK;

@@ -4,10 +4,20 @@
  * Semantics: MXNet src/operator/tensor/elemwise_unary_op.h (CastParam, CastType,
  * CastCompute) and elemwise_unary_op_basic.cc: output of `dtype` (float32,
  * float64, float16, uint8, int32, int8, int64), same shape; backward casts dy
- * back to the input's dtype (reads only out_grad). Conversions go through double:
- * to integers by truncation toward zero, saturated at the type's range (NaN to
- * 0) where C's conversion would be undefined; float16 rounds to nearest even.
+ * back to the input's dtype (reads only out_grad). Aliases cast, _npi_cast,
+ * _npx_cast (elemwise_unary_op_basic.cc). Float targets go through double
+ * (float16 rounds to nearest even). Integer targets reproduce MXNet's
+ * static_cast on x86-64 without C's undefined behaviour: a float truncates
+ * toward zero into int64 (for int64) or int32 (for int32, int8, uint8), a NaN or
+ * out-of-range value giving that type's minimum (what cvttsd2si returns), and
+ * the result wraps modulo 2^bits into the target; an integer source wraps
+ * modulo 2^bits. So [-3.7, 300, 255.9, -0.5, 256, 1000, 3e9] to uint8 is
+ * [253, 44, 255, 0, 0, 232, 0], and 3e9 to int32 is -2147483648. ADD adds in
+ * the target type, wrapping likewise.
  */
+#include <math.h>
+#include <string.h>
+
 #include "cb_tensor.h"
 
 /** Parsed attributes. */
@@ -17,6 +27,7 @@ typedef struct cast_param {
 
 static const char *const cast_args[] = {"data", NULL};
 static const char *const cast_outs[] = {"output", NULL};
+static const char *const cast_aliases[] = {"cast", "_npi_cast", "_npx_cast", NULL};
 
 /** Attribute schema (MXNet 1.9.1 CastParam). */
 static const mxk_attr_def cast_attrs[] = {
@@ -40,6 +51,54 @@ static mxk_status cast_infer_type(const void *param, int32_t *in, uint32_t num_i
     return mxk_sdk_type_assign(&out[0], p->dtype, "output 'output'", err);
 }
 
+/** 1 for the integer dtypes. */
+static int cast_is_int(int32_t dt) {
+    return dt == MXK_UINT8 || dt == MXK_INT32 || dt == MXK_INT8 || dt == MXK_INT64;
+}
+
+/** Element i of an integer dtype as int64 (exact, unlike cbt_load's double). */
+static int64_t cast_load_int(const void *p, int32_t dt, uint64_t i) {
+    switch (dt) {
+    case MXK_UINT8:
+        return ((const uint8_t *)p)[i];
+    case MXK_INT32:
+        return ((const int32_t *)p)[i];
+    case MXK_INT8:
+        return ((const int8_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
+    }
+}
+
+/**
+ * A float truncated toward zero as the x86-64 conversion to a `bits`-bit (32 or
+ * 64) integer does: NaN or out of range gives the type's minimum.
+ */
+static int64_t cast_float_to_int(double v, int bits) {
+    double lim = bits == 64 ? 9223372036854775808.0 : 2147483648.0;
+    if (!(v > -lim - 1.0 && v < lim)) /* NaN too */
+        return bits == 64 ? INT64_MIN : INT32_MIN;
+    return (int64_t)trunc(v);
+}
+
+/** Stores the integer w (=|+=) into element i of integer dtype dt, wrapping modulo 2^bits. */
+static void cast_store_int(void *p, int32_t dt, uint64_t i, int64_t w, mxk_op_req req) {
+    uint64_t u = (uint64_t)w;
+    if (req == MXK_REQ_ADD)
+        u += (uint64_t)cast_load_int(p, dt, i);
+    /* two's complement bytes: memcpy of the unsigned value avoids an out-of-range signed
+     * conversion */
+    if (dt == MXK_UINT8 || dt == MXK_INT8) {
+        uint8_t b = (uint8_t)u;
+        memcpy((uint8_t *)p + i, &b, 1);
+    } else if (dt == MXK_INT32) {
+        uint32_t b = (uint32_t)u;
+        memcpy((uint32_t *)p + i, &b, 4);
+    } else {
+        memcpy((uint64_t *)p + i, &u, 8);
+    }
+}
+
 /** Element-wise conversion src (dtype st) -> dst (dtype dt) by request. */
 static void cast_convert(void *dst, int32_t dt, const void *src, int32_t st, uint64_t n,
                          mxk_op_req req) {
@@ -49,8 +108,17 @@ static void cast_convert(void *dst, int32_t dt, const void *src, int32_t st, uin
         mxk_sdk_copy_f32(dst, src, (size_t)n, req);
         return;
     }
-    for (uint64_t i = 0; i < n; i++)
-        cbt_store(dst, dt, i, cbt_load(src, st, i), req);
+    if (!cast_is_int(dt)) {
+        for (uint64_t i = 0; i < n; i++)
+            cbt_store(dst, dt, i, cbt_load(src, st, i), req);
+        return;
+    }
+    int bits = dt == MXK_INT64 ? 64 : 32;
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t w = cast_is_int(st) ? cast_load_int(src, st, i)
+                                    : cast_float_to_int(cbt_load(src, st, i), bits);
+        cast_store_int(dst, dt, i, w, req);
+    }
 }
 
 /** y = (dtype) x. */
@@ -99,5 +167,6 @@ mxk_status cb_register_cast(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = cbt_infer_shape_same;
     def.infer_type = cast_infer_type;
     def.backward_dependency = cbt_dep_out_grad;
+    def.aliases = cast_aliases;
     return cbt_register(reg, &def, "Cast", cast_forward, cast_backward, 1, err);
 }

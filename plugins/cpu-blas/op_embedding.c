@@ -8,7 +8,8 @@
  * truncation: (int64) of the value, clipped into [0, input_dim - 1] (MXNet's
  * clip mode; sparse_grad is accepted, gradients are dense). Backward reads
  * out_grad and data: d weight scatter-adds dy rows (WRITE zeroes first);
- * data gets no gradient: a requested d data is written as zeros.
+ * a requested gradient of data is refused, as EmbeddingOpBackward does ("Embedding
+ * layer doesn't support calculate data gradient"). Alias _npx_embedding.
  * dtype other than float32 is declined by the kernel (supports).
  */
 #include <math.h>
@@ -24,6 +25,7 @@ typedef struct emb_param {
 
 static const char *const emb_args[] = {"data", "weight", NULL};
 static const char *const emb_outs[] = {"output", NULL};
+static const char *const emb_aliases[] = {"_npx_embedding", NULL};
 
 /** Attribute schema (MXNet 1.9.1 EmbeddingParam). */
 static const mxk_attr_def emb_attrs[] = {
@@ -105,12 +107,15 @@ static mxk_status emb_forward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** d weight: scatter-add of dy rows; d data: zeros. */
+/** d weight: scatter-add of dy rows; a gradient of data is refused. */
 static mxk_status emb_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
     const emb_param *p = param;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
-    MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[0], args->req[0], "data", err));
+    if (args->req[0] != MXK_REQ_NULL)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "Embedding: gradient of 'data' requested: Embedding layer doesn't "
+                             "support calculate data gradient");
     mxk_op_req req = args->req[1];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
@@ -146,5 +151,6 @@ mxk_status cb_register_embedding(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = emb_infer_shape;
     def.infer_type = emb_infer_type;
     def.backward_dependency = emb_backward_dependency;
+    def.aliases = emb_aliases;
     return cbt_register(reg, &def, "Embedding", emb_forward, emb_backward, 0, err);
 }

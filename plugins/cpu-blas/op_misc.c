@@ -13,6 +13,7 @@
 
 static const char *const mi_args[] = {"data", NULL};
 static const char *const mi_outs[] = {"output", NULL};
+static const char *const bg_aliases[] = {"stop_gradient", NULL};
 
 /** Output shape = data shape (both directions). */
 static mxk_status mi_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
@@ -70,6 +71,7 @@ mxk_status cb_register_misc(mxk_registrar *reg, mxk_error_sink *err) {
     def.backward_dependency = cbt_dep_none;
     def.forward_inplace = cbt_inplace_identity_00;
     def.no_gradient = bg_no_gradient;
+    def.aliases = bg_aliases;
     cb_kernel_init(&k, "BlockGrad", mi_forward, bg_backward);
     MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
 

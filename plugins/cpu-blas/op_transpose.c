@@ -2,10 +2,12 @@
  * cpu-blas plugin: transpose and SwapAxis.
  *
  * Semantics: MXNet src/operator/tensor/matrix_op-inl.h (TransposeParam: axes,
- * default () = reverse all axes; output dim i = input dim axes[i]) and
- * src/operator/swapaxis-inl.h (dim1, dim2 default 0: exchanges two axes). Both
- * are axis permutations; backward applies the inverse permutation to dy
- * (reads only out_grad).
+ * default () = reverse all axes; output dim i = input dim axes[i]; TransposeShape
+ * refuses inputs of more than 6 dims and axes outside [0, ndim): negative axes are
+ * not counted from the end) and src/operator/swapaxis-inl.h (dim1, dim2 default 0:
+ * exchanges two axes; negative dims count from the end; alias swapaxes, swapaxis.cc).
+ * Both are axis permutations; backward applies the inverse permutation to dy
+ * (reads only out_grad). A repeated axis in `axes` is refused (MXNet crashes).
  */
 #include "cb_tensor.h"
 
@@ -45,6 +47,10 @@ static mxk_status sw_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 
 /** The permutation perm[i] = input axis of output axis i, for `ndim` dims. */
 static mxk_status tr_perm(const tr_param *p, int32_t ndim, int32_t *perm, mxk_error_sink *err) {
+    if (!p->swap && ndim > 6)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "transpose: Transpose support at most 6 dimensions, got %d",
+                             (int)ndim);
     for (int32_t i = 0; i < ndim; i++)
         perm[i] = p->axes.ndim == 0 && !p->swap ? ndim - 1 - i : i;
     if (p->swap) {
@@ -60,7 +66,11 @@ static mxk_status tr_perm(const tr_param *p, int32_t ndim, int32_t *perm, mxk_er
                                  (int)p->axes.ndim, (int)ndim);
         uint8_t seen[MXK_MAX_NDIM] = {0};
         for (int32_t i = 0; i < ndim; i++) {
-            MXK_SDK_CHECK(cbt_axis(p->axes.dims[i], ndim, "axes", &perm[i], err));
+            if (p->axes.dims[i] < 0 || p->axes.dims[i] >= ndim)
+                return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                     "attribute 'axes': index = %lld must be in range [0, %d)",
+                                     (long long)p->axes.dims[i], (int)ndim);
+            perm[i] = (int32_t)p->axes.dims[i];
             if (seen[perm[i]]++)
                 return mxk_sdk_error(err, MXK_ERR_SHAPE, "attribute 'axes': axis %d repeated",
                                      (int)perm[i]);
@@ -155,6 +165,7 @@ static mxk_status tr_backward(const mxk_op_ctx *ctx, const void *param, void *st
 
 /** Registers transpose and SwapAxis with their CPU kernels. */
 mxk_status cb_register_transpose(mxk_registrar *reg, mxk_error_sink *err) {
+    static const char *const sw_aliases[] = {"swapaxes", "_npi_swapaxes", NULL};
     for (int i = 0; i < 2; i++) {
         mxk_op_def def;
         mxk_sdk_op_def_init(&def);
@@ -168,6 +179,7 @@ mxk_status cb_register_transpose(mxk_registrar *reg, mxk_error_sink *err) {
         def.infer_shape = tr_infer_shape;
         def.infer_type = cbt_infer_type_f32;
         def.backward_dependency = cbt_dep_out_grad;
+        def.aliases = i == 0 ? NULL : sw_aliases;
         MXK_SDK_CHECK(cbt_register(reg, &def, i == 0 ? "transpose" : "SwapAxis", tr_forward,
                                    tr_backward, 0, err));
     }

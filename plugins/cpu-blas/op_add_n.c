@@ -1,5 +1,5 @@
 /*
- * cpu-blas plugin: ElementWiseSum (alias add_n).
+ * cpu-blas plugin: add_n (aliases ElementWiseSum, _sparse_add_n, _sparse_ElementWiseSum).
  *
  * Semantics: MXNet src/operator/tensor/elemwise_sum.cc and elemwise_sum.h:
  * arguments arg0..arg{num_args-1} of one shape, output their sum; backward
@@ -74,26 +74,25 @@ static mxk_status an_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** Registers ElementWiseSum and add_n with their CPU kernels. */
+/** Registers add_n (aliases ElementWiseSum, _sparse_add_n, _sparse_ElementWiseSum). */
 mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err) {
-    static const char *const names[] = {"ElementWiseSum", "add_n"};
+    static const char *const aliases[] = {"ElementWiseSum", "_sparse_add_n",
+                                          "_sparse_ElementWiseSum", NULL};
     static const char *const outs[] = {"output", NULL};
-    for (int i = 0; i < 2; i++) {
-        mxk_op_def def;
-        mxk_sdk_op_def_init(&def);
-        def.description = "Adds all input arguments element-wise.";
-        def.attrs = an_attrs;
-        def.num_attrs = MXK_SDK_COUNTOF(an_attrs);
-        def.outputs = outs;
-        def.list_arguments = an_list_arguments;
-        def.parse_param = an_parse;
-        def.free_param = cbt_param_free;
-        def.infer_shape = cbt_infer_shape_same;
-        def.infer_type = cbt_infer_type_f32;
-        def.backward_dependency = cbt_dep_out_grad;
-        def.forward_inplace = cbt_inplace_00;
-        def.backward_inplace = cbt_inplace_identity_00;
-        MXK_SDK_CHECK(cbt_register(reg, &def, names[i], an_forward, an_backward, 0, err));
-    }
-    return MXK_OK;
+    mxk_op_def def;
+    mxk_sdk_op_def_init(&def);
+    def.description = "Adds all input arguments element-wise.";
+    def.aliases = aliases;
+    def.attrs = an_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(an_attrs);
+    def.outputs = outs;
+    def.list_arguments = an_list_arguments;
+    def.parse_param = an_parse;
+    def.free_param = cbt_param_free;
+    def.infer_shape = cbt_infer_shape_same;
+    def.infer_type = cbt_infer_type_f32;
+    def.backward_dependency = cbt_dep_out_grad;
+    def.forward_inplace = cbt_inplace_00;
+    def.backward_inplace = cbt_inplace_identity_00;
+    return cbt_register(reg, &def, "add_n", an_forward, an_backward, 0, err);
 }

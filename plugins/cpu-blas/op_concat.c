@@ -1,5 +1,5 @@
 /*
- * cpu-blas plugin: Concat and SliceChannel (alias split).
+ * cpu-blas plugin: Concat (alias concat), SliceChannel (alias split) and stack.
  *
  * Semantics: MXNet src/operator/nn/concat.cc, concat-inl.h (arguments
  * arg0..arg{num_args-1}, all dims equal except `dim` (default 1, negative counts
@@ -7,8 +7,11 @@
  * src/operator/slice_channel-inl.h (outputs output0..output{k-1}; `axis`
  * (default 1) divisible by num_outputs; squeeze_axis drops the axis, allowed
  * only when each piece has length 1 there; backward concatenates the output
- * gradients). Both move blocks of (length along the axis) x (inner size)
- * elements, `outer` times; backward reads only the output gradient(s).
+ * gradients; with a partially known data shape the outputs' shapes fill it back)
+ * and src/operator/tensor/matrix_op-inl.h (stack: arguments arg0.., one shape,
+ * a new axis of size num_args at `axis`). All move blocks of (length along the
+ * axis) x (inner size) elements, `outer` times; backward reads only the output
+ * gradient(s).
  */
 #include "cb_tensor.h"
 
@@ -17,6 +20,7 @@ typedef struct cc_param {
     int64_t num;
     int64_t axis;
     int32_t squeeze; /**< SliceChannel squeeze_axis */
+    int32_t stack;   /**< stack: join along a new axis (each input one entry of it) */
 } cc_param;
 
 /** Attribute schema of Concat (MXNet 1.9.1 ConcatParam). */
@@ -30,6 +34,12 @@ static const mxk_attr_def sc_attrs[] = {
     MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "1", NULL, "Axis along which to split."),
     MXK_SDK_ATTR("squeeze_axis", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true, removes the axis (each piece must have length 1 there)."),
+};
+
+/** Attribute schema of stack (StackParam). */
+static const mxk_attr_def st_attrs[] = {
+    MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "0", NULL, "The new axis of the output."),
+    MXK_SDK_ATTR("num_args", MXK_ATTR_INT, 1, NULL, NULL, "Number of inputs to stack."),
 };
 
 /** Parses Concat's num_args, dim. */
@@ -49,7 +59,7 @@ static mxk_status sc_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
-/** Concat's arguments arg0..arg{num_args-1}. */
+/** Concat's and stack's arguments arg0..arg{num_args-1}. */
 static mxk_status cc_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
     return cbt_list_numbered(out, "arg", ((const cc_param *)param)->num, err);
 }
@@ -98,7 +108,10 @@ static mxk_status cc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&out[0], &m, "output", "output", err);
 }
 
-/** SliceChannel: each output is data with the axis divided (and squeezed). */
+/**
+ * SliceChannel (SliceChannelProp::InferShape): each output is data with the axis
+ * divided (and squeezed); data's unknown dims are filled back from a known output.
+ */
 static mxk_status sc_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
@@ -108,31 +121,45 @@ static mxk_status sc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (in[0].ndim == 0)
         return MXK_OK;
     int32_t a;
+    char s[MXK_SDK_SHAPE_STR_MAX];
     MXK_SDK_CHECK(cbt_axis(p->axis, in[0].ndim, "axis", &a, err));
     mxk_shape o = in[0];
-    if (o.dims[a] == 0)
-        return MXK_OK;
     if (o.dims[a] % p->num != 0)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "argument 'data': size %lld of axis %d is not divisible by "
-                             "num_outputs %lld",
-                             (long long)o.dims[a], (int)a, (long long)p->num);
+                             "You are trying to split the %d-th axis of input tensor with shape %s "
+                             "into num_outputs=%lld evenly sized chunks, but this is not possible "
+                             "because %lld does not evenly divide %lld",
+                             (int)a, mxk_sdk_shape_format(&in[0], s, sizeof s), (long long)p->num,
+                             (long long)p->num, (long long)o.dims[a]);
+    if (p->squeeze && o.dims[a] != 0 && o.dims[a] != p->num)
+        return mxk_sdk_error(
+            err, MXK_ERR_SHAPE,
+            "If squeeze axis is True, the size of the sliced axis must be the same "
+            "as num_outputs. Input shape=%s, axis=%d, num_outputs=%lld.",
+            mxk_sdk_shape_format(&in[0], s, sizeof s), (int)a, (long long)p->num);
     o.dims[a] /= p->num;
-    if (p->squeeze) {
-        if (o.dims[a] != 1)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "squeeze_axis needs pieces of length 1 on axis %d, got %lld",
-                                 (int)a, (long long)o.dims[a]);
-        if (o.ndim > 1) {
-            for (int32_t i = a; i + 1 < o.ndim; i++)
-                o.dims[i] = o.dims[i + 1];
-            o.dims[--o.ndim] = 0;
-        }
+    int squeezed = p->squeeze && o.ndim > 1;
+    if (squeezed) {
+        for (int32_t i = a; i + 1 < o.ndim; i++)
+            o.dims[i] = o.dims[i + 1];
+        o.dims[--o.ndim] = 0;
     }
     char what[32];
     for (uint32_t i = 0; i < num_out; i++) {
         snprintf(what, sizeof what, "output%u", (unsigned)i);
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[i], &o, "output", what, err));
+        mxk_shape back = in[0]; /* data's shape from this output's */
+        for (int32_t d = 0, k = 0; d < back.ndim; d++) {
+            if (d == a && squeezed) {
+                back.dims[d] = p->num;
+                continue;
+            }
+            int64_t v = out[i].dims[k++];
+            if (d == a)
+                MXK_SDK_CHECK(mxk_sdk_dim_mul(v, p->num, &v, "argument 'data' axis", err));
+            back.dims[d] = v;
+        }
+        MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[0], &back, "argument", "data", err));
     }
     return MXK_OK;
 }
@@ -176,17 +203,23 @@ static void cc_move(float *big, const mxk_shape *bs, int32_t a, const mxk_tensor
     }
 }
 
-/** Concat forward: joins the inputs into the output. */
+static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err);
+
+/** Concat and stack forward: joins the inputs into the output (stack: one entry each). */
 static mxk_status cc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cc_param *p = param;
-    MXK_SDK_CHECK(cbt_check_forward(args, (uint32_t)p->num, 1, cc_infer_shape, param, 0, err));
+    MXK_SDK_CHECK(cbt_check_forward(args, (uint32_t)p->num, 1,
+                                    p->stack ? st_infer_shape : cc_infer_shape, param, 0, err));
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_shape *os = &args->out_data[0]->shape;
     int32_t a;
-    MXK_SDK_CHECK(cbt_axis(p->axis, os->ndim, "dim", &a, err));
-    cc_move(cb_f32(args->out_data[0]), os, a, args->in_data, args->num_in, 1, args->req, 0);
+    MXK_SDK_CHECK(cbt_axis(p->axis, os->ndim, p->stack ? "axis" : "dim", &a, err));
+    cc_move(cb_f32(args->out_data[0]), os, a, args->in_data, args->num_in, 1, args->req,
+            (uint64_t)p->stack);
     return MXK_OK;
 }
 
@@ -255,13 +288,76 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** Registers Concat, SliceChannel and split with their CPU kernels. */
+/** Parses stack's num_args, axis. */
+static mxk_status st_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    cc_param p = {.stack = 1};
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, CBT_MAX_IO, &p.num, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/**
+ * stack (StackOpShape): the inputs share one shape (merged, and written back into
+ * every input); the output inserts num_args at `axis` in [-ndim-1, ndim].
+ */
+static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                 uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                 mxk_error_sink *err) {
+    const cc_param *p = param;
+    if (num_in != (uint32_t)p->num || num_out != 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "stack expects %lld arguments",
+                             (long long)p->num);
+    MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, num_in, NULL, NULL, 0, NULL, err));
+    const mxk_shape *d = &in[0];
+    if (!mxk_sdk_shape_is_known(d))
+        return MXK_OK;
+    if (d->ndim + 1 > MXK_MAX_NDIM)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "the output would have %d dims (at most %d)",
+                             (int)d->ndim + 1, MXK_MAX_NDIM);
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, d->ndim + 1, "axis", &a, err));
+    mxk_shape o = mxk_sdk_shape_unknown();
+    o.ndim = d->ndim + 1;
+    for (int32_t i = 0; i < d->ndim; i++)
+        o.dims[i < a ? i : i + 1] = d->dims[i];
+    o.dims[a] = p->num;
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&o, "output 'output'", err));
+    return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
+}
+
+/** stack backward: index i of the new axis of dy into input gradient i, by its request. */
+static mxk_status st_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const cc_param *p = param;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, (uint32_t)p->num, 1, 1, err));
+    const mxk_tensor *dy = args->out_grad[0];
+    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    int32_t a;
+    MXK_SDK_CHECK(cbt_axis(p->axis, dy->shape.ndim, "axis", &a, err));
+    if (dy->shape.dims[a] != p->num)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output': %lld entries on axis %d",
+                             (long long)dy->shape.dims[a], (int)a);
+    uint64_t piece = mxk_sdk_shape_count(&dy->shape) / (uint64_t)p->num;
+    for (uint32_t i = 0; i < args->num_in; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "arg%u", (unsigned)i);
+        MXK_SDK_CHECK(cb_check_grad(args->in_grad[i], args->req[i],
+                                    &(mxk_shape){.ndim = 1, .dims = {(int64_t)piece}}, name, err));
+    }
+    cc_move(cb_f32(dy), &dy->shape, a, args->in_grad, args->num_in, 0, args->req, 1);
+    return MXK_OK;
+}
+
+/** Registers Concat, SliceChannel and stack with their CPU kernels. */
 mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const data_arg[] = {"data", NULL};
     static const char *const out_name[] = {"output", NULL};
+    static const char *const cc_aliases[] = {"concat", "_sparse_concat", NULL};
+    static const char *const sc_aliases[] = {"split", NULL};
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
     def.description = "Joins its inputs along dimension `dim`.";
+    def.aliases = cc_aliases;
     def.attrs = cc_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(cc_attrs);
     def.outputs = out_name;
@@ -272,20 +368,31 @@ mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_type = cbt_infer_type_f32;
     def.backward_dependency = cbt_dep_out_grad;
     MXK_SDK_CHECK(cbt_register(reg, &def, "Concat", cc_forward, cc_backward, 0, err));
-    for (int i = 0; i < 2; i++) {
-        mxk_sdk_op_def_init(&def);
-        def.description = "Splits the input along `axis` into num_outputs equal pieces.";
-        def.attrs = sc_attrs;
-        def.num_attrs = MXK_SDK_COUNTOF(sc_attrs);
-        def.arguments = data_arg;
-        def.list_outputs = sc_list_outputs;
-        def.parse_param = sc_parse;
-        def.free_param = cbt_param_free;
-        def.infer_shape = sc_infer_shape;
-        def.infer_type = cbt_infer_type_f32;
-        def.backward_dependency = sc_backward_dependency;
-        MXK_SDK_CHECK(cbt_register(reg, &def, i == 0 ? "SliceChannel" : "split", sc_forward,
-                                   sc_backward, 0, err));
-    }
-    return MXK_OK;
+
+    mxk_sdk_op_def_init(&def);
+    def.description = "Splits the input along `axis` into num_outputs equal pieces.";
+    def.aliases = sc_aliases;
+    def.attrs = sc_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(sc_attrs);
+    def.arguments = data_arg;
+    def.list_outputs = sc_list_outputs;
+    def.parse_param = sc_parse;
+    def.free_param = cbt_param_free;
+    def.infer_shape = sc_infer_shape;
+    def.infer_type = cbt_infer_type_f32;
+    def.backward_dependency = sc_backward_dependency;
+    MXK_SDK_CHECK(cbt_register(reg, &def, "SliceChannel", sc_forward, sc_backward, 0, err));
+
+    mxk_sdk_op_def_init(&def);
+    def.description = "Joins its inputs along a new axis `axis`.";
+    def.attrs = st_attrs;
+    def.num_attrs = MXK_SDK_COUNTOF(st_attrs);
+    def.outputs = out_name;
+    def.list_arguments = cc_list_arguments;
+    def.parse_param = st_parse;
+    def.free_param = cbt_param_free;
+    def.infer_shape = st_infer_shape;
+    def.infer_type = cbt_infer_type_f32;
+    def.backward_dependency = cbt_dep_out_grad;
+    return cbt_register(reg, &def, "stack", cc_forward, st_backward, 0, err);
 }

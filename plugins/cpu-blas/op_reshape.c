@@ -1,5 +1,6 @@
 /*
- * cpu-blas plugin: Flatten and Reshape (views of the same elements in a new shape).
+ * cpu-blas plugin: Flatten (aliases flatten, _npx_batch_flatten) and Reshape (alias
+ * reshape): views of the same elements in a new shape.
  *
  * Semantics: MXNet src/operator/tensor/matrix_op.cc, matrix_op-inl.h (digest
  * operators-kvstore-module.md §2.3). One argument `data`, output `output`.
@@ -155,8 +156,11 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
     mxk_op_kernel_def k;
 
+    static const char *const fl_aliases[] = {"flatten", "_npx_batch_flatten", NULL};
+    static const char *const rs_aliases[] = {"reshape", NULL};
     mxk_sdk_op_def_init(&def);
     def.name = "Flatten";
+    def.aliases = fl_aliases;
     def.description = "Flattens the input to 2-D: (d1, d2*...*dk).";
     def.arguments = rs_args;
     def.outputs = rs_outs;
@@ -170,6 +174,7 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
 
     mxk_sdk_op_def_init(&def);
     def.name = "Reshape";
+    def.aliases = rs_aliases;
     def.description = "Reshapes the input to a new shape with the same number of elements.";
     def.attrs = rs_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(rs_attrs);

@@ -1,0 +1,148 @@
+/*
+ * cpu-blas plugin, init group (creation and shape operators): the registration
+ * functions of its files, the index maps shared by the data-movement operators
+ * (broadcast_to, broadcast_axis, broadcast_like, tile, repeat, flip, Pad;
+ * op_init_gather.c) and the attribute helpers, copies and stock callbacks of the
+ * group (op_init_common.c).
+ *
+ * A map describes an output of `ndim` dims read from an input seen with the same
+ * rank: along dim d, output index j reads input index tab[d][j], or the constant
+ * fill value when tab[d][j] < 0 (Pad's constant mode). MXNet computes these
+ * operators with per-element index arithmetic in the same way
+ * (src/operator/tensor/broadcast_reduce_op.h broadcast kernel, matrix_op-inl.h
+ * tile/repeat through broadcast_to, reverse's ReverseIndex, src/operator/pad.cc):
+ * forward gathers, backward scatter-adds the output gradient onto the input
+ * positions it was read from (a sum over broadcast or repeated positions).
+ */
+#ifndef MXK_CB_OP_INIT_H
+#define MXK_CB_OP_INIT_H
+
+#include "cb_tensor.h"
+
+/** A per-dimension index map from an output to an input view of the same rank. */
+typedef struct cbi_map {
+    int32_t ndim;                    /**< rank of the output and of the input view */
+    int64_t out_dims[MXK_MAX_NDIM];  /**< output dims (all >= 1) */
+    int64_t in_dims[MXK_MAX_NDIM];   /**< input view dims */
+    int64_t in_stride[MXK_MAX_NDIM]; /**< row-major element strides of the input view */
+    int64_t *tab[MXK_MAX_NDIM];      /**< per dim: out_dims[d] input indices (< 0: fill) */
+    int64_t *buf;                    /**< owns the tables (one allocation) */
+} cbi_map;
+
+/** Fills the tables of a map for an operator's parameters (called after cbi_map_init). */
+typedef void (*cbi_fill_fn)(const void *param, cbi_map *m);
+
+/**
+ * Prepares a map for output shape `out` read from input `in` (known shapes). The
+ * input view has the output's rank: an input of fewer dims is left-padded with
+ * 1s (tile), one of more dims has its leading dims merged (repeat without axis
+ * flattens). The tables start as the broadcast rule (index j where the view dim
+ * equals the output dim, else 0) for `fill` callbacks to overwrite. Errors:
+ * MXK_ERR_OUT_OF_MEMORY. Free with cbi_map_free (also after a failure).
+ */
+mxk_status cbi_map_init(cbi_map *m, const mxk_shape *out, const mxk_shape *in, mxk_error_sink *err);
+
+/** Frees the tables of a map (idempotent). */
+void cbi_map_free(cbi_map *m);
+
+/** Forward: out[o] (=|+=) in[map(o)] (or `fill`) by `req`; out and in must not overlap. */
+void cbi_gather(const cbi_map *m, float *out, const float *in, float fill, mxk_op_req req);
+
+/**
+ * Backward: g (n elements) is zeroed for WRITE/INPLACE, then g[map(o)] += dy[o]
+ * for every output position o that reads the input; nothing for NULL.
+ */
+void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy, mxk_op_req req);
+
+/**
+ * The start of the parameter object of every gather operator (its first member):
+ * what the shared kernels cbi_gather_forward / cbi_gather_backward need.
+ */
+typedef struct cbi_gather_param {
+    uint32_t num_in;         /**< arguments (broadcast_like: 2; only argument 0 is read) */
+    cb_infer_shape_fn infer; /**< the operator's shape inference (forward re-checks with it) */
+    cbi_fill_fn fill_map;    /**< fills the tables (NULL: the broadcast rule) */
+    float fill;              /**< value of the positions outside the input (Pad constant) */
+} cbi_gather_param;
+
+/**
+ * Forward kernel of the gather operators (float32): checks the call with
+ * cbt_check_forward against the operator's inference, builds the map and
+ * gathers argument 0 into the output by req[0]. `param` starts with a
+ * cbi_gather_param.
+ */
+mxk_status cbi_gather_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_forward_args *args, mxk_error_sink *err);
+
+/**
+ * Backward kernel of the gather operators, which read only out_grad (the input
+ * shape comes from in_grad[0]): checks the counts and tensors, builds the map as
+ * forward and scatters into in_grad[0] by req[0]; the other arguments
+ * (broadcast_like's rhs) get a zero gradient.
+ */
+mxk_status cbi_gather_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                               const mxk_backward_args *args, mxk_error_sink *err);
+
+/**
+ * Reads an optional integer attribute (MXNet's `int or None`): absent or "None"
+ * sets *has = 0; otherwise *has = 1 and *value. The schema declares such
+ * attributes MXK_ATTR_STRING with default "None". Errors: MXK_ERR_INVALID_ARGUMENT
+ * "attribute 'axis': expected an integer or None, got 'x'".
+ */
+mxk_status cbi_attr_opt_int(const mxk_attrs *attrs, const char *key, int32_t *has, int64_t *value,
+                            mxk_error_sink *err);
+
+/**
+ * Reads an optional tuple attribute (MXNet's `Shape or None`): absent or "None"
+ * sets *has = 0; otherwise *has = 1 and *value (errors of mxk_sdk_attr_shape).
+ */
+mxk_status cbi_attr_opt_shape(const mxk_attrs *attrs, const char *key, int32_t *has,
+                              mxk_shape *value, mxk_error_sink *err);
+
+/**
+ * Reads tuple attribute `key` into *value and checks every value >= lo. Errors:
+ * those of mxk_sdk_attr_shape; MXK_ERR_INVALID_ARGUMENT "attribute 'reps': values
+ * must be >= 1, got 0".
+ */
+mxk_status cbi_attr_tuple_min(const mxk_attrs *attrs, const char *key, int64_t lo, mxk_shape *value,
+                              mxk_error_sink *err);
+
+/** Zero gradient of input `i` named `name` by its request (the MakeZeroGradNodes inputs). */
+mxk_status cbi_zero_grad_of(const mxk_backward_args *args, uint32_t i, const char *name,
+                            mxk_error_sink *err);
+
+/**
+ * out (=|+=) in element for element by req, for any dtype (dst and src of one
+ * dtype and element count; equal pointers: WRITE/INPLACE is a no-op).
+ */
+void cbi_copy(const mxk_tensor *dst, const mxk_tensor *src, mxk_op_req req);
+
+/**
+ * v as a float32 without undefined behaviour: beyond float's range it saturates to
+ * an infinity of its sign (as IEEE conversion rounds), NaN stays NaN.
+ */
+float cbi_to_f32(double v);
+
+/**
+ * infer_type: argument 0 and output 0 share one dtype, any (MXNet's
+ * ElemwiseType<1, 1>); other arguments are left alone.
+ */
+mxk_status cbi_infer_type_same(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                               uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                               mxk_error_sink *err);
+
+/** no_gradient callback returning 1 (MXNet's MakeZeroGradNodes: zeros_like, shape_array). */
+int32_t cbi_no_gradient(const void *param);
+
+/** op_init_fill.c: _zeros, _ones, _full, _arange, zeros_like, ones_like. */
+mxk_status cb_register_init_fill(mxk_registrar *reg, mxk_error_sink *err);
+/** op_init_shape.c: _copy, expand_dims, squeeze, reshape_like, shape_array, size_array. */
+mxk_status cb_register_init_shape(mxk_registrar *reg, mxk_error_sink *err);
+/** op_init_broadcast.c: broadcast_to, broadcast_axis, broadcast_like. */
+mxk_status cb_register_init_broadcast(mxk_registrar *reg, mxk_error_sink *err);
+/** op_init_tile.c: tile, repeat, reverse. */
+mxk_status cb_register_init_tile(mxk_registrar *reg, mxk_error_sink *err);
+/** op_init_pad.c: Pad. */
+mxk_status cb_register_init_pad(mxk_registrar *reg, mxk_error_sink *err);
+
+#endif /* MXK_CB_OP_INIT_H */

@@ -1,8 +1,8 @@
 /*
  * cpu-blas plugin: Activation.
  *
- * Semantics: MXNet src/operator/nn/activation.cc and src/operator/mshadow_op.h
- * (digest operators-kvstore-module.md §2.3). One argument `data`, output
+ * Semantics: MXNet src/operator/nn/activation.cc (alias _npx_activation) and
+ * src/operator/mshadow_op.h. One argument `data`, output
  * `output` of the same shape; act_type (required) one of
  *   relu      y = x > 0 ? x : 0              dy/dx from y: y > 0
  *   sigmoid   y = 1 / (1 + e^-x)             from y: y (1 - y)
@@ -275,9 +275,11 @@ static mxk_status act_backward(const mxk_op_ctx *ctx, const void *param, void *s
 
 /** Registers Activation and its CPU kernel. */
 mxk_status cb_register_activation(mxk_registrar *reg, mxk_error_sink *err) {
+    static const char *const aliases[] = {"_npx_activation", NULL};
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
     def.name = "Activation";
+    def.aliases = aliases;
     def.description = "Applies an activation function element-wise (relu, sigmoid, tanh, "
                       "softrelu, softsign).";
     def.attrs = act_attrs;

@@ -162,3 +162,44 @@ add("LeakyReLU", {"act_type": "swish"}, {"data": (2, 3)}, error="swish", name="L
 add("_npx_leaky_relu", {"act_type": "elu"}, {"data": (2, 3)}, grad_req="null",
     name="alias_npx_leaky_relu")
 
+
+# ---------------------------------------------------------------- softmax family
+LEN_REQ = {"data": "write", "length": "null"}
+add("softmax", {"use_length": True}, {"data": (3, 5), "length": (3,)},
+    inputs={"length": np.array([1, 3, 5], dtype=np.int32)}, grad_req=LEN_REQ)
+add("softmax", {"use_length": True, "axis": 1}, {"data": (2, 4, 3), "length": (2, 3)},
+    inputs={"length": ("int", 1, 5, "int32")}, grad_req=LEN_REQ)
+add("softmax", {"use_length": True, "axis": 0, "temperature": 2.0},
+    {"data": (4, 3), "length": (3,)}, inputs={"length": ("int", 0, 5, "int32")}, grad_req=LEN_REQ)
+add("softmax", {"use_length": True}, {"data": (5,), "length": (1,)},
+    inputs={"length": np.array([3], dtype=np.int32)}, grad_req=LEN_REQ, name="softmax_length_1d")
+add("softmax", {"use_length": True}, {"data": (3, 5), "length": (3,)},
+    inputs={"length": [1.0, 3.0, 5.0]}, grad_req=LEN_REQ, error="only support integer types",
+    name="softmax_length_float")
+add("log_softmax", {"use_length": True}, {"data": (3, 5)}, error="", name="log_softmax_use_length")
+add("softmax", {"use_length": False}, {"data": (3, 5)}, name="softmax_use_length_false")
+for dt in ("float32", "float64", "float16"):
+    add("softmax", {"dtype": dt}, {"data": (3, 5)}, grad_req="null", name="softmax_dtype_" + dt,
+        rtol=1e-3 if dt == "float16" else None)
+    add("log_softmax", {"dtype": dt, "axis": 0}, {"data": (3, 5)}, grad_req="null",
+        name="log_softmax_dtype_" + dt, rtol=1e-3 if dt == "float16" else None)
+add("softmax", {"dtype": "float64"}, {"data": (2, 6)}, grad_req={"data": "write"},
+    name="softmax_dtype_float64_grad")
+add("log_softmax", {"temperature": 3.0, "axis": -2}, {"data": (2, 3, 4)})
+add("softmax", {"temperature": -1.0}, {"data": (3, 4)}, name="softmax_negative_temperature")
+for alias in ("_npx_softmax", "_npx_log_softmax"):
+    add(alias, {}, {"data": (2, 3)}, grad_req="null", name="alias" + alias)
+# SoftmaxActivation mode=instance is a softmax over the last axis
+add("SoftmaxActivation", {}, {"data": (1, 2, 1, 2)}, inputs={"data": [[[[0.0, 1.0]], [[2.0, 3.0]]]]},
+    grad_req="null", name="SoftmaxActivation_instance_4d")
+add("SoftmaxActivation", {"mode": "instance"}, {"data": (2, 3, 4)}, grad_req="null")
+add("SoftmaxActivation", {"mode": "instance"}, {"data": (2, 3, 4)}, is_train=True,
+    grad_req={"data": "write"}, name="SoftmaxActivation_instance_grad",
+    xfail="MXNet's backward reduces over axis 1 in instance mode, which is not the gradient of "
+    "its forward (a softmax over the last axis) for data of more than 2 dims")
+add("SoftmaxActivation", {"mode": "instance"}, {"data": (3, 7)})
+add("SoftmaxActivation", {"mode": "channel"}, {"data": (2, 3, 4)})
+
+# ---------------------------------------------------------------- Activation
+add("_npx_activation", {"act_type": "tanh"}, {"data": (2, 3)}, grad_req="null",
+    name="alias_npx_activation")

@@ -227,27 +227,43 @@ static float *dot_grad_ptr(const mxk_backward_args *args, int i) {
     return args->req[i] != MXK_REQ_NULL ? cb_f32(args->in_grad[i]) : NULL;
 }
 
-/** dA and dB by their requests (dot_grad; the 1-D case by scaling). */
-static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *state,
-                               const mxk_backward_args *args, mxk_error_sink *err) {
-    const dot_param *p = param;
+/**
+ * Common start of dot's and batch_dot's backward: counts, *needed = 0 when neither
+ * gradient is requested (nothing else checked); otherwise out_grad, lhs and rhs
+ * present, out_grad of the shape `infer` gives for (lhs, rhs), requested gradients
+ * of their arguments' sizes.
+ */
+static mxk_status dot_begin_backward(const mxk_backward_args *args, cb_infer_shape_fn infer,
+                                     const void *param, int *needed, mxk_error_sink *err) {
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
     const mxk_op_req *req = args->req;
-    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL)
+    *needed = req[0] != MXK_REQ_NULL || req[1] != MXK_REQ_NULL;
+    if (!*needed)
         return MXK_OK;
     MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
     MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'lhs'", err));
     MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'rhs'", err));
     const mxk_shape *ls = &args->in_data[0]->shape, *rs = &args->in_data[1]->shape;
-    if (ls->ndim < 1 || rs->ndim < 1)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot: inputs need at least one dim");
-    dot_view v = dot_view_of(p, ls, rs);
+    mxk_shape shapes[2] = {*ls, *rs}, o = mxk_sdk_shape_unknown();
+    MXK_SDK_CHECK(infer(param, shapes, 2, &o, 1, NULL, 0, err));
+    if (!mxk_sdk_shape_equal(&o, &args->out_grad[0]->shape))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output': inconsistent shape");
+    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ls, "lhs", err));
+    return cb_check_grad(args->in_grad[1], req[1], rs, "rhs", err);
+}
+
+/** dA and dB by their requests (dot_grad; the 1-D case by scaling). */
+static mxk_status dot_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                               const mxk_backward_args *args, mxk_error_sink *err) {
+    const dot_param *p = param;
+    int needed;
+    MXK_SDK_CHECK(dot_begin_backward(args, dot_infer_shape, param, &needed, err));
+    if (!needed)
+        return MXK_OK;
+    const mxk_op_req *req = args->req;
+    dot_view v = dot_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape);
     int m, k, n;
     MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
-    if (v.k != v.kb || mxk_sdk_shape_count(&args->out_grad[0]->shape) != v.m * v.n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "dot backward: inconsistent shapes");
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ls, "lhs", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], rs, "rhs", err));
     const float *dc = cb_f32(args->out_grad[0]);
     const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
     if (v.vec) {
@@ -336,20 +352,12 @@ static mxk_status bd_forward(const mxk_op_ctx *ctx, const void *param, void *sta
 static mxk_status bd_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const dot_param *p = param;
-    MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
-    const mxk_op_req *req = args->req;
-    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL)
+    int needed;
+    MXK_SDK_CHECK(dot_begin_backward(args, bd_infer_shape, param, &needed, err));
+    if (!needed)
         return MXK_OK;
-    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'lhs'", err));
-    MXK_SDK_CHECK(cb_check_tensor(args->in_data[1], "argument 'rhs'", err));
+    const mxk_op_req *req = args->req;
     const mxk_shape *ls = &args->in_data[0]->shape, *rs = &args->in_data[1]->shape;
-    mxk_shape shapes[2] = {*ls, *rs}, o = mxk_sdk_shape_unknown();
-    MXK_SDK_CHECK(bd_infer_shape(param, shapes, 2, &o, 1, NULL, 0, err));
-    if (!mxk_sdk_shape_equal(&o, &args->out_grad[0]->shape))
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "batch_dot backward: inconsistent shapes");
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], ls, "lhs", err));
-    MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], req[1], rs, "rhs", err));
     uint64_t batch;
     dot_view v = bd_view_of(p, ls, rs, &batch);
     int m, k, n;

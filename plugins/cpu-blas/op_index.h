@@ -1,7 +1,7 @@
 /*
  * cpu-blas plugin: declarations shared by the index group's files (op_index_*.c,
  * registered from ops_index.c): MXNet's optional-integer attributes, index
- * conversion by mode, and the per-file registration functions.
+ * conversion by mode, the start of a backward, and the per-file registration functions.
  *
  * Optional integers (dmlc::optional<int>, e.g. slice_axis `end`, topk `axis`) and
  * tuples of them (slice `begin`/`end`/`step`, "(0,None,-1)") are declared as
@@ -43,6 +43,20 @@ mxk_status cb_idx_attr_opt_tuple(const mxk_attrs *attrs, const char *key, int32_
  * always in [0, size). Thread-safe.
  */
 int64_t cb_idx_pos(double v, int64_t size, cb_idx_mode mode);
+
+/**
+ * Common start of the backward of an operator with one data argument (gradient by
+ * out_grad, one visible output) and, when num_in is 2, a second argument without a
+ * gradient (`aux_name`: indices, lengths, shape_like), which gets zeros (WRITE) or
+ * nothing (ADD, NULL) as MXNet's zeros_like nodes: checks the counts, writes that
+ * zero gradient, and when the data gradient is requested checks out_grad and it.
+ * *dy, *dx: out_grad and the data gradient, or NULL when that gradient is not
+ * requested (the caller is done). Errors: those of cb_check_backward_counts,
+ * cbt_zero_grad and cb_check_tensor.
+ */
+mxk_status cb_idx_begin_backward(const mxk_backward_args *args, uint32_t num_in,
+                                 const char *aux_name, const mxk_tensor **dy, const mxk_tensor **dx,
+                                 mxk_error_sink *err);
 
 /** op_index_slice.c: slice (alias crop), slice_axis, slice_like. */
 mxk_status cb_register_index_slice(mxk_registrar *reg, mxk_error_sink *err);

@@ -1,6 +1,7 @@
 /*
- * cpu-blas plugin: optional-integer attributes and index conversion of the index
- * group (see op_index.h). Optional values follow dmlc-core's dmlc::optional
+ * cpu-blas plugin: helpers of the index group (see op_index.h): optional-integer
+ * attributes, index conversion, and the common start of a backward. Optional values follow
+ * dmlc-core's dmlc::optional
  * ("None" = absent, include/dmlc/optional.h); tuples follow mxnet::Tuple's text
  * form (include/mxnet/tuple.h: "(a,b)", "[a,b]", a bare "a", trailing comma).
  */
@@ -111,4 +112,21 @@ int64_t cb_idx_pos(double v, int64_t size, cb_idx_mode mode) {
         return j <= 0 ? 0 : (j >= size ? size - 1 : j);
     j %= size;
     return j < 0 ? j + size : j;
+}
+
+/** Common start of a data-gradient backward (see op_index.h). */
+mxk_status cb_idx_begin_backward(const mxk_backward_args *args, uint32_t num_in,
+                                 const char *aux_name, const mxk_tensor **dy, const mxk_tensor **dx,
+                                 mxk_error_sink *err) {
+    *dy = *dx = NULL;
+    MXK_SDK_CHECK(cb_check_backward_counts(args, num_in, 1, 1, err));
+    if (num_in == 2)
+        MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[1], args->req[1], aux_name, err));
+    if (args->req[0] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cb_check_tensor(args->in_grad[0], "gradient of argument 0", err));
+    *dy = args->out_grad[0];
+    *dx = args->in_grad[0];
+    return MXK_OK;
 }

@@ -231,15 +231,11 @@ static mxk_status sq_backward(const mxk_op_ctx *ctx, const void *param, void *st
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const sq_param *p = param;
     uint32_t n = p->use_len ? 2 : 1;
-    MXK_SDK_CHECK(cb_check_backward_counts(args, n, 1, 1, err));
-    if (n == 2)
-        MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[1], args->req[1], "sequence_length", err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
+    const mxk_tensor *dy, *dx;
+    MXK_SDK_CHECK(cb_idx_begin_backward(args, n, "sequence_length", &dy, &dx, err));
+    if (dx == NULL)
         return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0], *dx = args->in_grad[0];
-    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(dx, "gradient of 'data'", err));
+    mxk_op_req req = args->req[0];
     mxk_shape shapes[2] = {dx->shape, mxk_sdk_shape_unknown()}, o = mxk_sdk_shape_unknown();
     MXK_SDK_CHECK(sq_infer_shape(param, shapes, n, &o, 1, NULL, 0, err));
     if (!mxk_sdk_shape_equal(&o, &dy->shape))

@@ -328,16 +328,12 @@ static mxk_status sl_forward(const mxk_op_ctx *ctx, const void *param, void *sta
 static mxk_status sl_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const sl_param *p = param;
-    uint32_t n = p->kind == SL_LIKE ? 2 : 1;
-    MXK_SDK_CHECK(cb_check_backward_counts(args, n, 1, 1, err));
-    if (n == 2)
-        MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[1], args->req[1], "shape_like", err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
+    const mxk_tensor *dy, *dx;
+    MXK_SDK_CHECK(
+        cb_idx_begin_backward(args, p->kind == SL_LIKE ? 2 : 1, "shape_like", &dy, &dx, err));
+    if (dx == NULL)
         return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0], *dx = args->in_grad[0];
-    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(dx, "gradient of 'data'", err));
+    mxk_op_req req = args->req[0];
     /* slice_like: out_grad has shape_like's sizes on the sliced axes (begin 0, step 1) */
     sl_range r;
     MXK_SDK_CHECK(sl_ranges(p, &dx->shape, &dy->shape, &r, err));

@@ -63,15 +63,7 @@ static const mxk_attr_def topk_attrs[] = {
     MXK_SDK_ATTR("dtype", MXK_ATTR_ENUM, 0, "float32", SO_DTYPES,
                  "DType of the output indices when ret_typ is \"indices\" or \"both\"."),
 };
-/** Attribute schema of sort (SortParam). */
-static const mxk_attr_def sort_attrs[] = {
-    MXK_SDK_ATTR("axis", MXK_ATTR_STRING, 0, "-1", NULL,
-                 "Axis along which to choose sort the input tensor. If not given, the flattened "
-                 "array is used. Default is -1."),
-    MXK_SDK_ATTR("is_ascend", MXK_ATTR_BOOL, 0, "True", NULL,
-                 "Whether to sort in ascending or descending order."),
-};
-/** Attribute schema of argsort (ArgSortParam). */
+/** Attribute schema of argsort (ArgSortParam); sort (SortParam) has its first two. */
 static const mxk_attr_def argsort_attrs[] = {
     MXK_SDK_ATTR("axis", MXK_ATTR_STRING, 0, "-1", NULL,
                  "Axis along which to sort the input tensor. If not given, the flattened array "
@@ -444,8 +436,8 @@ mxk_status cb_register_index_sort(mxk_registrar *reg, mxk_error_sink *err) {
          "Returns the indices of the top k elements in an input array along the given "
          "axis.",
          topk_attrs, MXK_SDK_COUNTOF(topk_attrs), topk_aliases, topk_parse},
-        {"sort", "Returns a sorted copy of an input array along the given axis.", sort_attrs,
-         MXK_SDK_COUNTOF(sort_attrs), sort_aliases, sort_parse},
+        {"sort", "Returns a sorted copy of an input array along the given axis.", argsort_attrs, 2,
+         sort_aliases, sort_parse},
         {"argsort", "Returns the indices that would sort an input array along the given axis.",
          argsort_attrs, MXK_SDK_COUNTOF(argsort_attrs), argsort_aliases, argsort_parse},
         {"argmin", "Returns indices of the minimum values along an axis.", argmin_attrs,

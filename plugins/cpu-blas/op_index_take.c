@@ -395,19 +395,16 @@ static mxk_status tk_forward(const mxk_op_ctx *ctx, const void *param, void *sta
 static mxk_status tk_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const tk_param *p = param;
-    MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
     const char *iname = p->kind == TK_PICK ? "index" : "indices";
-    if (p->kind == TK_TAKE && args->req[1] == MXK_REQ_ADD)
+    if (p->kind == TK_TAKE && args->num_in == 2 && args->req[1] == MXK_REQ_ADD)
         return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
                              "take layer doesn't support gradient of req type kAddTo to index");
-    MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[1], args->req[1], iname, err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
+    const mxk_tensor *dy, *dx, *it = args->num_in == 2 ? args->in_data[1] : NULL;
+    MXK_SDK_CHECK(cb_idx_begin_backward(args, 2, iname, &dy, &dx, err));
+    if (dx == NULL)
         return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0], *it = args->in_data[1], *dx = args->in_grad[0];
-    MXK_SDK_CHECK(cb_check_tensor(dy, "gradient of 'output'", err));
+    mxk_op_req req = args->req[0];
     MXK_SDK_CHECK(cbt_check_any(it, iname, err));
-    MXK_SDK_CHECK(cb_check_tensor(dx, "gradient of argument 0", err));
     mxk_shape in_shapes[2] = {dx->shape, it->shape}, o = mxk_sdk_shape_unknown();
     MXK_SDK_CHECK(tk_infer_shape(param, in_shapes, 2, &o, 1, NULL, 0, err));
     if (!mxk_sdk_shape_equal(&o, &dy->shape))

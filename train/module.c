@@ -31,6 +31,8 @@ struct mxkt_module {
     uint32_t nargs, naux;
     const char **pnames; /**< parameter names (args minus data and label) */
     uint32_t nparams;
+    double *lr_mult, *wd_mult; /**< per parameter: __lr_mult__ (1), __wd_mult__ (by name) */
+    char **init_attr;          /**< per parameter, then per aux state: __init__ or NULL */
     int bound, for_training, params_init, opt_init, has_label;
     int64_t batch, begin[MXKT_MAX_CTX], end[MXKT_MAX_CTX];
     mxk_shape data_shape, label_shape;
@@ -59,6 +61,57 @@ static mxk_context phys_ctx(mxk_context c) {
     if (c.dev_type == MXK_DEV_CPU && c.dev_id >= mxk_device_count(MXK_DEV_CPU))
         c.dev_id = 0;
     return c;
+}
+
+/**
+ * The variable attributes the Module honours: __lr_mult__ and __wd_mult__ of each
+ * parameter (optimizer.py set_lr_mult / set_wd_mult read them from the symbol's
+ * attr_dict; the plain "lr_mult" key they ignore, and so does this) and __init__ of
+ * parameters and aux states (module.py init_params passes them in InitDesc.attrs).
+ */
+static mxk_status module_read_attrs(mxkt_module *m) {
+    m->lr_mult = calloc(m->nparams + 1, sizeof *m->lr_mult);
+    m->wd_mult = calloc(m->nparams + 1, sizeof *m->wd_mult);
+    m->init_attr = calloc(m->nparams + m->naux + 1, sizeof *m->init_attr);
+    if (!m->lr_mult || !m->wd_mult || !m->init_attr)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < m->nparams; i++) {
+        m->lr_mult[i] = 1.0;
+        m->wd_mult[i] = mxkt_optimizer_wd_mult(m->pnames[i]);
+    }
+    uint32_t n = 0;
+    char **kv = NULL;
+    mxk_status st = mxk_symbol_list_attrs(m->sym, &n, &kv);
+    if (st != MXK_OK)
+        return mxkt_kernel_error(st, "Module");
+    for (uint32_t k = 0; k < n && st == MXK_OK; k++) {
+        const char *dollar = strrchr(kv[2 * k], '$'), *val = kv[2 * k + 1];
+        size_t len = dollar ? (size_t)(dollar - kv[2 * k]) : 0;
+        uint32_t v = 0;
+        for (; v < m->nparams + m->naux; v++) {
+            const char *name = v < m->nparams ? m->pnames[v] : m->aux[v - m->nparams];
+            if (dollar && strlen(name) == len && strncmp(name, kv[2 * k], len) == 0)
+                break;
+        }
+        if (v == m->nparams + m->naux)
+            continue;
+        const char *key = dollar + 1;
+        if (strcmp(key, "__init__") == 0) {
+            m->init_attr[v] = strdup(val);
+            if (m->init_attr[v] == NULL)
+                st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+        } else if (v < m->nparams &&
+                   (strcmp(key, "__lr_mult__") == 0 || strcmp(key, "__wd_mult__") == 0)) {
+            char *end = NULL;
+            double x = strtod(val, &end);
+            if (end == val || *end != '\0' || !isfinite(x))
+                st = mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s '%s' is not a number",
+                                m->pnames[v], key, val);
+            *(key[2] == 'l' ? &m->lr_mult[v] : &m->wd_mult[v]) = x;
+        }
+    }
+    mxk_string_list_free(kv);
+    return st;
 }
 
 /** Module(symbol, data_names, label_names, context). */
@@ -95,6 +148,11 @@ mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, cons
             continue;
         }
         m->pnames[m->nparams++] = m->args[i];
+    }
+    st = module_read_attrs(m);
+    if (st != MXK_OK) {
+        mxkt_module_free(m);
+        return st;
     }
     *out = m;
     return MXK_OK;
@@ -134,6 +192,12 @@ void mxkt_module_free(mxkt_module *m) {
     mxk_wait_all();
     module_drop_optimizer(m);
     module_unbind(m);
+    if (m->init_attr)
+        for (uint32_t i = 0; i < m->nparams + m->naux; i++)
+            free(m->init_attr[i]);
+    free(m->init_attr);
+    free(m->lr_mult);
+    free(m->wd_mult);
     free(m->pnames);
     mxk_string_list_free(m->args);
     mxk_string_list_free(m->aux);
@@ -260,14 +324,16 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
     for (uint32_t k = 0; k < total && st == MXK_OK; k++) {
         const char *name = order[k];
         mxk_ndarray **arrs = m->params;
-        uint32_t stride = m->nparams, idx = 0;
+        uint32_t stride = m->nparams, idx = 0, var = 0;
         for (idx = 0; idx < m->nparams && strcmp(m->pnames[idx], name) != 0; idx++)
             ;
+        var = idx;
         if (idx == m->nparams) {
             arrs = m->auxs;
             stride = m->naux;
             for (idx = 0; idx < m->naux && strcmp(m->aux[idx], name) != 0; idx++)
                 ;
+            var = m->nparams + idx;
         }
         mxk_shape shape = mxk_ndarray_shape(arrs[idx]);
         int64_t n = mxkt_shape_size(&shape);
@@ -293,7 +359,7 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
             st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
             break;
         }
-        st = mxkt_initializer_fill(init, name, &shape, host);
+        st = mxkt_initializer_fill_desc(init, name, m->init_attr[var], &shape, host);
         if (st == MXK_OK)
             st = fill_all(arrs, stride, idx, m->nctx, host, n);
         if (st == MXK_OK && (st = mxk_wait_all()) != MXK_OK)
@@ -434,8 +500,9 @@ mxk_status mxkt_module_update(mxkt_module *m) {
             if (st != MXK_OK)
                 return mxkt_kernel_error(st, "gradient aggregation");
         }
-        double lr = mxkt_optimizer_step(&m->opt, (int32_t)i);
-        double wdm = mxkt_optimizer_wd_mult(m->pnames[i]);
+        /* optimizer.py _get_lr / _get_wd: times the parameter's multipliers */
+        double lr = mxkt_optimizer_step(&m->opt, (int32_t)i) * m->lr_mult[i];
+        double wdm = m->wd_mult[i];
         for (uint32_t c = 0; c < m->nctx; c++) {
             uint32_t k = c * m->nparams + i;
             MXKT_CHECK(mxkt_optimizer_apply(&m->opt, lr, wdm, m->params[k], m->grads[k],

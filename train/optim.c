@@ -434,24 +434,13 @@ mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shap
     return MXK_OK;
 }
 
-/** Fills by name suffix (Initializer.__call__ with the legacy suffix rules). */
-mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
-                                 const mxk_shape *shape, float *values) {
+/** Initializer._init_weight: Constant's value, else the random distribution. */
+static mxk_status init_weight(const mxkt_initializer *init, const char *name,
+                              const mxk_shape *shape, float *values) {
     int64_t n = mxkt_shape_size(shape);
-    double c = NAN;
-    if (ends_with(name, "bias") || ends_with(name, "beta") || ends_with(name, "moving_mean") ||
-        ends_with(name, "moving_inv_var") || ends_with(name, "moving_avg") ||
-        ends_with(name, "min"))
-        c = 0.0;
-    else if (ends_with(name, "gamma") || ends_with(name, "moving_var") || ends_with(name, "max"))
-        c = 1.0;
-    else if (!ends_with(name, "weight"))
-        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "Unknown initialization pattern for %s", name);
-    if (isnan(c) && init->kind == MXKT_INIT_CONSTANT)
-        c = init->value;
-    if (!isnan(c)) {
+    if (init->kind == MXKT_INIT_CONSTANT) {
         for (int64_t i = 0; i < n; i++)
-            values[i] = (float)c;
+            values[i] = (float)init->value;
         return MXK_OK;
     }
     uint64_t stream = mxkt_hash(name);
@@ -473,6 +462,113 @@ mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
         }
     }
     return MXK_OK;
+}
+
+/** Fills by name suffix (Initializer.__call__ with the legacy suffix rules). */
+mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
+                                 const mxk_shape *shape, float *values) {
+    double c = NAN;
+    if (ends_with(name, "bias") || ends_with(name, "beta") || ends_with(name, "moving_mean") ||
+        ends_with(name, "moving_inv_var") || ends_with(name, "moving_avg") ||
+        ends_with(name, "min"))
+        c = 0.0;
+    else if (ends_with(name, "gamma") || ends_with(name, "moving_var") || ends_with(name, "max"))
+        c = 1.0;
+    else if (!ends_with(name, "weight"))
+        return mxkt_error(
+            MXK_ERR_INVALID_ARGUMENT,
+            "Unknown initialization pattern for %s. Default initialization is now limited to "
+            "\"weight\", \"bias\", \"gamma\" (1.0), and \"beta\" (0.0) (and \"moving_mean\", "
+            "\"moving_var\", \"min\", \"max\"): end the name with one of these or give the "
+            "variable an __init__ attribute such as [\"zero\", {}] (mx.sym.Variable(init=...))",
+            name);
+    if (isnan(c))
+        return init_weight(init, name, shape, values);
+    for (int64_t i = 0; i < mxkt_shape_size(shape); i++)
+        values[i] = (float)c;
+    return MXK_OK;
+}
+
+/** Skips blanks; returns the next byte. */
+static const char *json_ws(const char *p) {
+    while (isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+/**
+ * Copies the JSON token at p (a string without escapes, or a bare number /
+ * true / false) into buf, a string quoted; returns the byte after it or NULL.
+ */
+static const char *json_token(const char *p, char *buf, size_t size) {
+    const char *end;
+    if (*p == '"') {
+        end = strchr(p + 1, '"');
+        if (end == NULL || memchr(p + 1, '\\', (size_t)(end - p - 1)))
+            return NULL;
+        end++;
+    } else {
+        end = p + strcspn(p, ",}] \t\r\n");
+    }
+    if (end == p || (size_t)(end - p) >= size)
+        return NULL;
+    memcpy(buf, p, (size_t)(end - p));
+    buf[end - p] = '\0';
+    return end;
+}
+
+/**
+ * Rewrites an `__init__` value ["name", {"key": value, ...}] as the spec
+ * name(key=value, ...) of mxkt_initializer_parse. Returns 0 when malformed.
+ */
+static int init_attr_spec(const char *attr, char *spec, size_t size) {
+    char tok[64];
+    const char *p = json_ws(attr);
+    if (*p++ != '[' || (p = json_token(json_ws(p), tok, sizeof tok)) == NULL || tok[0] != '"')
+        return 0;
+    size_t len = (size_t)snprintf(spec, size, "%.*s(", (int)strlen(tok) - 2, tok + 1);
+    p = json_ws(p);
+    if (*p == ',') {
+        p = json_ws(p + 1);
+        if (*p++ != '{')
+            return 0;
+        for (int first = 1; *(p = json_ws(p)) != '}'; first = 0) {
+            char val[64];
+            if (!first && *p++ != ',')
+                return 0;
+            if ((p = json_token(json_ws(p), tok, sizeof tok)) == NULL || tok[0] != '"')
+                return 0;
+            p = json_ws(p);
+            if (*p++ != ':' || (p = json_token(json_ws(p), val, sizeof val)) == NULL)
+                return 0;
+            len += (size_t)snprintf(spec + len, len < size ? size - len : 0, "%s%.*s=%s",
+                                    first ? "" : ", ", (int)strlen(tok) - 2, tok + 1, val);
+        }
+        p = json_ws(p + 1);
+    }
+    if (*p++ != ']' || *json_ws(p) != '\0')
+        return 0;
+    len += (size_t)snprintf(spec + len, len < size ? size - len : 0, ")");
+    return len < size;
+}
+
+mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
+                                      const char *init_attr, const mxk_shape *shape,
+                                      float *values) {
+    if (init_attr == NULL || init_attr[0] == '\0')
+        return mxkt_initializer_fill(init, name, shape, values);
+    char spec[512], msg[600];
+    mxkt_initializer own;
+    if (!init_attr_spec(init_attr, spec, sizeof spec))
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "%s: malformed __init__ '%.200s' (MXNet's [\"name\", {\"key\": value}])",
+                          name, init_attr);
+    if (mxkt_initializer_parse(spec, init->seed, &own) != MXK_OK) {
+        snprintf(msg, sizeof msg, "%s", mxkt_last_error());
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: __init__ '%.200s': %s", name, init_attr,
+                          msg);
+    }
+    return init_weight(&own, name, shape, values);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -249,12 +249,30 @@ mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shap
  * its element count) by the name's suffix (initializer.py Initializer.__call__,
  * legacy rules): ending in weight → the initializer (Constant: its value);
  * bias / beta / moving_mean / moving_inv_var / moving_avg / min → 0;
- * gamma / moving_var / max → 1. Errors (MXK_ERR_INVALID_ARGUMENT): any other name,
- * "Unknown initialization pattern for NAME"; a Xavier weight of fewer than 2 dims
- * (mxkt_xavier_scale's message). Pure, thread-safe.
+ * gamma / moving_var / max → 1. Errors (MXK_ERR_INVALID_ARGUMENT): any other
+ * name, upstream's "Unknown initialization pattern for NAME. Default
+ * initialization is now limited to "weight", "bias", "gamma" (1.0), and "beta"
+ * (0.0)" followed by how to fix it (a suffix, or an __init__ attribute such as
+ * ["zero", {}]); a Xavier weight of fewer than 2 dims (mxkt_xavier_scale's
+ * message). Pure, thread-safe.
  */
 mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
                                  const mxk_shape *shape, float *values);
+/**
+ * Initializer.__call__(InitDesc(name, attrs), arr) (initializer.py): when the
+ * variable's `__init__` attribute `init_attr` is given (MXNet's dumps() form,
+ * ["xavier", {"magnitude": 2}], ["one", {}], ["constant", {"value": 0.5}]: a name
+ * of mxkt_initializer_parse and its keyword arguments, strings or numbers), that
+ * initializer's _init_weight fills the values whatever the name (random ones
+ * keyed by init->seed and the name); else (NULL or "") mxkt_initializer_fill.
+ * Errors (MXK_ERR_INVALID_ARGUMENT): "NAME: malformed __init__ 'V' (MXNet's
+ * ["name", {"key": value}])", "NAME: __init__ 'V': <mxkt_initializer_parse's
+ * message>" (e.g. an initializer mxk lacks, such as orthogonal), and those of
+ * mxkt_initializer_fill / mxkt_xavier_scale. Pure, thread-safe.
+ */
+mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
+                                      const char *init_attr, const mxk_shape *shape,
+                                      float *values);
 
 /* ------------------------------------------------------------------------- */
 /* Metrics (python/mxnet/metric.py)                                          */

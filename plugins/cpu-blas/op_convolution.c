@@ -1,26 +1,34 @@
 /*
- * cpu-blas plugin: Convolution and Deconvolution (2-D, NCHW).
+ * cpu-blas plugin: Convolution and Deconvolution (1-D, 2-D and 3-D; NCW, NCHW,
+ * NCDHW).
  *
  * Semantics: MXNet src/operator/nn/convolution-inl.h, convolution.cc,
- * deconvolution-inl.h, deconvolution.cc (digest operators-kvstore-module.md §2.3).
- *   Convolution:   data (N,C,H,W), weight (F, C/G, kh, kw), bias (F,);
- *                  output (N, F, OH, OW), OH = floor((H + 2p - d(k-1) - 1)/s) + 1.
- *   Deconvolution: data (N,C,H,W), weight (C, F/G, kh, kw), bias (F,) (no_bias
- *                  defaults to True); output (N, F, OH, OW),
- *                  OH = s(H-1) + d(k-1) + 1 - 2p + adj (pads derived from target_shape
- *                  when it is given).
+ * deconvolution-inl.h, deconvolution.cc. With nd spatial axes (the length of
+ * `kernel`):
+ *   Convolution:   data (N, C, x...), weight (F, C/G, k...), bias (F,);
+ *                  output (N, F, o...), o = floor((x + 2p - d(k-1) - 1)/s) + 1.
+ *   Deconvolution: data (N, C, x...), weight (C, F/G, k...), bias (F,) (no_bias
+ *                  defaults to True); output (N, F, o...),
+ *                  o = s(x-1) + d(k-1) + 1 - 2p + adj (pads and adj derived from
+ *                  target_shape when it is given; 3-D: no dilation, as upstream).
+ * stride, dilate, pad and adj have nd values too (default 1, 1, 0, 0).
+ *
+ * Every call works on three spatial axes (d, h, w): 1-D and 2-D are the 3-D
+ * computation with leading axes of size 1 (cb_spatial.h), so the 2-D path keeps
+ * its inner loops and gains only trivial outer ones.
  *
  * Both are computed with im2col / col2im and one sgemm per group over a chunk of
- * `nb` images at once: the column buffer is (C*kh*kw, nb*P) and the filter-side
- * buffer (K, nb*P), P the spatial size of the filter side. nb is the largest
- * count whose buffers fit in `workspace` MB (at least 1, at most N); both
+ * `nb` images at once: the column buffer is (C*kd*kh*kw, nb*P) and the
+ * filter-side buffer (K, nb*P), P the spatial size of the filter side. nb is the
+ * largest count whose buffers fit in `workspace` MB (at least 1, at most N); both
  * buffers come from the temp-space resource, whose size forward_resources /
  * backward_resources request, so nothing is allocated per call.
  *
- * The two operators share one geometry: an "image side" (channels Ci, Hi x Wi,
- * where im2col reads and col2im writes) and a "filter side" (K channels, Ho x Wo),
- * with the weight (K, Ci/G, kh, kw) in both. Convolution: image = data, filter
- * side = output. Deconvolution: image = output, filter side = data. Hence
+ * The two operators share one geometry: an "image side" (channels Ci, Di x Hi x
+ * Wi, where im2col reads and col2im writes) and a "filter side" (K channels,
+ * Do x Ho x Wo), with the weight (K, Ci/G, kd, kh, kw) in both. Convolution:
+ * image = data, filter side = output. Deconvolution: image = output, filter
+ * side = data. Hence
  *   conv forward  == deconv backward-data  (col = im2col(img); fs_g = W_g col_g)
  *   conv bwd-data == deconv forward        (col_g = W_g^T fs_g; img += col2im(col))
  *   dW_g = fs_g col_g^T with col = im2col(image side) in both.
@@ -30,35 +38,41 @@
 #include <limits.h>
 #include <string.h>
 
+#include "cb_spatial.h"
 #include "cb_tensor.h"
 
-/** Parsed attributes of Convolution / Deconvolution. */
+/** Parsed attributes of Convolution / Deconvolution; per-axis arrays are (d, h, w) (cb_spatial.h).
+ */
 typedef struct cv_param {
-    int32_t deconv;       /**< 1: Deconvolution */
-    int64_t kernel[2];    /**< kh, kw */
-    int64_t stride[2];    /**< sh, sw */
-    int64_t dilate[2];    /**< dh, dw */
-    int64_t pad[2];       /**< ph, pw (Deconvolution: unless target_shape is set) */
-    int64_t adj[2];       /**< Deconvolution output adjustment */
-    int64_t target[2];    /**< Deconvolution target_shape; 0: not set */
-    int64_t num_filter;   /**< F */
-    int64_t num_group;    /**< G */
-    int64_t workspace_mb; /**< workspace limit, MB */
-    int32_t no_bias;      /**< 1: no bias argument */
+    int32_t deconv;             /**< 1: Deconvolution */
+    int32_t nd;                 /**< spatial axes: 1, 2 or 3 */
+    int64_t kernel[CB_SP_AXES]; /**< kernel size */
+    int64_t stride[CB_SP_AXES];
+    int64_t dilate[CB_SP_AXES];
+    int64_t pad[CB_SP_AXES];    /**< Deconvolution: unless target_shape is set */
+    int64_t adj[CB_SP_AXES];    /**< Deconvolution output adjustment */
+    int64_t target[CB_SP_AXES]; /**< Deconvolution target_shape */
+    int32_t has_target;         /**< target_shape has a non-zero value */
+    int64_t num_filter;         /**< F */
+    int64_t num_group;          /**< G */
+    int64_t workspace_mb;       /**< workspace limit, MB */
+    int32_t no_bias;            /**< 1: no bias argument */
 } cv_param;
 
 static const char *const cv_args[] = {"data", "weight", "bias", NULL};
 static const char *const cv_outs[] = {"output", NULL};
 
-/** Layout values accepted by the schema (only NCHW, or None = NCHW, is computed). */
+/** Layout values of MXNet's schema; cpu-blas computes the channel-first one of the kernel's rank.
+ */
 #define CV_LAYOUTS "None|NCW|NCHW|NCDHW|NHWC|NDHWC"
 
 /** Convolution schema (MXNet 1.9.1 ConvolutionParam). */
 static const mxk_attr_def conv_attrs[] = {
-    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL, "Convolution kernel size: (h, w)."),
-    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride: (h, w); default 1."),
-    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation: (h, w); default 1."),
-    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Zero padding: (h, w); default 0."),
+    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL,
+                 "Convolution kernel size: (w,), (h, w) or (d, h, w)."),
+    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride per axis; default 1."),
+    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation per axis; default 1."),
+    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Zero padding per axis; default 0."),
     MXK_SDK_ATTR("num_filter", MXK_ATTR_INT, 1, NULL, NULL, "Number of output channels."),
     MXK_SDK_ATTR("num_group", MXK_ATTR_INT, 0, "1", NULL, "Number of groups."),
     MXK_SDK_ATTR("workspace", MXK_ATTR_INT, 0, "1024", NULL,
@@ -68,18 +82,19 @@ static const mxk_attr_def conv_attrs[] = {
                  "cuDNN algorithm choice (ignored on CPU)."),
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
     MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", CV_LAYOUTS,
-                 "Data layout; cpu-blas computes NCHW only."),
+                 "Data layout; cpu-blas computes NCW, NCHW and NCDHW."),
 };
 
 /** Deconvolution schema (MXNet 1.9.1 DeconvolutionParam). */
 static const mxk_attr_def deconv_attrs[] = {
-    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL, "Deconvolution kernel size: (h, w)."),
-    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride: (h, w); default 1."),
-    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation: (h, w); default 1."),
-    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Padding: (h, w); default 0."),
-    MXK_SDK_ATTR("adj", MXK_ATTR_SHAPE, 0, "()", NULL, "Output adjustment: (h, w); default 0."),
+    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 1, NULL, NULL,
+                 "Deconvolution kernel size: (w,), (h, w) or (d, h, w)."),
+    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride per axis; default 1."),
+    MXK_SDK_ATTR("dilate", MXK_ATTR_SHAPE, 0, "()", NULL, "Dilation per axis; default 1."),
+    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Padding per axis; default 0."),
+    MXK_SDK_ATTR("adj", MXK_ATTR_SHAPE, 0, "()", NULL, "Output adjustment per axis; default 0."),
     MXK_SDK_ATTR("target_shape", MXK_ATTR_SHAPE, 0, "()", NULL,
-                 "Output spatial shape (h, w); pads and adj are derived from it."),
+                 "Output spatial shape; pads and adj are derived from it."),
     MXK_SDK_ATTR("num_filter", MXK_ATTR_INT, 1, NULL, NULL, "Number of output channels."),
     MXK_SDK_ATTR("num_group", MXK_ATTR_INT, 0, "1", NULL, "Number of groups."),
     MXK_SDK_ATTR("workspace", MXK_ATTR_INT, 0, "512", NULL, "Maximum temporary workspace in MB."),
@@ -88,7 +103,7 @@ static const mxk_attr_def deconv_attrs[] = {
                  "cuDNN algorithm choice (ignored on CPU)."),
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
     MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", CV_LAYOUTS,
-                 "Data layout; cpu-blas computes NCHW only."),
+                 "Data layout; cpu-blas computes NCW, NCHW and NCDHW."),
 };
 
 /** Parses the attributes of either operator (deconv selects the schema's extras). */
@@ -99,29 +114,32 @@ static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out
     p.deconv = deconv;
     mxk_shape k;
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "kernel", &k, err));
-    if (k.ndim != 2)
+    if (k.ndim < 1 || k.ndim > CB_SP_AXES)
         return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'kernel': cpu-blas supports 2-D kernels (h, w) only, "
-                             "got %d values",
-                             (int)k.ndim);
-    for (int i = 0; i < 2; i++) {
-        if (k.dims[i] < 1 || k.dims[i] > INT32_MAX)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute 'kernel': values must be >= 1, got %lld",
-                                 (long long)k.dims[i]);
-        p.kernel[i] = k.dims[i];
-    }
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "stride", 1, 1, "cpu-blas", p.stride, err));
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "dilate", 1, 1, "cpu-blas", p.dilate, err));
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "pad", 0, 0, "cpu-blas", p.pad, err));
+                             "attribute 'kernel': %dD %s not supported (kernel needs 1, 2 or 3 "
+                             "values)",
+                             (int)k.ndim, deconv ? "deconvolution" : "convolution");
+    p.nd = (int32_t)k.ndim;
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "kernel", "Kernel", p.nd, 1, 1, p.kernel, err));
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "stride", "Stride", p.nd, 1, 1, p.stride, err));
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "dilate", "Dilate", p.nd, 1, 1, p.dilate, err));
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "pad", "Padding", p.nd, 0, 0, p.pad, err));
     if (deconv) {
-        MXK_SDK_CHECK(cb_attr_pair(attrs, "adj", 0, 0, "cpu-blas", p.adj, err));
-        MXK_SDK_CHECK(cb_attr_pair(attrs, "target_shape", 0, 0, "cpu-blas", p.target, err));
-        for (int i = 0; i < 2; i++)
+        MXK_SDK_CHECK(cb_sp_tuple(attrs, "adj", "Adjustment", p.nd, 0, 0, p.adj, err));
+        MXK_SDK_CHECK(
+            cb_sp_tuple(attrs, "target_shape", "Target shape", p.nd, 0, 0, p.target, err));
+        for (int i = 0; i < CB_SP_AXES; i++) {
+            p.has_target |= p.target[i] > 0;
+            if (p.dilate[i] != 1 && p.nd == 3)
+                return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                     "attribute 'dilate': Dilate is not supported in 3d "
+                                     "deconvolution");
+        }
+        for (int i = 0; i < CB_SP_AXES && !p.has_target; i++)
             if (p.adj[i] >= p.stride[i] && p.adj[i] > 0)
                 return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                     "attribute 'adj': must be smaller than stride, got %lld >= "
-                                     "%lld",
+                                     "attribute 'adj': adj must be smaller than stride, got %lld "
+                                     ">= %lld",
                                      (long long)p.adj[i], (long long)p.stride[i]);
     }
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_filter", 1, INT32_MAX, &p.num_filter, err));
@@ -129,12 +147,7 @@ static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out
     MXK_SDK_CHECK(
         mxk_sdk_attr_int_range(attrs, "workspace", 0, INT64_C(1) << 40, &p.workspace_mb, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "no_bias", &p.no_bias, err));
-    int32_t layout = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "layout", CV_LAYOUTS, &layout, err));
-    if (layout != 0 && layout != 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'layout': cpu-blas computes NCHW only, got '%s'",
-                             mxk_sdk_attr_raw(attrs, "layout"));
+    MXK_SDK_CHECK(cb_sp_layout(attrs, p.nd, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -167,18 +180,25 @@ static int64_t cv_dilated(const cv_param *p, int i) {
 }
 
 /**
- * Deconvolution's pad and adj per axis for data spatial size x >= 1 (MXNet
- * InferPad): with target_shape, total = s(x-1) + dk - target is split into
- * pad = ceil(total/2) and adj = total % 2. MXK_ERR_SHAPE when s(x-1) + dk is too
- * large (mxk_sdk_dim_mul's message).
+ * Deconvolution's pad and adj along axis i (of the three) for data spatial size
+ * x >= 1 (MXNet DeconvolutionParam::InferPad): with target_shape, total =
+ * s(x-1) + dk - target is split into pad = ceil(total/2) and adj = total % 2.
+ * MXK_ERR_SHAPE "too big target shape" when total < 0, and mxk_sdk_dim_mul's
+ * message when s(x-1) + dk is too large.
  */
 static mxk_status dc_pad_adj(const cv_param *p, int i, int64_t x, int64_t *pad, int64_t *adj,
                              mxk_error_sink *err) {
-    if (p->target[0] > 0 || p->target[1] > 0) {
+    if (p->has_target) {
         int64_t span;
         MXK_SDK_CHECK(
             mxk_sdk_dim_mul(p->stride[i], x - 1, &span, "stride * (input size - 1)", err));
         int64_t total = span + cv_dilated(p, i) - p->target[i];
+        if (total < 0)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                                 "too big target shape: %lld along spatial axis %d, at most "
+                                 "%lld",
+                                 (long long)p->target[i], i - (CB_SP_AXES - p->nd),
+                                 (long long)(span + cv_dilated(p, i)));
         *adj = total % 2;
         *pad = (total + 1) / 2;
     } else {
@@ -189,29 +209,36 @@ static mxk_status dc_pad_adj(const cv_param *p, int i, int64_t x, int64_t *pad, 
 }
 
 /**
- * Output size along one spatial axis for input size x >= 1, in checked
- * arithmetic (no value can overflow: attributes are below 2^31, x at most
- * MXK_SDK_MAX_ELEMS). Convolution: (x + 2p - dk)/s + 1; Deconvolution:
+ * Output size along spatial axis i (of the three) for input size x >= 1, in
+ * checked arithmetic (no value can overflow: attributes are below 2^31, x at
+ * most MXK_SDK_MAX_ELEMS). Convolution: (x + 2p - dk)/s + 1; Deconvolution:
  * s(x-1) + dk - 2p + adj. Errors (MXK_ERR_SHAPE): the dilated kernel larger than
- * the padded input; a non-positive Deconvolution output; a size over
+ * the padded input ("kernel size exceed input", MXNet's check); a derived adj
+ * not below the stride; a non-positive Deconvolution output; a size over
  * MXK_SDK_MAX_ELEMS ("Convolution: input + 2 * pad: ... is too large").
  */
 static mxk_status cv_out_size(const cv_param *p, int i, int64_t x, int64_t *out,
                               mxk_error_sink *err) {
     int64_t dk = cv_dilated(p, i), twice_pad, size;
+    int axis = i - (CB_SP_AXES - p->nd);
     if (!p->deconv) {
         MXK_SDK_CHECK(mxk_sdk_dim_mul(2, p->pad[i], &twice_pad, "2 * pad", err));
         MXK_SDK_CHECK(mxk_sdk_dim_add(x, twice_pad, &size, "input + 2 * pad", err));
         if (dk > size)
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
                                  "kernel size exceed input: dilated kernel %lld > input %lld + "
-                                 "2 * pad %lld",
-                                 (long long)dk, (long long)x, (long long)p->pad[i]);
+                                 "2 * pad %lld along spatial axis %d",
+                                 (long long)dk, (long long)x, (long long)p->pad[i], axis);
         *out = (size - dk) / p->stride[i] + 1;
         return MXK_OK;
     }
     int64_t pad, adj, span;
     MXK_SDK_CHECK(dc_pad_adj(p, i, x, &pad, &adj, err));
+    if (adj >= p->stride[i] && adj > 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "adj must be smaller than stride: target_shape gives adj %lld with "
+                             "stride %lld along spatial axis %d",
+                             (long long)adj, (long long)p->stride[i], axis);
     MXK_SDK_CHECK(mxk_sdk_dim_mul(p->stride[i], x - 1, &span, "stride * (input size - 1)", err));
     MXK_SDK_CHECK(mxk_sdk_dim_add(span, dk + adj, &size, "output size", err));
     size -= 2 * pad; /* pad < 2^62 from the attribute, or total/2 + 1 above */
@@ -219,20 +246,27 @@ static mxk_status cv_out_size(const cv_param *p, int i, int64_t x, int64_t *out,
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
                              "Deconvolution: output size %lld along spatial axis %d is not "
                              "positive (pad %lld)",
-                             (long long)size, i, (long long)pad);
+                             (long long)size, axis, (long long)pad);
+    if (p->has_target && p->target[i] > 0 && size != p->target[i])
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "target_shape[%d] was not reasonable, please set it carefully: "
+                             "%lld, the output is %lld",
+                             axis, (long long)p->target[i], (long long)size);
     *out = size;
     return MXK_OK;
 }
 
 /**
- * Shape inference for both operators: data must be 4-D NCHW; weight and bias
- * follow from data and the attributes; output from the size rules. Errors name
- * the argument (groups must divide channels and filters; kernel larger than the
- * padded input; a non-positive output size).
+ * Shape inference for both operators: data must have nd + 2 axes (N, C, x...);
+ * weight and bias follow from data and the attributes; output from the size
+ * rules. Errors name the argument (groups must divide channels and filters;
+ * kernel larger than the padded input; a non-positive output size).
  */
 static mxk_status cv_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
+    static const char *const layouts[CB_SP_AXES] = {"batch-num_filter-x", "batch-num_filter-y-x",
+                                                    "batch-num_filter-depth-y-x"};
     const cv_param *p = param;
     const char *op = p->deconv ? "Deconvolution" : "Convolution";
     if (num_in != cv_num_args(p) || num_out != 1)
@@ -240,41 +274,47 @@ static mxk_status cv_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                              "%s expects %u arguments and 1 output, got %u and %u", op,
                              (unsigned)cv_num_args(p), (unsigned)num_in, (unsigned)num_out);
     mxk_shape *d = &in[0];
+    const int nd = p->nd, lead = CB_SP_AXES - nd;
     if (d->ndim == 0)
         return MXK_OK;
-    if (d->ndim != 4) {
+    if (d->ndim != nd + 2) {
         char s[MXK_SDK_SHAPE_STR_MAX];
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "argument 'data': cpu-blas %s needs 4-D NCHW data, got %s", op,
-                             mxk_sdk_shape_format(d, s, sizeof s));
+                             "argument 'data': Input data should be %dD in %s (a %d-D kernel), "
+                             "got %s",
+                             nd + 2, layouts[nd - 1], nd, mxk_sdk_shape_format(d, s, sizeof s));
     }
     MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", cv_args, err));
     int64_t C = d->dims[1], F = p->num_filter, G = p->num_group;
     if (C > 0 && C % G != 0)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "argument 'data': %lld input channels are not divisible by "
-                             "num_group %lld",
+                             "argument 'data': input num_filter must divide group size: %lld "
+                             "input channels, num_group %lld",
                              (long long)C, (long long)G);
     if (F % G != 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "input num_filter must divide group size");
-    int64_t wd[4];
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "output num_filter must divide group size: num_filter %lld, "
+                             "num_group %lld",
+                             (long long)F, (long long)G);
+    int64_t wd[2 + CB_SP_AXES];
     if (!p->deconv) {
         wd[0] = F, wd[1] = C > 0 ? C / G : 0;
     } else {
         wd[0] = C, wd[1] = F / G;
     }
-    wd[2] = p->kernel[0], wd[3] = p->kernel[1];
-    mxk_shape w = mxk_sdk_shape_from(wd, 4);
+    for (int i = 0; i < nd; i++)
+        wd[2 + i] = p->kernel[lead + i];
+    mxk_shape w = mxk_sdk_shape_from(wd, nd + 2);
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &w, "argument", "weight", err));
     if (!p->no_bias) {
         mxk_shape b = mxk_sdk_shape1(F);
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &b, "argument", "bias", err));
     }
-    int64_t od[4] = {d->dims[0], F, 0, 0};
-    for (int i = 0; i < 2; i++)
+    int64_t od[2 + CB_SP_AXES] = {d->dims[0], F, 0, 0, 0};
+    for (int i = 0; i < nd; i++)
         if (d->dims[2 + i] > 0)
-            MXK_SDK_CHECK(cv_out_size(p, i, d->dims[2 + i], &od[2 + i], err));
-    mxk_shape y = mxk_sdk_shape_from(od, 4);
+            MXK_SDK_CHECK(cv_out_size(p, lead + i, d->dims[2 + i], &od[2 + i], err));
+    mxk_shape y = mxk_sdk_shape_from(od, nd + 2);
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[0], &y, "output", "output", err));
     if (d->dims[0] == 0 && out[0].dims[0] > 0) /* batch backwards from the output */
         d->dims[0] = out[0].dims[0];
@@ -298,50 +338,67 @@ static void cv_backward_dependency(const void *param, uint32_t num_visible, uint
     need_in_data[1] = 1;
 }
 
-/** The shared geometry (see the file comment). */
+/** The shared geometry (see the file comment); 1-D and 2-D have leading axes of size 1. */
 typedef struct cv_geom {
-    int64_t N;      /**< batch */
-    int64_t Ci;     /**< image-side channels */
-    int64_t Hi, Wi; /**< image-side spatial size */
-    int64_t K;      /**< filter-side channels */
-    int64_t Ho, Wo; /**< filter-side spatial size */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t N;          /**< batch */
+    int64_t Ci;         /**< image-side channels */
+    int64_t Di, Hi, Wi; /**< image-side spatial size */
+    int64_t K;          /**< filter-side channels */
+    int64_t Do, Ho, Wo; /**< filter-side spatial size */
+    int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw;
     int64_t G;         /**< groups */
+    int64_t S;         /**< image-side spatial size Di*Hi*Wi */
+    int64_t P;         /**< filter-side spatial size Do*Ho*Wo */
     int64_t nb;        /**< images per chunk */
-    int64_t per_image; /**< workspace bytes per image: (Ci*kh*kw + K) * Ho*Wo floats */
+    int64_t per_image; /**< workspace bytes per image: (Ci*kd*kh*kw + K) * P floats */
 } cv_geom;
 
-/** The geometry from the data shape (known, 4-D); nb from the workspace limit. */
+/**
+ * The geometry from the data shape (known, nd + 2 axes); nb from the workspace
+ * limit. Errors: those of cv_infer_shape, MXK_ERR_SHAPE for sizes over
+ * MXK_SDK_MAX_ELEMS, MXK_ERR_UNSUPPORTED for a GEMM dimension over INT_MAX.
+ */
 static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
                              mxk_error_sink *err) {
-    if (d->ndim != 4 || !mxk_sdk_shape_is_known(d))
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': expected a known 4-D shape");
+    if (d->ndim != p->nd + 2 || !mxk_sdk_shape_is_known(d))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': expected a known %d-D shape",
+                             p->nd + 2);
     mxk_shape in[3] = {*d, mxk_sdk_shape_unknown(), mxk_sdk_shape_unknown()};
     mxk_shape out = mxk_sdk_shape_unknown();
     MXK_SDK_CHECK(cv_infer_shape(p, in, cv_num_args(p), &out, 1, NULL, 0, err));
-    g->N = d->dims[0];
-    g->kh = p->kernel[0], g->kw = p->kernel[1];
-    g->sh = p->stride[0], g->sw = p->stride[1];
-    g->dh = p->dilate[0], g->dw = p->dilate[1];
-    g->G = p->num_group;
-    if (!p->deconv) {
-        g->Ci = d->dims[1], g->Hi = d->dims[2], g->Wi = d->dims[3];
-        g->K = p->num_filter, g->Ho = out.dims[2], g->Wo = out.dims[3];
-        g->ph = p->pad[0], g->pw = p->pad[1];
-    } else {
-        g->Ci = p->num_filter, g->Hi = out.dims[2], g->Wi = out.dims[3];
-        g->K = d->dims[1], g->Ho = d->dims[2], g->Wo = d->dims[3];
+    /* spatial sizes of data and output on three axes */
+    int64_t xs[CB_SP_AXES] = {1, 1, 1}, ys[CB_SP_AXES] = {1, 1, 1}, pad[CB_SP_AXES] = {0, 0, 0};
+    const int lead = CB_SP_AXES - p->nd;
+    for (int i = 0; i < p->nd; i++)
+        xs[lead + i] = d->dims[2 + i], ys[lead + i] = out.dims[2 + i];
+    for (int i = 0; i < CB_SP_AXES; i++) {
         int64_t adj;
-        MXK_SDK_CHECK(dc_pad_adj(p, 0, d->dims[2], &g->ph, &adj, err));
-        MXK_SDK_CHECK(dc_pad_adj(p, 1, d->dims[3], &g->pw, &adj, err));
+        if (p->deconv && i >= lead)
+            MXK_SDK_CHECK(dc_pad_adj(p, i, xs[i], &pad[i], &adj, err));
+        else
+            pad[i] = p->pad[i];
     }
-    /* column rows, filter-side size and the workspace per image, checked */
-    int64_t rows, area, per;
-    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ci, g->kh, &rows, "column rows (channels * kernel)", err));
-    MXK_SDK_CHECK(mxk_sdk_dim_mul(rows, g->kw, &rows, "column rows (channels * kernel)", err));
-    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ho, g->Wo, &area, "output height * width", err));
+    const int64_t *img = p->deconv ? ys : xs, *fsd = p->deconv ? xs : ys;
+    g->N = d->dims[0];
+    g->Ci = p->deconv ? p->num_filter : d->dims[1];
+    g->K = p->deconv ? d->dims[1] : p->num_filter;
+    g->Di = img[0], g->Hi = img[1], g->Wi = img[2];
+    g->Do = fsd[0], g->Ho = fsd[1], g->Wo = fsd[2];
+    g->kd = p->kernel[0], g->kh = p->kernel[1], g->kw = p->kernel[2];
+    g->sd = p->stride[0], g->sh = p->stride[1], g->sw = p->stride[2];
+    g->dd = p->dilate[0], g->dh = p->dilate[1], g->dw = p->dilate[2];
+    g->pd = pad[0], g->ph = pad[1], g->pw = pad[2];
+    g->G = p->num_group;
+    /* column rows, spatial sizes and the workspace per image, checked */
+    int64_t rows, per;
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ci, cb_sp_volume(p->kernel), &rows,
+                                  "column rows (channels * kernel)", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Do, g->Ho, &g->P, "filter-side spatial size", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->P, g->Wo, &g->P, "filter-side spatial size", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Di, g->Hi, &g->S, "image-side spatial size", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->S, g->Wi, &g->S, "image-side spatial size", err));
     MXK_SDK_CHECK(mxk_sdk_dim_add(rows, g->K, &per, "workspace rows", err));
-    MXK_SDK_CHECK(mxk_sdk_dim_mul(per, area, &per, "workspace elements per image", err));
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(per, g->P, &per, "workspace elements per image", err));
     MXK_SDK_CHECK(
         mxk_sdk_dim_mul(per, sizeof(float), &g->per_image, "workspace bytes per image", err));
     uint64_t limit = (uint64_t)p->workspace_mb << 20;
@@ -352,7 +409,7 @@ static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
         nb = (uint64_t)g->N;
     g->nb = (int64_t)nb;
     /* every GEMM dimension must fit a CBLAS int */
-    uint64_t cols = nb * (uint64_t)area; /* nb * per_image <= max(limit, per_image) */
+    uint64_t cols = nb * (uint64_t)g->P; /* nb * per_image <= max(limit, per_image) */
     int tmp;
     MXK_SDK_CHECK(cb_blas_dim(rows, "column rows", &tmp, err));
     MXK_SDK_CHECK(cb_blas_dim(cols, "column width", &tmp, err));
@@ -393,86 +450,125 @@ static inline void cv_add_row(float *restrict dst, const float *restrict src, in
 }
 
 /**
+ * The output columns [*lo, *hi) whose input column ow*sw + off_w lies inside
+ * [0, Wi) for kernel column kj, and that offset (off_w = kj*dw - pw).
+ */
+static inline int64_t cv_w_range(const cv_geom *g, int64_t kj, int64_t *lo, int64_t *hi) {
+    const int64_t off_w = kj * g->dw - g->pw;
+    *lo = off_w >= 0 ? 0 : (-off_w + g->sw - 1) / g->sw;
+    *hi = g->Wi - off_w <= 0 ? 0 : (g->Wi - off_w - 1) / g->sw + 1;
+    if (*hi > g->Wo)
+        *hi = g->Wo;
+    if (*lo > *hi)
+        *lo = *hi;
+    return off_w;
+}
+
+/** The image-side depth of output depth od for kernel tap kz; -1: in the padding. */
+static inline int64_t cv_src_depth(const cv_geom *g, int64_t od, int64_t kz) {
+    int64_t id = od * g->sd + kz * g->dd - g->pd;
+    return id < 0 || id >= g->Di ? -1 : id;
+}
+
+/**
+ * im2col of one (h, w) plane: the Ho x Wo block dst of kernel taps (ki, kj)
+ * from image plane src (Hi x Wi); off_w, lo, hi from cv_w_range.
+ */
+static inline void cv_im2col_plane(const cv_geom *g, int64_t ki, int64_t off_w, int64_t lo,
+                                   int64_t hi, const float *src, float *dst) {
+    const int64_t Wo = g->Wo;
+    for (int64_t oh = 0; oh < g->Ho; oh++, dst += Wo) {
+        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
+        if (ih < 0 || ih >= g->Hi) {
+            memset(dst, 0, sizeof(float) * (size_t)Wo);
+            continue;
+        }
+        const float *s = src + ih * g->Wi + off_w;
+        for (int64_t ow = 0; ow < lo; ow++)
+            dst[ow] = 0.0f;
+        if (g->sw == 1)
+            cv_copy_row(dst + lo, s + lo, hi - lo);
+        else
+            for (int64_t ow = lo; ow < hi; ow++)
+                dst[ow] = s[ow * g->sw];
+        for (int64_t ow = hi; ow < Wo; ow++)
+            dst[ow] = 0.0f;
+    }
+}
+
+/** col2im of one (h, w) plane: image plane dst += the Ho x Wo block src (cv_im2col_plane's
+ * adjoint). */
+static inline void cv_col2im_plane(const cv_geom *g, int64_t ki, int64_t off_w, int64_t lo,
+                                   int64_t hi, const float *src, float *dst) {
+    for (int64_t oh = 0; oh < g->Ho; oh++, src += g->Wo) {
+        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
+        if (ih < 0 || ih >= g->Hi)
+            continue;
+        float *d = dst + ih * g->Wi + off_w;
+        if (g->sw == 1)
+            cv_add_row(d + lo, src + lo, hi - lo);
+        else
+            for (int64_t ow = lo; ow < hi; ow++)
+                d[ow * g->sw] += src[ow];
+    }
+}
+
+/**
  * im2col of images [n0, n1) of a chunk (img: the chunk's first image, each
- * Ci x Hi x Wi) into their columns of col (Ci*kh*kw rows of `ld` = nb*P columns,
- * image n at columns [n*P, (n+1)*P), P = Ho*Wo); positions in the padding are 0.
+ * Ci x S) into their columns of col (Ci*kd*kh*kw rows of `ld` = nb*P columns,
+ * image n at columns [n*P, (n+1)*P)); positions in the padding are 0.
  */
 static void cv_im2col(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *img,
                       float *col) {
-    const int64_t P = g->Ho * g->Wo;
+    const int64_t HWi = g->Hi * g->Wi, HWo = g->Ho * g->Wo;
     for (int64_t c = 0; c < g->Ci; c++)
-        for (int64_t ki = 0; ki < g->kh; ki++)
-            for (int64_t kj = 0; kj < g->kw; kj++) {
-                float *row = col + ((c * g->kh + ki) * g->kw + kj) * ld;
-                const int64_t off_w = kj * g->dw - g->pw;
-                /* valid ow: 0 <= ow*sw + off_w < Wi */
-                int64_t lo = off_w >= 0 ? 0 : (-off_w + g->sw - 1) / g->sw;
-                int64_t hi = g->Wi - off_w <= 0 ? 0 : (g->Wi - off_w - 1) / g->sw + 1;
-                if (hi > g->Wo)
-                    hi = g->Wo;
-                if (lo > hi)
-                    lo = hi;
-                for (int64_t n = n0; n < n1; n++) {
-                    const float *src = img + (n * g->Ci + c) * g->Hi * g->Wi;
-                    for (int64_t oh = 0; oh < g->Ho; oh++) {
-                        float *dst = row + n * P + oh * g->Wo;
-                        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
-                        if (ih < 0 || ih >= g->Hi) {
-                            memset(dst, 0, sizeof(float) * (size_t)g->Wo);
-                            continue;
+        for (int64_t kz = 0; kz < g->kd; kz++)
+            for (int64_t ki = 0; ki < g->kh; ki++)
+                for (int64_t kj = 0; kj < g->kw; kj++) {
+                    float *row = col + (((c * g->kd + kz) * g->kh + ki) * g->kw + kj) * ld;
+                    int64_t lo, hi;
+                    const int64_t off_w = cv_w_range(g, kj, &lo, &hi);
+                    for (int64_t n = n0; n < n1; n++) {
+                        const float *src = img + (n * g->Ci + c) * g->S;
+                        float *dst = row + n * g->P;
+                        for (int64_t od = 0; od < g->Do; od++, dst += HWo) {
+                            int64_t id = cv_src_depth(g, od, kz);
+                            if (id < 0)
+                                memset(dst, 0, sizeof(float) * (size_t)HWo);
+                            else
+                                cv_im2col_plane(g, ki, off_w, lo, hi, src + id * HWi, dst);
                         }
-                        const float *s = src + ih * g->Wi + off_w;
-                        for (int64_t ow = 0; ow < lo; ow++)
-                            dst[ow] = 0.0f;
-                        if (g->sw == 1)
-                            cv_copy_row(dst + lo, s + lo, hi - lo);
-                        else
-                            for (int64_t ow = lo; ow < hi; ow++)
-                                dst[ow] = s[ow * g->sw];
-                        for (int64_t ow = hi; ow < g->Wo; ow++)
-                            dst[ow] = 0.0f;
                     }
                 }
-            }
 }
 
 /** col2im of images [n0, n1): img += their columns (the adjoint of cv_im2col). */
 static void cv_col2im(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *col,
                       float *img) {
-    const int64_t P = g->Ho * g->Wo;
+    const int64_t HWi = g->Hi * g->Wi, HWo = g->Ho * g->Wo;
     for (int64_t c = 0; c < g->Ci; c++)
-        for (int64_t ki = 0; ki < g->kh; ki++)
-            for (int64_t kj = 0; kj < g->kw; kj++) {
-                const float *row = col + ((c * g->kh + ki) * g->kw + kj) * ld;
-                const int64_t off_w = kj * g->dw - g->pw;
-                int64_t lo = off_w >= 0 ? 0 : (-off_w + g->sw - 1) / g->sw;
-                int64_t hi = g->Wi - off_w <= 0 ? 0 : (g->Wi - off_w - 1) / g->sw + 1;
-                if (hi > g->Wo)
-                    hi = g->Wo;
-                if (lo > hi)
-                    lo = hi;
-                for (int64_t n = n0; n < n1; n++) {
-                    float *dst = img + (n * g->Ci + c) * g->Hi * g->Wi;
-                    for (int64_t oh = 0; oh < g->Ho; oh++) {
-                        int64_t ih = oh * g->sh + ki * g->dh - g->ph;
-                        if (ih < 0 || ih >= g->Hi)
-                            continue;
-                        const float *s = row + n * P + oh * g->Wo;
-                        float *d = dst + ih * g->Wi + off_w;
-                        if (g->sw == 1)
-                            cv_add_row(d + lo, s + lo, hi - lo);
-                        else
-                            for (int64_t ow = lo; ow < hi; ow++)
-                                d[ow * g->sw] += s[ow];
+        for (int64_t kz = 0; kz < g->kd; kz++)
+            for (int64_t ki = 0; ki < g->kh; ki++)
+                for (int64_t kj = 0; kj < g->kw; kj++) {
+                    const float *row = col + (((c * g->kd + kz) * g->kh + ki) * g->kw + kj) * ld;
+                    int64_t lo, hi;
+                    const int64_t off_w = cv_w_range(g, kj, &lo, &hi);
+                    for (int64_t n = n0; n < n1; n++) {
+                        float *dst = img + (n * g->Ci + c) * g->S;
+                        const float *src = row + n * g->P;
+                        for (int64_t od = 0; od < g->Do; od++, src += HWo) {
+                            int64_t id = cv_src_depth(g, od, kz);
+                            if (id >= 0)
+                                cv_col2im_plane(g, ki, off_w, lo, hi, src, dst + id * HWi);
+                        }
                     }
                 }
-            }
 }
 
 /** Gathers images [n0, n1) of a filter-side tensor (n, K, P) into buf (K rows of `ld`). */
 static void cv_gather(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *t,
                       float *buf) {
-    const int64_t P = g->Ho * g->Wo;
+    const int64_t P = g->P;
     for (int64_t n = n0; n < n1; n++)
         for (int64_t k = 0; k < g->K; k++)
             memcpy(buf + k * ld + n * P, t + (n * g->K + k) * P, sizeof(float) * (size_t)P);
@@ -484,7 +580,7 @@ static void cv_gather(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, cons
  */
 static void cv_scatter(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, const float *buf,
                        const float *bias, float *t, mxk_op_req req) {
-    const int64_t P = g->Ho * g->Wo;
+    const int64_t P = g->P;
     for (int64_t n = n0; n < n1; n++)
         for (int64_t k = 0; k < g->K; k++) {
             const float *s = buf + k * ld + n * P;
@@ -502,7 +598,7 @@ static void cv_scatter(const cv_geom *g, int64_t ld, int64_t n0, int64_t n1, con
 /** Sizes of one group's GEMM operands. */
 typedef struct cv_gemm {
     int Kg;   /**< filter-side channels per group */
-    int CKg;  /**< column rows per group: (Ci/G)*kh*kw */
+    int CKg;  /**< column rows per group: (Ci/G)*kd*kh*kw */
     int cols; /**< nb*P: the leading dimension of both buffers */
 } cv_gemm;
 
@@ -531,7 +627,7 @@ static mxk_status cv_workspace(const mxk_op_ctx *ctx, const cv_geom *g, float **
     uint64_t bytes = (uint64_t)(g->per_image * g->nb);
     MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, bytes, &ws, err));
     *col = ws;
-    *fs = *col + g->Ci * g->kh * g->kw * g->nb * g->Ho * g->Wo;
+    *fs = *col + g->Ci * g->kd * g->kh * g->kw * g->nb * g->P;
     return MXK_OK;
 }
 
@@ -564,8 +660,8 @@ static void cv_channel_sum(const float *t, int64_t N, int64_t C, int64_t S, floa
 static cv_gemm cv_gemm_of(const cv_geom *g, int64_t nb) {
     cv_gemm m;
     m.Kg = (int)(g->K / g->G);
-    m.CKg = (int)(g->Ci / g->G * g->kh * g->kw);
-    m.cols = (int)(nb * g->Ho * g->Wo);
+    m.CKg = (int)(g->Ci / g->G * g->kd * g->kh * g->kw);
+    m.cols = (int)(nb * g->P);
     return m;
 }
 
@@ -592,7 +688,7 @@ typedef struct cv_chunk {
 static void cv_forward_part(void *arg, int64_t n0, int64_t n1) {
     const cv_chunk *c = arg;
     const cv_geom *g = c->g;
-    const int64_t P = g->Ho * g->Wo, ld = c->m.cols;
+    const int64_t P = g->P, ld = c->m.cols;
     if (!c->p->deconv) {
         /* y = W im2col(x) + b */
         cv_im2col(g, ld, n0, n1, c->img, c->col);
@@ -603,7 +699,7 @@ static void cv_forward_part(void *arg, int64_t n0, int64_t n1) {
     /* y = b (or +=), then y += col2im(W^T x) */
     cv_gather(g, ld, n0, n1, c->fsrc, c->fs);
     cv_gemm_data(g, &c->m, c->w, c->fs, c->col, (int)(n0 * P), (int)(n1 * P));
-    const int64_t S = g->Hi * g->Wi;
+    const int64_t S = g->S;
     for (int64_t n = n0; n < n1; n++)
         for (int64_t ch = 0; ch < g->Ci; ch++)
             mxk_sdk_fill_f32(c->out + (n * g->Ci + ch) * S, c->bias ? c->bias[ch] : 0.0f, (size_t)S,
@@ -623,11 +719,11 @@ static void cv_backward_gather_part(void *arg, int64_t n0, int64_t n1) {
 static void cv_backward_data_part(void *arg, int64_t n0, int64_t n1) {
     const cv_chunk *c = arg;
     const cv_geom *g = c->g;
-    const int64_t P = g->Ho * g->Wo, ld = c->m.cols;
+    const int64_t P = g->P, ld = c->m.cols;
     if (!c->p->deconv) {
         /* dx = col2im(W^T dy) */
         cv_gemm_data(g, &c->m, c->w, c->fs, c->col, (int)(n0 * P), (int)(n1 * P));
-        const int64_t img = g->Ci * g->Hi * g->Wi;
+        const int64_t img = g->Ci * g->S;
         if (c->req != MXK_REQ_ADD)
             memset(c->out + n0 * img, 0, sizeof(float) * (size_t)((n1 - n0) * img));
         cv_col2im(g, ld, n0, n1, c->col, c->out);
@@ -660,7 +756,7 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     float *y = cb_f32(args->out_data[0]);
     c.w = cb_f32(args->in_data[1]);
     c.bias = p->no_bias ? NULL : cb_f32(args->in_data[2]);
-    const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
+    const int64_t img = g.Ci * g.S, fsz = g.K * g.P;
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
         c.m = cv_gemm_of(&g, nb);
@@ -715,14 +811,14 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
     /* image side / filter side of the two operators */
     const float *img_src = p->deconv ? dy : x; /* what im2col reads for dW */
     const float *fs_src = p->deconv ? x : dy;  /* filter-side operand of dW */
-    const int64_t img = g.Ci * g.Hi * g.Wi, fsz = g.K * g.Ho * g.Wo;
+    const int64_t img = g.Ci * g.S, fsz = g.K * g.P;
     c.need_col = dw != NULL || (p->deconv && dx != NULL);
 
     if (!p->no_bias && req[2] != MXK_REQ_NULL) {
         if (!p->deconv)
-            cv_channel_sum(dy, g.N, g.K, g.Ho * g.Wo, cb_f32(args->in_grad[2]), req[2]);
+            cv_channel_sum(dy, g.N, g.K, g.P, cb_f32(args->in_grad[2]), req[2]);
         else
-            cv_channel_sum(dy, g.N, g.Ci, g.Hi * g.Wi, cb_f32(args->in_grad[2]), req[2]);
+            cv_channel_sum(dy, g.N, g.Ci, g.S, cb_f32(args->in_grad[2]), req[2]);
     }
     for (int64_t n0 = 0; n0 < g.N; n0 += g.nb) {
         int64_t nb = g.N - n0 < g.nb ? g.N - n0 : g.nb;
@@ -764,9 +860,12 @@ mxk_status cb_register_convolution(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
     mxk_op_kernel_def k;
     cv_def_init(&def);
+    static const char *const conv_aliases[] = {"_npx_convolution", NULL};
+    static const char *const deconv_aliases[] = {"_npx_deconvolution", NULL};
     def.name = "Convolution";
-    def.description = "2-D convolution (cross-correlation) over NCHW data, with groups, "
-                      "stride, dilation and padding.";
+    def.aliases = conv_aliases;
+    def.description = "1-D, 2-D or 3-D convolution (cross-correlation) over NCW, NCHW or NCDHW "
+                      "data, with groups, stride, dilation and padding.";
     def.attrs = conv_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(conv_attrs);
     def.parse_param = conv_parse;
@@ -775,7 +874,9 @@ mxk_status cb_register_convolution(mxk_registrar *reg, mxk_error_sink *err) {
 
     cv_def_init(&def);
     def.name = "Deconvolution";
-    def.description = "2-D transposed convolution over NCHW data (the adjoint of Convolution).";
+    def.aliases = deconv_aliases;
+    def.description = "1-D, 2-D or 3-D transposed convolution over NCW, NCHW or NCDHW data (the "
+                      "adjoint of Convolution).";
     def.attrs = deconv_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(deconv_attrs);
     def.parse_param = deconv_parse;

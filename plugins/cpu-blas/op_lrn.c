@@ -1,14 +1,16 @@
 /*
  * cpu-blas plugin: LRN (local response normalisation across channels).
  *
- * Semantics: MXNet src/operator/nn/lrn-inl.h, lrn.cc (digest
- * operators-kvstore-module.md §2.3). Data (N, C, H, W); outputs output and
- * tmp_norm (visible 1), both of the data shape. n = nsize (odd), window
- * [c - n/2, c + n/2] clipped to the channels:
+ * Semantics: MXNet src/operator/nn/lrn-inl.h, lrn.cc. Data (N, C, H, W);
+ * outputs output and tmp_norm (visible 1), both of the data shape. n = nsize,
+ * window [c - h, c + h] with h = (n-1)/2, clipped to the channels:
  *   norm = knorm + (alpha / n) * sum_window x^2;   y = x * norm^-beta.
  * Backward: dx = dy norm^-beta - (2 beta alpha / n) x sum_window(dy x norm^(-beta-1)).
  * It reads out_grad, data and tmp_norm; one image of dy x norm^(-beta-1) is kept
  * in temp space (backward_resources).
+ * An even nsize is accepted as MXNet's CPU (MKLDNN) LRN accepts it: the window
+ * then has n - 1 channels while the scale stays alpha / n (its reference path,
+ * lrn-inl.h, refuses even sizes: "LRN only supports odd values for local_size").
  */
 #include <math.h>
 #include <string.h>
@@ -29,20 +31,16 @@ static const mxk_attr_def lrn_attrs[] = {
     MXK_SDK_ATTR("alpha", MXK_ATTR_FLOAT, 0, "0.0001", NULL, "Variance scaling."),
     MXK_SDK_ATTR("beta", MXK_ATTR_FLOAT, 0, "0.75", NULL, "Power."),
     MXK_SDK_ATTR("knorm", MXK_ATTR_FLOAT, 0, "2", NULL, "Offset k."),
-    MXK_SDK_ATTR("nsize", MXK_ATTR_INT, 1, NULL, NULL, "Channels in the window (odd)."),
+    MXK_SDK_ATTR("nsize", MXK_ATTR_INT, 1, NULL, NULL, "Channels in the window."),
 };
 
-/** Parses the attributes; nsize must be odd and >= 1. */
+/** Parses the attributes; nsize must be >= 1. */
 static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     lrn_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "alpha", &p.alpha, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "beta", &p.beta, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "knorm", &p.knorm, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "nsize", 1, INT32_MAX, &p.nsize, err));
-    if (p.nsize % 2 == 0)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'nsize': LRN only supports odd values, got %lld",
-                             (long long)p.nsize);
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -103,7 +101,7 @@ static mxk_status lrn_forward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     const mxk_shape *d = &args->in_data[0]->shape;
     const int64_t N = d->dims[0], C = d->dims[1], S = d->dims[2] * d->dims[3];
-    const int64_t half = p->nsize / 2;
+    const int64_t half = (p->nsize - 1) / 2;
     const float a = (float)(p->alpha / (double)p->nsize), k = (float)p->knorm;
     const float *x = cb_f32(args->in_data[0]);
     float *y = req[0] != MXK_REQ_NULL ? cb_f32(args->out_data[0]) : NULL;
@@ -178,7 +176,7 @@ static mxk_status lrn_backward(const mxk_op_ctx *ctx, const void *param, void *s
                              "must have one 4-D shape");
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, d, "data", err));
     const int64_t N = d->dims[0], C = d->dims[1], S = d->dims[2] * d->dims[3];
-    const int64_t half = p->nsize / 2;
+    const int64_t half = (p->nsize - 1) / 2;
     void *ws = NULL;
     MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, (uint64_t)(C * S) * sizeof(float), &ws, err));
     float *r = ws;

@@ -1,147 +1,249 @@
 /*
- * cpu-blas plugin: Pooling (2-D, NCHW).
+ * cpu-blas plugin: Pooling (1-D, 2-D and 3-D; NCW, NCHW, NCDHW).
  *
- * Semantics: MXNet src/operator/nn/pooling-inl.h, pooling.cc, pool.h (digest
- * operators-kvstore-module.md §2.3). Data (N, C, H, W); output (N, C, OH, OW) with
- *   valid: OH = floor((H + 2p - k)/s) + 1     full: OH = ceil((H + 2p - k)/s) + 1
- * global_pool: the kernel is the whole map, pad 0, stride 1 (output 1x1).
- * Windows follow pool.h: start = o*s - p, end = min(start + k, H + p); the
- * count_include_pad divisor of avg is (end - start) before clipping to the
- * input, else after; the window is then clipped to [0, H). max of an empty
- * window is the lowest float (as upstream); sum adds without dividing.
+ * Semantics: MXNet src/operator/nn/pooling-inl.h, pooling.cc, pool.h,
+ * pool_utils.h. Data (N, C, x...) with nd = the kernel's length spatial axes (any
+ * of 1..3 with global_pool); output (N, C, o...) with
+ *   valid: o = floor((x + 2p - k)/s) + 1     full: o = ceil((x + 2p - k)/s) + 1
+ *   same (1-D only, pad 0): o = ceil(x/s)
+ * global_pool: the kernel is the whole map, pad 0, stride 1 (output 1 per axis).
+ * Windows follow pool.h: start = o*s - p, end = min(start + k, x + p); the
+ * count_include_pad divisor of avg is the window size before clipping to the
+ * input, else after; the window is then clipped to [0, x). max of an empty
+ * window is the lowest float (as upstream); sum adds without dividing; lp
+ * (p_value 1, 2 or 3) is (sum of x^p)^(1/p) without absolute values, as
+ * pool_utils.h's a_pow_p / a_root_p.
  * Backward: max sends dy to the FIRST position in row-major scan of the window
- * whose input equals the output (pool.h unpool_max); avg spreads dy/size, sum dy.
- * Backward reads out_grad, plus data and output for max only. pool_type 'lp',
- * convention 'same' and layouts other than NCHW are refused with a clear error.
+ * whose input equals the output (pool.h unpool_max); avg spreads dy/size, sum dy,
+ * lp dy * (x/y)^(p-1) (0 where y is 0). Backward reads out_grad, plus data and
+ * output for max and lp.
+ * Every call works on three axes (d, h, w): 1-D and 2-D data have leading axes of
+ * size 1 (cb_spatial.h).
+ * Refused like upstream: pad >= kernel with max or avg pooling (MXNet's MKLDNN
+ * pooling, src/operator/nn/mkldnn/mkldnn_pooling.cc: "Check failed: pad_l[0] <
+ * kernel[0]"), lp without p_value or with p other than 1..3, 'same' with pad or
+ * data other than 3-D.
  */
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "cb_spatial.h"
 #include "cb_tensor.h"
 
 /** Pool types. */
 enum { PL_MAX = 0, PL_AVG = 1, PL_SUM = 2, PL_LP = 3 };
 
-/** Parsed attributes of Pooling. */
+/** Pooling conventions. */
+enum { PL_VALID = 0, PL_FULL = 1, PL_SAME = 2 };
+
+/** Parsed attributes of Pooling; per-axis arrays are (d, h, w) (cb_spatial.h). */
 typedef struct pl_param {
-    int64_t kernel[2], stride[2], pad[2];
+    int32_t nd; /**< the kernel's length (0: global_pool without kernel) */
+    int64_t kernel[CB_SP_AXES], stride[CB_SP_AXES], pad[CB_SP_AXES];
     int32_t type;        /**< PL_* */
     int32_t global;      /**< global_pool */
-    int32_t full;        /**< pooling_convention == full */
+    int32_t conv;        /**< pooling_convention, PL_VALID / PL_FULL / PL_SAME */
     int32_t include_pad; /**< count_include_pad */
+    int64_t p_value;     /**< lp: 1, 2 or 3 */
 } pl_param;
 
 static const char *const pl_args[] = {"data", NULL};
 static const char *const pl_outs[] = {"output", NULL};
 
+/** Layout values of MXNet's schema. */
+#define PL_LAYOUTS "None|NCW|NCHW|NCDHW|NWC|NHWC|NDHWC"
+
 /** Attribute schema (MXNet 1.9.1 PoolingParam). */
 static const mxk_attr_def pl_attrs[] = {
-    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 0, "()", NULL, "Pooling kernel size: (h, w)."),
+    MXK_SDK_ATTR("kernel", MXK_ATTR_SHAPE, 0, "()", NULL,
+                 "Pooling kernel size: (x,), (y, x) or (d, y, x)."),
     MXK_SDK_ATTR("pool_type", MXK_ATTR_ENUM, 0, "max", "max|avg|sum|lp", "Pooling type."),
     MXK_SDK_ATTR("global_pool", MXK_ATTR_BOOL, 0, "False", NULL,
                  "Pool over the whole map, ignoring kernel, stride and pad."),
     MXK_SDK_ATTR("pooling_convention", MXK_ATTR_ENUM, 0, "valid", "valid|full|same",
-                 "Output size rule: floor (valid) or ceil (full)."),
-    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride: (h, w); default 1."),
-    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Padding: (h, w); default 0."),
-    MXK_SDK_ATTR("p_value", MXK_ATTR_INT, 0, "2", NULL, "Power of lp pooling (unsupported)."),
+                 "Output size rule: floor (valid), ceil (full), or ceil(x/s) (same, 1-D)."),
+    MXK_SDK_ATTR("stride", MXK_ATTR_SHAPE, 0, "()", NULL, "Stride per axis; default 1."),
+    MXK_SDK_ATTR("pad", MXK_ATTR_SHAPE, 0, "()", NULL, "Padding per axis; default 0."),
+    MXK_SDK_ATTR("p_value", MXK_ATTR_INT, 0, NULL, NULL,
+                 "Power of lp pooling: 1, 2 or 3; required for lp."),
     MXK_SDK_ATTR("count_include_pad", MXK_ATTR_BOOL, 0, "True", NULL,
                  "avg: count padded positions in the divisor."),
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
-    MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", "None|NCW|NCHW|NCDHW|NWC|NHWC|NDHWC",
-                 "Data layout; cpu-blas computes NCHW only."),
+    MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", PL_LAYOUTS,
+                 "Data layout; cpu-blas computes NCW, NCHW and NCDHW."),
 };
 
-/** Parses and validates the attributes. */
-static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    pl_param p;
-    memset(&p, 0, sizeof p);
-    int32_t conv = 0, layout = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "pool_type", "max|avg|sum|lp", &p.type, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "global_pool", &p.global, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "pooling_convention", "valid|full|same", &conv, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "count_include_pad", &p.include_pad, err));
-    MXK_SDK_CHECK(
-        mxk_sdk_attr_enum(attrs, "layout", "None|NCW|NCHW|NCDHW|NWC|NHWC|NDHWC", &layout, err));
-    if (p.type == PL_LP)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'pool_type': 'lp' is not supported by cpu-blas");
-    if (conv == 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'pooling_convention': 'same' (1-D only) is not supported "
-                             "by cpu-blas");
-    if (layout != 0 && layout != 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'layout': cpu-blas computes NCHW only, got '%s'",
-                             mxk_sdk_attr_raw(attrs, "layout"));
-    p.full = conv == 1;
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "kernel", 0, 1, "cpu-blas Pooling", p.kernel, err));
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "stride", 1, 1, "cpu-blas Pooling", p.stride, err));
-    MXK_SDK_CHECK(cb_attr_pair(attrs, "pad", 0, 0, "cpu-blas Pooling", p.pad, err));
-    if (!p.global && p.kernel[0] == 0)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'kernel': required unless global_pool is set");
-    return cbt_param_new(&p, sizeof p, out, err);
-}
-
-/** Effective geometry of one call. */
-typedef struct pl_geom {
-    int64_t N, C, H, W, OH, OW;
-    int64_t kh, kw, sh, sw, ph, pw;
-} pl_geom;
-
-/** Computes the geometry from a 4-D data shape with known spatial dims. */
-static mxk_status pl_geom_of(const pl_param *p, const mxk_shape *d, pl_geom *g,
-                             mxk_error_sink *err) {
-    g->N = d->dims[0], g->C = d->dims[1], g->H = d->dims[2], g->W = d->dims[3];
-    if (p->global) {
-        g->kh = g->H, g->kw = g->W, g->sh = g->sw = 1, g->ph = g->pw = 0;
-    } else {
-        g->kh = p->kernel[0], g->kw = p->kernel[1];
-        g->sh = p->stride[0], g->sw = p->stride[1];
-        g->ph = p->pad[0], g->pw = p->pad[1];
-    }
-    int64_t x[2] = {g->H, g->W}, k[2] = {g->kh, g->kw}, s[2] = {g->sh, g->sw},
-            pd[2] = {g->ph, g->pw}, o[2];
-    for (int i = 0; i < 2; i++) {
-        if (x[i] == 0) {
-            o[i] = 0;
-            continue;
-        }
-        if (k[i] > x[i] + 2 * pd[i])
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "kernel size (%lld) exceeds input (%lld padded with %lld)",
-                                 (long long)k[i], (long long)x[i], (long long)pd[i]);
-        int64_t span = x[i] + 2 * pd[i] - k[i];
-        o[i] = (p->full ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
-    }
-    g->OH = o[0], g->OW = o[1];
+/**
+ * The pad of pooling_convention 'same': every value must be 0 ("Same pooling
+ * convention disables the use of pad parameter", pooling.cc). Any length is
+ * accepted: upstream reads pad[0..2] whatever the kernel's length, so its only
+ * working spelling for a 1-D kernel is pad=(0,0,0).
+ */
+static mxk_status pl_same_pad(const mxk_attrs *attrs, mxk_error_sink *err) {
+    mxk_shape s = mxk_sdk_shape_unknown();
+    if (mxk_sdk_attr_is_set(attrs, "pad"))
+        MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "pad", &s, err));
+    for (int i = 0; i < s.ndim; i++)
+        if (s.dims[i] != 0)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute 'pad': Same pooling convention disables the use of "
+                                 "pad parameter");
     return MXK_OK;
 }
 
-/** Shape inference: 4-D data -> (N, C, OH, OW). */
+/** Parses and validates the attributes (see the file comment for the refusals). */
+static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    pl_param p;
+    memset(&p, 0, sizeof p);
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "pool_type", "max|avg|sum|lp", &p.type, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "global_pool", &p.global, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "pooling_convention", "valid|full|same", &p.conv, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "count_include_pad", &p.include_pad, err));
+    if (p.type == PL_LP) {
+        if (!mxk_sdk_attr_is_set(attrs, "p_value"))
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute 'p_value': required for lp pooling");
+        MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "p_value", &p.p_value, err));
+        if (p.p_value < 1 || p.p_value > 3)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute 'p_value': p value of %lld is not supported yet "
+                                 "(1, 2 or 3)",
+                                 (long long)p.p_value);
+    }
+    mxk_shape k = mxk_sdk_shape_unknown();
+    if (mxk_sdk_attr_is_set(attrs, "kernel"))
+        MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "kernel", &k, err));
+    if (k.ndim > CB_SP_AXES)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'kernel': %dD pooling not supported", (int)k.ndim);
+    if (k.ndim == 0 && !p.global)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'kernel': required unless global_pool is set");
+    p.nd = (int32_t)k.ndim;
+    int nd = p.nd > 0 ? p.nd : 1; /* global_pool without kernel ignores stride and pad */
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "kernel", "Kernel", nd, 1, 1, p.kernel, err));
+    MXK_SDK_CHECK(cb_sp_tuple(attrs, "stride", "Stride", nd, 1, 1, p.stride, err));
+    if (p.conv == PL_SAME)
+        MXK_SDK_CHECK(pl_same_pad(attrs, err));
+    else
+        MXK_SDK_CHECK(cb_sp_tuple(attrs, "pad", "Padding", nd, 0, 0, p.pad, err));
+    MXK_SDK_CHECK(cb_sp_layout(attrs, p.nd, err));
+    for (int i = CB_SP_AXES - nd; i < CB_SP_AXES && !p.global; i++) {
+        if ((p.type == PL_MAX || p.type == PL_AVG) && p.pad[i] >= p.kernel[i])
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute 'pad': pad %lld is not smaller than the kernel %lld "
+                                 "along spatial axis %d (max and avg pooling need pad < kernel, "
+                                 "as MXNet's pad_l < kernel check)",
+                                 (long long)p.pad[i], (long long)p.kernel[i],
+                                 i - (CB_SP_AXES - nd));
+    }
+    return cbt_param_new(&p, sizeof p, out, err);
+}
+
+/** Effective geometry of one call on three axes (d, h, w). */
+typedef struct pl_geom {
+    int64_t N, C, D, H, W, OD, OH, OW;
+    int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw;
+    int64_t S, OS; /**< input / output plane sizes */
+} pl_geom;
+
+/**
+ * Output size along one axis (pooling.cc PoolingShape); MXK_ERR_SHAPE "kernel
+ * size (3) exceeds input (2 padded to 2)" when the kernel is larger than the
+ * padded input.
+ */
+static mxk_status pl_out_size(const pl_param *p, int64_t x, int64_t k, int64_t s, int64_t pad,
+                              int64_t *o, mxk_error_sink *err) {
+    if (k > x + 2 * pad)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "kernel size (%lld) exceeds input (%lld padded to %lld)", (long long)k,
+                             (long long)x, (long long)(x + 2 * pad));
+    int64_t span = x + 2 * pad - k;
+    if (p->conv == PL_SAME)
+        *o = (x + 2 * pad + s - 1) / s;
+    else
+        *o = (p->conv == PL_FULL ? (span + s - 1) / s : span / s) + 1;
+    return MXK_OK;
+}
+
+/**
+ * Computes the geometry from a data shape of 3 to 5 axes (checked by the
+ * caller) with known spatial dims; an unknown (0) spatial dim gives output 0.
+ */
+static mxk_status pl_geom_of(const pl_param *p, const mxk_shape *d, pl_geom *g,
+                             mxk_error_sink *err) {
+    const int nd = d->ndim - 2, lead = CB_SP_AXES - nd;
+    int64_t x[CB_SP_AXES] = {1, 1, 1}, k[CB_SP_AXES], s[CB_SP_AXES], pd[CB_SP_AXES],
+            o[CB_SP_AXES] = {1, 1, 1};
+    for (int i = 0; i < nd; i++)
+        x[lead + i] = d->dims[2 + i];
+    for (int i = 0; i < CB_SP_AXES; i++) {
+        if (p->global)
+            k[i] = x[i], s[i] = 1, pd[i] = 0;
+        else
+            k[i] = p->kernel[i], s[i] = p->stride[i], pd[i] = p->pad[i];
+        if (x[i] > 0)
+            MXK_SDK_CHECK(pl_out_size(p, x[i], k[i], s[i], pd[i], &o[i], err));
+        else
+            o[i] = 0;
+    }
+    g->N = d->dims[0], g->C = d->dims[1];
+    g->D = x[0], g->H = x[1], g->W = x[2];
+    g->OD = o[0], g->OH = o[1], g->OW = o[2];
+    g->kd = k[0], g->kh = k[1], g->kw = k[2];
+    g->sd = s[0], g->sh = s[1], g->sw = s[2];
+    g->pd = pd[0], g->ph = pd[1], g->pw = pd[2];
+    g->S = g->D * g->H * g->W, g->OS = g->OD * g->OH * g->OW;
+    return MXK_OK;
+}
+
+/** Shape inference: (N, C, x...) -> (N, C, o...), the data's rank checked against the kernel's. */
 static mxk_status pl_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
+    static const char *const layouts[CB_SP_AXES] = {"(batch, channel, x)", "(batch, channel, y, x)",
+                                                    "(batch, channel, d, y, x)"};
+    const pl_param *p = param;
     if (num_in != 1 || num_out != 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "Pooling expects 1 argument and 1 "
-                             "output");
+                             "Pooling expects 1 argument and 1 output");
     if (in[0].ndim == 0)
         return MXK_OK;
-    if (in[0].ndim != 4) {
-        char s[MXK_SDK_SHAPE_STR_MAX];
+    char sb[MXK_SDK_SHAPE_STR_MAX];
+    if (p->conv == PL_SAME && in[0].ndim != 3)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "argument 'data': cpu-blas Pooling needs 4-D NCHW data, got %s",
-                             mxk_sdk_shape_format(&in[0], s, sizeof s));
-    }
+                             "argument 'data': Pooling: Input data should be 3D in (batch, "
+                             "channel, x). Currently 'same' supports Max Pooling 1-D, got %s",
+                             mxk_sdk_shape_format(&in[0], sb, sizeof sb));
+    if (in[0].ndim < 3 || in[0].ndim > 5)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': Pooling: Input data should be 3D in (batch, "
+                             "channel, x) Or 4D in (batch, channel, y, x) Or 5D in (batch, "
+                             "channel, d, y, x), got %s",
+                             mxk_sdk_shape_format(&in[0], sb, sizeof sb));
+    if (!p->global && in[0].ndim != p->nd + 2)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': Pooling: Input data should be %dD in %s (a %d-D "
+                             "kernel), got %s",
+                             p->nd + 2, layouts[p->nd - 1], p->nd,
+                             mxk_sdk_shape_format(&in[0], sb, sizeof sb));
+    if (p->global && p->nd > 0 && in[0].ndim != p->nd + 2)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "argument 'data': global Pooling with a %d-D kernel needs %dD data, "
+                             "got %s",
+                             p->nd, p->nd + 2, mxk_sdk_shape_format(&in[0], sb, sizeof sb));
     /* past this, x + 2 * pad (pad < 2^31) cannot overflow */
     MXK_SDK_CHECK(mxk_sdk_shape_check_count(&in[0], "argument 'data'", err));
     pl_geom g;
     MXK_SDK_CHECK(pl_geom_of(param, &in[0], &g, err));
-    int64_t od[4] = {g.N, g.C, g.OH, g.OW};
-    mxk_shape y = mxk_sdk_shape_from(od, 4);
+    const int nd = in[0].ndim - 2;
+    int64_t od[2 + CB_SP_AXES] = {g.N, g.C, g.OD, g.OH, g.OW};
+    mxk_shape y = mxk_sdk_shape_from(od, 2);
+    for (int i = 0; i < nd; i++)
+        y.dims[2 + i] = od[2 + CB_SP_AXES - nd + i];
+    y.ndim = nd + 2;
     return mxk_sdk_shape_assign_named(&out[0], &y, "output", "output", err);
 }
 
@@ -153,13 +255,13 @@ static mxk_status pl_infer_type(const void *param, int32_t *in, uint32_t num_in,
                                       num_aux, err);
 }
 
-/** Backward reads out_grad; max also data and output (to find the argmax). */
+/** Backward reads out_grad; max and lp also data and output. */
 static void pl_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const pl_param *p = param;
     need_out_grad[0] = 1;
-    if (p->type == PL_MAX) {
+    if (p->type == PL_MAX || p->type == PL_LP) {
         need_in_data[0] = 1;
         need_out_data[0] = 1;
     }
@@ -167,30 +269,37 @@ static void pl_backward_dependency(const void *param, uint32_t num_visible, uint
 
 /** One window: clipped bounds and the divisor of avg. */
 typedef struct pl_win {
-    int64_t h0, h1, w0, w1;
+    int64_t d0, d1, h0, h1, w0, w1;
     float size;
 } pl_win;
 
-/** The window of output (oh, ow) (pool.h). */
-static inline pl_win pl_window(const pl_param *p, const pl_geom *g, int64_t oh, int64_t ow) {
+/** Clips [start, end) of one axis (end = min(start + k, x + pad)); returns the unclipped size. */
+static inline int64_t pl_axis(int64_t o, int64_t s, int64_t pad, int64_t k, int64_t x, int64_t *lo,
+                              int64_t *hi) {
+    int64_t st = o * s - pad, en = st + k < x + pad ? st + k : x + pad;
+    *lo = st < 0 ? 0 : st;
+    *hi = en < x ? en : x;
+    if (*hi < *lo)
+        *hi = *lo;
+    return en - st;
+}
+
+/** The window of output (od, oh, ow) (pool.h). */
+static inline pl_win pl_window(const pl_param *p, const pl_geom *g, int64_t od, int64_t oh,
+                               int64_t ow) {
     pl_win w;
-    int64_t hs = oh * g->sh - g->ph, ws = ow * g->sw - g->pw;
-    int64_t he = hs + g->kh < g->H + g->ph ? hs + g->kh : g->H + g->ph;
-    int64_t we = ws + g->kw < g->W + g->pw ? ws + g->kw : g->W + g->pw;
-    int64_t padded = (he - hs) * (we - ws);
-    w.h0 = hs < 0 ? 0 : hs, w.w0 = ws < 0 ? 0 : ws;
-    w.h1 = he < g->H ? he : g->H, w.w1 = we < g->W ? we : g->W;
-    int64_t real = (w.h1 - w.h0) * (w.w1 - w.w0);
-    if (real < 0)
-        real = 0;
+    int64_t padded = pl_axis(od, g->sd, g->pd, g->kd, g->D, &w.d0, &w.d1) *
+                     pl_axis(oh, g->sh, g->ph, g->kh, g->H, &w.h0, &w.h1) *
+                     pl_axis(ow, g->sw, g->pw, g->kw, g->W, &w.w0, &w.w1);
+    int64_t real = (w.d1 - w.d0) * (w.h1 - w.h0) * (w.w1 - w.w0);
     w.size = (float)(p->include_pad ? padded : real);
     return w;
 }
 
-/** 1 when max pooling is 2x2 / stride 2 / no padding with every window inside the map. */
+/** 1 when 2-D max pooling is 2x2 / stride 2 / no padding with every window inside the map. */
 static int pl_is_max22(const pl_param *p, const pl_geom *g) {
-    return p->type == PL_MAX && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
-           g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+    return p->type == PL_MAX && g->D == 1 && g->kd == 1 && g->kh == 2 && g->kw == 2 && g->sh == 2 &&
+           g->sw == 2 && g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
 }
 
 /**
@@ -200,7 +309,7 @@ static int pl_is_max22(const pl_param *p, const pl_geom *g) {
  */
 static void pl_max22_forward(const pl_geom *g, int64_t nc0, int64_t nc1, const float *x, float *y,
                              mxk_op_req req) {
-    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
+    const int64_t S = g->S, OS = g->OS;
     for (int64_t nc = nc0; nc < nc1; nc++)
         for (int64_t oh = 0; oh < g->OH; oh++) {
             const float *r0 = x + nc * S + 2 * oh * g->W, *r1 = r0 + g->W;
@@ -240,7 +349,7 @@ static inline float pl_pick(int f, float v, uint32_t other) {
 static void pl_max22_backward(const pl_geom *g, int64_t nc0, int64_t nc1, const float *restrict x,
                               const float *restrict y, const float *restrict dy, float *restrict dx,
                               int add) {
-    const int64_t S = g->H * g->W, OS = g->OH * g->OW, OW = g->OW;
+    const int64_t S = g->S, OS = g->OS, OW = g->OW;
     /* adding -0.0 leaves every value (even -0.0) unchanged */
     const uint32_t other = add ? UINT32_C(0x80000000) : 0u;
     for (int64_t nc = nc0; nc < nc1; nc++)
@@ -272,7 +381,7 @@ static void pl_max22_backward(const pl_geom *g, int64_t nc0, int64_t nc1, const 
 typedef struct pl_run {
     const pl_param *p;
     const pl_geom *g;
-    const float *x, *y; /**< data and output (backward of max only) */
+    const float *x, *y; /**< data and output (backward of max and lp only) */
     const float *dy;    /**< output gradient (backward) */
     float *out;         /**< forward: y; backward: dx */
     mxk_op_req req;
@@ -283,11 +392,53 @@ typedef struct pl_run {
 
 /** Planes of the input per thread: at least one, PL_GRAIN elements in all. */
 static int64_t pl_grain(const pl_geom *g) {
-    int64_t S = g->H * g->W;
+    int64_t S = g->S;
     return S >= PL_GRAIN ? 1 : PL_GRAIN / (S > 0 ? S : 1);
 }
 
-/** Forward of planes [nc0, nc1): max / avg / sum over each window, by the request. */
+/** v^p of lp pooling, p in 1..3 (pool_utils.h a_pow_p: no absolute value). */
+static inline float pl_pow(int64_t p, float v) {
+    return p == 1 ? v : p == 2 ? v * v : v * v * v;
+}
+
+/** The p-th root of lp pooling (pool_utils.h a_root_p). */
+static inline float pl_root(int64_t p, float v) {
+    return p == 1 ? v : p == 2 ? sqrtf(v) : cbrtf(v);
+}
+
+/** dy * (x/y)^(p-1), 0 where y is 0 for p > 1 (pool_utils.h lp_grad). */
+static inline float pl_lp_grad(int64_t p, float dy, float x, float y) {
+    if (p == 1)
+        return dy;
+    if (y == 0.0f)
+        return 0.0f;
+    float r = x / y;
+    return p == 2 ? dy * r : dy * r * r;
+}
+
+/** Reduces one window of plane xp: max, or the sum of v (avg, sum) or v^p (lp). */
+static float pl_reduce(const pl_param *p, const pl_geom *g, const pl_win *w, const float *xp) {
+    float v = p->type == PL_MAX ? -FLT_MAX : 0.0f;
+    for (int64_t d = w->d0; d < w->d1; d++)
+        for (int64_t h = w->h0; h < w->h1; h++) {
+            const float *row = xp + (d * g->H + h) * g->W;
+            for (int64_t c = w->w0; c < w->w1; c++) {
+                if (p->type == PL_MAX)
+                    v = row[c] > v ? row[c] : v;
+                else if (p->type == PL_LP)
+                    v += pl_pow(p->p_value, row[c]);
+                else
+                    v += row[c];
+            }
+        }
+    if (p->type == PL_AVG)
+        v = w->size > 0 ? v / w->size : 0.0f;
+    else if (p->type == PL_LP)
+        v = pl_root(p->p_value, v);
+    return v;
+}
+
+/** Forward of planes [nc0, nc1): max / avg / sum / lp over each window, by the request. */
 static void pl_forward_part(void *arg, int64_t nc0, int64_t nc1) {
     const pl_run *r = arg;
     const pl_param *p = r->p;
@@ -296,33 +447,46 @@ static void pl_forward_part(void *arg, int64_t nc0, int64_t nc1) {
         pl_max22_forward(g, nc0, nc1, r->x, r->out, r->req);
         return;
     }
-    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
     for (int64_t nc = nc0; nc < nc1; nc++) {
-        const float *xp = r->x + nc * S;
-        float *yp = r->out + nc * OS;
-        for (int64_t oh = 0; oh < g->OH; oh++)
-            for (int64_t ow = 0; ow < g->OW; ow++) {
-                pl_win w = pl_window(p, g, oh, ow);
-                float v;
-                if (p->type == PL_MAX) {
-                    v = -FLT_MAX;
-                    for (int64_t h = w.h0; h < w.h1; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            v = xp[h * g->W + c] > v ? xp[h * g->W + c] : v;
-                } else {
-                    v = 0.0f;
-                    for (int64_t h = w.h0; h < w.h1; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            v += xp[h * g->W + c];
-                    if (p->type == PL_AVG)
-                        v = w.size > 0 ? v / w.size : 0.0f;
+        const float *xp = r->x + nc * g->S;
+        float *yp = r->out + nc * g->OS;
+        for (int64_t od = 0; od < g->OD; od++)
+            for (int64_t oh = 0; oh < g->OH; oh++)
+                for (int64_t ow = 0; ow < g->OW; ow++) {
+                    pl_win w = pl_window(p, g, od, oh, ow);
+                    mxk_sdk_assign_f32(yp++, pl_reduce(p, g, &w, xp), r->req);
                 }
-                mxk_sdk_assign_f32(&yp[oh * g->OW + ow], v, r->req);
-            }
     }
 }
 
-/** Forward: max / avg / sum over each window, stored by the request. */
+/**
+ * Routes gv, the gradient of output y (value m) of one window, into plane dxp:
+ * max to the first input equal to m; avg gv/size, sum gv, lp pl_lp_grad to every
+ * input.
+ */
+static void pl_route(const pl_param *p, const pl_geom *g, const pl_win *w, const float *xp, float m,
+                     float gv, float *dxp) {
+    if (p->type == PL_AVG)
+        gv = w->size > 0 ? gv / w->size : 0.0f;
+    for (int64_t d = w->d0; d < w->d1; d++)
+        for (int64_t h = w->h0; h < w->h1; h++) {
+            const int64_t base = (d * g->H + h) * g->W;
+            for (int64_t c = w->w0; c < w->w1; c++) {
+                if (p->type == PL_MAX) {
+                    if (xp[base + c] == m) {
+                        dxp[base + c] += gv;
+                        return;
+                    }
+                } else if (p->type == PL_LP) {
+                    dxp[base + c] += pl_lp_grad(p->p_value, gv, xp[base + c], m);
+                } else {
+                    dxp[base + c] += gv;
+                }
+            }
+        }
+}
+
+/** Forward: max / avg / sum / lp over each window, stored by the request. */
 static mxk_status pl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const pl_param *p = param;
@@ -342,7 +506,7 @@ static void pl_backward_part(void *arg, int64_t nc0, int64_t nc1) {
     const pl_run *r = arg;
     const pl_param *p = r->p;
     const pl_geom *g = r->g;
-    const int64_t S = g->H * g->W, OS = g->OH * g->OW;
+    const int64_t S = g->S, OS = g->OS;
     float *dx = r->out;
     if (pl_is_max22(p, g)) {
         int tiled = 2 * g->OH == g->H && 2 * g->OW == g->W;
@@ -354,31 +518,14 @@ static void pl_backward_part(void *arg, int64_t nc0, int64_t nc1) {
     if (r->req != MXK_REQ_ADD)
         memset(dx + nc0 * S, 0, sizeof(float) * (size_t)((nc1 - nc0) * S));
     for (int64_t nc = nc0; nc < nc1; nc++) {
-        float *dxp = dx + nc * S;
-        const float *dyp = r->dy + nc * OS;
-        for (int64_t oh = 0; oh < g->OH; oh++)
-            for (int64_t ow = 0; ow < g->OW; ow++) {
-                pl_win w = pl_window(p, g, oh, ow);
-                float gv = dyp[oh * g->OW + ow];
-                if (p->type == PL_MAX) {
-                    const float *xp = r->x + nc * S;
-                    float m = r->y[nc * OS + oh * g->OW + ow];
-                    int found = 0;
-                    for (int64_t h = w.h0; h < w.h1 && !found; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            if (xp[h * g->W + c] == m) {
-                                dxp[h * g->W + c] += gv;
-                                found = 1;
-                                break;
-                            }
-                } else {
-                    if (p->type == PL_AVG)
-                        gv = w.size > 0 ? gv / w.size : 0.0f;
-                    for (int64_t h = w.h0; h < w.h1; h++)
-                        for (int64_t c = w.w0; c < w.w1; c++)
-                            dxp[h * g->W + c] += gv;
+        const float *xp = r->x ? r->x + nc * S : NULL;
+        int64_t o = nc * OS;
+        for (int64_t od = 0; od < g->OD; od++)
+            for (int64_t oh = 0; oh < g->OH; oh++)
+                for (int64_t ow = 0; ow < g->OW; ow++, o++) {
+                    pl_win w = pl_window(p, g, od, oh, ow);
+                    pl_route(p, g, &w, xp, r->y ? r->y[o] : 0.0f, r->dy[o], dx + nc * S);
                 }
-            }
     }
 }
 
@@ -397,7 +544,8 @@ static mxk_status pl_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(pl_infer_shape(p, &in, 1, &ys, 1, NULL, 0, err));
     if (!mxk_sdk_shape_equal(&ys, &args->out_grad[0]->shape))
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output' does not match the data");
-    if (p->type == PL_MAX) {
+    const int reads = p->type == PL_MAX || p->type == PL_LP; /* data and output */
+    if (reads) {
         MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
         MXK_SDK_CHECK(cb_check_tensor(args->out_data[0], "output 'output'", err));
         if (!mxk_sdk_shape_equal(&args->in_data[0]->shape, ds) ||
@@ -408,8 +556,8 @@ static mxk_status pl_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(pl_geom_of(p, ds, &g, err));
     pl_run r = {p,
                 &g,
-                p->type == PL_MAX ? cb_f32(args->in_data[0]) : NULL,
-                p->type == PL_MAX ? cb_f32(args->out_data[0]) : NULL,
+                reads ? cb_f32(args->in_data[0]) : NULL,
+                reads ? cb_f32(args->out_data[0]) : NULL,
                 cb_f32(args->out_grad[0]),
                 cb_f32(args->in_grad[0]),
                 req};
@@ -421,8 +569,11 @@ static mxk_status pl_backward(const mxk_op_ctx *ctx, const void *param, void *st
 mxk_status cb_register_pooling(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
+    static const char *const aliases[] = {"_npx_pooling", NULL};
     def.name = "Pooling";
-    def.description = "2-D max / average / sum pooling over NCHW data.";
+    def.aliases = aliases;
+    def.description = "1-D, 2-D or 3-D max / average / sum / lp pooling over NCW, NCHW or NCDHW "
+                      "data.";
     def.attrs = pl_attrs;
     def.num_attrs = MXK_SDK_COUNTOF(pl_attrs);
     def.arguments = pl_args;

@@ -1,14 +1,16 @@
 /*
  * cpu-blas plugin: UpSampling (nearest, bilinear), NCHW.
  *
- * Semantics: MXNet src/operator/nn/upsampling-inl.h, upsampling.cc (digest
- * operators-kvstore-module.md §2.2).
+ * Semantics: MXNet src/operator/nn/upsampling-inl.h, upsampling.cc.
  * nearest: arguments arg0..arg{num_args-1}; the output is (N, C', H0*scale,
  *   W0*scale) with H0, W0 from arg0; input i is repeated by oh / H_i (which must
  *   divide). multi_input_mode concat stacks the channels (C' = sum C_i), sum adds
  *   them (all C_i equal). Backward sums dy over each block; it reads out_grad only
  *   (shapes come from the gradient tensors).
- * bilinear: arguments data and weight (num_args must be 2), num_filter must equal
+ * bilinear: arguments data and weight whatever num_args says (upstream's
+ *   set_num_inputs is 2; its Python front end writes num_args=1 for
+ *   UpSampling(data, sample_type='bilinear', ...) and creates the weight
+ *   variable itself), num_filter must equal
  *   the channels C; upstream runs a Deconvolution with kernel k = 2*scale -
  *   scale%2, stride scale, pad ceil((scale-1)/2), num_group = num_filter, no bias,
  *   and weight (C, 1, k, k) (usually filled with the bilinear kernel by the
@@ -29,7 +31,7 @@ typedef struct us_param {
     int64_t num_filter;
     int32_t bilinear; /**< sample_type */
     int32_t sum;      /**< multi_input_mode == sum */
-    int64_t num_args;
+    int64_t num_args; /**< number of inputs (bilinear: 2) */
 } us_param;
 
 static const char *const us_bil_args[] = {"data", "weight", NULL};
@@ -56,12 +58,10 @@ static mxk_status us_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_filter", 0, INT32_MAX, &p.num_filter, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "sample_type", "nearest|bilinear", &p.bilinear, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "multi_input_mode", "concat|sum", &p.sum, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, US_MAX_ARGS, &p.num_args, err));
-    if (p.bilinear && p.num_args != 2)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'num_args': bilinear UpSampling takes 2 inputs (data, "
-                             "weight), got %lld",
-                             (long long)p.num_args);
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, p.bilinear ? INT32_MAX : US_MAX_ARGS,
+                                         &p.num_args, err));
+    if (p.bilinear) /* upstream's set_num_inputs: always data and weight */
+        p.num_args = 2;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 

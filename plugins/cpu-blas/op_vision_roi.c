@@ -101,7 +101,7 @@ static mxk_status ra_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     roi_param p = {.align = 1};
     MXK_SDK_CHECK(roi_parse_common(attrs, &p, err));
     MXK_SDK_CHECK(
-        mxk_sdk_attr_int_range(attrs, "sample_ratio", INT32_MIN, 1 << 10, &p.sample_ratio, err));
+        mxk_sdk_attr_int_range(attrs, "sample_ratio", INT32_MIN, INT32_MAX, &p.sample_ratio, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "position_sensitive", &p.position_sensitive, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "aligned", &p.aligned, err));
     return cbt_param_new(&p, sizeof p, out, err);

@@ -168,8 +168,37 @@ CASES = [
     Case("add_n", {"num_args": 2}, {"a": (2, 3), "b": (2, 3)}, variadic=True),
     Case("ElementWiseSum", {"num_args": 3}, {"a": (4,), "b": (4,), "c": (4,)}, variadic=True),
     Case("add_n", {"num_args": 1}, {"a": (3, 2)}, variadic=True),
+    # dtypes other than float32 through the copies and the shape descriptions
+    Case("_copy", {}, {"data": (2, 3)}, inputs={"data": ("int", -5, 5, "int32")},
+         grad_req="null"),
+    Case("expand_dims", {"axis": 1}, {"data": (2, 3)}, inputs={"data": ("int", 0, 9, "int64")},
+         grad_req="null"),
+    Case("squeeze", {}, {"data": (1, 3)}, inputs={"data": ("int", 0, 9, "uint8")},
+         grad_req="null"),
+    Case("reshape_like", {}, {"lhs": (6,), "rhs": (3, 2)},
+         inputs={"lhs": ("int", 0, 9, "int32"), "rhs": ("int", 0, 9, "int32")},
+         grad_req="null"),
+    Case("shape_array", {}, {"data": (4, 2)}, inputs={"data": ("int", 0, 9, "int32")},
+         grad_req="null"),
+    Case("zeros_like", {}, {"data": (2, 2)}, inputs={"data": ("int", 0, 9, "int64")},
+         grad_req="null"),
+    # more defaults and refusals
+    Case("_arange", {"start": 2, "step": 0.5}, {}, grad_req="null"),
+    Case("_arange", {"start": 1, "stop": 4, "infer_range": True}, {}, grad_req="null"),
+    Case("squeeze", {"axis": (0, 0)}, {"data": (1, 5)}, error="duplicate"),
+    Case("squeeze", {"axis": 3}, {"data": (1, 5)}, error="out of bounds"),
+    Case("broadcast_axis", {"axis": -1, "size": 3}, {"data": (2, 1)}, error="must be in range"),
+    Case("broadcast_like", {"lhs_axes": (0,)}, {"lhs": (1, 3), "rhs": (2, 3)}),
+    Case("broadcast_like", {"lhs_axes": (3,), "rhs_axes": (0,)}, {"lhs": (1, 3), "rhs": (2, 3)},
+         error="lhs_axes"),
+    Case("stack", {"num_args": 2, "axis": 3}, {"a": (2, 3), "b": (2, 3)}, variadic=True,
+         error="axis"),
+    Case("Concat", {"num_args": 2, "dim": 2}, {"a": (2, 3), "b": (2, 3)}, variadic=True,
+         error="axis"),
+    Case("tile", {"reps": (0, 2)}, {"data": (2, 3)}, error="reps"),
+    Case("reverse", {"axis": -1}, {"data": (2, 3)}, error="must be in range"),
+    Case("SliceChannel", {"num_outputs": 2, "axis": 2}, {"data": (2, 4)}, error="axis"),
 ]
-
 
 
 def _lstm_unroll(given_state):

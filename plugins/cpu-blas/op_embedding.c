@@ -114,7 +114,7 @@ static mxk_status emb_backward(const mxk_op_ctx *ctx, const void *param, void *s
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
     if (args->req[0] != MXK_REQ_NULL)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "Embedding: gradient of 'data' requested: Embedding layer doesn't "
+                             "gradient of 'data' requested: Embedding layer doesn't "
                              "support calculate data gradient");
     mxk_op_req req = args->req[1];
     if (req == MXK_REQ_NULL)

@@ -48,8 +48,7 @@ static mxk_status sw_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 /** The permutation perm[i] = input axis of output axis i, for `ndim` dims. */
 static mxk_status tr_perm(const tr_param *p, int32_t ndim, int32_t *perm, mxk_error_sink *err) {
     if (!p->swap && ndim > 6)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "transpose: Transpose support at most 6 dimensions, got %d",
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "Transpose support at most 6 dimensions, got %d",
                              (int)ndim);
     for (int32_t i = 0; i < ndim; i++)
         perm[i] = p->axes.ndim == 0 && !p->swap ? ndim - 1 - i : i;

@@ -258,7 +258,7 @@ static mxk_status mb_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     const mxk_shape *c = &in[0], *l = &in[1], *a = &in[2];
     if (c->ndim != 3 || l->ndim != 2 || a->ndim != 3 || a->dims[2] != 4)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "_contrib_MultiBoxDetection: expected cls_prob (batch, classes, "
+                             "expected cls_prob (batch, classes, "
                              "anchors), loc_pred (batch, 4*anchors), anchor (1, anchors, 4)");
     if (c->dims[2] != a->dims[1] || a->dims[1] <= 0)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'anchor': Number of anchors mismatch");
@@ -363,7 +363,7 @@ static mxk_status tg_batch(const mb_param *p, tg_work *w, const float *anchor, c
         for (int j = 1; j < 5; j++)
             if (label[ng * lw + j] != -1.0f)
                 return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                     "_contrib_MultiBoxTarget: argument 'label': padding row %lld "
+                                     "argument 'label': padding row %lld "
                                      "has class -1 but value %g at column %d (must be -1)",
                                      (long long)ng, (double)label[ng * lw + j], j);
     for (int64_t i = 0; i < na * 4; i++) {
@@ -435,7 +435,7 @@ static mxk_status tg_batch(const mb_param *p, tg_work *w, const float *anchor, c
             }
             if (cnt < nneg)
                 return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                     "_contrib_MultiBoxTarget: %lld negative candidates for %lld "
+                                     "%lld negative candidates for %lld "
                                      "negative samples (temp.size() >= num_negative)",
                                      (long long)cnt, (long long)nneg);
             qsort(w->neg, (size_t)cnt, sizeof *w->neg, mb_sort_cmp);
@@ -498,7 +498,7 @@ static mxk_status tg_forward(const mb_param *p, const mxk_forward_args *args, mx
     w.neg = malloc(a * sizeof *w.neg);
     mxk_status st = MXK_OK;
     if (!scratch || !w.iou || !w.match_iou || !w.match_gt || !w.flag || !w.gt_done || !w.neg)
-        st = mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "_contrib_MultiBoxTarget: no memory");
+        st = mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
     for (int64_t b = 0; st == MXK_OK && b < nb; b++)
         st = tg_batch(p, &w, cb_f32(args->in_data[0]), cb_f32(args->in_data[1]) + b * nl * lw,
                       cb_f32(args->in_data[2]) + b * nc * na, na, nl, lw, nc, dst[0] + b * step[0],
@@ -579,7 +579,7 @@ static mxk_status dt_forward(const mb_param *p, const mxk_forward_args *args, mx
     if (tmp == NULL || sorter == NULL) {
         free(tmp);
         free(sorter);
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "_contrib_MultiBoxDetection: no memory");
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
     }
     for (int64_t b = 0; b < nb; b++)
         dt_batch(p, cb_f32(args->in_data[0]) + b * nc * na, cb_f32(args->in_data[1]) + b * na * 4,

@@ -254,7 +254,7 @@ static mxk_status nms_forward(const mxk_op_ctx *ctx, const void *param, void *st
     if (c == NULL || area == NULL) {
         free(c);
         free(area);
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "_contrib_box_nms: no memory");
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
     }
     for (int64_t i = 0; i < total * w; i++)
         out[i] = -1.0f;

@@ -274,7 +274,7 @@ static mxk_status ra_layout(const roi_param *p, const roi_geom *g, int64_t n, ra
     float rh = (float)roi_clamp(roi[4] * s - off) - rb->sh;
     if (p->aligned && rb->b >= 0 && !(rw > 0.0 && rh > 0.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "_contrib_ROIAlign: rois[%lld]: roi_width > 0 and roi_height > 0 "
+                             "rois[%lld]: roi_width > 0 and roi_height > 0 "
                              "required when aligned (got %g, %g)",
                              (long long)n, rw, rh);
     if (!p->aligned) {
@@ -287,7 +287,7 @@ static mxk_status ra_layout(const roi_param *p, const roi_geom *g, int64_t n, ra
     rb->gw = p->sample_ratio > 0 ? p->sample_ratio : (int64_t)ceilf(rw / (float)g->pw);
     if (rb->b >= 0 && rb->gh * rb->gw > (1 << 20))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "_contrib_ROIAlign: rois[%lld]: %lld x %lld sampling points per "
+                             "rois[%lld]: %lld x %lld sampling points per "
                              "bin, more than 2^20",
                              (long long)n, (long long)rb->gh, (long long)rb->gw);
     return MXK_OK;
@@ -419,7 +419,7 @@ static mxk_status roi_backward(const mxk_op_ctx *ctx, const void *param, void *s
     if (it->data == NULL || it->dtype != MXK_INT32 ||
         mxk_sdk_shape_count(&it->shape) != mxk_sdk_shape_count(&dyt->shape))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "ROIPooling: output 'maxidx' missing or of the wrong type or size");
+                             "output 'maxidx' missing or of the wrong type or size");
     const int32_t *idx = it->data;
     uint64_t ny = mxk_sdk_shape_count(&dyt->shape);
     for (uint64_t k = 0; k < ny; k++)

@@ -436,8 +436,7 @@ static mxk_status smp_backward(const mxk_op_ctx *ctx, const void *param, void *s
         MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], greq, &ls, "loc", err));
         dsrc = malloc((size_t)ng * sizeof *dsrc);
         if (dsrc == NULL)
-            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY,
-                                 "SpatialTransformer: no memory for the grid gradient");
+            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory for the grid gradient");
     }
     smp_sample(&g, cb_f32(xt), cb_f32(args->out_data[2]), NULL, MXK_REQ_NULL, dy, dx, dsrc,
                MXK_REQ_WRITE);

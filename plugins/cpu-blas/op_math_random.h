@@ -20,4 +20,7 @@
  */
 void cbm_random_bits(mxk_random *rng, uint64_t *out, uint64_t n);
 
+/** op_math_sample.c: _sample_multinomial, _shuffle. */
+mxk_status cb_register_math_sample(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CB_OP_MATH_RANDOM_H */

@@ -203,3 +203,19 @@ add("SoftmaxActivation", {"mode": "channel"}, {"data": (2, 3, 4)})
 # ---------------------------------------------------------------- Activation
 add("_npx_activation", {"act_type": "tanh"}, {"data": (2, 3)}, grad_req="null",
     name="alias_npx_activation")
+
+# ---------------------------------------------------------------- random with inputs
+# Deterministic draws: one-hot distributions always give the same index.
+ONE_HOT = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+add("_sample_multinomial", {}, {"data": (2, 3)}, inputs={"data": ONE_HOT}, grad_req="null")
+add("_sample_multinomial", {"shape": (4,), "dtype": "float32"}, {"data": (2, 3)},
+    inputs={"data": ONE_HOT}, grad_req="null")
+add("_sample_multinomial", {"get_prob": True, "shape": (2, 2)}, {"data": (2, 3)},
+    inputs={"data": ONE_HOT}, grad_req={"data": "write"}, is_train=True,
+    name="_sample_multinomial_get_prob")
+add("_sample_multinomial", {"get_prob": True}, {"data": (3,)}, inputs={"data": [0.0, 1.0, 0.0]},
+    grad_req={"data": "write"}, is_train=True, name="_sample_multinomial_1d")
+add("sample_multinomial", {"dtype": "uint8"}, {"data": (2, 3)}, inputs={"data": ONE_HOT},
+    grad_req="null", name="alias_sample_multinomial")
+add("_shuffle", {}, {"data": (1, 5)}, grad_req="null", name="_shuffle_one_row")
+add("shuffle", {}, {"data": (1,)}, grad_req="null", name="alias_shuffle")

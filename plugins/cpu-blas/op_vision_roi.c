@@ -10,6 +10,7 @@
  * the map, and takes the maximum (first one wins; -FLT_MAX initial); an empty bin
  * or a batch index outside [0, N) gives 0 and maxidx -1. Backward (reads out_grad,
  * rois, maxidx) adds each output gradient at its maxidx; rois get a zero gradient.
+ * Alias _npx_roi_pooling.
  *
  * src/operator/contrib/roi_align-inl.h, roi_align.cc (ROIAlignParam: pooled_size,
  * spatial_scale, sample_ratio -1 (adaptive: ceil(roi size / pooled size)),
@@ -45,6 +46,7 @@ typedef struct roi_param {
 static const char *const roi_args[] = {"data", "rois", NULL};
 static const char *const rp_outs[] = {"output", "maxidx", NULL};
 static const char *const ra_outs[] = {"output", NULL};
+static const char *const rp_aliases[] = {"_npx_roi_pooling", NULL};
 
 /** Attribute schema of ROIPooling (ROIPoolingParam). */
 static const mxk_attr_def rp_attrs[] = {
@@ -438,6 +440,7 @@ mxk_status cb_register_vision_roi(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = roi_infer_shape;
     def.infer_type = roi_infer_type;
     def.backward_dependency = rp_backward_dependency;
+    def.aliases = rp_aliases;
     MXK_SDK_CHECK(cbt_register(reg, &def, "ROIPooling", roi_forward, roi_backward, 0, err));
 
     cbt_def_init(&def, "Region of interest align with bilinear sampling (Mask R-CNN).", ra_attrs,

@@ -13,8 +13,13 @@
  *   Otherwise: mean / var are the moving statistics; mean output = moving_mean,
  *   var output = 1/sqrt(moving_var + eps).
  * fix_gamma: gamma is used as 1, its gradient is 0 (written by the request, so
- * ADD leaves it), and every forward writes 1 into the gamma argument (as upstream's
- * CPU kernel does; declared through mutate_inputs).
+ * ADD leaves it), and every forward writes 1 into the gamma argument where it is
+ * not 1, as upstream's CPU kernel does. Like upstream (whose FMutateInputs lists
+ * the aux states only) gamma is not declared as a mutated input, so symbol JSON
+ * keeps MXNet's entry versions; the write happens under the forward's read of
+ * gamma, so nothing may read gamma concurrently with a fix_gamma forward that
+ * finds it other than 1 (only the first forward, or one after an optimizer step
+ * with weight decay, writes).
  *
  * Moving statistics: updated in the training BACKWARD (is_train and not
  * use_global_stats), as upstream's CPU kernel (batch_norm.cc BatchNormBackwardImpl)
@@ -219,7 +224,7 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             var = mv[c];
         }
         double inv = 1.0 / sqrt(var + p->eps);
-        if (p->fix_gamma)
+        if (p->fix_gamma && gamma[c] != 1.0f)
             gamma[c] = 1.0f;
         float g = gamma[c];
         float scale = (float)(inv * g), shift = (float)(beta[c] - mean * inv * g);
@@ -320,15 +325,6 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** forward writes gamma (index 1) with fix_gamma. */
-static uint32_t bn_mutate_inputs(const void *param, uint32_t *indices, uint32_t capacity) {
-    const bn_param *p = param;
-    if (!p->fix_gamma || capacity < 1)
-        return 0;
-    indices[0] = 1;
-    return 1;
-}
-
 /** Registers BatchNorm and its CPU kernel. */
 mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
@@ -346,7 +342,6 @@ mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = bn_infer_shape;
     def.infer_type = bn_infer_type;
     def.backward_dependency = bn_backward_dependency;
-    def.mutate_inputs = bn_mutate_inputs;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "BatchNorm", bn_forward, bn_backward);
     return cb_register(reg, &def, &k, err);

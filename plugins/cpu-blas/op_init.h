@@ -23,7 +23,8 @@
 typedef struct cbi_map {
     int32_t ndim;                    /**< rank of the output and of the input view */
     int64_t out_dims[MXK_MAX_NDIM];  /**< output dims (all >= 1) */
-    int64_t in_dims[MXK_MAX_NDIM];   /**< input view dims */
+    int64_t in_dims[MXK_MAX_NDIM];   /**< input view dims: the input left-padded with 1s, or
+                                          with its leading dims merged, to the output's rank */
     int64_t in_stride[MXK_MAX_NDIM]; /**< row-major element strides of the input view */
     int64_t *tab[MXK_MAX_NDIM];      /**< per dim: out_dims[d] input indices (< 0: fill) */
     int64_t *buf;                    /**< owns the tables (one allocation) */
@@ -31,28 +32,6 @@ typedef struct cbi_map {
 
 /** Fills the tables of a map for an operator's parameters (called after cbi_map_init). */
 typedef void (*cbi_fill_fn)(const void *param, cbi_map *m);
-
-/**
- * Prepares a map for output shape `out` read from input `in` (known shapes). The
- * input view has the output's rank: an input of fewer dims is left-padded with
- * 1s (tile), one of more dims has its leading dims merged (repeat without axis
- * flattens). The tables start as the broadcast rule (index j where the view dim
- * equals the output dim, else 0) for `fill` callbacks to overwrite. Errors:
- * MXK_ERR_OUT_OF_MEMORY. Free with cbi_map_free (also after a failure).
- */
-mxk_status cbi_map_init(cbi_map *m, const mxk_shape *out, const mxk_shape *in, mxk_error_sink *err);
-
-/** Frees the tables of a map (idempotent). */
-void cbi_map_free(cbi_map *m);
-
-/** Forward: out[o] (=|+=) in[map(o)] (or `fill`) by `req`; out and in must not overlap. */
-void cbi_gather(const cbi_map *m, float *out, const float *in, float fill, mxk_op_req req);
-
-/**
- * Backward: g (n elements) is zeroed for WRITE/INPLACE, then g[map(o)] += dy[o]
- * for every output position o that reads the input; nothing for NULL.
- */
-void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy, mxk_op_req req);
 
 /**
  * The start of the parameter object of every gather operator (its first member):

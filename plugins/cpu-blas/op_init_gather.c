@@ -7,9 +7,16 @@
 
 #include "op_init.h"
 
-/** Prepares a map with broadcast-rule tables (see op_init.h). */
-mxk_status cbi_map_init(cbi_map *m, const mxk_shape *out, const mxk_shape *in,
-                        mxk_error_sink *err) {
+/**
+ * Prepares a map for output shape `out` read from input `in` (known shapes). The
+ * input view has the output's rank: an input of fewer dims is left-padded with
+ * 1s (tile), one of more dims has its leading dims merged (repeat without axis
+ * flattens). The tables start as the broadcast rule (index j where the view dim
+ * equals the output dim, else 0) for `fill` callbacks to overwrite. Errors:
+ * MXK_ERR_OUT_OF_MEMORY. Free with cbi_map_free (also after a failure).
+ */
+static mxk_status cbi_map_init(cbi_map *m, const mxk_shape *out, const mxk_shape *in,
+                               mxk_error_sink *err) {
     memset(m, 0, sizeof *m);
     int32_t nd = out->ndim, shift = nd - in->ndim;
     uint64_t total = 0;
@@ -38,8 +45,8 @@ mxk_status cbi_map_init(cbi_map *m, const mxk_shape *out, const mxk_shape *in,
     return MXK_OK;
 }
 
-/** Frees the tables. */
-void cbi_map_free(cbi_map *m) {
+/** Frees the tables of a map (idempotent). */
+static void cbi_map_free(cbi_map *m) {
     free(m->buf);
     m->buf = NULL;
 }
@@ -95,8 +102,8 @@ static void cbi_gather_row(void *arg, uint64_t o, int64_t base, int outside) {
     }
 }
 
-/** Gathers (see op_init.h). */
-void cbi_gather(const cbi_map *m, float *out, const float *in, float fill, mxk_op_req req) {
+/** Forward: out[o] (=|+=) in[map(o)] (or `fill`) by `req`; out and in must not overlap. */
+static void cbi_gather(const cbi_map *m, float *out, const float *in, float fill, mxk_op_req req) {
     if (req == MXK_REQ_NULL)
         return;
     cbi_run r = {m, out, in, fill, req};
@@ -116,8 +123,11 @@ static void cbi_scatter_row(void *arg, uint64_t o, int64_t base, int outside) {
             r->out[base + tab[j] * s] += r->in[o + (uint64_t)j];
 }
 
-/** Scatter-adds (see op_init.h). */
-void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy, mxk_op_req req) {
+/**
+ * Backward: g (n elements) is zeroed for WRITE/INPLACE, then g[map(o)] += dy[o]
+ * for every output position o that reads the input; nothing for NULL.
+ */
+static void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy, mxk_op_req req) {
     if (req == MXK_REQ_NULL)
         return;
     if (req != MXK_REQ_ADD)

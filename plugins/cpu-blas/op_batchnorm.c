@@ -57,6 +57,8 @@ typedef struct bn_param {
 static const char *const bn_args[] = {"data", "gamma", "beta", NULL};
 static const char *const bn_outs[] = {"output", "mean", "var", NULL};
 static const char *const bn_aux[] = {"moving_mean", "moving_var", NULL};
+/** Upstream's add_alias name (batch_norm.cc). */
+static const char *const bn_aliases[] = {"_npx_batch_norm", NULL};
 
 /** Attribute schema (MXNet 1.9.1 BatchNormParam). */
 static const mxk_attr_def bn_attrs[] = {
@@ -342,6 +344,7 @@ mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_shape = bn_infer_shape;
     def.infer_type = bn_infer_type;
     def.backward_dependency = bn_backward_dependency;
+    def.aliases = bn_aliases;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "BatchNorm", bn_forward, bn_backward);
     return cb_register(reg, &def, &k, err);

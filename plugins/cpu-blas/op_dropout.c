@@ -35,6 +35,8 @@ typedef struct do_param {
 
 static const char *const do_args[] = {"data", NULL};
 static const char *const do_outs[] = {"output", "mask", NULL};
+/** Upstream's add_alias name (dropout.cc). */
+static const char *const do_aliases[] = {"_npx_dropout", NULL};
 
 /** Attribute schema (MXNet 1.9.1 DropoutParam). */
 static const mxk_attr_def do_attrs[] = {
@@ -252,6 +254,7 @@ mxk_status cb_register_dropout(mxk_registrar *reg, mxk_error_sink *err) {
     def.forward_resources = do_resources;
     def.forward_inplace = cbt_inplace_00;
     def.backward_inplace = cbt_inplace_00;
+    def.aliases = do_aliases;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "Dropout", do_forward, do_backward);
     return cb_register(reg, &def, &k, err);

@@ -26,6 +26,8 @@ typedef struct fc_param {
 /** Argument names (the bias entry is dropped with no_bias). */
 static const char *const fc_args[] = {"data", "weight", "bias", NULL};
 static const char *const fc_outs[] = {"output", NULL};
+/** Upstream's add_alias name (fully_connected.cc). */
+static const char *const fc_aliases[] = {"_npx_fully_connected", NULL};
 
 /** Attribute schema (MXNet 1.9.1 FullyConnectedParam). */
 static const mxk_attr_def fc_attrs[] = {
@@ -235,6 +237,7 @@ mxk_status cb_register_fully_connected(mxk_registrar *reg, mxk_error_sink *err) 
     def.infer_type = fc_infer_type;
     def.backward_dependency = fc_backward_dependency;
     def.backward_inplace = fc_backward_inplace;
+    def.aliases = fc_aliases;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "FullyConnected", fc_forward, fc_backward);
     return cb_register(reg, &def, &k, err);

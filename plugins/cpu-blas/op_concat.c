@@ -75,7 +75,7 @@ static mxk_status cc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     const cc_param *p = param;
     if (num_in != (uint32_t)p->num || num_out != 1)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Concat expects %lld arguments",
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected %lld arguments",
                              (long long)p->num);
     mxk_shape m = mxk_sdk_shape_unknown();
     int64_t total = 0;
@@ -117,7 +117,7 @@ static mxk_status sc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     const cc_param *p = param;
     if (num_in != 1 || num_out != (uint32_t)p->num)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "SliceChannel expects 1 argument");
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 1 argument");
     if (in[0].ndim == 0)
         return MXK_OK;
     int32_t a;
@@ -305,7 +305,7 @@ static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     const cc_param *p = param;
     if (num_in != (uint32_t)p->num || num_out != 1)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "stack expects %lld arguments",
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected %lld arguments",
                              (long long)p->num);
     MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, num_in, NULL, NULL, 0, NULL, err));
     const mxk_shape *d = &in[0];

@@ -97,7 +97,7 @@ static mxk_status rs_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     const rs_param *p = param;
     if (num_in != 1 || num_out != 1)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Reshape expects 1 argument");
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 1 argument");
     MXK_SDK_CHECK(rs_check_counts(in, out, err));
     rs_fill_input(&in[0], &out[0]);
     if (!mxk_sdk_shape_is_known(&in[0]))
@@ -119,7 +119,7 @@ static mxk_status fl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
     if (num_in != 1 || num_out != 1)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "Flatten expects 1 argument");
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 1 argument");
     MXK_SDK_CHECK(rs_check_counts(in, out, err));
     if (in[0].ndim > 0 && out[0].ndim == 2 && in[0].dims[0] == 0)
         in[0].dims[0] = out[0].dims[0];

@@ -153,3 +153,56 @@ CASES = [
     Case("FullyConnected", {"num_hidden": 3, "no_bias": True}, {"data": (2, 2, 3)}),
     Case("FullyConnected", {"num_hidden": 2, "flatten": False}, {"data": (2, 3, 4)}),
 ]
+
+# ---------------------------------------------------------------------- from MXNet's own tests
+# test_batchnorm_training / test_batchnorm (tests/python/unittest/test_operator.py at 1.9.1)
+CASES += [Case("BatchNorm", {"fix_gamma": fg, "use_global_stats": gs}, {"data": shape})
+          for shape in [(2, 3), (2, 3, 2, 2), (2, 8, 2, 2)]
+          for fg in [True, False] for gs in [True, False]]
+CASES += [Case("BatchNorm", {"fix_gamma": False, "axis": ax}, {"data": (2, 3, 2, 2)})
+          for ax in range(-4, 4)]
+CASES += [Case("BatchNorm", {"fix_gamma": False, "output_mean_var": True, "momentum": 0.9,
+                             "eps": 1e-5},
+               {"data": (4, 2, 3)}, grad_req=req)
+          for req in [{"data": "null", "x_gamma": "write", "x_beta": "add"},
+                      {"data": "add", "x_gamma": "null", "x_beta": "write"},
+                      {"data": "write", "x_gamma": "add", "x_beta": "null"}]]
+# test_instance_normalization
+CASES += [Case("InstanceNorm", {}, {"data": shape})
+          for shape in [(1, 1, 1), (2, 1, 2), (2, 4, 5, 6), (3, 3, 2, 3, 2, 1, 1)]]
+# test_l2_normalization
+CASES += [Case("L2Normalization", {"mode": mode}, {"data": shape})
+          for mode in ["channel", "spatial", "instance"] for shape in [(2, 4, 5), (3, 3, 4, 5)]]
+# test_layer_norm
+CASES += [Case("LayerNorm", {"axis": ax, "eps": eps}, {"data": shape})
+          for shape, eps in [((10, 6, 5), 1e-2), ((10, 10), 1e-3)]
+          for ax in range(-len(shape), len(shape))]
+# test_groupnorm
+CASES += [Case("GroupNorm", {"num_groups": g}, {"data": (2, 6, 3, 3)},
+               inputs={"data": ("uniform", 0.2, 1.0)})
+          for g in [1, 2, 3, 6]]
+# test_support_vector_machine_l1_svm / _l2_svm
+CASES += [Case("SVMOutput", {"use_linear": lin}, {"data": (20, 10), "label": (20,)},
+               inputs={"data": ("uniform", 0, 1), "label": ("int", 0, 10)}, grad_req=LABEL_NULL)
+          for lin in [True, False]]
+# test_regression
+CASES += [Case(op, {}, {"data": (50, 30), "label": (50, 30)},
+               inputs={"label": ("uniform", 0, 1)}, grad_req=LABEL_NULL)
+          for op in ["LogisticRegressionOutput", "LinearRegressionOutput", "MAERegressionOutput"]]
+# test_softmax_output_normalization
+CASES += [Case("SoftmaxOutput",
+               dict({"normalization": norm, "multi_output": multi},
+                    **({"use_ignore": True, "ignore_label": 2} if ign else {})),
+               {"data": (4, 5, 3, 3) if multi else (4, 5),
+                "label": (4, 3, 3) if multi else (4,)},
+               inputs={"label": ("int", 0, 5)}, grad_req=LABEL_NULL)
+          for multi in [False, True] for ign in [False, True]
+          for norm in ["null", "batch", "valid"]]
+# test_softmax_cross_entropy
+CASES += [Case("softmax_cross_entropy", {}, {"data": (120, 150), "label": (120,)},
+               inputs={"label": ("int", 0, 150)}, grad_req=LABEL_NULL, rtol=1e-3, atol=1e-5)]
+# test_dropout (training draws are judged by compare.py's Dropout checker)
+CASES += [Case("Dropout", attrs, {"data": shape})
+          for attrs, shape in [({"p": 0.5}, (10, 10)), ({"p": 0.25, "axes": (0,)}, (4, 5, 6)),
+                               ({"p": 0.75, "axes": (1, 2)}, (3, 4, 5)),
+                               ({"p": 0.3, "mode": "always"}, (6, 7))]]

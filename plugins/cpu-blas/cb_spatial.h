@@ -32,20 +32,4 @@
 mxk_status cb_sp_tuple(const mxk_attrs *attrs, const char *key, const char *label, int nd,
                        int64_t dflt, int64_t lo, int64_t out[CB_SP_AXES], mxk_error_sink *err);
 
-/**
- * Checks the `layout` attribute of an operator with `nd` spatial axes: absent /
- * "None" or the channel-first layout of that rank (NCW, NCHW, NCDHW) is
- * accepted; nd = 0 (rank not known yet: global pooling without a kernel) accepts
- * any of the three. Errors: MXK_ERR_UNSUPPORTED "attribute 'layout': cpu-blas computes
- * the channel-first layout NCHW for a 2-D kernel, got 'NHWC'" (MXNet's CPU
- * operators support channel-first layouts only; channel-last is GPU-only,
- * src/operator/nn/convolution-inl.h). Pure; thread-safe.
- */
-mxk_status cb_sp_layout(const mxk_attrs *attrs, int nd, mxk_error_sink *err);
-
-/** Number of elements of the spatial axes [0, 3) of a geometry array (checked by the caller). */
-static inline int64_t cb_sp_volume(const int64_t v[CB_SP_AXES]) {
-    return v[0] * v[1] * v[2];
-}
-
 #endif /* MXK_CB_SPATIAL_H */

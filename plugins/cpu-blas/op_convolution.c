@@ -106,6 +106,24 @@ static const mxk_attr_def deconv_attrs[] = {
                  "Data layout; cpu-blas computes NCW, NCHW and NCDHW."),
 };
 
+/**
+ * Checks the layout attribute for a kernel of nd axes: absent, "None" or the
+ * channel-first layout of that rank (NCW, NCHW, NCDHW). MXK_ERR_UNSUPPORTED
+ * otherwise: MXNet's CPU operators compute channel-first layouts only
+ * (channel-last is GPU-only, src/operator/nn/convolution-inl.h; on CPU upstream
+ * fails in MKLDNN).
+ */
+static mxk_status cv_layout(const mxk_attrs *attrs, int nd, mxk_error_sink *err) {
+    static const char *const names[CB_SP_AXES] = {"NCW", "NCHW", "NCDHW"};
+    const char *raw = mxk_sdk_attr_raw(attrs, "layout");
+    if (raw == NULL || strcmp(raw, "None") == 0 || strcmp(raw, names[nd - 1]) == 0)
+        return MXK_OK;
+    return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                         "attribute 'layout': cpu-blas computes the channel-first layout %s for a "
+                         "%d-D kernel, got '%s'",
+                         names[nd - 1], nd, raw);
+}
+
 /** Parses the attributes of either operator (deconv selects the schema's extras). */
 static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out,
                                   mxk_error_sink *err) {
@@ -147,7 +165,7 @@ static mxk_status cv_parse_common(const mxk_attrs *attrs, int deconv, void **out
     MXK_SDK_CHECK(
         mxk_sdk_attr_int_range(attrs, "workspace", 0, INT64_C(1) << 40, &p.workspace_mb, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "no_bias", &p.no_bias, err));
-    MXK_SDK_CHECK(cb_sp_layout(attrs, p.nd, err));
+    MXK_SDK_CHECK(cv_layout(attrs, p.nd, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -391,7 +409,7 @@ static mxk_status cv_geom_of(const cv_param *p, const mxk_shape *d, cv_geom *g,
     g->G = p->num_group;
     /* column rows, spatial sizes and the workspace per image, checked */
     int64_t rows, per;
-    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ci, cb_sp_volume(p->kernel), &rows,
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Ci, p->kernel[0] * p->kernel[1] * p->kernel[2], &rows,
                                   "column rows (channels * kernel)", err));
     MXK_SDK_CHECK(mxk_sdk_dim_mul(g->Do, g->Ho, &g->P, "filter-side spatial size", err));
     MXK_SDK_CHECK(mxk_sdk_dim_mul(g->P, g->Wo, &g->P, "filter-side spatial size", err));

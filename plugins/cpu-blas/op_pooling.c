@@ -17,6 +17,8 @@
  * whose input equals the output (pool.h unpool_max); avg spreads dy/size, sum dy,
  * lp dy * (x/y)^(p-1) (0 where y is 0). Backward reads out_grad, plus data and
  * output for max and lp.
+ * Layouts: channel-first (NCW, NCHW, NCDHW; the default) and channel-last (NWC,
+ * NHWC, NDHWC: data (N, x..., C), output (N, o..., C)), as pool.h's CPU kernels.
  * Every call works on three axes (d, h, w): 1-D and 2-D data have leading axes of
  * size 1 (cb_spatial.h).
  * Refused like upstream: pad >= kernel with max or avg pooling (MXNet's MKLDNN
@@ -40,7 +42,9 @@ enum { PL_VALID = 0, PL_FULL = 1, PL_SAME = 2 };
 
 /** Parsed attributes of Pooling; per-axis arrays are (d, h, w) (cb_spatial.h). */
 typedef struct pl_param {
-    int32_t nd; /**< the kernel's length (0: global_pool without kernel) */
+    int32_t nd;        /**< the kernel's length (0: global_pool without kernel) */
+    int32_t layout_nd; /**< spatial axes of the layout attribute (0: not set) */
+    int32_t last;      /**< channel-last layout (NWC, NHWC, NDHWC) */
     int64_t kernel[CB_SP_AXES], stride[CB_SP_AXES], pad[CB_SP_AXES];
     int32_t type;        /**< PL_* */
     int32_t global;      /**< global_pool */
@@ -72,7 +76,7 @@ static const mxk_attr_def pl_attrs[] = {
                  "avg: count padded positions in the divisor."),
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
     MXK_SDK_ATTR("layout", MXK_ATTR_ENUM, 0, "None", PL_LAYOUTS,
-                 "Data layout; cpu-blas computes NCW, NCHW and NCDHW."),
+                 "Data layout; default: channel-first of the data's rank."),
 };
 
 /**
@@ -129,7 +133,16 @@ static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
         MXK_SDK_CHECK(pl_same_pad(attrs, err));
     else
         MXK_SDK_CHECK(cb_sp_tuple(attrs, "pad", "Padding", nd, 0, 0, p.pad, err));
-    MXK_SDK_CHECK(cb_sp_layout(attrs, p.nd, err));
+    int32_t layout = 0;
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "layout", PL_LAYOUTS, &layout, err));
+    if (layout > 0) {
+        p.layout_nd = (layout - 1) % CB_SP_AXES + 1;
+        p.last = layout > CB_SP_AXES;
+    }
+    if (p.nd > 0 && p.layout_nd > 0 && p.layout_nd != p.nd)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'layout': Need %dD layout for a %d-D kernel, got '%s'",
+                             p.nd, p.nd, mxk_sdk_attr_raw(attrs, "layout"));
     for (int i = CB_SP_AXES - nd; i < CB_SP_AXES && !p.global; i++) {
         if ((p.type == PL_MAX || p.type == PL_AVG) && p.pad[i] >= p.kernel[i])
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
@@ -147,7 +160,13 @@ typedef struct pl_geom {
     int64_t N, C, D, H, W, OD, OH, OW;
     int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw;
     int64_t S, OS; /**< input / output plane sizes */
+    int64_t es;    /**< element stride of a plane: 1 (channel-first) or C (channel-last) */
 } pl_geom;
+
+/** Offset of the first element of plane nc = n*C + c in a tensor of `size` elements per plane. */
+static inline int64_t pl_base(const pl_geom *g, int64_t nc, int64_t size) {
+    return g->es == 1 ? nc * size : (nc / g->C) * size * g->C + nc % g->C;
+}
 
 /**
  * Output size along one axis (pooling.cc PoolingShape); MXK_ERR_SHAPE "kernel
@@ -174,11 +193,11 @@ static mxk_status pl_out_size(const pl_param *p, int64_t x, int64_t k, int64_t s
  */
 static mxk_status pl_geom_of(const pl_param *p, const mxk_shape *d, pl_geom *g,
                              mxk_error_sink *err) {
-    const int nd = d->ndim - 2, lead = CB_SP_AXES - nd;
+    const int nd = d->ndim - 2, lead = CB_SP_AXES - nd, first = p->last ? 1 : 2;
     int64_t x[CB_SP_AXES] = {1, 1, 1}, k[CB_SP_AXES], s[CB_SP_AXES], pd[CB_SP_AXES],
             o[CB_SP_AXES] = {1, 1, 1};
     for (int i = 0; i < nd; i++)
-        x[lead + i] = d->dims[2 + i];
+        x[lead + i] = d->dims[first + i];
     for (int i = 0; i < CB_SP_AXES; i++) {
         if (p->global)
             k[i] = x[i], s[i] = 1, pd[i] = 0;
@@ -189,7 +208,8 @@ static mxk_status pl_geom_of(const pl_param *p, const mxk_shape *d, pl_geom *g,
         else
             o[i] = 0;
     }
-    g->N = d->dims[0], g->C = d->dims[1];
+    g->N = d->dims[0], g->C = d->dims[p->last ? nd + 1 : 1];
+    g->es = p->last ? g->C : 1;
     g->D = x[0], g->H = x[1], g->W = x[2];
     g->OD = o[0], g->OH = o[1], g->OW = o[2];
     g->kd = k[0], g->kh = k[1], g->kw = k[2];
@@ -229,6 +249,10 @@ static mxk_status pl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                              "kernel), got %s",
                              p->nd + 2, layouts[p->nd - 1], p->nd,
                              mxk_sdk_shape_format(&in[0], sb, sizeof sb));
+    if (p->layout_nd > 0 && in[0].ndim != p->layout_nd + 2)
+        return mxk_sdk_error(
+            err, MXK_ERR_SHAPE, "argument 'data': Pooling: the %dD layout needs %dD data, got %s",
+            p->layout_nd, p->layout_nd + 2, mxk_sdk_shape_format(&in[0], sb, sizeof sb));
     if (p->global && p->nd > 0 && in[0].ndim != p->nd + 2)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
                              "argument 'data': global Pooling with a %d-D kernel needs %dD data, "
@@ -239,11 +263,10 @@ static mxk_status pl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     pl_geom g;
     MXK_SDK_CHECK(pl_geom_of(param, &in[0], &g, err));
     const int nd = in[0].ndim - 2;
-    int64_t od[2 + CB_SP_AXES] = {g.N, g.C, g.OD, g.OH, g.OW};
-    mxk_shape y = mxk_sdk_shape_from(od, 2);
+    const int64_t o[CB_SP_AXES] = {g.OD, g.OH, g.OW};
+    mxk_shape y = in[0]; /* N and C in place; the spatial axes replaced */
     for (int i = 0; i < nd; i++)
-        y.dims[2 + i] = od[2 + CB_SP_AXES - nd + i];
-    y.ndim = nd + 2;
+        y.dims[(p->last ? 1 : 2) + i] = o[CB_SP_AXES - nd + i];
     return mxk_sdk_shape_assign_named(&out[0], &y, "output", "output", err);
 }
 
@@ -296,10 +319,14 @@ static inline pl_win pl_window(const pl_param *p, const pl_geom *g, int64_t od, 
     return w;
 }
 
-/** 1 when 2-D max pooling is 2x2 / stride 2 / no padding with every window inside the map. */
+/**
+ * 1 when channel-first 2-D max pooling is 2x2 / stride 2 / no padding with every
+ * window inside the map.
+ */
 static int pl_is_max22(const pl_param *p, const pl_geom *g) {
-    return p->type == PL_MAX && g->D == 1 && g->kd == 1 && g->kh == 2 && g->kw == 2 && g->sh == 2 &&
-           g->sw == 2 && g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+    return p->type == PL_MAX && g->es == 1 && g->D == 1 && g->kd == 1 && g->kh == 2 && g->kw == 2 &&
+           g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H &&
+           2 * g->OW <= g->W;
 }
 
 /**
@@ -416,20 +443,25 @@ static inline float pl_lp_grad(int64_t p, float dy, float x, float y) {
     return p == 2 ? dy * r : dy * r * r;
 }
 
-/** Reduces one window of plane xp: max, or the sum of v (avg, sum) or v^p (lp). */
+/**
+ * Reduces one window of plane xp (elements es apart): max, or the sum of v (avg,
+ * sum) or v^p (lp), then avg's division and lp's root.
+ */
 static float pl_reduce(const pl_param *p, const pl_geom *g, const pl_win *w, const float *xp) {
+    const int64_t es = g->es;
     float v = p->type == PL_MAX ? -FLT_MAX : 0.0f;
     for (int64_t d = w->d0; d < w->d1; d++)
         for (int64_t h = w->h0; h < w->h1; h++) {
-            const float *row = xp + (d * g->H + h) * g->W;
-            for (int64_t c = w->w0; c < w->w1; c++) {
-                if (p->type == PL_MAX)
-                    v = row[c] > v ? row[c] : v;
-                else if (p->type == PL_LP)
-                    v += pl_pow(p->p_value, row[c]);
-                else
-                    v += row[c];
-            }
+            const float *row = xp + (d * g->H + h) * g->W * es;
+            if (p->type == PL_MAX)
+                for (int64_t c = w->w0; c < w->w1; c++)
+                    v = row[c * es] > v ? row[c * es] : v;
+            else if (p->type == PL_LP)
+                for (int64_t c = w->w0; c < w->w1; c++)
+                    v += pl_pow(p->p_value, row[c * es]);
+            else
+                for (int64_t c = w->w0; c < w->w1; c++)
+                    v += row[c * es];
         }
     if (p->type == PL_AVG)
         v = w->size > 0 ? v / w->size : 0.0f;
@@ -448,39 +480,41 @@ static void pl_forward_part(void *arg, int64_t nc0, int64_t nc1) {
         return;
     }
     for (int64_t nc = nc0; nc < nc1; nc++) {
-        const float *xp = r->x + nc * g->S;
-        float *yp = r->out + nc * g->OS;
+        const float *xp = r->x + pl_base(g, nc, g->S);
+        float *yp = r->out + pl_base(g, nc, g->OS);
         for (int64_t od = 0; od < g->OD; od++)
             for (int64_t oh = 0; oh < g->OH; oh++)
-                for (int64_t ow = 0; ow < g->OW; ow++) {
+                for (int64_t ow = 0; ow < g->OW; ow++, yp += g->es) {
                     pl_win w = pl_window(p, g, od, oh, ow);
-                    mxk_sdk_assign_f32(yp++, pl_reduce(p, g, &w, xp), r->req);
+                    mxk_sdk_assign_f32(yp, pl_reduce(p, g, &w, xp), r->req);
                 }
     }
 }
 
 /**
- * Routes gv, the gradient of output y (value m) of one window, into plane dxp:
- * max to the first input equal to m; avg gv/size, sum gv, lp pl_lp_grad to every
- * input.
+ * Routes gv, the gradient of output y (value m) of one window, into plane dxp
+ * (elements es apart, as xp): max to the first input equal to m; avg gv/size,
+ * sum gv, lp pl_lp_grad to every input.
  */
 static void pl_route(const pl_param *p, const pl_geom *g, const pl_win *w, const float *xp, float m,
                      float gv, float *dxp) {
+    const int64_t es = g->es;
     if (p->type == PL_AVG)
         gv = w->size > 0 ? gv / w->size : 0.0f;
     for (int64_t d = w->d0; d < w->d1; d++)
         for (int64_t h = w->h0; h < w->h1; h++) {
             const int64_t base = (d * g->H + h) * g->W;
             for (int64_t c = w->w0; c < w->w1; c++) {
+                const int64_t i = (base + c) * es;
                 if (p->type == PL_MAX) {
-                    if (xp[base + c] == m) {
-                        dxp[base + c] += gv;
+                    if (xp[i] == m) {
+                        dxp[i] += gv;
                         return;
                     }
                 } else if (p->type == PL_LP) {
-                    dxp[base + c] += pl_lp_grad(p->p_value, gv, xp[base + c], m);
+                    dxp[i] += pl_lp_grad(p->p_value, gv, xp[i], m);
                 } else {
-                    dxp[base + c] += gv;
+                    dxp[i] += gv;
                 }
             }
         }
@@ -506,7 +540,7 @@ static void pl_backward_part(void *arg, int64_t nc0, int64_t nc1) {
     const pl_run *r = arg;
     const pl_param *p = r->p;
     const pl_geom *g = r->g;
-    const int64_t S = g->S, OS = g->OS;
+    const int64_t S = g->S;
     float *dx = r->out;
     if (pl_is_max22(p, g)) {
         int tiled = 2 * g->OH == g->H && 2 * g->OW == g->W;
@@ -515,16 +549,20 @@ static void pl_backward_part(void *arg, int64_t nc0, int64_t nc1) {
         pl_max22_backward(g, nc0, nc1, r->x, r->y, r->dy, dx, r->req == MXK_REQ_ADD || !tiled);
         return;
     }
-    if (r->req != MXK_REQ_ADD)
+    if (r->req != MXK_REQ_ADD && g->es == 1)
         memset(dx + nc0 * S, 0, sizeof(float) * (size_t)((nc1 - nc0) * S));
     for (int64_t nc = nc0; nc < nc1; nc++) {
-        const float *xp = r->x ? r->x + nc * S : NULL;
-        int64_t o = nc * OS;
+        const int64_t xb = pl_base(g, nc, S);
+        if (r->req != MXK_REQ_ADD && g->es != 1)
+            for (int64_t i = 0; i < S; i++)
+                dx[xb + i * g->es] = 0.0f;
+        const float *xp = r->x ? r->x + xb : NULL;
+        int64_t o = pl_base(g, nc, g->OS);
         for (int64_t od = 0; od < g->OD; od++)
             for (int64_t oh = 0; oh < g->OH; oh++)
-                for (int64_t ow = 0; ow < g->OW; ow++, o++) {
+                for (int64_t ow = 0; ow < g->OW; ow++, o += g->es) {
                     pl_win w = pl_window(p, g, od, oh, ow);
-                    pl_route(p, g, &w, xp, r->y ? r->y[o] : 0.0f, r->dy[o], dx + nc * S);
+                    pl_route(p, g, &w, xp, r->y ? r->y[o] : 0.0f, r->dy[o], dx + xb);
                 }
     }
 }

@@ -3,8 +3,6 @@
  * Semantics: MXNet src/operator/nn/convolution.cc (ConvolutionParamParser) and
  * src/operator/nn/pooling.cc (PoolingParamParser).
  */
-#include <string.h>
-
 #include "cb_spatial.h"
 
 /** Reads a per-axis tuple aligned to the last axes (see cb_spatial.h). */
@@ -31,24 +29,4 @@ mxk_status cb_sp_tuple(const mxk_attrs *attrs, const char *key, const char *labe
         out[CB_SP_AXES - nd + i] = s.dims[i];
     }
     return MXK_OK;
-}
-
-/** Checks the layout attribute against the channel-first layout of nd axes. */
-mxk_status cb_sp_layout(const mxk_attrs *attrs, int nd, mxk_error_sink *err) {
-    static const char *const names[CB_SP_AXES] = {"NCW", "NCHW", "NCDHW"};
-    const char *raw = mxk_sdk_attr_raw(attrs, "layout");
-    if (raw == NULL || strcmp(raw, "None") == 0)
-        return MXK_OK;
-    for (int i = 0; i < CB_SP_AXES; i++)
-        if ((nd == 0 || nd == i + 1) && strcmp(raw, names[i]) == 0)
-            return MXK_OK;
-    if (nd == 0)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'layout': cpu-blas computes the channel-first layouts "
-                             "NCW, NCHW and NCDHW, got '%s'",
-                             raw);
-    return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                         "attribute 'layout': cpu-blas computes the channel-first layout %s for a "
-                         "%d-D kernel, got '%s'",
-                         names[nd - 1], nd, raw);
 }

@@ -219,3 +219,23 @@ add("sample_multinomial", {"dtype": "uint8"}, {"data": (2, 3)}, inputs={"data": 
     grad_req="null", name="alias_sample_multinomial")
 add("_shuffle", {}, {"data": (1, 5)}, grad_req="null", name="_shuffle_one_row")
 add("shuffle", {}, {"data": (1,)}, grad_req="null", name="alias_shuffle")
+
+# ---------------------------------------------------------------- samplers (deterministic draws)
+# (Draws of a distribution are compared by compare.STOCHASTIC, which lists the
+# uniform and normal samplers; these cases pin one value.)
+add("_random_randint", {"low": 3, "high": 4, "shape": (2, 3)}, {}, grad_req="null",
+    name="_random_randint_one_value")
+add("random_randint", {"low": -5, "high": -4, "shape": (4,), "dtype": "int64"}, {},
+    grad_req="null", name="alias_random_randint")
+add("uniform", {"low": 2.0, "high": 2.0, "shape": (3,)}, {}, grad_req="null", name="alias_uniform")
+add("random_uniform", {"low": -1.0, "high": -1.0, "shape": (2, 2), "dtype": "float64"}, {},
+    grad_req="null", name="alias_random_uniform")
+add("_random_randint", {"low": 4, "high": 3, "shape": (2,)}, {}, grad_req="null",
+    error="low must be less or equal to high", name="_random_randint_bad_bounds")
+add("_random_exponential", {"lam": 0.0, "shape": (2,)}, {}, grad_req="null",
+    error="lambda parameter in exponential distribution has to be positive",
+    name="_random_exponential_bad_lam")
+add("_random_gamma", {"alpha": -1.0, "shape": (2,)}, {}, grad_req="null",
+    error="alpha parameter in gamma distribution has to be positive", name="_random_gamma_bad_alpha")
+add("_random_normal", {"scale": 0.0, "shape": (2,)}, {}, grad_req="null",
+    error="scale parameter in gaussian has to be positive", name="_random_normal_zero_scale")

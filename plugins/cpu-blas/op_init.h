@@ -41,23 +41,23 @@ typedef struct cbi_gather_param {
     uint32_t num_in;         /**< arguments (broadcast_like: 2; only argument 0 is read) */
     cb_infer_shape_fn infer; /**< the operator's shape inference (forward re-checks with it) */
     cbi_fill_fn fill_map;    /**< fills the tables (NULL: the broadcast rule) */
-    float fill;              /**< value of the positions outside the input (Pad constant) */
+    double fill;             /**< value of the positions outside the input (Pad constant) */
 } cbi_gather_param;
 
 /**
- * Forward kernel of the gather operators (float32): checks the call with
- * cbt_check_forward against the operator's inference, builds the map and
- * gathers argument 0 into the output by req[0]. `param` starts with a
- * cbi_gather_param.
+ * Forward kernel of the gather operators (any dtype; argument 0 and the output
+ * of one dtype): checks the call with cbt_check_forward against the operator's
+ * inference, builds the map and gathers argument 0 into the output by req[0].
+ * `param` starts with a cbi_gather_param.
  */
 mxk_status cbi_gather_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err);
 
 /**
- * Backward kernel of the gather operators, which read only out_grad (the input
- * shape comes from in_grad[0]): checks the counts and tensors, builds the map as
- * forward and scatters into in_grad[0] by req[0]; the other arguments
- * (broadcast_like's rhs) get a zero gradient.
+ * Backward kernel of the gather operators (float32 gradients), which read only
+ * out_grad (the input shape comes from in_grad[0]): checks the counts and
+ * tensors, builds the map as forward and scatters into in_grad[0] by req[0]; the
+ * other arguments (broadcast_like's rhs) get a zero gradient.
  */
 mxk_status cbi_gather_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err);

@@ -14,7 +14,8 @@
  *     equal, lhs dims 1 or equal); with both, lhs dim lhs_axes[i] (size 1) takes
  *     rhs's dim rhs_axes[i] (negative axes count from the end).
  * Sizes must be >= 1: MXNet's zero-size outputs (size 0) are refused, since 0 is an
- * unknown dimension in mxk's legacy shapes. float32.
+ * unknown dimension in mxk's legacy shapes. Forward takes every dtype (output dtype =
+ * input dtype; broadcast_like's rhs any), backward float32.
  */
 #include "op_init.h"
 
@@ -59,14 +60,14 @@ static const mxk_attr_def bl_attrs[] = {
 
 /** parse_param of broadcast_to: dims >= 0. */
 static mxk_status bt_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    bc_param p = {.g = {1, bt_infer_shape, NULL, 0.0f}};
+    bc_param p = {.g = {1, bt_infer_shape, NULL, 0.0}};
     MXK_SDK_CHECK(cbi_attr_tuple_min(attrs, "shape", 0, &p.shape, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** parse_param of broadcast_axis: axis and size of one length, sizes >= 1. */
 static mxk_status ba_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    bc_param p = {.g = {1, ba_infer_shape, NULL, 0.0f}};
+    bc_param p = {.g = {1, ba_infer_shape, NULL, 0.0}};
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axis", &p.shape, err));
     MXK_SDK_CHECK(cbi_attr_tuple_min(attrs, "size", 1, &p.size, err));
     if (p.shape.ndim != p.size.ndim)
@@ -78,7 +79,7 @@ static mxk_status ba_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 
 /** parse_param of broadcast_like: the axes are used only when both are given. */
 static mxk_status bl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    bc_param p = {.g = {2, bl_infer_shape, NULL, 0.0f}};
+    bc_param p = {.g = {2, bl_infer_shape, NULL, 0.0}};
     int32_t hl, hr;
     MXK_SDK_CHECK(cbi_attr_opt_shape(attrs, "lhs_axes", &hl, &p.lhs_axes, err));
     MXK_SDK_CHECK(cbi_attr_opt_shape(attrs, "rhs_axes", &hr, &p.rhs_axes, err));
@@ -201,22 +202,25 @@ mxk_status cb_register_init_broadcast(mxk_registrar *reg, mxk_error_sink *err) {
     cbt_def_init(&def, "Broadcasts the input to `shape`.", bt_attrs, MXK_SDK_COUNTOF(bt_attrs),
                  bc_data, bt_parse);
     def.infer_shape = bt_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
     MXK_SDK_CHECK(
-        cbt_register(reg, &def, "broadcast_to", cbi_gather_forward, cbi_gather_backward, 0, err));
+        cbt_register(reg, &def, "broadcast_to", cbi_gather_forward, cbi_gather_backward, 1, err));
 
     cbt_def_init(&def, "Broadcasts the size-1 axes `axis` to `size`.", ba_attrs,
                  MXK_SDK_COUNTOF(ba_attrs), bc_data, ba_parse);
     def.aliases = ba_aliases;
     def.infer_shape = ba_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
     MXK_SDK_CHECK(
-        cbt_register(reg, &def, "broadcast_axis", cbi_gather_forward, cbi_gather_backward, 0, err));
+        cbt_register(reg, &def, "broadcast_axis", cbi_gather_forward, cbi_gather_backward, 1, err));
 
     cbt_def_init(&def, "Broadcasts lhs to the shape of rhs (or some of its axes).", bl_attrs,
                  MXK_SDK_COUNTOF(bl_attrs), bc_lr, bl_parse);
     def.infer_shape = bl_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "broadcast_like", cbi_gather_forward, cbi_gather_backward, 0,
+    return cbt_register(reg, &def, "broadcast_like", cbi_gather_forward, cbi_gather_backward, 1,
                         err);
 }

@@ -84,29 +84,49 @@ static void cbi_rows(const cbi_map *m, void (*fn)(void *, uint64_t, int64_t, int
 /** One gather or scatter call. */
 typedef struct cbi_run {
     const cbi_map *m;
-    float *out;
-    const float *in;
-    float fill;
+    void *out;
+    const void *in;
+    int32_t dtype; /**< of out and in */
+    double fill;
     mxk_op_req req;
 } cbi_run;
 
-/** One output row of a gather. */
+/** One output row of a gather: float32 directly, other dtypes element by element. */
 static void cbi_gather_row(void *arg, uint64_t o, int64_t base, int outside) {
     const cbi_run *r = arg;
     int32_t last = r->m->ndim - 1;
     const int64_t *tab = r->m->tab[last];
-    int64_t s = r->m->in_stride[last];
-    for (int64_t j = 0; j < r->m->out_dims[last]; j++) {
-        float v = outside || tab[j] < 0 ? r->fill : r->in[base + tab[j] * s];
-        mxk_sdk_assign_f32(&r->out[o + (uint64_t)j], v, r->req);
+    int64_t s = r->m->in_stride[last], n = r->m->out_dims[last];
+    if (r->dtype == MXK_FLOAT32) {
+        float *out = (float *)r->out + o, fill = cbi_to_f32(r->fill);
+        const float *in = r->in;
+        for (int64_t j = 0; j < n; j++)
+            mxk_sdk_assign_f32(&out[j], outside || tab[j] < 0 ? fill : in[base + tab[j] * s],
+                               r->req);
+        return;
+    }
+    size_t es = mxk_sdk_dtype_size(r->dtype);
+    for (int64_t j = 0; j < n; j++) {
+        uint64_t k = o + (uint64_t)j;
+        if (outside || tab[j] < 0)
+            cbt_store(r->out, r->dtype, k, r->fill, r->req);
+        else if (r->req != MXK_REQ_ADD)
+            memcpy((char *)r->out + k * es, (const char *)r->in + (base + tab[j] * s) * es, es);
+        else
+            cbt_store(r->out, r->dtype, k, cbt_load(r->in, r->dtype, (uint64_t)(base + tab[j] * s)),
+                      r->req);
     }
 }
 
-/** Forward: out[o] (=|+=) in[map(o)] (or `fill`) by `req`; out and in must not overlap. */
-static void cbi_gather(const cbi_map *m, float *out, const float *in, float fill, mxk_op_req req) {
+/**
+ * Forward: out[o] (=|+=) in[map(o)] (or `fill`) by `req`, any dtype (both of
+ * `dtype`); out and in must not overlap.
+ */
+static void cbi_gather(const cbi_map *m, void *out, const void *in, int32_t dtype, double fill,
+                       mxk_op_req req) {
     if (req == MXK_REQ_NULL)
         return;
-    cbi_run r = {m, out, in, fill, req};
+    cbi_run r = {m, out, in, dtype, fill, req};
     cbi_rows(m, cbi_gather_row, &r);
 }
 
@@ -118,9 +138,11 @@ static void cbi_scatter_row(void *arg, uint64_t o, int64_t base, int outside) {
     int32_t last = r->m->ndim - 1;
     const int64_t *tab = r->m->tab[last];
     int64_t s = r->m->in_stride[last];
+    float *g = r->out;
+    const float *dy = r->in;
     for (int64_t j = 0; j < r->m->out_dims[last]; j++)
         if (tab[j] >= 0)
-            r->out[base + tab[j] * s] += r->in[o + (uint64_t)j];
+            g[base + tab[j] * s] += dy[o + (uint64_t)j];
 }
 
 /**
@@ -132,7 +154,7 @@ static void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy,
         return;
     if (req != MXK_REQ_ADD)
         memset(g, 0, (size_t)n * sizeof(float));
-    cbi_run r = {m, g, dy, 0.0f, req};
+    cbi_run r = {m, g, dy, MXK_FLOAT32, 0.0, req};
     cbi_rows(m, cbi_scatter_row, &r);
 }
 
@@ -140,16 +162,19 @@ static void cbi_scatter(const cbi_map *m, float *g, uint64_t n, const float *dy,
 mxk_status cbi_gather_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
     const cbi_gather_param *p = param;
-    MXK_SDK_CHECK(cbt_check_forward(args, p->num_in, 1, p->infer, param, 0, err));
+    MXK_SDK_CHECK(cbt_check_forward(args, p->num_in, 1, p->infer, param, 1, err));
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     cbi_map m;
     const mxk_tensor *x = args->in_data[0], *y = args->out_data[0];
+    if (x->dtype != y->dtype)
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
+                             mxk_sdk_dtype_name(x->dtype), mxk_sdk_dtype_name(y->dtype));
     mxk_status st = cbi_map_init(&m, &y->shape, &x->shape, err);
     if (st == MXK_OK) {
         if (p->fill_map != NULL)
             p->fill_map(param, &m);
-        cbi_gather(&m, cb_f32(y), cb_f32(x), p->fill, args->req[0]);
+        cbi_gather(&m, y->data, x->data, x->dtype, p->fill, args->req[0]);
     }
     cbi_map_free(&m);
     return st;

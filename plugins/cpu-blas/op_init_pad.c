@@ -11,7 +11,8 @@
  * MXNet checks that only for the two axes after (N, C); mxk checks every padded
  * axis (a 5-D reflect with a width >= the last dim reads outside the input in
  * MXNet). Backward sums the output gradient onto the input positions read
- * (constant positions give nothing) and reads only it. float32.
+ * (constant positions give nothing) and reads only it. Forward takes every dtype
+ * (output dtype = input dtype; MXNet: real types), backward float32.
  */
 #include <stdlib.h>
 
@@ -82,14 +83,14 @@ static mxk_status pd_widths(const char *raw, pd_param *p, mxk_error_sink *err) {
 
 /** parse_param. */
 static mxk_status pd_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    pd_param p = {.g = {1, pd_infer_shape, pd_map, 0.0f}};
+    pd_param p = {.g = {1, pd_infer_shape, pd_map, 0.0}};
     const char *raw;
     double v;
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "constant|edge|reflect", &p.mode, err));
     MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "pad_width", &raw, err));
     MXK_SDK_CHECK(pd_widths(raw, &p, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "constant_value", &v, err));
-    p.g.fill = cbi_to_f32(v);
+    p.g.fill = v;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -161,6 +162,7 @@ mxk_status cb_register_init_pad(mxk_registrar *reg, mxk_error_sink *err) {
                  pd_attrs, MXK_SDK_COUNTOF(pd_attrs), pd_data, pd_parse);
     def.aliases = aliases;
     def.infer_shape = pd_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "Pad", cbi_gather_forward, cbi_gather_backward, 0, err);
+    return cbt_register(reg, &def, "Pad", cbi_gather_forward, cbi_gather_backward, 1, err);
 }

@@ -12,7 +12,8 @@
  *     with it; an axis given twice is reversed twice); index j reads n - 1 - j.
  * Backward sums the output gradient onto the positions read (reads only it).
  * Counts must be >= 1: MXNet's zero-size outputs (reps or repeats 0) are refused,
- * 0 being an unknown dimension in mxk's legacy shapes. float32.
+ * 0 being an unknown dimension in mxk's legacy shapes. Forward takes every dtype
+ * (output dtype = input dtype), backward float32.
  */
 #include "op_init.h"
 
@@ -58,14 +59,14 @@ static const mxk_attr_def rev_attrs[] = {
 
 /** parse_param of tile: reps >= 1. */
 static mxk_status tile_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    tl_param p = {.g = {1, tile_infer_shape, tile_map, 0.0f}};
+    tl_param p = {.g = {1, tile_infer_shape, tile_map, 0.0}};
     MXK_SDK_CHECK(cbi_attr_tuple_min(attrs, "reps", 1, &p.axes, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
 /** parse_param of repeat: repeats >= 1. */
 static mxk_status rep_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    tl_param p = {.g = {1, rep_infer_shape, rep_map, 0.0f}};
+    tl_param p = {.g = {1, rep_infer_shape, rep_map, 0.0}};
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "repeats", &p.repeats, err));
     MXK_SDK_CHECK(cbi_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
     if (p.repeats < 0)
@@ -78,7 +79,7 @@ static mxk_status rep_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
 
 /** parse_param of reverse. */
 static mxk_status rev_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    tl_param p = {.g = {1, rev_infer_shape, rev_map, 0.0f}};
+    tl_param p = {.g = {1, rev_infer_shape, rev_map, 0.0}};
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axis", &p.axes, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
@@ -189,21 +190,24 @@ mxk_status cb_register_init_tile(mxk_registrar *reg, mxk_error_sink *err) {
                  MXK_SDK_COUNTOF(tile_attrs), tl_data, tile_parse);
     def.aliases = tile_aliases;
     def.infer_shape = tile_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(cbt_register(reg, &def, "tile", cbi_gather_forward, cbi_gather_backward, 0, err));
+    MXK_SDK_CHECK(cbt_register(reg, &def, "tile", cbi_gather_forward, cbi_gather_backward, 1, err));
 
     cbt_def_init(&def, "Repeats each element `repeats` times.", rep_attrs,
                  MXK_SDK_COUNTOF(rep_attrs), tl_data, rep_parse);
     def.aliases = rep_aliases;
     def.infer_shape = rep_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
     MXK_SDK_CHECK(
-        cbt_register(reg, &def, "repeat", cbi_gather_forward, cbi_gather_backward, 0, err));
+        cbt_register(reg, &def, "repeat", cbi_gather_forward, cbi_gather_backward, 1, err));
 
     cbt_def_init(&def, "Reverses the order of elements along `axis`.", rev_attrs,
                  MXK_SDK_COUNTOF(rev_attrs), tl_data, rev_parse);
     def.aliases = rev_aliases;
     def.infer_shape = rev_infer_shape;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "reverse", cbi_gather_forward, cbi_gather_backward, 0, err);
+    return cbt_register(reg, &def, "reverse", cbi_gather_forward, cbi_gather_backward, 1, err);
 }

@@ -80,7 +80,9 @@ mxk_status cb_idx_attr_opt_tuple(const mxk_attrs *attrs, const char *key, int32_
             break;
         if (*n >= MXK_MAX_NDIM)
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute '%s': more than %d entries", key, MXK_MAX_NDIM);
+                                 "attribute '%s': more than %d entries (Slicing axis exceeds data "
+                                 "dimensions)",
+                                 key, MXK_MAX_NDIM);
         if (!idx_parse_item(&p, &values[*n], &has[*n]))
             goto bad;
         (*n)++;

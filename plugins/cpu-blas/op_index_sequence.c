@@ -66,9 +66,8 @@ static mxk_status sq_parse_kind(const mxk_attrs *attrs, sq_kind kind, void **out
         MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "value", &p.value, err));
     if (kind == SQ_REVERSE ? p.axis != 0 : (p.axis != 0 && p.axis != 1))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "%s: Current implementation expects axis to be %s (got %lld)",
-                             sq_names[kind], kind == SQ_REVERSE ? "0" : "0 or 1",
-                             (long long)p.axis);
+                             "Current implementation expects axis to be %s (got %lld)",
+                             kind == SQ_REVERSE ? "0" : "0 or 1", (long long)p.axis);
     return cbt_param_new(&p, sizeof p, out, err);
 }
 /** parse_param of SequenceMask. */
@@ -102,8 +101,7 @@ static mxk_status sq_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (d->ndim == 0)
         return MXK_OK;
     if (d->ndim < 2)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: The data array must be of rank 2 or greater.",
-                             sq_names[p->kind]);
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "The data array must be of rank 2 or greater.");
     int64_t batch = p->axis ? d->dims[0] : d->dims[1];
     if (p->use_len) {
         mxk_shape ls = mxk_sdk_shape1(batch);
@@ -161,16 +159,16 @@ static mxk_status sq_view_of(const sq_param *p, const mxk_shape *d, const mxk_te
         return MXK_OK;
     MXK_SDK_CHECK(cbt_check_any(len, "argument 'sequence_length'", err));
     if (mxk_sdk_shape_count(&len->shape) != (uint64_t)v->batch)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: sequence_length must have %lld elements",
-                             sq_names[p->kind], (long long)v->batch);
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "sequence_length must have %lld elements",
+                             (long long)v->batch);
     double lo = p->kind == SQ_LAST ? 1 : 0, hi = p->kind == SQ_MASK ? INFINITY : (double)v->seq;
     for (int64_t b = 0; b < v->batch; b++) {
         double l = trunc(cbt_load(len->data, len->dtype, (uint64_t)b));
         if (!(l >= lo && l <= hi))
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "%s: sequence_length[%lld] = %g is outside [%g, %g] (sequence "
+                                 "sequence_length[%lld] = %g is outside [%g, %g] (sequence "
                                  "axis of size %lld)",
-                                 sq_names[p->kind], (long long)b, l, lo, hi, (long long)v->seq);
+                                 (long long)b, l, lo, hi, (long long)v->seq);
     }
     return MXK_OK;
 }

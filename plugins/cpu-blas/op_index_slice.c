@@ -13,8 +13,7 @@
  * The gradient scatters out_grad back into a zero (WRITE) or the existing (ADD) input
  * gradient; slice_like's `shape_like` gets a zero gradient. Backward reads out_grad
  * only. Differences: an empty output (begin == end) is refused, since mxk shapes
- * have no zero dims; slice_axis refuses a begin before the axis start (MXNet reads
- * outside the input there).
+ * have no zero dims.
  */
 #include <string.h>
 
@@ -76,12 +75,12 @@ static mxk_status sl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(cb_idx_attr_opt_tuple(attrs, "step", &p.ns, p.step, p.has_step, err));
     if (p.nb != p.ne)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "slice: begin and end must have the same length (%d and %d)",
-                             (int)p.nb, (int)p.ne);
+                             "begin and end must have the same length (%d and %d)", (int)p.nb,
+                             (int)p.ne);
     if (p.ns > 0 && p.ns != p.nb)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "slice: step and begin must have the same length (%d and %d)",
-                             (int)p.ns, (int)p.nb);
+                             "step and begin must have the same length (%d and %d)", (int)p.ns,
+                             (int)p.nb);
     for (int32_t i = 0; i < p.ns; i++)
         if (p.has_step[i] && p.step[i] == 0)
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "slice op step[%d] cannot be 0",
@@ -154,7 +153,7 @@ static mxk_status sla_range(const sl_param *p, const mxk_shape *in, sl_range *r,
     int64_t a = p->axis < 0 ? p->axis + in->ndim : p->axis;
     if (a < 0 || a >= in->ndim)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "slice_axis: Transformed axis must be smaller than the source ndim "
+                             "Transformed axis must be smaller than the source ndim "
                              "and larger than zero! Recieved axis=%lld, src_ndim=%d, transformed "
                              "axis=%lld",
                              (long long)p->axis, (int)in->ndim, (long long)a);
@@ -167,15 +166,17 @@ static mxk_status sla_range(const sl_param *p, const mxk_shape *in, sl_range *r,
     int64_t e = !p->has_end[0] ? size : (p->end[0] < 0 ? p->end[0] + size : p->end[0]);
     char eb[32];
     if (e > size)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "slice_axis: Invalid end for end=%lld as axis_size is %lld",
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "Invalid end for end=%lld as axis_size is %lld",
                              (long long)e, (long long)size);
-    if (b >= e || b < 0)
+    if (b >= e || e < 0)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "slice_axis: Invalid begin, end, get begin=%lld, "
+                             "Invalid begin, end, get begin=%lld, "
                              "end=%s (axis size %lld)",
                              (long long)p->begin[0],
                              sl_opt_str(p->has_end[0], p->end[0], eb, sizeof eb), (long long)size);
+    if (b < 0)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "Invalid begin for begin=%lld (axis size %lld)",
+                             (long long)p->begin[0], (long long)size);
     r->begin[a] = b;
     r->out.dims[a] = e - b;
     return MXK_OK;
@@ -186,7 +187,7 @@ static mxk_status sll_range(const sl_param *p, const mxk_shape *in, const mxk_sh
                             sl_range *r, mxk_error_sink *err) {
     if (p->naxes == 0 && in->ndim != like->ndim)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "slice_like: By default slice_axis performs slice on all axes, but "
+                             "By default slice_axis performs slice on all axes, but "
                              "ndim mismatch for inputs: %d vs. %d",
                              (int)in->ndim, (int)like->ndim);
     int32_t n = p->naxes == 0 ? in->ndim : p->naxes;
@@ -195,16 +196,15 @@ static mxk_status sll_range(const sl_param *p, const mxk_shape *in, const mxk_sh
         if (a < 0)
             a += in->ndim;
         if (a < 0)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "slice_like: Slice axis: %lld too small",
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "Slice axis: %lld too small",
                                  (long long)p->axes[i]);
         if (a >= in->ndim || a >= like->ndim)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "slice_like: Slice axis: %lld exceeds %s input: %d", (long long)a,
-                                 a >= in->ndim ? "first" : "second",
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "Slice axis: %lld exceeds %s input: %d",
+                                 (long long)a, a >= in->ndim ? "first" : "second",
                                  (int)(a >= in->ndim ? in->ndim : like->ndim));
         if (in->dims[a] != 0 && in->dims[a] < like->dims[a])
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "slice_like: Slice axis %lld with size %lld exceeds limit of "
+                                 "Slice axis %lld with size %lld exceeds limit of "
                                  "input with size %lld",
                                  (long long)a, (long long)like->dims[a], (long long)in->dims[a]);
         r->out.dims[a] = like->dims[a];
@@ -229,7 +229,7 @@ static mxk_status sl_ranges(const sl_param *p, const mxk_shape *in, const mxk_sh
         return sll_range(p, in, like, r, err);
     if (p->nb > in->ndim)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "slice: Slicing axis exceeds data dimensions (%d entries in begin for "
+                             "Slicing axis exceeds data dimensions (%d entries in begin for "
                              "an input of %d dims)",
                              (int)p->nb, (int)in->ndim);
     for (int32_t i = 0; i < p->nb; i++) {
@@ -240,7 +240,7 @@ static mxk_status sl_ranges(const sl_param *p, const mxk_shape *in, const mxk_sh
             char b[32], e[32];
             return mxk_sdk_error(
                 err, MXK_ERR_SHAPE,
-                "slice: the output is empty along axis %d (begin %s, end %s, step %lld, size "
+                "the output is empty along axis %d (begin %s, end %s, step %lld, size "
                 "%lld); mxk shapes have no zero dims",
                 (int)i, sl_opt_str(p->has_begin[i], p->begin[i], b, sizeof b),
                 sl_opt_str(p->has_end[i], p->end[i], e, sizeof e), (long long)r->step[i],

@@ -206,8 +206,7 @@ static mxk_status so_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     } else {
         uint64_t k = so_k(p, n);
         if (n != 0 && k > n)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "topk: k must be smaller than %llu, get k = %llu",
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "k must be smaller than %llu, get k = %llu",
                                  (unsigned long long)n, (unsigned long long)k);
         if (p->ret != SO_MASK && axis < 0)
             o = mxk_sdk_shape1((int64_t)k);
@@ -371,7 +370,7 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     }
     so_item *items = malloc(v.n * sizeof *items);
     if (items == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "topk: out of memory (%llu elements)",
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (%llu elements)",
                              (unsigned long long)v.n);
     for (uint64_t o = 0; o < v.outer; o++)
         for (uint64_t in = 0; in < v.inner; in++) {
@@ -401,7 +400,7 @@ static mxk_status so_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(so_view_of(p, &dx->shape, &v, err));
     uint64_t m = v.outer * v.k * v.inner;
     if (mxk_sdk_shape_count(&dy->shape) != m || mxk_sdk_shape_count(&it->shape) != m)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "topk backward: inconsistent shapes");
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "backward: inconsistent shapes");
     if (req != MXK_REQ_ADD)
         memset(dx->data, 0, (size_t)mxk_sdk_shape_count(&dx->shape) * sizeof(float));
     float *g = cb_f32(dx);
@@ -413,7 +412,7 @@ static mxk_status so_backward(const mxk_op_ctx *ctx, const void *param, void *st
                 double idx = cbt_load(it->data, it->dtype, e);
                 if (!(idx >= 0 && idx < (double)v.n))
                     return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                         "topk backward: index %g outside [0, %llu)", idx,
+                                         "backward: index %g outside [0, %llu)", idx,
                                          (unsigned long long)v.n);
                 g[(o * v.n + (uint64_t)idx) * v.inner + in] += gy[e];
             }

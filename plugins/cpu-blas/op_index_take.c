@@ -114,12 +114,12 @@ static mxk_status take_shape(const tk_param *p, const mxk_shape *a, const mxk_sh
                              mxk_shape *o, mxk_error_sink *err) {
     if (p->axis < -a->ndim || p->axis >= a->ndim)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "take: Axis should be in the range of [-r, r-1] where r is the rank "
+                             "Axis should be in the range of [-r, r-1] where r is the rank "
                              "of input tensor (axis %lld, rank %d)",
                              (long long)p->axis, (int)a->ndim);
     int32_t ax = (int32_t)(p->axis < 0 ? p->axis + a->ndim : p->axis);
     if (idx->ndim + a->ndim - 1 > MXK_MAX_NDIM)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "take: the output would have more than %d dims",
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "the output would have more than %d dims",
                              MXK_MAX_NDIM);
     *o = mxk_sdk_shape_unknown();
     for (int32_t i = 0; i < ax; i++)
@@ -136,7 +136,7 @@ static mxk_status pick_shape(const tk_param *p, const mxk_shape *d, int keep, mx
                              mxk_error_sink *err) {
     if (!p->has_axis)
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "pick: axis=None is not supported by pick yet. Must specify an axis.");
+                             "axis=None is not supported by pick yet. Must specify an axis.");
     int32_t ax;
     MXK_SDK_CHECK(cbt_axis(p->axis, d->ndim, "axis", &ax, err));
     *o = *d;

@@ -24,7 +24,7 @@ static mxk_status wh_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (in[0].ndim == 1 && t->ndim != 1) {
         if (t->dims[0] != 0 && in[0].dims[0] != 0 && in[0].dims[0] != t->dims[0])
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "where: a 1-D condition must have x.shape[0] = %lld elements, "
+                                 "a 1-D condition must have x.shape[0] = %lld elements, "
                                  "got %lld",
                                  (long long)t->dims[0], (long long)in[0].dims[0]);
         return MXK_OK;
@@ -33,7 +33,7 @@ static mxk_status wh_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     if (c.ndim != t->ndim || !mxk_sdk_shape_merge(&c, t, &c)) {
         char a[MXK_SDK_SHAPE_STR_MAX], b[MXK_SDK_SHAPE_STR_MAX];
         return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "where: condition %s must have the shape of x %s or be 1-D with "
+                             "condition %s must have the shape of x %s or be 1-D with "
                              "x.shape[0] elements",
                              mxk_sdk_shape_format(&in[0], a, sizeof a),
                              mxk_sdk_shape_format(t, b, sizeof b));
@@ -99,7 +99,7 @@ static mxk_status wh_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[2], req[2], &dt->shape, "y", err));
     uint64_t n = mxk_sdk_shape_count(&dt->shape), nc = mxk_sdk_shape_count(&ct->shape);
     if (nc == 0 || n % nc != 0 || (nc != n && ct->shape.dims[0] != dt->shape.dims[0]))
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "where: condition does not match out_grad");
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "condition does not match out_grad");
     uint64_t per = wh_per_cond(ct, &dt->shape);
     const float *g = cb_f32(dt);
     float *gx = req[1] != MXK_REQ_NULL ? cb_f32(args->in_grad[1]) : NULL;

@@ -31,6 +31,11 @@ CASES = [
     Case("slice", {"begin": (0, None), "end": (1, None), "step": (2, -1)}, {"data": (2, 2, 3, 3)}),
     Case("slice", {"begin": (2, 3), "end": (None, 10), "step": (None, 2)}, {"data": (4, 20)}),
     Case("slice", {"begin": (), "end": (), "step": ()}, {"data": (2, 3)}),
+    Case("slice", {"begin": (0,) * 9, "end": (1,) * 9}, {"data": (2, 2)},
+         error="Slicing axis exceeds data dimensions"),
+    Case("slice", {"begin": "(0,x)", "end": (1, 1)}, {"data": (2, 2)}, error="'(0,x)'"),
+    Case("slice", {"begin": (0,), "end": (0,)}, {"data": (2, 2)}, error="output is empty",
+         note="MXNet refuses the empty output at forward, mxk at shape inference"),
     # ------------------------------------------------------------------ slice_axis
     Case("slice_axis", {"axis": 0, "begin": 1, "end": 3}, {"data": (4, 3)}),
     Case("slice_axis", {"axis": 1, "begin": -3, "end": None}, {"data": (2, 5, 3)}),
@@ -38,6 +43,8 @@ CASES = [
     Case("slice_axis", {"axis": 2, "begin": 1, "end": 2}, {"data": (2, 5, 3)}),
     Case("slice_axis", {"axis": 0, "begin": 2, "end": 5}, {"data": (4, 3)}, error="Invalid end"),
     Case("slice_axis", {"axis": 0, "begin": 3, "end": 1}, {"data": (4, 3)}, error="Invalid begin"),
+    Case("slice_axis", {"axis": 0, "begin": -10, "end": 2}, {"data": (3, 2)},
+         error="Invalid begin for begin=-10"),
     Case("slice_axis", {"axis": 2, "begin": 0, "end": 1}, {"data": (4, 3)},
          error="Transformed axis must be smaller than the source ndim"),
     # ------------------------------------------------------------------ slice_like

@@ -51,10 +51,15 @@ static mxk_status l2_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
-/** The (outer, K, inner) view of a known data shape and the norm's shape; MXK_ERR_SHAPE for
- * fewer than 3 dims in channel / spatial mode. */
+/** The (outer, K, inner) view of a data shape and the norm's shape; MXK_ERR_SHAPE for a shape
+ * not fully known or fewer than 3 dims in channel / spatial mode. */
 static mxk_status l2_view(const l2_param *p, const mxk_shape *d, uint64_t *outer, uint64_t *K,
                           uint64_t *inner, mxk_shape *norm, mxk_error_sink *err) {
+    if (!mxk_sdk_shape_is_known(d)) {
+        char b[MXK_SDK_SHAPE_STR_MAX];
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "L2Normalization: shape %s is not fully known",
+                             mxk_sdk_shape_format(d, b, sizeof b));
+    }
     if (p->mode == L2_INSTANCE) {
         *outer = (uint64_t)d->dims[0];
         *K = mxk_sdk_shape_prod(d, 1, d->ndim);

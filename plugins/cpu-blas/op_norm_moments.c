@@ -120,12 +120,17 @@ typedef struct nm_view {
 } nm_view;
 
 /**
- * Checks a known data shape for the operator and computes its view and the
- * statistics' shape. Errors (MXK_ERR_SHAPE): LayerNorm's axis out of range,
+ * Checks a data shape for the operator and computes its view and the statistics'
+ * shape. Errors (MXK_ERR_SHAPE): a shape not fully known, LayerNorm's axis out of range,
  * fewer than 3 dims for InstanceNorm / GroupNorm, C not divisible by num_groups.
  */
 static mxk_status nm_view_of(const nm_param *p, const mxk_shape *d, nm_view *v, mxk_shape *stat,
                              mxk_error_sink *err) {
+    if (!mxk_sdk_shape_is_known(d)) {
+        char b[MXK_SDK_SHAPE_STR_MAX];
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': shape %s is not fully known",
+                             mxk_sdk_shape_format(d, b, sizeof b));
+    }
     if (p->kind == NM_LAYER) {
         int64_t a = p->axis < 0 ? p->axis + d->ndim : p->axis;
         if (a < 0 || a >= d->ndim)

@@ -5,15 +5,16 @@
  * arg0..arg{num_args-1}, all dims equal except `dim` (default 1, negative counts
  * from the end), output dim = their sum; backward splits dy) and
  * src/operator/slice_channel-inl.h (outputs output0..output{k-1}; `axis`
- * (default 1) divisible by num_outputs; squeeze_axis drops the axis, allowed
- * only when each piece has length 1 there; backward concatenates the output
+ * (default 1) divisible by num_outputs; squeeze_axis drops the axis, whose
+ * size must then equal num_outputs; backward concatenates the output
  * gradients; with a partially known data shape the outputs' shapes fill it back)
  * and src/operator/tensor/matrix_op-inl.h (stack: arguments arg0.., one shape,
  * a new axis of size num_args at `axis`). All move blocks of (length along the
- * axis) x (inner size) elements, `outer` times; backward reads only the output
- * gradient(s).
+ * axis) x (inner size) elements, `outer` times, of any dtype (inputs and outputs
+ * of one dtype, as upstream's type inference); backward (float32) reads only the
+ * output gradient(s).
  */
-#include "cb_tensor.h"
+#include "op_init.h"
 
 /** Parsed attributes of Concat (num = num_args) or SliceChannel (num = num_outputs). */
 typedef struct cc_param {
@@ -173,15 +174,16 @@ static void sc_backward_dependency(const void *param, uint32_t num_visible, uint
 }
 
 /**
- * Moves data between `big` (shape bs, axis a) and pieces[i] (ordered along the
+ * Moves data between `big` (axis a) and pieces[i] (all of big's dtype) (ordered along the
  * axis): join (pieces -> big, request req[0]) or split (big -> pieces, req[i]).
  * Pieces with a NULL request are skipped (split) or must not occur (join).
  * `uniform` > 0: every piece has that length on the axis (their shapes are not read).
  */
-static void cc_move(float *big, const mxk_shape *bs, int32_t a, const mxk_tensor *const *pieces,
-                    uint32_t n, int join, const mxk_op_req *req, uint64_t uniform) {
+static void cc_move(const mxk_tensor *big, int32_t a, const mxk_tensor *const *pieces, uint32_t n,
+                    int join, const mxk_op_req *req, uint64_t uniform) {
     uint64_t outer, k, inner;
-    cbt_split(bs, a, &outer, &k, &inner);
+    cbt_split(&big->shape, a, &outer, &k, &inner);
+    size_t es = mxk_sdk_dtype_size(big->dtype);
     uint64_t off = 0;
     for (uint32_t i = 0; i < n; i++) {
         mxk_op_req r = join ? req[0] : req[i];
@@ -189,18 +191,34 @@ static void cc_move(float *big, const mxk_shape *bs, int32_t a, const mxk_tensor
         if (len == 0)
             len = mxk_sdk_shape_count(&pieces[i]->shape) / (outer ? outer : 1) / inner;
         if (r != MXK_REQ_NULL) {
-            float *pc = pieces[i]->data;
             for (uint64_t o = 0; o < outer; o++) {
-                float *b = big + (o * k + off) * inner;
-                float *q = pc + o * len * inner;
-                if (join)
-                    mxk_sdk_copy_f32(b, q, (size_t)(len * inner), r);
-                else
-                    mxk_sdk_copy_f32(q, b, (size_t)(len * inner), r);
+                char *b = (char *)big->data + (o * k + off) * inner * es;
+                char *q = (char *)pieces[i]->data + o * len * inner * es;
+                cbi_copy_n(join ? b : q, join ? q : b, big->dtype, len * inner, r);
             }
         }
         off += len;
     }
+}
+
+/**
+ * Checks a forward call of any dtype (cbt_check_forward) whose inputs and
+ * requested outputs share one dtype (MXK_ERR_TYPE naming the slot otherwise).
+ */
+static mxk_status cc_check_forward(const mxk_forward_args *args, uint32_t num_in, uint32_t num_out,
+                                   cb_infer_shape_fn infer, const void *param,
+                                   mxk_error_sink *err) {
+    MXK_SDK_CHECK(cbt_check_forward(args, num_in, num_out, infer, param, 1, err));
+    int32_t d = args->in_data[0]->dtype;
+    for (uint32_t i = 0; i < num_in + num_out; i++) {
+        const mxk_tensor *t = i < num_in ? args->in_data[i] : args->out_data[i - num_in];
+        if ((i < num_in || args->req[i - num_in] != MXK_REQ_NULL) && t->dtype != d)
+            return mxk_sdk_error(err, MXK_ERR_TYPE, "%s %u: expected %s, got %s",
+                                 i < num_in ? "argument" : "output",
+                                 (unsigned)(i < num_in ? i : i - num_in), mxk_sdk_dtype_name(d),
+                                 mxk_sdk_dtype_name(t->dtype));
+    }
+    return MXK_OK;
 }
 
 static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
@@ -211,15 +229,14 @@ static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_
 static mxk_status cc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cc_param *p = param;
-    MXK_SDK_CHECK(cbt_check_forward(args, (uint32_t)p->num, 1,
-                                    p->stack ? st_infer_shape : cc_infer_shape, param, 0, err));
+    MXK_SDK_CHECK(cc_check_forward(args, (uint32_t)p->num, 1,
+                                   p->stack ? st_infer_shape : cc_infer_shape, param, err));
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_shape *os = &args->out_data[0]->shape;
     int32_t a;
     MXK_SDK_CHECK(cbt_axis(p->axis, os->ndim, p->stack ? "axis" : "dim", &a, err));
-    cc_move(cb_f32(args->out_data[0]), os, a, args->in_data, args->num_in, 1, args->req,
-            (uint64_t)p->stack);
+    cc_move(args->out_data[0], a, args->in_data, args->num_in, 1, args->req, (uint64_t)p->stack);
     return MXK_OK;
 }
 
@@ -248,7 +265,7 @@ static mxk_status cc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     }
     if (total != (uint64_t)dy->shape.dims[a])
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "input gradients do not add up to the output");
-    cc_move(cb_f32(dy), &dy->shape, a, args->in_grad, args->num_in, 0, args->req, 0);
+    cc_move(dy, a, args->in_grad, args->num_in, 0, args->req, 0);
     return MXK_OK;
 }
 
@@ -256,11 +273,11 @@ static mxk_status cc_backward(const mxk_op_ctx *ctx, const void *param, void *st
 static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cc_param *p = param;
-    MXK_SDK_CHECK(cbt_check_forward(args, 1, (uint32_t)p->num, sc_infer_shape, param, 0, err));
+    MXK_SDK_CHECK(cc_check_forward(args, 1, (uint32_t)p->num, sc_infer_shape, param, err));
     const mxk_shape *is = &args->in_data[0]->shape;
     int32_t a;
     MXK_SDK_CHECK(cbt_axis(p->axis, is->ndim, "axis", &a, err));
-    cc_move(cb_f32(args->in_data[0]), is, a, args->out_data, args->num_out, 0, args->req,
+    cc_move(args->in_data[0], a, args->out_data, args->num_out, 0, args->req,
             (uint64_t)(is->dims[a] / p->num));
     return MXK_OK;
 }
@@ -283,7 +300,7 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "output gradients do not add up to the input");
     int32_t a;
     MXK_SDK_CHECK(cbt_axis(p->axis, g->shape.ndim, "axis", &a, err));
-    cc_move(cb_f32(g), &g->shape, a, args->out_grad, args->num_out_grad, 1, args->req,
+    cc_move(g, a, args->out_grad, args->num_out_grad, 1, args->req,
             (uint64_t)(g->shape.dims[a] / p->num));
     return MXK_OK;
 }
@@ -344,7 +361,7 @@ static mxk_status st_backward(const mxk_op_ctx *ctx, const void *param, void *st
         MXK_SDK_CHECK(cb_check_grad(args->in_grad[i], args->req[i],
                                     &(mxk_shape){.ndim = 1, .dims = {(int64_t)piece}}, name, err));
     }
-    cc_move(cb_f32(dy), &dy->shape, a, args->in_grad, args->num_in, 0, args->req, 1);
+    cc_move(dy, a, args->in_grad, args->num_in, 0, args->req, 1);
     return MXK_OK;
 }
 
@@ -365,9 +382,9 @@ mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
     def.parse_param = cc_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = cc_infer_shape;
-    def.infer_type = cbt_infer_type_f32;
+    def.infer_type = cbi_infer_type_all;
     def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(cbt_register(reg, &def, "Concat", cc_forward, cc_backward, 0, err));
+    MXK_SDK_CHECK(cbt_register(reg, &def, "Concat", cc_forward, cc_backward, 1, err));
 
     mxk_sdk_op_def_init(&def);
     def.description = "Splits the input along `axis` into num_outputs equal pieces.";
@@ -379,9 +396,9 @@ mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
     def.parse_param = sc_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = sc_infer_shape;
-    def.infer_type = cbt_infer_type_f32;
+    def.infer_type = cbi_infer_type_all;
     def.backward_dependency = sc_backward_dependency;
-    MXK_SDK_CHECK(cbt_register(reg, &def, "SliceChannel", sc_forward, sc_backward, 0, err));
+    MXK_SDK_CHECK(cbt_register(reg, &def, "SliceChannel", sc_forward, sc_backward, 1, err));
 
     mxk_sdk_op_def_init(&def);
     def.description = "Joins its inputs along a new axis `axis`.";
@@ -392,7 +409,7 @@ mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err) {
     def.parse_param = st_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = st_infer_shape;
-    def.infer_type = cbt_infer_type_f32;
+    def.infer_type = cbi_infer_type_all;
     def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "stack", cc_forward, st_backward, 0, err);
+    return cbt_register(reg, &def, "stack", cc_forward, st_backward, 1, err);
 }

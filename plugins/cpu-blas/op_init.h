@@ -91,16 +91,44 @@ mxk_status cbi_zero_grad_of(const mxk_backward_args *args, uint32_t i, const cha
                             mxk_error_sink *err);
 
 /**
- * out (=|+=) in element for element by req, for any dtype (dst and src of one
- * dtype and element count; equal pointers: WRITE/INPLACE is a no-op).
+ * dst[i] (=|+=) src[i] for i < n by req, both of `dtype` (any; float32 through
+ * mxk_sdk_copy_f32); equal pointers: WRITE/INPLACE is a no-op.
  */
+void cbi_copy_n(void *dst, const void *src, int32_t dtype, uint64_t n, mxk_op_req req);
+
+/** cbi_copy_n of a whole tensor: dst and src of one dtype and element count. */
 void cbi_copy(const mxk_tensor *dst, const mxk_tensor *src, mxk_op_req req);
+
+/**
+ * infer_type: every argument and output has one dtype, any (the first known;
+ * MXNet's ElemwiseType<-1, -1>, as Concat, stack and SliceChannel infer).
+ */
+mxk_status cbi_infer_type_all(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                              uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                              mxk_error_sink *err);
 
 /**
  * v as a float32 without undefined behaviour: beyond float's range it saturates to
  * an infinity of its sign (as IEEE conversion rounds), NaN stays NaN.
  */
 float cbi_to_f32(double v);
+
+/**
+ * Forward of the operators that copy argument 0 into a new shape (_copy,
+ * expand_dims, squeeze, reshape_like, Flatten, Reshape): checks the call with
+ * cbt_check_forward (any dtype, `num_in` arguments) against `infer`, then output
+ * (=|+=) argument 0 by req[0]. MXK_ERR_TYPE when the output's dtype differs.
+ */
+mxk_status cbi_copy_forward(const mxk_forward_args *args, uint32_t num_in, cb_infer_shape_fn infer,
+                            const void *param, mxk_error_sink *err);
+
+/**
+ * Backward kernel of those copies (reads only out_grad): in_grad[0] (=|+=)
+ * out_grad[0] (same element count and dtype, any); a second argument
+ * (reshape_like's rhs) gets a zero gradient.
+ */
+mxk_status cbi_copy_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_backward_args *args, mxk_error_sink *err);
 
 /**
  * infer_type: argument 0 and output 0 share one dtype, any (MXNet's

@@ -61,19 +61,33 @@ int32_t cbi_no_gradient(const void *param) {
     return 1;
 }
 
-/** Copies src into dst by req, any dtype (see op_init.h). */
-void cbi_copy(const mxk_tensor *dst, const mxk_tensor *src, mxk_op_req req) {
-    uint64_t n = mxk_sdk_shape_count(&dst->shape);
-    if (req == MXK_REQ_NULL || (dst->data == src->data && req != MXK_REQ_ADD))
+/** Copies n elements by req, any dtype (see op_init.h). */
+void cbi_copy_n(void *dst, const void *src, int32_t dtype, uint64_t n, mxk_op_req req) {
+    if (req == MXK_REQ_NULL || (dst == src && req != MXK_REQ_ADD))
         return;
-    if (dst->dtype == MXK_FLOAT32) {
-        mxk_sdk_copy_f32(dst->data, src->data, (size_t)n, req);
+    if (dtype == MXK_FLOAT32) {
+        mxk_sdk_copy_f32(dst, src, (size_t)n, req);
     } else if (req != MXK_REQ_ADD) {
-        memcpy(dst->data, src->data, (size_t)n * mxk_sdk_dtype_size(dst->dtype));
+        memcpy(dst, src, (size_t)n * mxk_sdk_dtype_size(dtype));
     } else {
         for (uint64_t i = 0; i < n; i++)
-            cbt_store(dst->data, dst->dtype, i, cbt_load(src->data, src->dtype, i), req);
+            cbt_store(dst, dtype, i, cbt_load(src, dtype, i), req);
     }
+}
+
+/** Copies a tensor (see op_init.h). */
+void cbi_copy(const mxk_tensor *dst, const mxk_tensor *src, mxk_op_req req) {
+    cbi_copy_n(dst->data, src->data, dst->dtype, mxk_sdk_shape_count(&dst->shape), req);
+}
+
+/** Every argument and output of one dtype, any (see op_init.h). */
+mxk_status cbi_infer_type_all(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
+                              uint32_t num_out, int32_t *aux, uint32_t num_aux,
+                              mxk_error_sink *err) {
+    int32_t d = MXK_DTYPE_UNKNOWN;
+    for (uint32_t i = 0; i < num_in + num_out && d == MXK_DTYPE_UNKNOWN; i++)
+        d = i < num_in ? in[i] : out[i - num_in];
+    return mxk_sdk_infer_type_uniform(d, in, num_in, NULL, out, num_out, NULL, aux, num_aux, err);
 }
 
 /** Output dtype = argument 0's (see op_init.h). */
@@ -92,4 +106,37 @@ float cbi_to_f32(double v) {
     if (v < -FLT_MAX)
         return -INFINITY;
     return (float)v;
+}
+
+/** Copy forward of any dtype (see op_init.h). */
+mxk_status cbi_copy_forward(const mxk_forward_args *args, uint32_t num_in, cb_infer_shape_fn infer,
+                            const void *param, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cbt_check_forward(args, num_in, 1, infer, param, 1, err));
+    const mxk_tensor *x = args->in_data[0], *y = args->out_data[0];
+    if (args->req[0] != MXK_REQ_NULL && x->dtype != y->dtype)
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
+                             mxk_sdk_dtype_name(x->dtype), mxk_sdk_dtype_name(y->dtype));
+    cbi_copy(y, x, args->req[0]);
+    return MXK_OK;
+}
+
+/** Copy backward of any dtype (see op_init.h). */
+mxk_status cbi_copy_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_backward_args *args, mxk_error_sink *err) {
+    if (args->num_in < 1 || args->num_in > 2)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "backward: expected 1 or 2 inputs");
+    MXK_SDK_CHECK(cb_check_backward_counts(args, args->num_in, 1, 1, err));
+    if (args->num_in == 2)
+        MXK_SDK_CHECK(cbi_zero_grad_of(args, 1, "rhs", err));
+    mxk_op_req req = args->req[0];
+    if (req == MXK_REQ_NULL)
+        return MXK_OK;
+    const mxk_tensor *dy = args->out_grad[0], *g = args->in_grad[0];
+    MXK_SDK_CHECK(cbt_check_any(dy, "gradient of 'output'", err));
+    MXK_SDK_CHECK(cbt_check_any(g, "input gradient", err));
+    if (g->dtype != dy->dtype || mxk_sdk_shape_count(&g->shape) != mxk_sdk_shape_count(&dy->shape))
+        return mxk_sdk_error(err, MXK_ERR_SHAPE,
+                             "input gradient: does not match the output gradient's size and dtype");
+    cbi_copy(g, dy, req);
+    return MXK_OK;
 }

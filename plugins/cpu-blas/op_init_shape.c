@@ -250,62 +250,25 @@ static mxk_status sa_infer_type(const void *param, int32_t *in, uint32_t num_in,
     return mxk_sdk_type_assign(&out[0], MXK_INT64, "output 'output'", err);
 }
 
-/** Checks a copy forward (inputs of any dtype) and copies argument 0 to the output. */
-static mxk_status sh_copy(const mxk_forward_args *args, uint32_t num_in, cb_infer_shape_fn infer,
-                          const void *param, mxk_error_sink *err) {
-    MXK_SDK_CHECK(cbt_check_forward(args, num_in, 1, infer, param, 1, err));
-    const mxk_tensor *x = args->in_data[0], *y = args->out_data[0];
-    if (args->req[0] != MXK_REQ_NULL && x->dtype != y->dtype)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
-                             mxk_sdk_dtype_name(x->dtype), mxk_sdk_dtype_name(y->dtype));
-    cbi_copy(y, x, args->req[0]);
-    return MXK_OK;
-}
-
 /** Forward of _copy. */
 static mxk_status cp_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return sh_copy(args, 1, cp_infer_shape, param, err);
+    return cbi_copy_forward(args, 1, cp_infer_shape, param, err);
 }
 /** Forward of expand_dims. */
 static mxk_status ed_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return sh_copy(args, 1, ed_infer_shape, param, err);
+    return cbi_copy_forward(args, 1, ed_infer_shape, param, err);
 }
 /** Forward of squeeze. */
 static mxk_status sq_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return sh_copy(args, 1, sq_infer_shape, param, err);
+    return cbi_copy_forward(args, 1, sq_infer_shape, param, err);
 }
 /** Forward of reshape_like. */
 static mxk_status rl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return sh_copy(args, 2, rl_infer_shape, param, err);
-}
-
-/**
- * Backward of the copies: in_grad[0] (=|+=) out_grad[0] (same element count and
- * dtype), the other inputs (reshape_like's rhs) get a zero gradient.
- */
-static mxk_status sh_backward(const mxk_op_ctx *ctx, const void *param, void *state,
-                              const mxk_backward_args *args, mxk_error_sink *err) {
-    if (args->num_in < 1 || args->num_in > 2)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "backward: expected 1 or 2 inputs");
-    MXK_SDK_CHECK(cb_check_backward_counts(args, args->num_in, 1, 1, err));
-    if (args->num_in == 2)
-        MXK_SDK_CHECK(cbi_zero_grad_of(args, 1, "rhs", err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
-        return MXK_OK;
-    const mxk_tensor *dy = args->out_grad[0], *g = args->in_grad[0];
-    MXK_SDK_CHECK(cbt_check_any(dy, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cbt_check_any(g, "input gradient", err));
-    if (g->dtype != dy->dtype || mxk_sdk_shape_count(&g->shape) != mxk_sdk_shape_count(&dy->shape))
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "input gradient: does not match the output "
-                             "gradient's size and dtype");
-    cbi_copy(g, dy, req);
-    return MXK_OK;
+    return cbi_copy_forward(args, 2, rl_infer_shape, param, err);
 }
 
 /** Forward of shape_array: the dims of data as int64. */
@@ -378,7 +341,7 @@ mxk_status cb_register_init_shape(mxk_registrar *reg, mxk_error_sink *err) {
             def.forward_inplace = cbt_inplace_identity_00;
             def.backward_inplace = cbt_inplace_identity_00;
         }
-        MXK_SDK_CHECK(cbt_register(reg, &def, o->name, o->forward, sh_backward, 1, err));
+        MXK_SDK_CHECK(cbt_register(reg, &def, o->name, o->forward, cbi_copy_backward, 1, err));
     }
     for (int i = 0; i < 2; i++) {
         mxk_op_def def;

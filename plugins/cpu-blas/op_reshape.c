@@ -9,10 +9,11 @@
  *            (rules in reshape_infer.h), or the deprecated `target_shape`
  *            (0 = inferred) with `keep_highest`.
  * Forward copies data to the output, backward copies out_grad to in_grad (both by
- * request; a no-op when the memory is shared). Both directions are in-place
- * identities; backward reads only out_grad.
+ * request; a no-op when the memory is shared), for every dtype (output dtype =
+ * input dtype). Both directions are in-place identities; backward reads only
+ * out_grad.
  */
-#include "cb_tensor.h"
+#include "op_init.h"
 #include "reshape_infer.h"
 
 static const char *const rs_args[] = {"data", NULL};
@@ -131,33 +132,23 @@ static mxk_status fl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 
-/** All float32. */
-static mxk_status rs_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
-                                uint32_t num_out, int32_t *aux, uint32_t num_aux,
-                                mxk_error_sink *err) {
-    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, rs_args, out, num_out, rs_outs, aux,
-                                      num_aux, err);
-}
-
 /** Reshape forward. */
 static mxk_status rs_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return cbt_copy_forward(args, rs_infer_shape, param, err);
+    return cbi_copy_forward(args, 1, rs_infer_shape, param, err);
 }
 
 /** Flatten forward. */
 static mxk_status fl_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    return cbt_copy_forward(args, fl_infer_shape, param, err);
+    return cbi_copy_forward(args, 1, fl_infer_shape, param, err);
 }
 
 /** Registers Flatten and Reshape with their CPU kernels. */
 mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
-    mxk_op_def def;
-    mxk_op_kernel_def k;
-
     static const char *const fl_aliases[] = {"flatten", "_npx_batch_flatten", NULL};
     static const char *const rs_aliases[] = {"reshape", NULL};
+    mxk_op_def def;
     mxk_sdk_op_def_init(&def);
     def.name = "Flatten";
     def.aliases = fl_aliases;
@@ -165,12 +156,11 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
     def.arguments = rs_args;
     def.outputs = rs_outs;
     def.infer_shape = fl_infer_shape;
-    def.infer_type = rs_infer_type;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
     def.forward_inplace = cbt_inplace_identity_00;
     def.backward_inplace = cbt_inplace_identity_00;
-    cb_kernel_init(&k, "Flatten", fl_forward, cbt_copy_backward);
-    MXK_SDK_CHECK(cb_register(reg, &def, &k, err));
+    MXK_SDK_CHECK(cbt_register(reg, &def, "Flatten", fl_forward, cbi_copy_backward, 1, err));
 
     mxk_sdk_op_def_init(&def);
     def.name = "Reshape";
@@ -183,10 +173,9 @@ mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err) {
     def.parse_param = rs_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = rs_infer_shape;
-    def.infer_type = rs_infer_type;
+    def.infer_type = cbi_infer_type_same;
     def.backward_dependency = cbt_dep_out_grad;
     def.forward_inplace = cbt_inplace_identity_00;
     def.backward_inplace = cbt_inplace_identity_00;
-    cb_kernel_init(&k, "Reshape", rs_forward, cbt_copy_backward);
-    return cb_register(reg, &def, &k, err);
+    return cbt_register(reg, &def, "Reshape", rs_forward, cbi_copy_backward, 1, err);
 }

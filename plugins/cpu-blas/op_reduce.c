@@ -9,11 +9,11 @@
  * (tuple, default "()" = all axes; negative values count from the end),
  * `keepdims` (False: reduced axes are dropped; True: kept with size 1),
  * `exclude` (True: reduce the axes NOT listed; not for norm), norm's `ord`
- * (1 or 2, default 2). Reducing every axis without keepdims gives shape (1,).
- * Accumulation in double. Backward, dy broadcast over the reduced axes:
- *   sum dx = dy; mean dx = dy / n (out_grad only);
- *   max, min dx = dy where x equals the result (every tie; MXNet's mshadow_op::eq);
- *   prod dx = dy y / x (mshadow_op::rdiv; inf or NaN at x = 0, as upstream);
+ * (1 or 2, default 2) and `out_dtype` (None or float32: upstream's kernel refuses
+ * an out_dtype other than the data's, and data is float32). Reducing every axis without keepdims
+ * gives shape (1,). Accumulation in double. Backward, dy broadcast over the reduced axes: sum dx =
+ * dy; mean dx = dy / n (out_grad only); max, min dx = dy where x equals the result (every tie;
+ * MXNet's mshadow_op::eq); prod dx = dy y / x (mshadow_op::rdiv; inf or NaN at x = 0, as upstream);
  *   nansum: NaN elements are skipped, dx = dy where x is not NaN, else 0;
  *   norm ord 2 dx = dy x / y (NaN where y = 0, as upstream); ord 1 dx = dy sign(x).
  */
@@ -56,7 +56,7 @@ static const mxk_attr_def norm_attrs[] = {
     MXK_SDK_ATTR("axis", MXK_ATTR_SHAPE, 0, "()", NULL,
                  "The axis or axes along which to compute the norm; () all axes."),
     MXK_SDK_ATTR("out_dtype", MXK_ATTR_ENUM, 0, "None", NORM_OUT_DTYPES,
-                 "The data type of the output (float32 only on cpu-blas)."),
+                 "The data type of the output; must be the data's (float32)."),
     MXK_SDK_ATTR("keepdims", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If true, the reduced axes are left in the result with size 1."),
 };
@@ -73,8 +73,9 @@ static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **ou
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "ord", 1, 2, &ord, err));
         MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "out_dtype", NORM_OUT_DTYPES, &dt, err));
         if (dt != 0 && dt != 2)
-            return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                                 "attribute 'out_dtype': cpu-blas norm computes float32 only");
+            return mxk_sdk_error(err, MXK_ERR_TYPE,
+                                 "attribute 'out_dtype': data type do not match specified type "
+                                 "(the data is float32)");
         p.ord = (int32_t)ord;
     } else {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));

@@ -132,7 +132,18 @@ add("norm", {}, {"data": (2, 3)}, inputs={"data": np.zeros((2, 3))}, name="norm_
     note="the L2 norm's gradient at a zero norm is 0/0 = NaN in MXNet")
 add("norm", {"ord": 2, "axis": 1}, {"data": (2, 3)},
     inputs={"data": [[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]}, name="norm_zero_row")
-add("norm", {"out_dtype": "float32"}, {"data": (3, 4)}, name="norm_out_dtype")
+# test_norm: every order, axis and out_dtype, keepdims, and axis pairs
+for order in (1, 2):
+    for axis in range(3):
+        add("norm", {"ord": order, "axis": axis, "out_dtype": "float32", "keepdims": True},
+            {"data": (3, 4, 5)}, name="norm_%d_%d" % (order, axis))
+    for axis in ((0, 1), (1, 2)):
+        add("norm", {"ord": order, "axis": axis, "keepdims": True}, {"data": (3, 4, 5)},
+            name="norm_%d_%d%d" % ((order,) + axis))
+# upstream's kernel refuses an out_dtype other than the data's
+for odt in ("float16", "float64", "int32"):
+    add("norm", {"out_dtype": odt}, {"data": (3, 4)}, grad_req="null",
+        error="data type do not match specified type", name="norm_out_dtype_" + odt)
 for alias in ("sum_axis", "max_axis", "min_axis", "_sparse_sum", "_sparse_mean", "_sparse_norm"):
     add(alias, {"axis": 1}, {"data": (2, 3)}, grad_req="null", name="alias" + alias)
 
@@ -185,6 +196,10 @@ for dt in ("float32", "float64", "float16"):
         name="log_softmax_dtype_" + dt, rtol=1e-3 if dt == "float16" else None)
 add("softmax", {"dtype": "float64"}, {"data": (2, 6)}, grad_req={"data": "write"},
     name="softmax_dtype_float64_grad")
+add("log_softmax", {"dtype": "float64", "axis": 0}, {"data": (4, 3)}, grad_req={"data": "write"},
+    name="log_softmax_dtype_float64_grad")
+add("softmax", {"dtype": "float16"}, {"data": (2, 6)}, grad_req={"data": "write"}, rtol=1e-2,
+    atol=1e-2, name="softmax_dtype_float16_grad")
 add("log_softmax", {"temperature": 3.0, "axis": -2}, {"data": (2, 3, 4)})
 add("softmax", {"temperature": -1.0}, {"data": (3, 4)}, name="softmax_negative_temperature")
 for alias in ("_npx_softmax", "_npx_log_softmax"):

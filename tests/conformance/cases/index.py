@@ -198,4 +198,23 @@ CASES = [
     Case("argmin", {"keepdims": True}, {"data": (2, 3)}),
     Case("argmin", {"axis": -1}, {"data": (5,)}),
     Case("argmin", {"axis": 2}, {"data": (5, 3)}, error="exceeds the input dimension"),
+    # ------------------------------------------------------------------ gradient requests of index inputs
+    # write and add for every input, the index inputs included (zeros; take refuses add for them)
+    Case("SequenceMask", {"use_sequence_length": True}, {"data": (3, 2), "sequence_length": (2,)},
+         inputs={"sequence_length": [1, 2]}, name="SequenceMask_len_grad"),
+    Case("SequenceLast", {"use_sequence_length": True}, {"data": (3, 2), "sequence_length": (2,)},
+         inputs={"sequence_length": [1, 2]}, name="SequenceLast_len_grad"),
+    Case("SequenceReverse", {"use_sequence_length": True}, {"data": (3, 2), "sequence_length": (2,)},
+         inputs={"sequence_length": [1, 2]}, name="SequenceReverse_len_grad"),
+    Case("take", {}, {"a": (3, 2), "indices": (2,)}, inputs={"indices": [1, 2]},
+         grad_req={"a": "add", "indices": "write"}, name="take_index_grad"),
+    Case("pick", {}, {"data": (3, 2), "index": (3,)}, inputs={"index": [1, 0, 1]},
+         name="pick_index_grad"),
+    Case("where", {}, {"condition": (3,), "x": (3, 2), "y": (3, 2)}, inputs={"condition": [1, 0, 1]},
+         name="where_condition_grad"),
+    Case("slice_like", {}, {"data": (3, 2), "shape_like": (2, 2)}, name="slice_like_shape_grad"),
+    Case("gather_nd", {}, {"data": (3, 2), "indices": (1, 2)}, inputs={"indices": [[0, 2]]},
+         name="gather_nd_index_grad"),
+    Case("scatter_nd", {"shape": (3, 2)}, {"data": (2, 2), "indices": (1, 2)},
+         inputs={"indices": [[0, 2]]}, name="scatter_nd_index_grad"),
 ]

@@ -9,13 +9,16 @@
  *   adam_update     g' = clip(r g + wd w, c); m = b1 m + (1-b1) g';
  *                   v = b2 v + (1-b2) g'^2;  w' = w - lr m / (sqrt(v) + epsilon)
  * adam_update does not bias-correct: the Python Adam optimizer passes
- * lr_t = lr sqrt(1 - b2^t) / (1 - b1^t). The states (mom; mean, var) are
- * mutated inputs (mutate_inputs) updated in place; the new weight goes to the
- * output by its request, normally in place over `weight` (forward in-place hint).
+ * lr_t = lr sqrt(1 - b2^t) / (1 - b1^t). The arguments are weight and grad; the
+ * states (mom; mean, var) are auxiliary states updated in place, as MXNet lists an
+ * operator's mutated inputs (FMutateInputs) under list_auxiliary_states; the
+ * new weight goes to the output by its request, normally in place over `weight`
+ * (forward in-place hint). Imperative calls pass weight, grad, then the states.
  * No gradient (no_gradient); `lazy_update` is accepted for MXNet compatibility
  * and has no effect on dense arrays.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "cb_tensor.h"
 
@@ -28,9 +31,10 @@ typedef struct opt_param {
     float lr, wd, rescale_grad, clip_gradient, momentum, beta1, beta2, epsilon;
 } opt_param;
 
-static const char *const sgd_args[] = {"weight", "grad", NULL};
-static const char *const sgd_mom_args[] = {"weight", "grad", "mom", NULL};
-static const char *const adam_args[] = {"weight", "grad", "mean", "var", NULL};
+static const char *const opt_args[] = {"weight", "grad", NULL};
+static const char *const opt_outs[] = {"output", NULL};
+static const char *const sgd_mom_aux[] = {"mom", NULL};
+static const char *const adam_aux[] = {"mean", "var", NULL};
 
 #define OPT_COMMON_ATTRS                                                                           \
     MXK_SDK_ATTR("lr", MXK_ATTR_FLOAT, 1, NULL, NULL, "Learning rate."),                           \
@@ -94,14 +98,17 @@ static mxk_status adam_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
     return opt_parse(attrs, OPT_ADAM, out, err);
 }
 
-/** Mutated inputs: mom (sgd_mom_update); mean, var (adam_update). */
-static uint32_t opt_mutate_inputs(const void *param, uint32_t *indices, uint32_t capacity) {
+/** weight, grad, output and the states all have one shape. */
+static mxk_status opt_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
+                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
+                                  mxk_error_sink *err) {
     const opt_param *p = param;
-    uint32_t n = 0;
-    for (uint32_t i = 2; i < (p->kind == OPT_ADAM ? 4u : p->kind == OPT_SGD_MOM ? 3u : 2u); i++)
-        if (n < capacity)
-            indices[n++] = i;
-    return n;
+    const char *const *aux_names = p->kind == OPT_ADAM ? adam_aux : sgd_mom_aux;
+    /* arguments with the output, the states with it, then the arguments again (a shape
+     * known only from a state reaches them) */
+    MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, num_in, opt_args, out, num_out, opt_outs, err));
+    MXK_SDK_CHECK(mxk_sdk_infer_shape_same(aux, num_aux, aux_names, out, num_out, opt_outs, err));
+    return mxk_sdk_infer_shape_same(in, num_in, opt_args, out, num_out, opt_outs, err);
 }
 
 /** Update operators have no gradient. */
@@ -180,16 +187,27 @@ static void opt_part(void *arg, int64_t b, int64_t e) {
 static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
     const opt_param *p = param;
-    uint32_t nin = p->kind == OPT_ADAM ? 4 : p->kind == OPT_SGD_MOM ? 3 : 2;
-    MXK_SDK_CHECK(cbt_check_forward(args, nin, 1, cbt_infer_shape_same, param, 0, err));
+    uint32_t naux = p->kind == OPT_ADAM ? 2 : p->kind == OPT_SGD_MOM ? 1 : 0;
+    MXK_SDK_CHECK(cbt_check_forward(args, 2, 1, cbt_infer_shape_same, param, 0, err));
+    int64_t n = (int64_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
+    if (args->num_aux != naux)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected %u auxiliary states, got %u",
+                             (unsigned)naux, (unsigned)args->num_aux);
+    for (uint32_t i = 0; i < naux; i++) {
+        const char *name = (p->kind == OPT_ADAM ? adam_aux : sgd_mom_aux)[i];
+        char what[48];
+        snprintf(what, sizeof what, "auxiliary state '%s'", name);
+        MXK_SDK_CHECK(cb_check_tensor(args->aux[i], what, err));
+        if (mxk_sdk_shape_count(&args->aux[i]->shape) != (uint64_t)n)
+            return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: not the size of 'weight'", what);
+    }
     opt_run u = {p,
                  cb_f32(args->in_data[0]),
                  cb_f32(args->in_data[1]),
-                 nin > 2 ? cb_f32(args->in_data[2]) : NULL,
-                 nin > 3 ? cb_f32(args->in_data[3]) : NULL,
+                 naux > 0 ? cb_f32(args->aux[0]) : NULL,
+                 naux > 1 ? cb_f32(args->aux[1]) : NULL,
                  cb_f32(args->out_data[0]),
                  args->req[0]};
-    int64_t n = (int64_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     cb_parallel_for(ctx, n, OPT_GRAIN, opt_part, &u);
     return MXK_OK;
 }
@@ -197,14 +215,14 @@ static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *st
 /** Registers one update operator. */
 static mxk_status
 opt_register_one(mxk_registrar *reg, const char *name, const char *doc,
-                 const char *const *arguments, const mxk_attr_def *attrs, uint32_t num_attrs,
+                 const char *const *aux_states, const mxk_attr_def *attrs, uint32_t num_attrs,
                  mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *),
                  mxk_error_sink *err) {
     mxk_op_def def;
-    cbt_def_init(&def, doc, attrs, num_attrs, arguments, parse);
-    def.infer_shape = cbt_infer_shape_same;
+    cbt_def_init(&def, doc, attrs, num_attrs, opt_args, parse);
+    def.aux_states = aux_states;
+    def.infer_shape = opt_infer_shape;
     def.forward_inplace = cbt_inplace_00;
-    def.mutate_inputs = opt_mutate_inputs;
     def.no_gradient = opt_no_gradient;
     return cbt_register(reg, &def, name, opt_forward, NULL, 0, err);
 }
@@ -214,14 +232,13 @@ mxk_status cb_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
     MXK_SDK_CHECK(opt_register_one(reg, "sgd_update",
                                    "SGD update: weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*"
                                    "grad, clip_gradient).",
-                                   sgd_args, sgd_attrs, MXK_SDK_COUNTOF(sgd_attrs), sgd_parse,
-                                   err));
+                                   NULL, sgd_attrs, MXK_SDK_COUNTOF(sgd_attrs), sgd_parse, err));
     MXK_SDK_CHECK(opt_register_one(reg, "sgd_mom_update",
                                    "SGD with momentum: mom = momentum*mom - lr*wd*weight - "
                                    "lr*clip(rescale_grad*grad); weight += mom.",
-                                   sgd_mom_args, sgd_mom_attrs, MXK_SDK_COUNTOF(sgd_mom_attrs),
+                                   sgd_mom_aux, sgd_mom_attrs, MXK_SDK_COUNTOF(sgd_mom_attrs),
                                    sgd_mom_parse, err));
     return opt_register_one(reg, "adam_update",
-                            "Adam update (no bias correction: pass the corrected lr).", adam_args,
+                            "Adam update (no bias correction: pass the corrected lr).", adam_aux,
                             adam_attrs, MXK_SDK_COUNTOF(adam_attrs), adam_parse, err);
 }

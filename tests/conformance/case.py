@@ -70,7 +70,9 @@ class Net:
     model-zoo net after export(); the values replace the random inputs).
     shapes: input name -> shape (data, labels); every other argument's shape is
     inferred.  Forward outputs (is_train True and False) and the gradients of
-    every argument (grad_req write) are compared, and aux states.
+    every argument (grad_req write; arguments named *label: null; grad_req="null":
+    forward only, or a dict of overrides) are compared, and aux states.
+    mkldnn=False: MXNet runs without MKLDNN, as for a Case.
     """
 
     __slots__ = ("name", "source", "shapes", "inputs", "rtol", "atol", "xfail", "note", "grad_req",

@@ -141,6 +141,47 @@ mxk_status cbi_infer_type_same(const void *param, int32_t *in, uint32_t num_in, 
 /** no_gradient callback returning 1 (MXNet's MakeZeroGradNodes: zeros_like, shape_array). */
 int32_t cbi_no_gradient(const void *param);
 
+/** Signature of mxk_op_def.infer_type. */
+typedef mxk_status (*cbi_infer_type_fn)(const void *param, int32_t *in, uint32_t num_in,
+                                        int32_t *out, uint32_t num_out, int32_t *aux,
+                                        uint32_t num_aux, mxk_error_sink *err);
+
+/** Signature of a kernel's forward. */
+typedef mxk_status (*cbi_forward_fn)(const mxk_op_ctx *ctx, const void *param, void *state,
+                                     const mxk_forward_args *args, mxk_error_sink *err);
+
+/** Signature of a kernel's backward. */
+typedef mxk_status (*cbi_backward_fn)(const mxk_op_ctx *ctx, const void *param, void *state,
+                                      const mxk_backward_args *args, mxk_error_sink *err);
+
+/** cbi_op.flags: forward and backward in-place identities 0 -> 0 (FInplaceIdentity). */
+#define CBI_OP_INPLACE 1u
+/** cbi_op.flags: no gradient flows (MakeZeroGradNodes); backward reads nothing. */
+#define CBI_OP_NO_GRADIENT 2u
+
+/**
+ * One operator of the group as its file describes it for cbi_register_ops: one
+ * output "output", parameters freed by cbt_param_free, a kernel accepting every
+ * dtype; backward reads out_grad only, or nothing with CBI_OP_NO_GRADIENT.
+ */
+typedef struct cbi_op {
+    const char *name;
+    const char *const *aliases; /**< NULL-terminated MXNet aliases, or NULL */
+    const char *doc;
+    const mxk_attr_def *attrs;
+    uint32_t num_attrs;
+    const char *const *arguments; /**< NULL-terminated argument names */
+    mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
+    cb_infer_shape_fn infer_shape;
+    cbi_infer_type_fn infer_type;
+    cbi_forward_fn forward;
+    cbi_backward_fn backward; /**< NULL: no backward kernel */
+    uint32_t flags;           /**< CBI_OP_* */
+} cbi_op;
+
+/** Registers `n` operators with their cpu-blas kernels; returns the first failure. */
+mxk_status cbi_register_ops(mxk_registrar *reg, const cbi_op *ops, size_t n, mxk_error_sink *err);
+
 /** op_init_fill.c: _zeros, _ones, _full, _arange, zeros_like, ones_like. */
 mxk_status cb_register_init_fill(mxk_registrar *reg, mxk_error_sink *err);
 /** op_init_shape.c: _copy, expand_dims, squeeze, reshape_like, shape_array, size_array. */

@@ -198,29 +198,16 @@ static mxk_status bl_infer_shape(const void *param, mxk_shape *in, uint32_t num_
 /** Registers broadcast_to, broadcast_axis and broadcast_like. */
 mxk_status cb_register_init_broadcast(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const ba_aliases[] = {"broadcast_axes", NULL};
-    mxk_op_def def;
-    cbt_def_init(&def, "Broadcasts the input to `shape`.", bt_attrs, MXK_SDK_COUNTOF(bt_attrs),
-                 bc_data, bt_parse);
-    def.infer_shape = bt_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(
-        cbt_register(reg, &def, "broadcast_to", cbi_gather_forward, cbi_gather_backward, 1, err));
-
-    cbt_def_init(&def, "Broadcasts the size-1 axes `axis` to `size`.", ba_attrs,
-                 MXK_SDK_COUNTOF(ba_attrs), bc_data, ba_parse);
-    def.aliases = ba_aliases;
-    def.infer_shape = ba_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(
-        cbt_register(reg, &def, "broadcast_axis", cbi_gather_forward, cbi_gather_backward, 1, err));
-
-    cbt_def_init(&def, "Broadcasts lhs to the shape of rhs (or some of its axes).", bl_attrs,
-                 MXK_SDK_COUNTOF(bl_attrs), bc_lr, bl_parse);
-    def.infer_shape = bl_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "broadcast_like", cbi_gather_forward, cbi_gather_backward, 1,
-                        err);
+    static const cbi_op ops[] = {
+        {"broadcast_to", NULL, "Broadcasts the input to `shape`.", bt_attrs,
+         MXK_SDK_COUNTOF(bt_attrs), bc_data, bt_parse, bt_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+        {"broadcast_axis", ba_aliases, "Broadcasts the size-1 axes `axis` to `size`.", ba_attrs,
+         MXK_SDK_COUNTOF(ba_attrs), bc_data, ba_parse, ba_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+        {"broadcast_like", NULL, "Broadcasts lhs to the shape of rhs (or some of its axes).",
+         bl_attrs, MXK_SDK_COUNTOF(bl_attrs), bc_lr, bl_parse, bl_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+    };
+    return cbi_register_ops(reg, ops, MXK_SDK_COUNTOF(ops), err);
 }

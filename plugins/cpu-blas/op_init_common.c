@@ -140,3 +140,24 @@ mxk_status cbi_copy_backward(const mxk_op_ctx *ctx, const void *param, void *sta
     cbi_copy(g, dy, req);
     return MXK_OK;
 }
+
+/** Registers a table of operators (see op_init.h). */
+mxk_status cbi_register_ops(mxk_registrar *reg, const cbi_op *ops, size_t n, mxk_error_sink *err) {
+    for (size_t i = 0; i < n; i++) {
+        const cbi_op *o = &ops[i];
+        mxk_op_def def;
+        cbt_def_init(&def, o->doc, o->attrs, o->num_attrs, o->arguments, o->parse);
+        def.aliases = o->aliases;
+        def.infer_shape = o->infer_shape;
+        def.infer_type = o->infer_type;
+        def.backward_dependency = o->flags & CBI_OP_NO_GRADIENT ? cbt_dep_none : cbt_dep_out_grad;
+        if (o->flags & CBI_OP_NO_GRADIENT)
+            def.no_gradient = cbi_no_gradient;
+        if (o->flags & CBI_OP_INPLACE) {
+            def.forward_inplace = cbt_inplace_identity_00;
+            def.backward_inplace = cbt_inplace_identity_00;
+        }
+        MXK_SDK_CHECK(cbt_register(reg, &def, o->name, o->forward, o->backward, 1, err));
+    }
+    return MXK_OK;
+}

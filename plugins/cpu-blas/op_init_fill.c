@@ -268,50 +268,29 @@ static mxk_status range_forward(const mxk_op_ctx *ctx, const void *param, void *
     return MXK_OK;
 }
 
-/** The fields one operator of this file differs in. */
-typedef struct fl_op {
-    const char *name;
-    const char *const *aliases;
-    const char *doc;
-    const mxk_attr_def *attrs;
-    uint32_t num_attrs;
-    mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    cb_infer_shape_fn infer;
-    mxk_status (*forward)(const mxk_op_ctx *, const void *, void *, const mxk_forward_args *,
-                          mxk_error_sink *);
-} fl_op;
-
 /** Registers _zeros, _ones, _full, _arange, zeros_like and ones_like. */
 mxk_status cb_register_init_fill(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const full_aliases[] = {"_npi_full", NULL};
     static const char *const zl_aliases[] = {"_sparse_zeros_like", NULL};
-    static const fl_op ops[] = {
+    static const cbi_op ops[] = {
         {"_zeros", NULL, "Fills the output with zeros.", zo_attrs, MXK_SDK_COUNTOF(zo_attrs),
-         zeros_parse, fl_infer_shape, fl_forward},
+         fl_no_args, zeros_parse, fl_infer_shape, fl_infer_type, fl_forward, NULL,
+         CBI_OP_NO_GRADIENT},
         {"_ones", NULL, "Fills the output with ones.", zo_attrs, MXK_SDK_COUNTOF(zo_attrs),
-         ones_parse, fl_infer_shape, fl_forward},
+         fl_no_args, ones_parse, fl_infer_shape, fl_infer_type, fl_forward, NULL,
+         CBI_OP_NO_GRADIENT},
         {"_full", full_aliases, "Fills the output with `value`.", full_attrs,
-         MXK_SDK_COUNTOF(full_attrs), full_parse, fl_infer_shape, fl_forward},
+         MXK_SDK_COUNTOF(full_attrs), fl_no_args, full_parse, fl_infer_shape, fl_infer_type,
+         fl_forward, NULL, CBI_OP_NO_GRADIENT},
         {"_arange", NULL, "Evenly spaced values in [start, stop).", range_attrs,
-         MXK_SDK_COUNTOF(range_attrs), range_parse, range_infer_shape, range_forward},
-        {"zeros_like", zl_aliases, "Zeros of the shape and dtype of data.", NULL, 0,
-         zeros_like_parse, like_infer_shape, like_forward},
-        {"ones_like", NULL, "Ones of the shape and dtype of data.", NULL, 0, ones_like_parse,
-         like_infer_shape, like_forward},
+         MXK_SDK_COUNTOF(range_attrs), fl_no_args, range_parse, range_infer_shape, fl_infer_type,
+         range_forward, NULL, CBI_OP_NO_GRADIENT},
+        {"zeros_like", zl_aliases, "Zeros of the shape and dtype of data.", NULL, 0, fl_data_arg,
+         zeros_like_parse, like_infer_shape, cbi_infer_type_same, like_forward, like_backward,
+         CBI_OP_NO_GRADIENT},
+        {"ones_like", NULL, "Ones of the shape and dtype of data.", NULL, 0, fl_data_arg,
+         ones_like_parse, like_infer_shape, cbi_infer_type_same, like_forward, like_backward,
+         CBI_OP_NO_GRADIENT},
     };
-    for (size_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        const fl_op *o = &ops[i];
-        int like = o->forward == like_forward;
-        mxk_op_def def;
-        cbt_def_init(&def, o->doc, o->attrs, o->num_attrs, like ? fl_data_arg : fl_no_args,
-                     o->parse);
-        def.aliases = o->aliases;
-        def.infer_shape = o->infer;
-        def.infer_type = like ? cbi_infer_type_same : fl_infer_type;
-        def.backward_dependency = cbt_dep_none;
-        def.no_gradient = cbi_no_gradient;
-        MXK_SDK_CHECK(
-            cbt_register(reg, &def, o->name, o->forward, like ? like_backward : NULL, 1, err));
-    }
-    return MXK_OK;
+    return cbi_register_ops(reg, ops, MXK_SDK_COUNTOF(ops), err);
 }

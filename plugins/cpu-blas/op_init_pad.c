@@ -157,12 +157,17 @@ static void pd_map(const void *param, cbi_map *m) {
 /** Registers Pad. */
 mxk_status cb_register_init_pad(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const aliases[] = {"pad", NULL};
-    mxk_op_def def;
-    cbt_def_init(&def, "Pads the input with a constant, its edge values or its reflection.",
-                 pd_attrs, MXK_SDK_COUNTOF(pd_attrs), pd_data, pd_parse);
-    def.aliases = aliases;
-    def.infer_shape = pd_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "Pad", cbi_gather_forward, cbi_gather_backward, 1, err);
+    static const cbi_op op = {"Pad",
+                              aliases,
+                              "Pads the input with a constant, its edge values or its reflection.",
+                              pd_attrs,
+                              MXK_SDK_COUNTOF(pd_attrs),
+                              pd_data,
+                              pd_parse,
+                              pd_infer_shape,
+                              cbi_infer_type_same,
+                              cbi_gather_forward,
+                              cbi_gather_backward,
+                              0};
+    return cbi_register_ops(reg, &op, 1, err);
 }

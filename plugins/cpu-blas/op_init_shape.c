@@ -298,64 +298,27 @@ static mxk_status sa_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return cbi_zero_grad_of(args, 0, "data", err);
 }
 
-/** The fields one operator of this file differs in. */
-typedef struct sh_op {
-    const char *name;
-    const char *const *aliases;
-    const char *doc;
-    const mxk_attr_def *attrs;
-    uint32_t num_attrs;
-    mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    cb_infer_shape_fn infer;
-    mxk_status (*forward)(const mxk_op_ctx *, const void *, void *, const mxk_forward_args *,
-                          mxk_error_sink *);
-    int inplace; /**< forward and backward in-place identities 0 -> 0 */
-} sh_op;
-
 /** Registers _copy, expand_dims, squeeze, reshape_like, shape_array and size_array. */
 mxk_status cb_register_init_shape(mxk_registrar *reg, mxk_error_sink *err) {
     static const char *const copy_aliases[] = {"identity", NULL};
     static const char *const ed_aliases[] = {"_npi_expand_dims", NULL};
     static const char *const rl_aliases[] = {"_npx_reshape_like", NULL};
     static const char *const sa_aliases[] = {"_npx_shape_array", NULL};
-    static const sh_op ops[] = {
-        {"_copy", copy_aliases, "Returns a copy of the input.", NULL, 0, sh_parse_none,
-         cp_infer_shape, cp_forward, 1},
+    static const cbi_op ops[] = {
+        {"_copy", copy_aliases, "Returns a copy of the input.", NULL, 0, sh_data, sh_parse_none,
+         cp_infer_shape, cbi_infer_type_same, cp_forward, cbi_copy_backward, CBI_OP_INPLACE},
         {"expand_dims", ed_aliases, "Inserts a new axis of size 1 at `axis`.", ed_attrs,
-         MXK_SDK_COUNTOF(ed_attrs), ed_parse, ed_infer_shape, ed_forward, 1},
+         MXK_SDK_COUNTOF(ed_attrs), sh_data, ed_parse, ed_infer_shape, cbi_infer_type_same,
+         ed_forward, cbi_copy_backward, CBI_OP_INPLACE},
         {"squeeze", NULL, "Removes single-dimensional axes.", sq_attrs, MXK_SDK_COUNTOF(sq_attrs),
-         sq_parse, sq_infer_shape, sq_forward, 0},
+         sh_data, sq_parse, sq_infer_shape, cbi_infer_type_same, sq_forward, cbi_copy_backward, 0},
         {"reshape_like", rl_aliases, "Reshapes lhs (or some of its dims) like rhs.", rl_attrs,
-         MXK_SDK_COUNTOF(rl_attrs), rl_parse, rl_infer_shape, rl_forward, 1},
+         MXK_SDK_COUNTOF(rl_attrs), sh_lr, rl_parse, rl_infer_shape, cbi_infer_type_same,
+         rl_forward, cbi_copy_backward, CBI_OP_INPLACE},
+        {"shape_array", sa_aliases, "The shape of data as a 1-D int64 array.", NULL, 0, sh_data,
+         sh_parse_none, sa_infer_shape, sa_infer_type, sa_forward, sa_backward, CBI_OP_NO_GRADIENT},
+        {"size_array", NULL, "The element count of data as a 1-D int64 array.", NULL, 0, sh_data,
+         sh_parse_none, za_infer_shape, sa_infer_type, za_forward, sa_backward, CBI_OP_NO_GRADIENT},
     };
-    for (size_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        const sh_op *o = &ops[i];
-        mxk_op_def def;
-        int two = o->forward == rl_forward;
-        cbt_def_init(&def, o->doc, o->attrs, o->num_attrs, two ? sh_lr : sh_data, o->parse);
-        def.aliases = o->aliases;
-        def.infer_shape = o->infer;
-        def.infer_type = cbi_infer_type_same;
-        def.backward_dependency = cbt_dep_out_grad;
-        if (o->inplace) {
-            def.forward_inplace = cbt_inplace_identity_00;
-            def.backward_inplace = cbt_inplace_identity_00;
-        }
-        MXK_SDK_CHECK(cbt_register(reg, &def, o->name, o->forward, cbi_copy_backward, 1, err));
-    }
-    for (int i = 0; i < 2; i++) {
-        mxk_op_def def;
-        cbt_def_init(&def,
-                     i == 0 ? "The shape of data as a 1-D int64 array."
-                            : "The element count of data as a 1-D int64 array.",
-                     NULL, 0, sh_data, sh_parse_none);
-        def.infer_shape = i == 0 ? sa_infer_shape : za_infer_shape;
-        def.infer_type = sa_infer_type;
-        def.backward_dependency = cbt_dep_none;
-        def.no_gradient = cbi_no_gradient;
-        def.aliases = i == 0 ? sa_aliases : NULL;
-        MXK_SDK_CHECK(cbt_register(reg, &def, i == 0 ? "shape_array" : "size_array",
-                                   i == 0 ? sa_forward : za_forward, sa_backward, 1, err));
-    }
-    return MXK_OK;
+    return cbi_register_ops(reg, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -182,32 +182,19 @@ static void rev_map(const void *param, cbi_map *m) {
 
 /** Registers tile, repeat and reverse. */
 mxk_status cb_register_init_tile(mxk_registrar *reg, mxk_error_sink *err) {
-    static const char *const rev_aliases[] = {"flip", NULL};
     static const char *const tile_aliases[] = {"_npi_tile", NULL};
     static const char *const rep_aliases[] = {"_np_repeat", NULL};
-    mxk_op_def def;
-    cbt_def_init(&def, "Repeats the whole array `reps` times along each dim.", tile_attrs,
-                 MXK_SDK_COUNTOF(tile_attrs), tl_data, tile_parse);
-    def.aliases = tile_aliases;
-    def.infer_shape = tile_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(cbt_register(reg, &def, "tile", cbi_gather_forward, cbi_gather_backward, 1, err));
-
-    cbt_def_init(&def, "Repeats each element `repeats` times.", rep_attrs,
-                 MXK_SDK_COUNTOF(rep_attrs), tl_data, rep_parse);
-    def.aliases = rep_aliases;
-    def.infer_shape = rep_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    MXK_SDK_CHECK(
-        cbt_register(reg, &def, "repeat", cbi_gather_forward, cbi_gather_backward, 1, err));
-
-    cbt_def_init(&def, "Reverses the order of elements along `axis`.", rev_attrs,
-                 MXK_SDK_COUNTOF(rev_attrs), tl_data, rev_parse);
-    def.aliases = rev_aliases;
-    def.infer_shape = rev_infer_shape;
-    def.infer_type = cbi_infer_type_same;
-    def.backward_dependency = cbt_dep_out_grad;
-    return cbt_register(reg, &def, "reverse", cbi_gather_forward, cbi_gather_backward, 1, err);
+    static const char *const rev_aliases[] = {"flip", NULL};
+    static const cbi_op ops[] = {
+        {"tile", tile_aliases, "Repeats the whole array `reps` times along each dim.", tile_attrs,
+         MXK_SDK_COUNTOF(tile_attrs), tl_data, tile_parse, tile_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+        {"repeat", rep_aliases, "Repeats each element `repeats` times.", rep_attrs,
+         MXK_SDK_COUNTOF(rep_attrs), tl_data, rep_parse, rep_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+        {"reverse", rev_aliases, "Reverses the order of elements along `axis`.", rev_attrs,
+         MXK_SDK_COUNTOF(rev_attrs), tl_data, rev_parse, rev_infer_shape, cbi_infer_type_same,
+         cbi_gather_forward, cbi_gather_backward, 0},
+    };
+    return cbi_register_ops(reg, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -1,12 +1,12 @@
 /*
  * cpu-blas plugin: BatchNorm.
  *
- * Semantics: MXNet src/operator/nn/batch_norm-inl.h, batch_norm.cc (digest
- * operators-kvstore-module.md §2.3). Arguments data, gamma, beta; aux states
- * moving_mean, moving_var; outputs output, mean, var (visible 1, or 3 with
+ * Semantics: MXNet src/operator/nn/batch_norm-inl.h, batch_norm.cc. Arguments data, gamma, beta;
+ * aux states moving_mean, moving_var; outputs output, mean, var (visible 1, or 3 with
  * output_mean_var). Data is viewed as (outer, C, inner) around `axis`.
  *   Training (is_train and not use_global_stats): per channel mean and biased
- *   variance over outer*inner elements, inv = 1/sqrt(var + eps),
+ *   variance over outer*inner elements, inv = 1/sqrt(var + eps) (0 for a
+ *   constant channel with eps 0, as upstream),
  *   y = (x - mean) inv gamma + beta. The `mean` output holds the batch mean and
  *   the `var` output holds inv (as upstream: the name says var, the CPU kernel
  *   stores the inverse standard deviation there).
@@ -73,7 +73,7 @@ static const mxk_attr_def bn_attrs[] = {
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
 };
 
-/** Parses the attributes (eps > 0, momentum in [0, 1]). */
+/** Parses the attributes (eps >= 0, momentum in [0, 1]). */
 static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     bn_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &p.eps, err));
@@ -83,8 +83,8 @@ static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));
     MXK_SDK_CHECK(
         mxk_sdk_attr_int_range(attrs, "axis", -MXK_MAX_NDIM, MXK_MAX_NDIM - 1, &p.axis, err));
-    if (!(p.eps > 0.0))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be > 0, got %g",
+    if (!(p.eps >= 0.0))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be >= 0, got %g",
                              p.eps);
     if (!(p.momentum >= 0.0 && p.momentum <= 1.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
@@ -225,7 +225,8 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             mean = mm[c];
             var = mv[c];
         }
-        double inv = 1.0 / sqrt(var + p->eps);
+        /* upstream: a constant channel with eps 0 gets inv 0, not a division by zero */
+        double inv = train && var == 0.0 && p->eps == 0.0 ? 0.0 : 1.0 / sqrt(var + p->eps);
         if (p->fix_gamma && gamma[c] != 1.0f)
             gamma[c] = 1.0f;
         float g = gamma[c];
@@ -275,7 +276,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         meanp = cb_f32(args->out_data[1]);
         invp = cb_f32(args->out_data[2]);
         for (int64_t c = 0; c < v.C; c++) {
-            double var = 1.0 / ((double)invp[c] * invp[c]) - p->eps;
+            double var = invp[c] > 0.0f ? 1.0 / ((double)invp[c] * invp[c]) - p->eps : INFINITY;
             mm[c] = (float)(mm[c] * p->momentum + meanp[c] * (1.0 - p->momentum));
             mv[c] = (float)(mv[c] * p->momentum + var * (1.0 - p->momentum));
         }

@@ -1,8 +1,8 @@
 /*
  * cpu-blas plugin: Dropout.
  *
- * Semantics: MXNet src/operator/nn/dropout-inl.h, dropout.cc (digest
- * operators-kvstore-module.md §2.3). Argument data; outputs output and mask
+ * Semantics: MXNet src/operator/nn/dropout-inl.h, dropout.cc.
+ * Argument data; outputs output and mask
  * (visible 1). When active (is_train, or mode 'always') each element is kept
  * with probability 1-p and scaled by 1/(1-p): mask = (u < 1-p) / (1-p) (p = 1:
  * NaN, 0 * infinity, as upstream's mask; so output and gradient are NaN) with u

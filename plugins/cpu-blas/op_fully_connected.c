@@ -2,7 +2,7 @@
  * cpu-blas plugin: FullyConnected.
  *
  * Semantics: MXNet src/operator/nn/fully_connected.cc, fully_connected-inl.h
- * (digest operators-kvstore-module.md §2.3). Arguments data, weight, bias (no
+ * Arguments data, weight, bias (no
  * bias argument with no_bias=True); output `output`.
  *   flatten=True:  data (N, x1..xn) viewed as (N, K), K = x1*...*xn; output (N, H)
  *   flatten=False: data (d1..dn-1, K); output (d1..dn-1, H)

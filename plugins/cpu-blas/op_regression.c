@@ -3,7 +3,7 @@
  * MAERegressionOutput.
  *
  * Semantics: MXNet src/operator/regression_output-inl.h and regression_output.cc
- * (digest operators-kvstore-module.md §2.3). Arguments data, label; output
+ * Arguments data, label; output
  * `output` of data's shape: identity (Linear, MAE) or sigmoid (Logistic).
  * Label: data's shape, or (N,) for data (N,1) (inferred so when unknown); any
  * label with data's batch size and element count is accepted. Backward ignores

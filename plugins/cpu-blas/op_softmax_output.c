@@ -2,8 +2,8 @@
  * cpu-blas plugin: SoftmaxOutput (softmax forward, cross-entropy gradient backward).
  *
  * Semantics: MXNet src/operator/softmax_output-inl.h, softmax_output.cc and
- * mshadow's SoftmaxGrad (3rdparty/mshadow/mshadow/tensor_cpu-inl.h); digest
- * operators-kvstore-module.md §2.3. Arguments data, label; output `output`
+ * mshadow's SoftmaxGrad (3rdparty/mshadow/mshadow/tensor_cpu-inl.h).
+ * Arguments data, label; output `output`
  * (data's shape). The softmax runs over groups of `k` elements of stride
  * `inner`, `outer` groups of them:
  *   default        data viewed as (N, size/N): outer N, k size/N, inner 1;

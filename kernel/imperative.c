@@ -53,7 +53,7 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
     }
     mxk_context ctx = num_inputs ? inputs[0]->chunk->ctx : (mxk_context){MXK_DEV_CPU, 0};
     mxk_op_instance *inst;
-    rc = mxk_op_instance_from_params(params, ctx, shapes, types, &inst);
+    rc = mxk_op_instance_from_params(params, ctx, shapes, types, NULL, &inst);
     if (rc != MXK_OK)
         return rc;
     /* Outputs: caller-provided (visible ones) or allocated here; hidden ones always here. */

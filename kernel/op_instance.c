@@ -125,7 +125,7 @@ static mxk_status resolve(mxk_op_instance *inst) {
 
 mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
                                        const mxk_shape *in_shapes, const int32_t *in_types,
-                                       mxk_op_instance **out) {
+                                       const mxk_shape *out_shapes, mxk_op_instance **out) {
     mxk_op_instance *inst = calloc(1, sizeof *inst);
     if (inst == NULL) {
         mxk_op_params_free(params);
@@ -146,8 +146,11 @@ mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
             inst->in_shapes[i] = in_shapes[i];
             inst->in_types[i] = in_types ? in_types[i] : MXK_FLOAT32;
         }
-        for (uint32_t i = 0; i < inst->num_out; i++)
+        for (uint32_t i = 0; i < inst->num_out; i++) {
+            if (out_shapes != NULL)
+                inst->out_shapes[i] = out_shapes[i];
             inst->out_types[i] = -1;
+        }
         for (uint32_t i = 0; i < inst->num_aux; i++)
             inst->aux_types[i] = -1;
         rc = mxk_op_params_infer_shape(params, inst->in_shapes, inst->out_shapes, inst->aux_shapes);
@@ -205,7 +208,7 @@ mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const
         mxk_op_params_free(params);
         return rc;
     }
-    return mxk_op_instance_from_params(params, ctx, in_shapes, in_types, out);
+    return mxk_op_instance_from_params(params, ctx, in_shapes, in_types, NULL, out);
 }
 
 /* ---- queries ---- */

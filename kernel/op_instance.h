@@ -50,10 +50,15 @@ struct mxk_op_instance {
 /**
  * Creates an instance from params (ownership of params passes to the instance,
  * also on failure). Shapes: num_in entries (unknown ones inferred); types may be NULL.
+ * out_shapes (num_out entries, or NULL) seeds the outputs with shapes known from
+ * elsewhere, the graph's inference: an operator whose outputs do not follow from its
+ * inputs alone (`_zeros` with shape (0, H), its 0 dim inferred from a consumer, as
+ * nnvm's InferShape pass does) then gets them; the operator checks them as it checks
+ * given input shapes.
  */
 mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
                                        const mxk_shape *in_shapes, const int32_t *in_types,
-                                       mxk_op_instance **out);
+                                       const mxk_shape *out_shapes, mxk_op_instance **out);
 
 /**
  * A prepared call: one forward or backward of an instance bound to fixed arrays,

@@ -305,7 +305,10 @@ static mxk_status create_instances(mxk_executor *ex) {
             shapes[k] = ex->shapes[in[k]];
             types[k] = ex->types[in[k]];
         }
-        rc = mxk_op_instance_from_params(p, ex->ctx, shapes, types, &ex->inst[n]);
+        /* the graph's inferred outputs, for operators whose outputs do not follow from
+         * their inputs alone (_zeros with a 0 dim) */
+        rc = mxk_op_instance_from_params(p, ex->ctx, shapes, types, ex->shapes + g->entry_ptr[n],
+                                         &ex->inst[n]);
         if (rc != MXK_OK)
             return node_error("node", node->name);
     }

@@ -241,8 +241,5 @@ def _lstm_unroll(given_state):
 CASES += [
     Net("lstm_unroll_state", lambda: _lstm_unroll(True),
         {"data": (2, 3, 5), "h0": (2, 8), "c0": (2, 8)}),
-    Net("lstm_unroll", lambda: _lstm_unroll(False), {"data": (2, 3, 5)},
-        xfail="the executor re-infers each node's output shapes from its inputs alone "
-              "(kernel/op_instance.c), so _zeros' (0, 8) loses the batch size that graph "
-              "inference found"),
+    Net("lstm_unroll", lambda: _lstm_unroll(False), {"data": (2, 3, 5)}),
 ]

@@ -231,15 +231,11 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     float *dx = cb_f32(args->in_grad[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&dyt->shape);
     float s = p->scalar;
-    if (op->dep == 0) {
-        float k = op->code == CBM_ADD   ? 1.0f
-                  : op->code == CBM_SUB ? (op->swap ? -1.0f : 1.0f)
-                  : op->code == CBM_MUL ? s
-                                        : 1.0f / s;
+    if (op->dep == 0) { /* plus, minus, rminus, mul: dy times a constant; div: dy / s */
         if (op->code == CBM_DIV)
             sc_div(dx, dy, s, n, req);
         else
-            mxk_sdk_scale_f32(dx, dy, k, n, req);
+            mxk_sdk_scale_f32(dx, dy, op->code == CBM_MUL ? s : (op->swap ? -1.0f : 1.0f), n, req);
         return MXK_OK;
     }
     const mxk_tensor *rt = op->dep == 1 ? args->in_data[0] : args->out_data[0];

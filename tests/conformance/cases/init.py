@@ -238,7 +238,20 @@ def _lstm_unroll(given_state):
     return outputs
 
 
+def _from_consumer(op):
+    """An operator without arguments whose length comes from its consumer: _arange
+    with infer_range and no stop, or _zeros with an unknown (0) dim, added to data."""
+    import mxnet as mx
+    if op == "_arange":
+        made = mx.sym.arange(start=1, step=2, infer_range=True)
+    else:
+        made = mx.sym.zeros(shape=(0, 3)) + 1
+    return mx.sym.elemwise_add(made, mx.sym.var("data"))
+
+
 CASES += [
+    Net("arange_infer_range", lambda: _from_consumer("_arange"), {"data": (5,)}),
+    Net("zeros_batch_from_consumer", lambda: _from_consumer("_zeros"), {"data": (2, 3)}),
     Net("lstm_unroll_state", lambda: _lstm_unroll(True),
         {"data": (2, 3, 5), "h0": (2, 8), "c0": (2, 8)}),
     Net("lstm_unroll", lambda: _lstm_unroll(False), {"data": (2, 3, 5)}),

@@ -19,9 +19,11 @@
  * rows whose label equals ignore_label get 0 when use_ignore. The result is
  * scaled by grad_scale / valid_cnt (normalization: null 1, batch = number of
  * labels, valid = labels != ignore_label, at least 1; multi_output divides null
- * by `rest` too). The incoming out_grad is ignored unless out_grad=True (then it
- * multiplies the gradient; upstream 1.9.1's SoftmaxOutputGradCompute multiplies by
- * the output instead, a bug not followed). The label gets a zero gradient.
+ * by `rest` too). The incoming out_grad is ignored: with out_grad=True the
+ * gradient is multiplied by the OUTPUT y, as upstream 1.9.1 does (its
+ * SoftmaxOutputGradCompute passes the output as out_grad; the documented
+ * "multiplies with the output gradient" is not what it computes). The label gets
+ * a zero gradient.
  * Labels outside [0, k) select no class (as mshadow's loops do).
  * Data of more than 2 dims in the default mode: softmax over (N, size/N) rows
  * with the label (N, d1..) of inference, of which row i uses element i (the
@@ -73,7 +75,7 @@ static const mxk_attr_def smo_attrs[] = {
                  "Label smoothing: the true class gets 1 - alpha, the others alpha/(k-1)."),
 };
 
-/** Parses the attributes; smooth_alpha must be in [0, 1). */
+/** Parses the attributes; smooth_alpha must be in [0, 1] (upstream's bound). */
 static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     smo_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &p.grad_scale, err));
@@ -84,9 +86,9 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "normalization", SMO_NORMS, &p.normalization, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "out_grad", &p.out_grad, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "smooth_alpha", &p.smooth_alpha, err));
-    if (!(p.smooth_alpha >= 0.0 && p.smooth_alpha < 1.0))
+    if (!(p.smooth_alpha >= 0.0 && p.smooth_alpha <= 1.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'smooth_alpha': must be in [0, 1), got %g", p.smooth_alpha);
+                             "attribute 'smooth_alpha': must be in [0, 1], got %g", p.smooth_alpha);
     if (!(fabs(p.ignore_label) < 2147483648.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'ignore_label': must be a finite value in the int32 range, "
@@ -160,15 +162,12 @@ static mxk_status smo_infer_type(const void *param, int32_t *in, uint32_t num_in
                                       aux, num_aux, err);
 }
 
-/** Backward reads the label and the output (+ out_grad when out_grad=True). */
+/** Backward reads the label and the output (never out_grad, see the file comment). */
 static void smo_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                     uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                     uint8_t *need_out_data) {
-    const smo_param *p = param;
     need_in_data[1] = 1;
     need_out_data[0] = 1;
-    if (p->out_grad)
-        need_out_grad[0] = 1;
 }
 
 /** The (outer, k, inner) view of the softmax over a data shape. */
@@ -262,14 +261,8 @@ static mxk_status smo_backward(const mxk_op_ctx *ctx, const void *param, void *s
     if (yt->shape.ndim < 2 || !mxk_sdk_shape_is_known(&yt->shape))
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "output 'output': expected at least 2 dims");
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req[0], &yt->shape, "data", err));
-    const float *dy = NULL;
-    if (p->out_grad) {
-        MXK_SDK_CHECK(cb_check_tensor(args->out_grad[0], "gradient of 'output'", err));
-        if (mxk_sdk_shape_count(&args->out_grad[0]->shape) != mxk_sdk_shape_count(&yt->shape))
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'output': wrong size");
-        dy = cb_f32(args->out_grad[0]);
-    }
     const float *y = cb_f32(yt), *lab = cb_f32(lt);
+    const float *dy = p->out_grad ? y : NULL; /* upstream's factor (see the file comment) */
     float *g = cb_f32(args->in_grad[0]);
     mxk_op_req rq = req[0];
     size_t total = (size_t)mxk_sdk_shape_count(&yt->shape);

@@ -1223,7 +1223,8 @@ static void ref_smo(const op_case *c, double *const *in, double *out) {
 
 /**
  * SoftmaxOutput backward (the cross-entropy gradient; MXNet softmax_output-inl.h):
- * ip[1] use_ignore, ip[2] normalization (0 null, 1 batch, 2 valid), ip[3] out_grad;
+ * ip[1] use_ignore, ip[2] normalization (0 null, 1 batch, 2 valid), ip[3] out_grad (which
+ * multiplies by the output y, as upstream 1.9.1's SoftmaxOutputGradCompute);
  * dp[0] grad_scale, dp[1] ignore_label, dp[2] smooth_alpha.
  */
 static void ref_bwd_smo(const op_case *c, double *const *in, const double *y, const double *dy,
@@ -1235,7 +1236,7 @@ static void ref_bwd_smo(const op_case *c, double *const *in, const double *y, co
         grads[1][i] = 0.0;
     if (mxk_sdk_shape_equal(&c->in[0], &c->in[1])) {
         for (size_t i = 0; i < total; i++)
-            grads[0][i] = (y[i] - lab[i]) * c->dp[0] * (c->ip[3] ? dy[i] : 1.0);
+            grads[0][i] = (y[i] - lab[i]) * c->dp[0] * (c->ip[3] ? y[i] : 1.0);
         return;
     }
     size_t nlab = outer * inner;
@@ -1259,7 +1260,7 @@ static void ref_bwd_smo(const op_case *c, double *const *in, const double *y, co
                 size_t i = (o * k + j) * inner + r;
                 double t = (int)j == (int)l ? 1.0 - a : a / (double)(k - 1);
                 double g = ign ? 0.0 : (y[i] - t) * c->dp[0] / valid;
-                grads[0][i] = g * (c->ip[3] ? dy[i] : 1.0);
+                grads[0][i] = g * (c->ip[3] ? y[i] : 1.0);
             }
         }
 }
@@ -2202,7 +2203,7 @@ static void test_softmax_shapes(void) {
     og = 0;
     id[0] = id[1] = od = 0;
     b.op->def.backward_dependency(b.param, 1, 2, 1, &og, id, &od);
-    CHECK(og == 1 && id[1] == 1 && od == 1);
+    CHECK(og == 0 && id[1] == 1 && od == 1); /* out_grad=True multiplies by the output */
     unbind(&b);
     kv bad[] = {{"normalization", "all"}};
     CHECK_ST(bind_op(&b, "SoftmaxOutput", bad, 1, &err), MXK_ERR_INVALID_ARGUMENT, &err);

@@ -88,6 +88,10 @@ CASES = [
          {"data": (4, 3), "label": (4,)}, inputs={"label": [1.0, 0.0, 1.0, 2.0]}, grad_req=LABEL_NULL),
     Case("SoftmaxOutput", {"smooth_alpha": 0.2}, {"data": (3, 4), "label": (3,)},
          inputs={"label": ("int", 0, 4)}, grad_req=LABEL_NULL),
+    Case("SoftmaxOutput", {"smooth_alpha": 1.0, "normalization": "valid"},
+         {"data": (3, 4), "label": (3,)}, inputs={"label": ("int", 0, 4)}, grad_req=LABEL_NULL),
+    Case("SoftmaxOutput", {"smooth_alpha": 1.5}, {"data": (3, 4), "label": (3,)},
+         error="smooth_alpha"),
     Case("SoftmaxOutput", {"multi_output": True, "smooth_alpha": 0.3},
          {"data": (1, 3, 2), "label": (1, 2)}, inputs={"label": [[0.0, 2.0]]}, grad_req=LABEL_NULL,
          name="SoftmaxOutput_multi_output_no_smoothing",
@@ -115,8 +119,8 @@ CASES = [
          name="SoftmaxOutput_probability_label"),
     Case("SoftmaxOutput", {"out_grad": True}, {"data": (2, 3), "label": (2,)},
          inputs={"label": [0.0, 1.0]}, grad_req=LABEL_NULL, is_train=True,
-         xfail="upstream 1.9.1 multiplies by the output, not out_grad (SoftmaxOutputGradCompute "
-               "passes the output as out_grad); mxk multiplies by out_grad"),
+         note="upstream 1.9.1 multiplies by the output, not out_grad (SoftmaxOutputGradCompute "
+              "passes the output as out_grad); mxk does the same"),
     Case("SoftmaxOutput", {}, {"data": (3, 4), "label": (2,)}, error="argument 'label'"),
     # ------------------------------------------------------------------ regression outputs
     Case("LinearRegressionOutput", {}, {"data": (3, 2), "label": (3, 2)}, grad_req=LABEL_NULL),

@@ -57,6 +57,10 @@ for s in (2.0, 0.5, -1.5):
     add("_minimum_scalar", {"scalar": s / 4}, {"data": (3, 4)})
     add("_hypot_scalar", {"scalar": s}, {"data": (3, 4)})
     add("smooth_l1", {"scalar": abs(s)}, {"data": (3, 4)}, inputs={"data": ("uniform", -3, 3)})
+for op, sc in (("_maximum_scalar", 3), ("_maximum_scalar", 9), ("_minimum_scalar", 5),
+               ("_minimum_scalar", 4)):
+    add(op, {"scalar": sc}, {"data": (3, 4)}, inputs={"data": ("uniform", 0, 10)},
+        name="%s_%d" % (op, sc))
 for op in ("_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
            "_lesser_scalar", "_lesser_equal_scalar"):
     add(op, {"scalar": 1.0}, {"data": (3, 4)}, inputs={"data": ("int", 0, 3)})
@@ -81,6 +85,12 @@ for a, b in BC:
     for op in ("broadcast_equal", "broadcast_not_equal", "broadcast_greater",
                "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal"):
         add(op, {}, sh, inputs={"lhs": ("int", 0, 3), "rhs": ("int", 0, 3)})
+# two of test_broadcast_binary_op's gen_broadcast_data shapes
+for a, b in (((1, 17, 1, 5, 1), (22, 1, 2, 1, 28)), ((1, 1, 17, 5, 1), (1, 22, 1, 1, 28))):
+    add("broadcast_hypot", {}, {"lhs": a, "rhs": b}, name="broadcast_hypot_%dx%d" % (a[1], b[0]))
+    add("broadcast_greater_equal", {}, {"lhs": a, "rhs": b}, grad_req="null",
+        inputs={"lhs": ("int", 0, 3), "rhs": ("int", 0, 3)},
+        name="broadcast_greater_equal_%dx%d" % (a[1], b[0]))
 for alias in ("broadcast_plus", "broadcast_minus"):
     add(alias, {}, {"lhs": (2, 3), "rhs": (1, 3)}, grad_req="null", name="alias" + alias)
 

@@ -456,7 +456,7 @@ static void test_debug_str(void) {
                               "Attrs:\n"
                               "\tact_type=tanh\n"
                               "--------------------\n"
-                              "Op:_plus, Name=_plus0\n"
+                              "Op:elemwise_add, Name=_plus0\n" /* _plus is an alias */
                               "Inputs:\n"
                               "\targ[0]=_mulscalar0(0)\n"
                               "\targ[1]=tanh0(0)\n";
@@ -489,7 +489,7 @@ static void test_debug_str(void) {
         CHECK_EQ_INT(mxk_executor_debug_str(ex, &s), MXK_OK);
     if (s != NULL) {
         CHECK_CONTAINS(s, "Variable:_head_grad_0\n");
-        CHECK_CONTAINS(s, "Op:_backward__plus, Name=_plus0_backward\nInputs:\n"
+        CHECK_CONTAINS(s, "Op:_backward_elemwise_add, Name=_plus0_backward\nInputs:\n"
                           "\targ[0]=_head_grad_0(0)\nControl deps:\n\tcdep[0]=_plus0\n");
         CHECK_CONTAINS(s, "Op:_backward_Activation, Name=tanh0_backward\n");
         CHECK_CONTAINS(s, "\toutput[1]=");

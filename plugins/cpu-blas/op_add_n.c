@@ -3,11 +3,12 @@
  *
  * Semantics: MXNet src/operator/tensor/elemwise_sum.cc and elemwise_sum.h:
  * arguments arg0..arg{num_args-1} of one shape, output their sum; backward
- * passes dy to every input (reads only out_grad). Forward may run in place
+ * passes dy to every input (reads only out_grad). Inputs and output share one
+ * dtype, any (ElementWiseSumType); backward is float32. Forward may run in place
  * over arg0; the sum reads element i of every input before writing it, so any
  * input may share memory with the output.
  */
-#include "cb_tensor.h"
+#include "op_init.h"
 
 /** Parsed attributes. */
 typedef struct an_param {
@@ -31,26 +32,36 @@ static mxk_status an_list_arguments(const void *param, mxk_name_list *out, mxk_e
     return cbt_list_numbered(out, "arg", ((const an_param *)param)->num_args, err);
 }
 
-/** out (=|+=) sum of the inputs, accumulated in input order. */
+/**
+ * out (=|+=) sum of the inputs, accumulated in input order (float32 in float,
+ * other dtypes in double, stored as cbt_store converts).
+ */
 static mxk_status an_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const an_param *p = param;
     MXK_SDK_CHECK(
-        cbt_check_forward(args, (uint32_t)p->num_args, 1, cbt_infer_shape_same, param, 0, err));
+        cbi_check_forward_same(args, (uint32_t)p->num_args, 1, cbt_infer_shape_same, param, err));
     mxk_op_req req = args->req[0];
-    size_t n = (size_t)mxk_sdk_shape_count(&args->out_data[0]->shape);
-    float *o = cb_f32(args->out_data[0]);
+    const mxk_tensor *y = args->out_data[0];
+    uint64_t n = mxk_sdk_shape_count(&y->shape);
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     if (args->num_in == 1) {
-        mxk_sdk_copy_f32(o, cb_f32(args->in_data[0]), n, req);
+        cbi_copy(y, args->in_data[0], req);
         return MXK_OK;
     }
-    for (size_t i = 0; i < n; i++) {
-        float s = 0.0f;
-        for (uint32_t k = 0; k < args->num_in; k++)
-            s += cb_f32(args->in_data[k])[i];
-        mxk_sdk_assign_f32(&o[i], s, req);
+    for (uint64_t i = 0; i < n; i++) {
+        if (y->dtype == MXK_FLOAT32) {
+            float s = 0.0f;
+            for (uint32_t k = 0; k < args->num_in; k++)
+                s += cb_f32(args->in_data[k])[i];
+            mxk_sdk_assign_f32(&cb_f32(y)[i], s, req);
+        } else {
+            double s = 0.0;
+            for (uint32_t k = 0; k < args->num_in; k++)
+                s += cbt_load(args->in_data[k]->data, y->dtype, i);
+            cbt_store(y->data, y->dtype, i, s, req);
+        }
     }
     return MXK_OK;
 }
@@ -90,9 +101,9 @@ mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err) {
     def.parse_param = an_parse;
     def.free_param = cbt_param_free;
     def.infer_shape = cbt_infer_shape_same;
-    def.infer_type = cbt_infer_type_f32;
+    def.infer_type = cbi_infer_type_all;
     def.backward_dependency = cbt_dep_out_grad;
     def.forward_inplace = cbt_inplace_00;
     def.backward_inplace = cbt_inplace_identity_00;
-    return cbt_register(reg, &def, "add_n", an_forward, an_backward, 0, err);
+    return cbt_register(reg, &def, "add_n", an_forward, an_backward, 1, err);
 }

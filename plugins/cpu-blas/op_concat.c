@@ -201,26 +201,6 @@ static void cc_move(const mxk_tensor *big, int32_t a, const mxk_tensor *const *p
     }
 }
 
-/**
- * Checks a forward call of any dtype (cbt_check_forward) whose inputs and
- * requested outputs share one dtype (MXK_ERR_TYPE naming the slot otherwise).
- */
-static mxk_status cc_check_forward(const mxk_forward_args *args, uint32_t num_in, uint32_t num_out,
-                                   cb_infer_shape_fn infer, const void *param,
-                                   mxk_error_sink *err) {
-    MXK_SDK_CHECK(cbt_check_forward(args, num_in, num_out, infer, param, 1, err));
-    int32_t d = args->in_data[0]->dtype;
-    for (uint32_t i = 0; i < num_in + num_out; i++) {
-        const mxk_tensor *t = i < num_in ? args->in_data[i] : args->out_data[i - num_in];
-        if ((i < num_in || args->req[i - num_in] != MXK_REQ_NULL) && t->dtype != d)
-            return mxk_sdk_error(err, MXK_ERR_TYPE, "%s %u: expected %s, got %s",
-                                 i < num_in ? "argument" : "output",
-                                 (unsigned)(i < num_in ? i : i - num_in), mxk_sdk_dtype_name(d),
-                                 mxk_sdk_dtype_name(t->dtype));
-    }
-    return MXK_OK;
-}
-
 static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err);
@@ -229,8 +209,8 @@ static mxk_status st_infer_shape(const void *param, mxk_shape *in, uint32_t num_
 static mxk_status cc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cc_param *p = param;
-    MXK_SDK_CHECK(cc_check_forward(args, (uint32_t)p->num, 1,
-                                   p->stack ? st_infer_shape : cc_infer_shape, param, err));
+    MXK_SDK_CHECK(cbi_check_forward_same(args, (uint32_t)p->num, 1,
+                                         p->stack ? st_infer_shape : cc_infer_shape, param, err));
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_shape *os = &args->out_data[0]->shape;
@@ -273,7 +253,7 @@ static mxk_status cc_backward(const mxk_op_ctx *ctx, const void *param, void *st
 static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cc_param *p = param;
-    MXK_SDK_CHECK(cc_check_forward(args, 1, (uint32_t)p->num, sc_infer_shape, param, err));
+    MXK_SDK_CHECK(cbi_check_forward_same(args, 1, (uint32_t)p->num, sc_infer_shape, param, err));
     const mxk_shape *is = &args->in_data[0]->shape;
     int32_t a;
     MXK_SDK_CHECK(cbt_axis(p->axis, is->ndim, "axis", &a, err));

@@ -114,6 +114,14 @@ mxk_status cbi_infer_type_all(const void *param, int32_t *in, uint32_t num_in, i
 float cbi_to_f32(double v);
 
 /**
+ * Checks a forward call of any dtype (cbt_check_forward: counts, presence, CPU
+ * memory, shapes against `infer`) whose inputs and requested outputs share one
+ * dtype: MXK_ERR_TYPE "argument 1: expected float32, got int32" otherwise.
+ */
+mxk_status cbi_check_forward_same(const mxk_forward_args *args, uint32_t num_in, uint32_t num_out,
+                                  cb_infer_shape_fn infer, const void *param, mxk_error_sink *err);
+
+/**
  * Forward of the operators that copy argument 0 into a new shape (_copy,
  * expand_dims, squeeze, reshape_like, Flatten, Reshape): checks the call with
  * cbt_check_forward (any dtype, `num_in` arguments) against `infer`, then output

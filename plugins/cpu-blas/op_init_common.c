@@ -108,6 +108,22 @@ float cbi_to_f32(double v) {
     return (float)v;
 }
 
+/** Checks a forward call whose slots share one dtype (see op_init.h). */
+mxk_status cbi_check_forward_same(const mxk_forward_args *args, uint32_t num_in, uint32_t num_out,
+                                  cb_infer_shape_fn infer, const void *param, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cbt_check_forward(args, num_in, num_out, infer, param, 1, err));
+    int32_t d = args->in_data[0]->dtype;
+    for (uint32_t i = 0; i < num_in + num_out; i++) {
+        const mxk_tensor *t = i < num_in ? args->in_data[i] : args->out_data[i - num_in];
+        if ((i < num_in || args->req[i - num_in] != MXK_REQ_NULL) && t->dtype != d)
+            return mxk_sdk_error(err, MXK_ERR_TYPE, "%s %u: expected %s, got %s",
+                                 i < num_in ? "argument" : "output",
+                                 (unsigned)(i < num_in ? i : i - num_in), mxk_sdk_dtype_name(d),
+                                 mxk_sdk_dtype_name(t->dtype));
+    }
+    return MXK_OK;
+}
+
 /** Copy forward of any dtype (see op_init.h). */
 mxk_status cbi_copy_forward(const mxk_forward_args *args, uint32_t num_in, cb_infer_shape_fn infer,
                             const void *param, mxk_error_sink *err) {

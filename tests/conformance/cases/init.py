@@ -206,6 +206,10 @@ CASES = [
          grad_req="null"),
     Case("Flatten", {}, {"data": (2, 3, 2)}, inputs={"data": ("int", 0, 9, "float64")},
          grad_req="null"),
+    Case("add_n", {"num_args": 3}, {"a": (2, 2), "b": (2, 2), "c": (2, 2)},
+         inputs={k: ("int", -50, 50, "int32") for k in "abc"}, variadic=True, grad_req="null"),
+    Case("add_n", {"num_args": 2}, {"a": (3,), "b": (3,)},
+         inputs={k: ("int", -9, 9, "float64") for k in "ab"}, variadic=True, grad_req="null"),
     # more defaults and refusals
     Case("_arange", {"start": 2, "step": 0.5}, {}, grad_req="null"),
     Case("_arange", {"start": 1, "stop": 4, "infer_range": True}, {}, grad_req="null"),

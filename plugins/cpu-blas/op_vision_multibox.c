@@ -472,17 +472,27 @@ static mxk_status tg_batch(const mb_param *p, tg_work *w, const float *anchor, c
 }
 
 /** MultiBoxTarget over the batch into the requested outputs (WRITE: the kernel has no ADD). */
-static mxk_status tg_forward(const mb_param *p, const mxk_forward_args *args, mxk_error_sink *err) {
+static mxk_status tg_forward(const mxk_op_ctx *ctx, const mb_param *p, const mxk_forward_args *args,
+                             mxk_error_sink *err) {
     const mxk_shape *as = &args->in_data[0]->shape, *ls = &args->in_data[1]->shape,
                     *cs = &args->in_data[2]->shape;
     int64_t na = as->dims[1], nb = ls->dims[0], nl = ls->dims[1], lw = ls->dims[2],
-            nc = cs->dims[1];
+            nc = cs->dims[1], nal;
     if (cs->dims[0] != nb)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'cls_pred': batch %lld, label has %lld",
                              (long long)cs->dims[0], (long long)nb);
+    MXK_SDK_CHECK(mxk_sdk_dim_mul(na, nl, &nal, "anchors * labels", err));
     tg_work w;
-    size_t a = (size_t)na;
-    float *scratch = malloc(a * 4 * sizeof *scratch), *dst[3];
+    float *scratch, *dst[3];
+    uint64_t a = (uint64_t)na;
+    const cb_vision_part parts[] = {{(void **)&w.neg, a, sizeof *w.neg},
+                                    {(void **)&w.match_gt, a, sizeof *w.match_gt},
+                                    {(void **)&w.iou, (uint64_t)nal, sizeof *w.iou},
+                                    {(void **)&w.match_iou, a, sizeof(float)},
+                                    {(void **)&scratch, a * 4, sizeof(float)},
+                                    {(void **)&w.flag, a, 1},
+                                    {(void **)&w.gt_done, (uint64_t)nl, 1}};
+    MXK_SDK_CHECK(cb_vision_temp(ctx, MXK_SDK_COUNTOF(parts), parts, err));
     int64_t step[3] = {na * 4, na * 4, na};
     for (int i = 0; i < 3; i++) {
         /* an output nobody wants is computed into the scratch (the batches overwrite it) */
@@ -490,27 +500,12 @@ static mxk_status tg_forward(const mb_param *p, const mxk_forward_args *args, mx
         dst[i] = want ? cb_f32(args->out_data[i]) : scratch;
         step[i] = want ? step[i] : 0;
     }
-    w.iou = malloc(a * (size_t)nl * sizeof *w.iou);
-    w.match_iou = malloc(a * sizeof *w.match_iou);
-    w.match_gt = malloc(a * sizeof *w.match_gt);
-    w.flag = malloc(a);
-    w.gt_done = malloc((size_t)nl);
-    w.neg = malloc(a * sizeof *w.neg);
-    mxk_status st = MXK_OK;
-    if (!scratch || !w.iou || !w.match_iou || !w.match_gt || !w.flag || !w.gt_done || !w.neg)
-        st = mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
-    for (int64_t b = 0; st == MXK_OK && b < nb; b++)
-        st = tg_batch(p, &w, cb_f32(args->in_data[0]), cb_f32(args->in_data[1]) + b * nl * lw,
-                      cb_f32(args->in_data[2]) + b * nc * na, na, nl, lw, nc, dst[0] + b * step[0],
-                      dst[1] + b * step[1], dst[2] + b * step[2], err);
-    free(scratch);
-    free(w.iou);
-    free(w.match_iou);
-    free(w.match_gt);
-    free(w.flag);
-    free(w.gt_done);
-    free(w.neg);
-    return st;
+    for (int64_t b = 0; b < nb; b++)
+        MXK_SDK_CHECK(
+            tg_batch(p, &w, cb_f32(args->in_data[0]), cb_f32(args->in_data[1]) + b * nl * lw,
+                     cb_f32(args->in_data[2]) + b * nc * na, na, nl, lw, nc, dst[0] + b * step[0],
+                     dst[1] + b * step[1], dst[2] + b * step[2], err));
+    return MXK_OK;
 }
 
 /** MultiBoxDetection for one batch element into out (A, 6), using tmp (A, 6) and sorter. */
@@ -571,22 +566,19 @@ static void dt_batch(const mb_param *p, const float *cls, const float *lp, const
 }
 
 /** MultiBoxDetection over the batch (WRITE: the kernel has no ADD). */
-static mxk_status dt_forward(const mb_param *p, const mxk_forward_args *args, mxk_error_sink *err) {
+static mxk_status dt_forward(const mxk_op_ctx *ctx, const mb_param *p, const mxk_forward_args *args,
+                             mxk_error_sink *err) {
     const mxk_shape *cs = &args->in_data[0]->shape;
     int64_t nb = cs->dims[0], nc = cs->dims[1], na = cs->dims[2];
-    float *tmp = malloc((size_t)(na * 6) * sizeof *tmp);
-    mb_sort *sorter = malloc((size_t)na * sizeof *sorter);
-    if (tmp == NULL || sorter == NULL) {
-        free(tmp);
-        free(sorter);
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
-    }
+    float *tmp;
+    mb_sort *sorter;
+    const cb_vision_part parts[] = {{(void **)&sorter, (uint64_t)na, sizeof *sorter},
+                                    {(void **)&tmp, (uint64_t)na * 6, sizeof *tmp}};
+    MXK_SDK_CHECK(cb_vision_temp(ctx, MXK_SDK_COUNTOF(parts), parts, err));
     for (int64_t b = 0; b < nb; b++)
         dt_batch(p, cb_f32(args->in_data[0]) + b * nc * na, cb_f32(args->in_data[1]) + b * na * 4,
                  cb_f32(args->in_data[2]), nc, na, cb_f32(args->out_data[0]) + b * na * 6, tmp,
                  sorter);
-    free(tmp);
-    free(sorter);
     return MXK_OK;
 }
 
@@ -597,11 +589,11 @@ static mxk_status mb_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     uint32_t nin = p->kind == MB_PRIOR ? 1 : 3, nout = p->kind == MB_TARGET ? 3 : 1;
     MXK_SDK_CHECK(cbt_check_forward(args, nin, nout, mb_infer_shape, param, 0, err));
     if (p->kind == MB_TARGET)
-        return tg_forward(p, args, err);
+        return tg_forward(ctx, p, args, err);
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     if (p->kind == MB_DETECTION)
-        return dt_forward(p, args, err);
+        return dt_forward(ctx, p, args, err);
     const mxk_shape *ds = &args->in_data[0]->shape;
     pr_forward(p, ds->dims[2], ds->dims[3], cb_f32(args->out_data[0]), args->req[0]);
     return MXK_OK;
@@ -634,6 +626,8 @@ static mxk_status mb_register(mxk_registrar *reg, const char *name, const char *
         def.outputs = outs;
     def.infer_shape = mb_infer_shape;
     def.backward_dependency = cbt_dep_none;
+    if (parse != pr_parse) /* Target and Detection work in temp space, as upstream */
+        def.forward_resources = cb_vision_resources_temp;
     def.aliases = aliases;
     def.name = name;
     /* without ADD support: the executor turns an ADD into WRITE to a temporary and a sum */

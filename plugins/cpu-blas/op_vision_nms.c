@@ -249,13 +249,11 @@ static mxk_status nms_forward(const mxk_op_ctx *ctx, const void *param, void *st
             rec[i] = (float)i;
         return MXK_OK;
     }
-    nms_cand *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
-    float *area = malloc((size_t)(n > 0 ? n : 1) * sizeof *area);
-    if (c == NULL || area == NULL) {
-        free(c);
-        free(area);
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory");
-    }
+    nms_cand *c;
+    float *area;
+    const cb_vision_part parts[] = {{(void **)&c, (uint64_t)n, sizeof *c},
+                                    {(void **)&area, (uint64_t)n, sizeof *area}};
+    MXK_SDK_CHECK(cb_vision_temp(ctx, MXK_SDK_COUNTOF(parts), parts, err));
     for (int64_t i = 0; i < total * w; i++)
         out[i] = -1.0f;
     for (int64_t i = 0; i < total; i++)
@@ -277,8 +275,6 @@ static mxk_status nms_forward(const mxk_op_ctx *ctx, const void *param, void *st
     if (p->in_format != p->out_format)
         for (int64_t i = 0; i < total; i++)
             nms_convert(out + i * w + p->coord_start, p->out_format == 1);
-    free(c);
-    free(area);
     return MXK_OK;
 }
 
@@ -318,6 +314,7 @@ mxk_status cb_register_vision_nms(mxk_registrar *reg, mxk_error_sink *err) {
     def.num_visible_outputs = cbt_num_visible_1;
     def.infer_shape = nms_infer_shape;
     def.backward_dependency = nms_backward_dependency;
+    def.forward_resources = cb_vision_resources_temp;
     def.aliases = nms_aliases;
     return cbt_register(reg, &def, "_contrib_box_nms", nms_forward, nms_backward, 0, err);
 }

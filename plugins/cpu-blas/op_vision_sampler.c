@@ -24,7 +24,6 @@
  * huge values is undefined); such points are outside the map either way.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "cb_tensor.h"
 #include "op_vision.h"
@@ -434,16 +433,14 @@ static mxk_status smp_backward(const mxk_op_ctx *ctx, const void *param, void *s
     if (greq != MXK_REQ_NULL) {
         mxk_shape ls = mxk_sdk_shape2(g.n, 6);
         MXK_SDK_CHECK(cb_check_grad(args->in_grad[1], greq, &ls, "loc", err));
-        dsrc = malloc((size_t)ng * sizeof *dsrc);
-        if (dsrc == NULL)
-            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "no memory for the grid gradient");
+        const cb_vision_part part = {(void **)&dsrc, ng, sizeof *dsrc};
+        MXK_SDK_CHECK(cb_vision_temp(ctx, 1, &part, err));
     }
     smp_sample(&g, cb_f32(xt), cb_f32(args->out_data[2]), NULL, MXK_REQ_NULL, dy, dx, dsrc,
                MXK_REQ_WRITE);
     if (dsrc != NULL)
         smp_affine_grad(dsrc, cb_f32(args->out_data[1]), g.n, g.oh * g.ow, cb_f32(args->in_grad[1]),
                         greq);
-    free(dsrc);
     return MXK_OK;
 }
 
@@ -472,5 +469,6 @@ mxk_status cb_register_vision_sampler(mxk_registrar *reg, mxk_error_sink *err) {
     def.num_visible_outputs = cbt_num_visible_1;
     def.infer_shape = smp_infer_shape;
     def.backward_dependency = st_backward_dependency;
+    def.backward_resources = cb_vision_resources_temp; /* the grid gradient, as upstream */
     return cbt_register(reg, &def, "SpatialTransformer", smp_forward, smp_backward, 0, err);
 }

@@ -119,8 +119,8 @@ static mxk_status cv_layout(const mxk_attrs *attrs, int nd, mxk_error_sink *err)
     if (raw == NULL || strcmp(raw, "None") == 0 || strcmp(raw, names[nd - 1]) == 0)
         return MXK_OK;
     return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                         "attribute 'layout': cpu-blas computes the channel-first layout %s for a "
-                         "%d-D kernel, got '%s'",
+                         "attribute 'layout': cpu-blas computes %s only for a %d-D kernel "
+                         "(channel-first), got '%s'",
                          names[nd - 1], nd, raw);
 }
 

@@ -58,6 +58,16 @@ mxk_status cb_idx_begin_backward(const mxk_backward_args *args, uint32_t num_in,
                                  const char *aux_name, const mxk_tensor **dy, const mxk_tensor **dx,
                                  mxk_error_sink *err);
 
+/**
+ * Defines `static mxk_status fn(attrs, out, err)`, the parse_param of one operator of a
+ * file whose operators share one parser `impl(attrs, kind, out, err)` told apart by
+ * `kind` (mxk_op_def.parse_param gets no operator name).
+ */
+#define CB_IDX_PARSE_AS(fn, impl, kind)                                                            \
+    static mxk_status fn(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {                \
+        return impl(attrs, kind, out, err);                                                        \
+    }
+
 /** op_index_slice.c: slice (alias crop), slice_axis, slice_like. */
 mxk_status cb_register_index_slice(mxk_registrar *reg, mxk_error_sink *err);
 /** op_index_take.c: take, pick, gather_nd, scatter_nd. */

@@ -38,22 +38,17 @@ static const char *const sq_args1[] = {"data", NULL};
 static const char *const sq_args2[] = {"data", "sequence_length", NULL};
 static const char *const sq_names[] = {"SequenceMask", "SequenceLast", "SequenceReverse"};
 
-/** Attribute schema of SequenceMask (SequenceMaskParam). */
-static const mxk_attr_def sqm_attrs[] = {
-    MXK_SDK_ATTR("use_sequence_length", MXK_ATTR_BOOL, 0, "False", NULL,
-                 "If set to true, this layer takes in an extra input parameter "
-                 "`sequence_length` to specify variable length sequence"),
-    MXK_SDK_ATTR("value", MXK_ATTR_FLOAT, 0, "0", NULL, "The value to be used as a mask."),
-    MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "0", NULL,
-                 "The sequence axis. Only values of 0 and 1 are currently supported."),
-};
-/** Attribute schema of SequenceLast / SequenceReverse (no value). */
+/**
+ * Attribute schema of SequenceMask (SequenceMaskParam); SequenceLast and
+ * SequenceReverse have its first two.
+ */
 static const mxk_attr_def sq_attrs[] = {
     MXK_SDK_ATTR("use_sequence_length", MXK_ATTR_BOOL, 0, "False", NULL,
                  "If set to true, this layer takes in an extra input parameter "
                  "`sequence_length` to specify variable length sequence"),
     MXK_SDK_ATTR("axis", MXK_ATTR_INT, 0, "0", NULL,
                  "The sequence axis. Only values of 0 and 1 are currently supported."),
+    MXK_SDK_ATTR("value", MXK_ATTR_FLOAT, 0, "0", NULL, "The value to be used as a mask."),
 };
 
 /** parse_param of the three operators; `kind` from the attribute set. */
@@ -70,18 +65,10 @@ static mxk_status sq_parse_kind(const mxk_attrs *attrs, sq_kind kind, void **out
                              kind == SQ_REVERSE ? "0" : "0 or 1", (long long)p.axis);
     return cbt_param_new(&p, sizeof p, out, err);
 }
-/** parse_param of SequenceMask. */
-static mxk_status sqm_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return sq_parse_kind(attrs, SQ_MASK, out, err);
-}
-/** parse_param of SequenceLast. */
-static mxk_status sql_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return sq_parse_kind(attrs, SQ_LAST, out, err);
-}
-/** parse_param of SequenceReverse. */
-static mxk_status sqr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return sq_parse_kind(attrs, SQ_REVERSE, out, err);
-}
+/* parse_param of SequenceMask, SequenceLast, SequenceReverse */
+CB_IDX_PARSE_AS(sqm_parse, sq_parse_kind, SQ_MASK)
+CB_IDX_PARSE_AS(sql_parse, sq_parse_kind, SQ_LAST)
+CB_IDX_PARSE_AS(sqr_parse, sq_parse_kind, SQ_REVERSE)
 
 /** Arguments: data[, sequence_length]. */
 static mxk_status sq_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
@@ -263,9 +250,7 @@ mxk_status cb_register_index_sequence(mxk_registrar *reg, mxk_error_sink *err) {
     };
     for (int i = 0; i < 3; i++) {
         mxk_op_def def;
-        cbt_def_init(&def, docs[i], i == SQ_MASK ? sqm_attrs : sq_attrs,
-                     i == SQ_MASK ? MXK_SDK_COUNTOF(sqm_attrs) : MXK_SDK_COUNTOF(sq_attrs), NULL,
-                     parse[i]);
+        cbt_def_init(&def, docs[i], sq_attrs, i == SQ_MASK ? 3 : 2, NULL, parse[i]);
         def.list_arguments = sq_list_arguments;
         def.infer_shape = sq_infer_shape;
         def.infer_type = sq_infer_type;

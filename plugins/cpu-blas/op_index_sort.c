@@ -111,22 +111,11 @@ static mxk_status so_parse_kind(const mxk_attrs *attrs, so_kind kind, void **out
         MXK_SDK_CHECK(so_attr_dtype(attrs, &p, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
-/** parse_param of topk. */
-static mxk_status topk_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return so_parse_kind(attrs, SO_TOPK, out, err);
-}
-/** parse_param of sort. */
-static mxk_status sort_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return so_parse_kind(attrs, SO_SORT, out, err);
-}
-/** parse_param of argsort. */
-static mxk_status argsort_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return so_parse_kind(attrs, SO_ARGSORT, out, err);
-}
-/** parse_param of argmin. */
-static mxk_status argmin_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    return so_parse_kind(attrs, SO_ARGMIN, out, err);
-}
+/* parse_param of topk, sort, argsort, argmin */
+CB_IDX_PARSE_AS(topk_parse, so_parse_kind, SO_TOPK)
+CB_IDX_PARSE_AS(sort_parse, so_parse_kind, SO_SORT)
+CB_IDX_PARSE_AS(argsort_parse, so_parse_kind, SO_ARGSORT)
+CB_IDX_PARSE_AS(argmin_parse, so_parse_kind, SO_ARGMIN)
 
 /** Number of outputs: value and both have a second (index) output. */
 static uint32_t so_num_outputs(const so_param *p) {

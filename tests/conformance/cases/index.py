@@ -78,9 +78,7 @@ CASES = [
          inputs={"indices": [1, 3]}, grad_req="null", error="contains indices out of bound"),
     Case("take", {}, {"a": (4, 3), "indices": (2,)}, inputs={"indices": [1, 3]},
          grad_req={"a": "write", "indices": "add"}, is_train=True,
-         error="doesn't support gradient of req type kAddTo to index",
-         xfail="run.py's plan_runs runs error cases with grad_req write for every argument, "
-               "not this dict, so MXNet accepts it there (both refuse ADD for indices)"),
+         error="doesn't support gradient of req type kAddTo to index"),
     Case("take", {"axis": 2}, {"a": (4, 3), "indices": (2,)},
          error="Axis should be in the range of [-r, r-1]"),
     # ------------------------------------------------------------------ pick

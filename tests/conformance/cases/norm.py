@@ -70,10 +70,8 @@ CASES = [
          error="At least 3 dimensions required in spatial mode"),
     # ------------------------------------------------------------------ Dropout
     Case("Dropout", {"p": 1.0}, {"data": (2, 3)}, name="Dropout_p1",
-         note="p=1 in training: upstream's mask is 0 * 1/0, NaN everywhere, and so is mxk's",
-         xfail="compare.py's Dropout checker expects zeros for p=1, not MXNet's NaN"),
-    Case("Dropout", {"p": 1.0, "axes": (1,)}, {"data": (2, 3)}, name="Dropout_p1_axes",
-         xfail="compare.py's Dropout checker expects zeros for p=1, not MXNet's NaN"),
+         note="p=1 in training: upstream's mask is 0 * 1/0, NaN everywhere, and so is mxk's"),
+    Case("Dropout", {"p": 1.0, "axes": (1,)}, {"data": (2, 3)}, name="Dropout_p1_axes"),
     Case("Dropout", {"p": 0.0}, {"data": (2, 3)}, name="Dropout_p0"),
     Case("Dropout", {"p": 0.5}, {"data": (3, 4)}, is_train=False, name="Dropout_inference"),
     Case("Dropout", {"p": 1.5}, {"data": (2, 3)}, error="attribute 'p'"),

@@ -75,12 +75,12 @@ def _check_dropout(case, run, got, ref, inputs):
     """
     p = float(case.attrs.get("p", 0.5))
     mode = case.attrs.get("mode", "training")
-    if not run["is_train"] and mode != "always":
-        return None  # deterministic: compared elementwise
+    if (not run["is_train"] and mode != "always") or p <= 0 or p >= 1:
+        return None  # deterministic (all kept, all dropped, inference): compared elementwise
     x = inputs["arg:data"].astype(np.float64)
     out = got["out:0"].astype(np.float64)
     res = {}
-    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+    scale = 1.0 / (1.0 - p)
     kept = out != 0
     err = np.abs(out[kept] - x[kept] * scale)
     tol = DEFAULT_ATOL + DEFAULT_RTOL * np.abs(x[kept] * scale)

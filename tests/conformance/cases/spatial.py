@@ -54,6 +54,10 @@ def _conv_cases():
              error="kernel size exceed input"),
         Case("Convolution", {"kernel": (3,), "num_filter": 2, "num_group": 2}, {"data": (1, 3, 5)},
              error="input num_filter must divide group size"),
+        Case("Convolution", {"kernel": (3,), "num_filter": 3, "num_group": 2}, {"data": (1, 4, 5)},
+             error="output num_filter must divide group size"),
+        Case("Convolution", {"kernel": (1, 1, 1, 1), "num_filter": 1}, {"data": (1, 1, 2, 2, 2, 2)},
+             error="4D convolution not supported"),
     ]
     return cs
 
@@ -101,6 +105,8 @@ def _deconv_cases():
              {"data": (1, 1, 4)}, error="adj"),
         Case("Deconvolution", {"kernel": (3, 3), "stride": (2, 2), "target_shape": (12, 12),
                                "num_filter": 1}, {"data": (1, 1, 4, 4)}, error="too big target shape"),
+        Case("Deconvolution", {"kernel": (2, 2, 2), "dilate": (2, 2, 2), "num_filter": 1},
+             {"data": (1, 1, 3, 3, 3)}, error="Dilate is not supported in 3d deconvolution"),
         Case("Deconvolution", {"kernel": (3, 3), "pad": (1,), "num_filter": 1},
              {"data": (1, 1, 4, 4)}, error="must have the same number of dimensions with kernel_size"),
     ]
@@ -198,6 +204,16 @@ def _pool_cases():
              {"data": (1, 1, 4, 4)}, error="Currently 'same' supports Max Pooling 1-D"),
         Case("Pooling", {"kernel": (3, 3)}, {"data": (1, 1, 5)}, error="Input data should be 4D"),
         Case("Pooling", {"kernel": (3, 3)}, {"data": (1, 1, 2, 5)}, error="exceeds input"),
+        Case("Pooling", {"kernel": (3, 3), "global_pool": True}, {"data": (2, 3, 7)},
+             error="global Pooling with a 2-D kernel needs 4D data"),
+        Case("Pooling", {"pool_type": "max"}, {"data": (1, 2, 5, 5)},
+             error="required unless global_pool is set"),
+        Case("Pooling", {"kernel": (2, 2), "pool_type": "lp"}, {"data": (1, 2, 5, 5)},
+             error="'p_value': required for lp pooling"),
+        Case("Pooling", {"kernel": (2, 2), "pool_type": "lp", "p_value": 4}, {"data": (1, 2, 5, 5)},
+             error="p value of 4 is not supported yet"),
+        Case("Pooling", {"kernel": (2, 2, 2, 2)}, {"data": (1, 2, 5, 5, 5, 5)},
+             error="4D pooling not supported"),
     ]
     return cs
 

@@ -2,7 +2,7 @@
  * cpu-blas plugin: dot and batch_dot.
  *
  * Semantics: MXNet src/operator/tensor/dot-inl.h (DotShape, DotForward_,
- * DotBackward_); digest operators-kvstore-module.md §2.2. Arguments lhs, rhs;
+ * DotBackward_) and dot.cc. Arguments lhs, rhs;
  * attributes transpose_a, transpose_b (default False).
  *   1-D . 1-D (no transposes): inner product, output shape (1,).
  *   otherwise lhs is viewed as a matrix A: without transpose_a (prod(lhs[:-1]),
@@ -13,12 +13,13 @@
  * out = op(A) op(B) with one sgemm (beta 1 for ADD). Backward (reads out_grad,
  * lhs, rhs): dA and dB by sgemm with the transposes of the chain rule.
  *
- * batch_dot (dot-inl.h BatchDotShape, BatchDotForward_; alias _npx_batch_dot):
+ * batch_dot (dot-inl.h BatchDotShape, BatchDotForward_):
  * lhs and rhs of the same ndim N >= 3 with equal leading N-2 (batch) dims; each
  * batch's trailing matrices multiply as dot's 2-D case (transpose_a/b apply to
  * them); output (batch..., m, n). Backward as dot, batch by batch.
  *
- * forward_stype (None, default, row_sparse, csr) is accepted for MXNet's JSON;
+ * Aliases: _sparse_dot (dot), _npx_batch_dot (batch_dot). forward_stype (None,
+ * default, row_sparse, csr) is accepted for MXNet's JSON;
  * only dense outputs (None, default) are computed.
  */
 #include <cblas.h>
@@ -375,6 +376,7 @@ static mxk_status bd_backward(const mxk_op_ctx *ctx, const void *param, void *st
 /** Registers dot or batch_dot (`batch`) and its CPU kernel. */
 static mxk_status dot_register(mxk_registrar *reg, int batch, mxk_error_sink *err) {
     static const char *const bd_aliases[] = {"_npx_batch_dot", NULL};
+    static const char *const dot_aliases[] = {"_sparse_dot", NULL};
     mxk_op_def def;
     mxk_sdk_op_def_init(&def);
     def.name = batch ? "batch_dot" : "dot";
@@ -390,7 +392,7 @@ static mxk_status dot_register(mxk_registrar *reg, int batch, mxk_error_sink *er
     def.infer_shape = batch ? bd_infer_shape : dot_infer_shape;
     def.infer_type = dot_infer_type;
     def.backward_dependency = dot_backward_dependency;
-    def.aliases = batch ? bd_aliases : NULL;
+    def.aliases = batch ? bd_aliases : dot_aliases;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, def.name, batch ? bd_forward : dot_forward,
                    batch ? bd_backward : dot_backward);

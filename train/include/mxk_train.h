@@ -469,9 +469,16 @@ typedef struct mxkt_module mxkt_module;
  * parameters are the symbol's arguments minus those two. The symbol and the `ctx`
  * array (`num_ctx` contexts, data parallel) are copied; the caller keeps both and
  * owns *out (mxkt_module_free). Logical contexts cpu(i) beyond the CPU devices
- * use cpu(0) memory. Errors: MXK_ERR_INVALID_ARGUMENT "Module: 1 to 16 contexts",
- * MXK_ERR_OUT_OF_MEMORY "out of memory", or the kernel's status of copying the
- * symbol or listing its names ("Module: ...").
+ * use cpu(0) memory. The variables' attributes are read here as MXNet's Module and
+ * optimizer read attr_dict(): `__init__` (parameters and aux states, used by
+ * init_params), `__lr_mult__` and `__wd_mult__` (parameters, used by update; the
+ * plain "lr_mult" key of a loaded JSON is ignored, as MXNet's optimizer ignores it;
+ * mxk_symbol_set_attr stores "lr_mult" as "__lr_mult__"); `__shape__` / `__dtype__`
+ * seed bind's inference (kernel). Errors: MXK_ERR_INVALID_ARGUMENT "Module: 1 to
+ * 16 contexts", "NAME: __lr_mult__ 'V' is not a number" (also __wd_mult__; a
+ * finite number is needed), MXK_ERR_OUT_OF_MEMORY "out of memory", or the
+ * kernel's status of copying the symbol or listing its names or attributes
+ * ("Module: ...").
  */
 mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, const char *label_name,
                               const mxk_context *ctx, uint32_t num_ctx, mxkt_module **out);
@@ -502,13 +509,16 @@ mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
  * every context. With `values` (num_given arrays named bare, "arg:NAME" or
  * "aux:NAME"; copied, the caller keeps them; extra names ignored) a given value is
  * copied and a missing one drawn from `init` when allow_missing; with `values`
- * NULL every one is drawn from `init` (mxkt_initializer_fill); `init` must be
+ * NULL every one is drawn from `init` (mxkt_initializer_fill_desc with the
+ * variable's `__init__` attribute: that initializer first, else the name-suffix
+ * rules; random values keyed by init->seed); `init` must be
  * non-NULL whenever a value is drawn. A second call without force_init prints
  * "WARNING: Parameters already initialized and force_init=False. init_params call
  * ignored." on stderr and does nothing (MXK_OK). Errors: MXK_ERR_STATE "call bind
  * before initializing the parameters", MXK_ERR_NOT_FOUND "NAME is not presented"
  * (missing without allow_missing), MXK_ERR_OUT_OF_MEMORY "out of memory",
- * mxkt_initializer_fill's MXK_ERR_INVALID_ARGUMENT, the kernel's status of copying
+ * mxkt_initializer_fill_desc's MXK_ERR_INVALID_ARGUMENT ("Unknown initialization
+ * pattern for NAME. ..." for a parameter no rule covers), the kernel's status of copying
  * a given value ("NAME: ...") or drawn values ("init_params: ..."),
  * MXK_ERR_INTERNAL when the wait after drawing reports an error ("NAME: ...").
  * Parameters visited before a failure keep their new values; a failed first call
@@ -560,7 +570,9 @@ mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_n
  * update() (module.py, update_on_kvstore False): for each parameter with a
  * gradient, the gradients are summed over contexts through the KVStore (push and
  * pull, priority -index), then mxkt_optimizer_step (one count per parameter) and
- * mxkt_optimizer_apply on every context, so contexts stay identical. Asynchronous.
+ * mxkt_optimizer_apply on every context, so contexts stay identical; the rate is
+ * times the parameter's __lr_mult__ and the decay multiplier its __wd_mult__, else
+ * mxkt_optimizer_wd_mult (optimizer.py _get_lr / _get_wd). Asynchronous.
  * Errors: MXK_ERR_STATE "call init_optimizer before update" or "several contexts
  * need a kvstore", the kernel's status of the push / pull ("gradient aggregation:
  * ...") or mxkt_optimizer_apply's.

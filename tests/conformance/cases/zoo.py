@@ -43,7 +43,8 @@ def _no_dropout(fixture):
 # 2e-6 relative (convolution and BatchNorm sums in another order), straddle 0 and
 # the flips compounding through BatchNorm's backward over tens of layers. These
 # networks are compared forward only (every gradient "null"), and the two
-# cheapest also in full as an xfail (the others too would cost minutes). The forward-only runs use MXNet without MKLDNN: bound without
+# cheapest also in full as an xfail (the others too would cost minutes). The
+# forward-only runs use MXNet without MKLDNN: bound without
 # gradients, MXNet's MKLDNN subgraph backend folds BatchNorm into the preceding
 # convolution with the moving statistics (sg_mkldnn_conv_bn), so its
 # forward(is_train=True) normalises with the moving statistics instead of the

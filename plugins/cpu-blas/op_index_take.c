@@ -220,6 +220,7 @@ static mxk_status tk_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         }
         break;
     }
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&o, "output", err)); /* take, gather_nd multiply */
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 

@@ -160,7 +160,7 @@ add("SliceChannel", {"num_outputs": 3, "axis": 0}, {"data": (6, 2)})
 add("SliceChannel", {"num_outputs": 3, "axis": 2, "squeeze_axis": True}, {"data": (2, 4, 3)})
 add("SliceChannel", {"num_outputs": 4, "axis": -1}, {"data": (2, 3, 8)})
 add("SliceChannel", {"num_outputs": 1}, {"data": (2, 3)})
-add("SliceChannel", {"num_outputs": 3}, {"data": (2, 4)}, error="not divisible by num_outputs 3",
+add("SliceChannel", {"num_outputs": 3}, {"data": (2, 4)}, error="evenly sized chunks",
     name="SliceChannel_uneven")
 add("Cast", {"dtype": "float32"}, {"data": (3, 4)})
 add("Cast", {"dtype": "float64"}, {"data": (3, 4)})
@@ -272,8 +272,8 @@ add("Dropout", {"p": 0.3, "axes": (1,)}, {"data": (20, 10, 10)})
 add("Dropout", {}, {"data": (3, 4)}, is_train=False, name="Dropout_inference")
 
 # ---------------------------------------------------------------- LeakyReLU
-for act, extra in (("leaky", {}), ("leaky", {"slope": 0.1}), ("elu", {}), ("elu", {"slope": 0.5}),
-                   ("selu", {}), ("gelu", {})):
+# selu and gelu: cases/math.py (with MXNet's selu gradient defect).
+for act, extra in (("leaky", {}), ("leaky", {"slope": 0.1}), ("elu", {}), ("elu", {"slope": 0.5})):
     add("LeakyReLU", dict(act_type=act, **extra), {"data": (3, 4, 5)})
 add("LeakyReLU", {"act_type": "prelu"}, {"data": (2, 3, 4), "gamma": (3,)})
 add("LeakyReLU", {"act_type": "prelu"}, {"data": (2, 3, 4, 4), "gamma": (1,)})

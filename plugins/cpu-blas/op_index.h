@@ -30,7 +30,7 @@ mxk_status cb_idx_attr_opt_int(const mxk_attrs *attrs, const char *key, int32_t 
  * "3") into values[0..*n) with has[i] = 0 for "None" entries; absent gives *n = 0.
  * At most MXK_MAX_NDIM entries. Errors (MXK_ERR_INVALID_ARGUMENT): "attribute
  * 'begin': expected a tuple of integers or None, got 'x'"; "attribute 'begin': more
- * than 8 entries". Thread-safe.
+ * than 8 entries (Slicing axis exceeds data dimensions)". Thread-safe.
  */
 mxk_status cb_idx_attr_opt_tuple(const mxk_attrs *attrs, const char *key, int32_t *n,
                                  int64_t *values, uint8_t *has, mxk_error_sink *err);

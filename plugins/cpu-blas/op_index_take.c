@@ -317,44 +317,39 @@ static uint64_t nd_offset(const tk_geom *g, const mxk_tensor *it, uint64_t i) {
 }
 
 /**
- * The element mapping shared by forward and backward: for every element e of the
- * small tensor (take/pick/gather_nd output, scatter_nd data), its position in the
- * big tensor (take/pick/gather_nd data, scatter_nd output). `gather`: small (=|+=)
- * big by `req`; otherwise big[pos] = small (WRITE-like, `add` 0) or += (add 1).
+ * The mapping shared by forward and backward, in blocks of contiguous elements:
+ * block b of the small tensor (take/pick/gather_nd output, scatter_nd data) starts
+ * at b * len and is the block of the big tensor (take/pick/gather_nd data,
+ * scatter_nd output) at the returned offset. take: a row of `inner` elements per
+ * (outer, index); pick: single elements; gather_nd/scatter_nd: K elements per tuple.
+ */
+static uint64_t tk_block(const tk_param *p, const tk_geom *g, const mxk_tensor *it, uint64_t b) {
+    if (p->kind == TK_GATHER || p->kind == TK_SCATTER)
+        return nd_offset(g, it, b);
+    cb_idx_mode mode = p->mode == CB_IDX_CLIP ? CB_IDX_CLIP : CB_IDX_WRAP;
+    uint64_t o = p->kind == TK_TAKE ? b / g->n : b / g->inner;
+    uint64_t pos = (uint64_t)cb_idx_pos(
+        cbt_load(it->data, it->dtype, p->kind == TK_TAKE ? b % g->n : b), (int64_t)g->size, mode);
+    return (o * g->size + pos) * g->inner + (p->kind == TK_TAKE ? 0 : b % g->inner);
+}
+
+/**
+ * Runs the mapping: `gather`: small (=|+=) big by `req`; otherwise big = small
+ * (`add` 0) or big += small (`add` 1), block by block.
  */
 static void tk_map(const tk_param *p, const tk_geom *g, const mxk_tensor *it, float *big,
                    float *small, int gather, mxk_op_req req, int add) {
-    uint64_t e = 0;
-    if (p->kind == TK_GATHER || p->kind == TK_SCATTER) {
-        for (uint64_t i = 0; i < g->n; i++) {
-            uint64_t off = nd_offset(g, it, i);
-            for (int64_t j = 0; j < g->k; j++, e++) {
-                if (gather)
-                    mxk_sdk_assign_f32(&small[e], big[off + (uint64_t)j], req);
-                else if (add)
-                    big[off + (uint64_t)j] += small[e];
-                else
-                    big[off + (uint64_t)j] = small[e];
-            }
-        }
-        return;
+    uint64_t nb = p->kind == TK_TAKE   ? g->outer * g->n
+                  : p->kind == TK_PICK ? g->outer * g->inner
+                                       : g->n;
+    size_t len = p->kind == TK_TAKE ? (size_t)g->inner : p->kind == TK_PICK ? 1 : (size_t)g->k;
+    for (uint64_t b = 0; b < nb; b++) {
+        float *bp = big + tk_block(p, g, it, b), *sp = small + b * len;
+        if (gather)
+            mxk_sdk_copy_f32(sp, bp, len, req);
+        else
+            mxk_sdk_copy_f32(bp, sp, len, add ? MXK_REQ_ADD : MXK_REQ_WRITE);
     }
-    cb_idx_mode mode = p->mode == CB_IDX_CLIP ? CB_IDX_CLIP : CB_IDX_WRAP;
-    uint64_t nidx = p->kind == TK_TAKE ? g->n : 1;
-    for (uint64_t o = 0; o < g->outer; o++)
-        for (uint64_t i = 0; i < nidx; i++)
-            for (uint64_t in = 0; in < g->inner; in++, e++) {
-                uint64_t ii = p->kind == TK_TAKE ? i : o * g->inner + in;
-                uint64_t pos =
-                    (uint64_t)cb_idx_pos(cbt_load(it->data, it->dtype, ii), (int64_t)g->size, mode);
-                float *b = &big[(o * g->size + pos) * g->inner + in];
-                if (gather)
-                    mxk_sdk_assign_f32(&small[e], *b, req);
-                else if (add)
-                    *b += small[e];
-                else
-                    *b = small[e];
-            }
 }
 
 /** Checks of an index tensor before use; `big` is the data (or scatter_nd output). */

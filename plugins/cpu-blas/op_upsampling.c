@@ -22,9 +22,6 @@
 
 #include "cb_tensor.h"
 
-/** Most inputs of nearest UpSampling here. */
-#define US_MAX_ARGS 4
-
 /** Parsed attributes of UpSampling. */
 typedef struct us_param {
     int64_t scale;
@@ -35,7 +32,6 @@ typedef struct us_param {
 } us_param;
 
 static const char *const us_bil_args[] = {"data", "weight", NULL};
-static const char *const us_near_args[] = {"arg0", "arg1", "arg2", "arg3", NULL};
 static const char *const us_outs[] = {"output", NULL};
 
 /** Attribute schema (MXNet 1.9.1 UpSamplingParam). */
@@ -58,23 +54,25 @@ static mxk_status us_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_filter", 0, INT32_MAX, &p.num_filter, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "sample_type", "nearest|bilinear", &p.bilinear, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "multi_input_mode", "concat|sum", &p.sum, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, p.bilinear ? INT32_MAX : US_MAX_ARGS,
+    MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, p.bilinear ? INT32_MAX : CBT_MAX_IO,
                                          &p.num_args, err));
     if (p.bilinear) /* upstream's set_num_inputs: always data and weight */
         p.num_args = 2;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
-/** The argument names of this configuration. */
+/** The argument names of bilinear (data, weight); NULL for nearest, whose messages number them. */
 static const char *const *us_names(const us_param *p) {
-    return p->bilinear ? us_bil_args : us_near_args;
+    return p->bilinear ? us_bil_args : NULL;
 }
 
 /** Argument names: data, weight (bilinear) or arg0.. (nearest). */
 static mxk_status us_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
     const us_param *p = param;
+    if (!p->bilinear)
+        return cbt_list_numbered(out, "arg", p->num_args, err);
     for (int64_t i = 0; i < p->num_args; i++)
-        MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, us_names(p)[i], err));
+        MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, us_bil_args[i], err));
     return MXK_OK;
 }
 
@@ -99,7 +97,7 @@ static mxk_status us_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         return MXK_OK;
     if (d->ndim != 4)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument '%s': UpSampling needs 4-D data, got %s",
-                             us_names(p)[0], mxk_sdk_shape_format(d, s, sizeof s));
+                             p->bilinear ? "data" : "arg0", mxk_sdk_shape_format(d, s, sizeof s));
     MXK_SDK_CHECK(mxk_sdk_shapes_check_count(in, num_in, "argument", us_names(p), err));
     int64_t oh, ow, C = d->dims[1];
     MXK_SDK_CHECK(
@@ -118,7 +116,7 @@ static mxk_status us_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &w, "argument", "weight", err));
     } else {
         for (uint32_t i = 1; i < num_in; i++) {
-            snprintf(what, sizeof what, "%s", us_near_args[i]);
+            snprintf(what, sizeof what, "arg%u", (unsigned)i);
             if (in[i].ndim == 0)
                 return MXK_OK;
             if (in[i].ndim != 4 || in[i].dims[0] != d->dims[0] ||
@@ -160,8 +158,7 @@ static void us_backward_dependency(const void *param, uint32_t num_visible, uint
 static mxk_status us_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const us_param *p = param;
-    MXK_SDK_CHECK(cb_check_forward(args, (uint32_t)p->num_args, 1, us_names(p), us_outs,
-                                   us_infer_shape, param, err));
+    MXK_SDK_CHECK(cbt_check_forward(args, (uint32_t)p->num_args, 1, us_infer_shape, param, 0, err));
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
@@ -278,9 +275,9 @@ static mxk_status us_backward(const mxk_op_ctx *ctx, const void *param, void *st
         const mxk_tensor *g = args->in_grad[a];
         if (g == NULL || g->shape.ndim != 4)
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "UpSampling backward: the gradient tensor of '%s' (its shape) is "
-                                 "needed",
-                                 us_near_args[a]);
+                                 "UpSampling backward: the gradient tensor of 'arg%u' (its shape) "
+                                 "is needed",
+                                 (unsigned)a);
         const int64_t C = g->shape.dims[1], H = g->shape.dims[2], W = g->shape.dims[3];
         if (g->shape.dims[0] != N || OH % H != 0 || OW % W != 0 || coff + C > CO)
             return mxk_sdk_error(err, MXK_ERR_SHAPE, "UpSampling backward: inconsistent shapes");

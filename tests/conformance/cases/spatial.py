@@ -234,6 +234,9 @@ def _other_cases():
         Case("UpSampling", {"scale": 2, "sample_type": "nearest", "num_args": 3,
                             "multi_input_mode": "sum"},
              {"arg0": (2, 2, 3, 3), "arg1": (2, 2, 6, 6), "arg2": (2, 2, 2, 2)}, variadic=True),
+        Case("UpSampling", {"scale": 2, "sample_type": "nearest", "num_args": 6},
+             {"a%d" % i: (1, i + 1, h, h) for i, h in enumerate((4, 1, 2, 8, 4, 2))},
+             variadic=True),
     ]
     # bilinear: the front end writes num_args=1 and creates the weight (C, 1, 2s - s%2, 2s - s%2)
     for root, nf, base in ((2, 1, 1), (2, 3, 2), (3, 2, 1), (3, 1, 3), (4, 2, 1)):

@@ -293,12 +293,17 @@ static void sl_walk(const sl_range *r, const mxk_shape *in, float *dense, float 
         for (int32_t d = 0; d + 1 < nd; d++)
             off += idx[d] * r->step[d] * stride[d];
         float *o = sel + row * (uint64_t)inner;
-        for (int64_t j = 0; j < inner; j++) {
-            if (scatter)
-                dense[off + j * st] += o[j];
-            else
-                mxk_sdk_assign_f32(&o[j], dense[off + j * st], req);
-        }
+        if (st == 1 && scatter) /* a contiguous row */
+            mxk_sdk_copy_f32(dense + off, o, (size_t)inner, MXK_REQ_ADD);
+        else if (st == 1)
+            mxk_sdk_copy_f32(o, dense + off, (size_t)inner, req);
+        else
+            for (int64_t j = 0; j < inner; j++) {
+                if (scatter)
+                    dense[off + j * st] += o[j];
+                else
+                    mxk_sdk_assign_f32(&o[j], dense[off + j * st], req);
+            }
         for (int32_t d = nd - 2; d >= 0; d--) { /* next output row */
             if (++idx[d] < r->out.dims[d])
                 break;

@@ -1,5 +1,5 @@
 /*
- * cpu-blas plugin: Pooling (1-D, 2-D and 3-D; NCW, NCHW, NCDHW).
+ * cpu-blas plugin: Pooling (1-D, 2-D and 3-D; channel-first or channel-last).
  *
  * Semantics: MXNet src/operator/nn/pooling-inl.h, pooling.cc, pool.h,
  * pool_utils.h. Data (N, C, x...) with nd = the kernel's length spatial axes (any
@@ -126,13 +126,14 @@ static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'kernel': required unless global_pool is set");
     p.nd = (int32_t)k.ndim;
-    int nd = p.nd > 0 ? p.nd : 1; /* global_pool without kernel ignores stride and pad */
-    MXK_SDK_CHECK(cb_sp_tuple(attrs, "kernel", "Kernel", nd, 1, 1, p.kernel, err));
-    MXK_SDK_CHECK(cb_sp_tuple(attrs, "stride", "Stride", nd, 1, 1, p.stride, err));
-    if (p.conv == PL_SAME)
-        MXK_SDK_CHECK(pl_same_pad(attrs, err));
-    else
-        MXK_SDK_CHECK(cb_sp_tuple(attrs, "pad", "Padding", nd, 0, 0, p.pad, err));
+    if (p.nd > 0) { /* global_pool without kernel ignores stride and pad */
+        MXK_SDK_CHECK(cb_sp_tuple(attrs, "kernel", "Kernel", p.nd, 1, 1, p.kernel, err));
+        MXK_SDK_CHECK(cb_sp_tuple(attrs, "stride", "Stride", p.nd, 1, 1, p.stride, err));
+        if (p.conv == PL_SAME)
+            MXK_SDK_CHECK(pl_same_pad(attrs, err));
+        else
+            MXK_SDK_CHECK(cb_sp_tuple(attrs, "pad", "Padding", p.nd, 0, 0, p.pad, err));
+    }
     int32_t layout = 0;
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "layout", PL_LAYOUTS, &layout, err));
     if (layout > 0) {
@@ -143,14 +144,14 @@ static mxk_status pl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'layout': Need %dD layout for a %d-D kernel, got '%s'",
                              p.nd, p.nd, mxk_sdk_attr_raw(attrs, "layout"));
-    for (int i = CB_SP_AXES - nd; i < CB_SP_AXES && !p.global; i++) {
+    for (int i = CB_SP_AXES - p.nd; i < CB_SP_AXES && !p.global; i++) {
         if ((p.type == PL_MAX || p.type == PL_AVG) && p.pad[i] >= p.kernel[i])
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                                  "attribute 'pad': pad %lld is not smaller than the kernel %lld "
                                  "along spatial axis %d (max and avg pooling need pad < kernel, "
                                  "as MXNet's pad_l < kernel check)",
                                  (long long)p.pad[i], (long long)p.kernel[i],
-                                 i - (CB_SP_AXES - nd));
+                                 i - (CB_SP_AXES - p.nd));
     }
     return cbt_param_new(&p, sizeof p, out, err);
 }

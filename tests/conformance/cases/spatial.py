@@ -159,6 +159,8 @@ def _pool_cases():
     cs += [
         Case("Pooling", {"global_pool": True, "pool_type": "avg"}, {"data": (2, 3, 4, 5)}),
         Case("Pooling", {"global_pool": True}, {"data": (2, 3, 7)}),
+        Case("Pooling", {"global_pool": True, "stride": (2, 2), "pad": (1, 1), "pool_type": "sum"},
+             {"data": (2, 3, 5, 4)}),
         Case("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, {"data": (2, 3, 8, 6)}),
         Case("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, {"data": (1, 2, 7, 5)}),
         Case("Pooling", {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},

@@ -39,6 +39,10 @@ CASES = [
          note="MKLDNN writes 0 into gamma's gradient even for grad_req add; the CPU kernel adds 0"),
     Case("BatchNorm", {"axis": 4}, {"data": (2, 3, 2, 2)}, error="axis 4 is out of range"),
     Case("BatchNorm", {"fix_gamma": False, "eps": 0}, {"data": (2, 3, 2)}, name="BatchNorm_eps0"),
+    Case("BatchNorm", {"fix_gamma": False, "momentum": 1.5}, {"data": (2, 3, 2)},
+         name="BatchNorm_momentum_above_1"),
+    Case("BatchNorm", {"fix_gamma": False, "momentum": -0.5}, {"data": (2, 3, 2)},
+         name="BatchNorm_momentum_negative"),
     # ------------------------------------------------------------------ LayerNorm
     Case("LayerNorm", {}, {"data": (2, 3, 4)}),
     Case("LayerNorm", {"axis": 1}, {"data": (2, 3, 4)}),

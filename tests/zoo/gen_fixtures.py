@@ -4,8 +4,8 @@
 Each fixture is the symbol JSON that upstream's
 example/image-classification/symbols/<family>.py builds for one small
 configuration (the table FIXTURES below, also read by tests/zoo/test_zoo.sh and
-tests/conformance/cases/zoo.py), and NAME.params.txt the "Total params" of upstream's print_summary
-(python/mxnet/visualization.py) at the table's data shape. The symbol files are imported from an MXNet source tree; none of
+tests/conformance/cases/zoo.py), and NAME.params.txt "data=N,C,H,W TOTAL": the table's data shape and the "Total
+params" of upstream's print_summary (python/mxnet/visualization.py) at it. The symbol files are imported from an MXNet source tree; none of
 upstream's code is kept here.
 
   /tmp/V/bin/python tests/zoo/gen_fixtures.py SYMBOLS_DIR [OUT_DIR]
@@ -69,7 +69,7 @@ def main():
         with open(os.path.join(out, name + ".json"), "w") as f:
             f.write(json.dumps(json.loads(sym.tojson()), separators=(",", ":")) + "\n")
         with open(os.path.join(out, name + ".params.txt"), "w") as f:
-            f.write("%d\n" % count_params(sym, shape))
+            f.write("data=%s %d\n" % (",".join(map(str, shape)), count_params(sym, shape)))
         print(name, count_params(sym, shape), len(json.loads(sym.tojson())["nodes"]))
 
 

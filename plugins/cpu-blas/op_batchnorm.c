@@ -39,11 +39,11 @@
  * Global stats: dx = g inv gamma with inv from moving_var. It reads out_grad[0],
  * data, gamma and the mean / var outputs.
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "norm_ops.h"
 
 /** Parsed attributes of BatchNorm. */
 typedef struct bn_param {
@@ -78,8 +78,7 @@ static const mxk_attr_def bn_attrs[] = {
 static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     bn_param p;
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &p.eps, err));
-    double m;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "momentum", &m, err));
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "momentum", &p.momentum, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "fix_gamma", &p.fix_gamma, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));
@@ -88,20 +87,7 @@ static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     if (!(p.eps >= 0.0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be >= 0, got %g",
                              p.eps);
-    if (!(fabs(m) <= FLT_MAX))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'momentum': must be a float32 value, got %g", m);
-    p.momentum = (float)m;
     return cbt_param_new(&p, sizeof p, out, err);
-}
-
-/** v as float32, saturated to +-infinity beyond the float range (a plain cast would be UB). */
-static float bn_float(double v) {
-    if (v > FLT_MAX)
-        return INFINITY;
-    if (v < -FLT_MAX)
-        return -INFINITY;
-    return (float)v;
 }
 
 /** Visible outputs: 3 with output_mean_var, else 1. */
@@ -242,7 +228,7 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         if (p->fix_gamma && gamma[c] != 1.0f)
             gamma[c] = 1.0f;
         float g = gamma[c];
-        float scale = bn_float(inv * g), shift = bn_float(beta[c] - mean * inv * g);
+        float scale = cb_norm_f32(inv * g), shift = cb_norm_f32(beta[c] - mean * inv * g);
         if (y != NULL)
             for (int64_t o = 0; o < v.outer; o++) {
                 const float *xp = x + (o * v.C + c) * v.inner;
@@ -257,7 +243,7 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         if (mo != NULL)
             mxk_sdk_assign_f32(&mo[c], (float)mean, req[1]);
         if (vo != NULL)
-            mxk_sdk_assign_f32(&vo[c], bn_float(inv), req[2]);
+            mxk_sdk_assign_f32(&vo[c], cb_norm_f32(inv), req[2]);
     }
     return MXK_OK;
 }
@@ -292,7 +278,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
             /* float32 arithmetic, as upstream's AccReal: overflow gives inf, not UB */
             const float mom = p->momentum;
             mm[c] = mm[c] * mom + meanp[c] * (1.0f - mom);
-            mv[c] = mv[c] * mom + bn_float(var) * (1.0f - mom);
+            mv[c] = mv[c] * mom + cb_norm_f32(var) * (1.0f - mom);
         }
     }
     const mxk_op_req *req = args->req;
@@ -322,9 +308,9 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         float g = p->fix_gamma ? 1.0f : gamma[c];
         if (req[1] != MXK_REQ_NULL)
             mxk_sdk_assign_f32(&cb_f32(args->in_grad[1])[c],
-                               p->fix_gamma ? 0.0f : bn_float(dot * inv), req[1]);
+                               p->fix_gamma ? 0.0f : cb_norm_f32(dot * inv), req[1]);
         if (req[2] != MXK_REQ_NULL)
-            mxk_sdk_assign_f32(&cb_f32(args->in_grad[2])[c], bn_float(sg), req[2]);
+            mxk_sdk_assign_f32(&cb_f32(args->in_grad[2])[c], cb_norm_f32(sg), req[2]);
         if (req[0] == MXK_REQ_NULL)
             continue;
         float *dx = cb_f32(args->in_grad[0]);
@@ -334,7 +320,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
             const float *xp = x + (o * v.C + c) * v.inner, *gp = dy + (o * v.C + c) * v.inner;
             float *dp = dx + (o * v.C + c) * v.inner;
             for (int64_t i = 0; i < v.inner; i++) {
-                float r = bn_float((gp[i] - gbar - (xp[i] - mean) * k) * s);
+                float r = cb_norm_f32((gp[i] - gbar - (xp[i] - mean) * k) * s);
                 mxk_sdk_assign_f32(&dp[i], r, req[0]);
             }
         }

@@ -42,12 +42,13 @@ static const mxk_attr_def l2_attrs[] = {
 /** Parses eps (finite, >= 0) and mode. */
 static mxk_status l2_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     l2_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &p.eps, err));
+    float eps = 0.0f;
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "eps", &eps, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", L2_MODES, &p.mode, err));
-    if (!(p.eps >= 0.0))
+    if (!(eps >= 0.0f))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be >= 0, got %g",
-                             p.eps);
-    p.eps = (double)(float)p.eps;
+                             (double)eps);
+    p.eps = eps;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -126,7 +127,7 @@ static mxk_status l2_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             double s = 0.0;
             for (uint64_t k = 0; k < K; k++)
                 s += (double)xp[k * inner] * xp[k * inner];
-            float n = (float)sqrt(s + p->eps);
+            float n = cb_norm_f32(sqrt(s + p->eps));
             if (nrm != NULL)
                 mxk_sdk_assign_f32(&nrm[o * inner + i], n, req[1]);
             if (y != NULL)
@@ -168,7 +169,7 @@ static mxk_status l2_backward(const mxk_op_ctx *ctx, const void *param, void *st
             double n = nrm[o * inner + i];
             for (uint64_t k = 0; k < K; k++) {
                 uint64_t e = base + k * inner;
-                mxk_sdk_assign_f32(&dx[e], (float)((dy[e] - y[e] * s) / n), req);
+                mxk_sdk_assign_f32(&dx[e], cb_norm_f32((dy[e] - y[e] * s) / n), req);
             }
         }
     return MXK_OK;

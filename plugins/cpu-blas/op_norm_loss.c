@@ -61,11 +61,12 @@ static const mxk_attr_def ml_attrs[] = {
 /** Parses MakeLoss's attributes (finite values; float32 upstream, rounded to float). */
 static mxk_status ml_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     ml_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &p.grad_scale, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "valid_thresh", &p.valid_thresh, err));
+    float gs = 0.0f, vt = 0.0f;
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "grad_scale", &gs, err));
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "valid_thresh", &vt, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "normalization", ML_NORMS, &p.normalization, err));
-    p.grad_scale = (double)(float)p.grad_scale;
-    p.valid_thresh = (double)(float)p.valid_thresh;
+    p.grad_scale = gs;
+    p.valid_thresh = vt;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -107,7 +108,7 @@ static mxk_status ml_backward(const mxk_op_ctx *ctx, const void *param, void *st
             cnt += x[i] > p->valid_thresh;
         v /= (double)(cnt > 0 ? cnt : 1);
     }
-    mxk_sdk_fill_f32(cb_f32(g), (float)v, (size_t)n, req);
+    mxk_sdk_fill_f32(cb_f32(g), cb_norm_f32(v), (size_t)n, req);
     return MXK_OK;
 }
 
@@ -134,13 +135,10 @@ static const mxk_attr_def svm_attrs[] = {
 
 /** Parses SVMOutput's attributes (finite). */
 static mxk_status svm_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    double m, c;
     svm_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "margin", &m, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "regularization_coefficient", &c, err));
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "margin", &p.margin, err));
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "regularization_coefficient", &p.coef, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_linear", &p.use_linear, err));
-    p.margin = (float)m;
-    p.coef = (float)c;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -327,7 +325,7 @@ static mxk_status sce_forward(const mxk_op_ctx *ctx, const void *param, void *st
         MXK_SDK_CHECK(sce_row(x + r * K, K, lab[r], r, p, &c, err));
         loss -= log(fmax((double)(float)p[c], 1e-8));
     }
-    mxk_sdk_assign_f32(cb_f32(args->out_data[0]), (float)loss, args->req[0]);
+    mxk_sdk_assign_f32(cb_f32(args->out_data[0]), cb_norm_f32(loss), args->req[0]);
     return MXK_OK;
 }
 
@@ -355,7 +353,7 @@ static mxk_status sce_backward(const mxk_op_ctx *ctx, const void *param, void *s
         int64_t c;
         MXK_SDK_CHECK(sce_row(x + r * K, K, lab[r], r, p, &c, err));
         for (uint64_t j = 0; j < K; j++)
-            mxk_sdk_assign_f32(&g[r * K + j], (float)(s * (p[j] - ((int64_t)j == c))), req);
+            mxk_sdk_assign_f32(&g[r * K + j], cb_norm_f32(s * (p[j] - ((int64_t)j == c))), req);
     }
     return MXK_OK;
 }

@@ -80,11 +80,12 @@ static mxk_status nm_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk
     nm_param p;
     memset(&p, 0, sizeof p);
     p.kind = kind;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &p.eps, err));
-    if (!(p.eps >= 0.0))
+    float eps = 0.0f;
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "eps", &eps, err));
+    if (!(eps >= 0.0f))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be >= 0, got %g",
-                             p.eps);
-    p.eps = (double)(float)p.eps;
+                             (double)eps);
+    p.eps = eps;
     if (kind == NM_LAYER)
         MXK_SDK_CHECK(
             mxk_sdk_attr_int_range(attrs, "axis", -MXK_MAX_NDIM, MXK_MAX_NDIM - 1, &p.axis, err));
@@ -247,15 +248,15 @@ static mxk_status nm_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             double var = s2 / (double)v.K, sd = sqrt(var + p->eps), inv = 1.0 / sd;
             uint64_t gi = o * v.inner + i;
             if (mo != NULL)
-                mxk_sdk_assign_f32(&mo[gi], (float)m, req[1]);
+                mxk_sdk_assign_f32(&mo[gi], cb_norm_f32(m), req[1]);
             if (so != NULL)
-                mxk_sdk_assign_f32(&so[gi], (float)(p->kind == NM_INSTANCE ? var : sd), req[2]);
+                mxk_sdk_assign_f32(&so[gi], cb_norm_f32(p->kind == NM_INSTANCE ? var : sd), req[2]);
             if (y == NULL)
                 continue;
             float *yp = y + o * v.K * v.inner + i;
             for (uint64_t k = 0; k < v.K; k++) {
                 uint64_t pi = nm_pidx(p, &v, o, k);
-                float r = (float)((xp[k * v.inner] - m) * inv * gamma[pi] + beta[pi]);
+                float r = cb_norm_f32((xp[k * v.inner] - m) * inv * gamma[pi] + beta[pi]);
                 mxk_sdk_assign_f32(&yp[k * v.inner], r, req[0]);
             }
         }
@@ -313,7 +314,7 @@ static mxk_status nm_backward(const mxk_op_ctx *ctx, const void *param, void *st
                 sg += g;
                 sgx += g * xh;
                 if (dg != NULL)
-                    dg[pi] += (float)(dy[e] * xh);
+                    dg[pi] += cb_norm_f32(dy[e] * xh);
                 if (db != NULL)
                     db[pi] += dy[e];
             }
@@ -323,7 +324,7 @@ static mxk_status nm_backward(const mxk_op_ctx *ctx, const void *param, void *st
             for (uint64_t k = 0; k < v.K; k++) {
                 uint64_t e = base + k * v.inner, pi = nm_pidx(p, &v, o, k);
                 double xh = (x[e] - m) * inv, g = (double)dy[e] * gamma[pi];
-                mxk_sdk_assign_f32(&dx[e], (float)(inv * (g - mg - xh * mgx)), req[0]);
+                mxk_sdk_assign_f32(&dx[e], cb_norm_f32(inv * (g - mg - xh * mgx)), req[0]);
             }
         }
     return MXK_OK;

@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "cb_tensor.h"
+#include "norm_ops.h"
 
 /** The three losses. */
 enum reg_kind { REG_LINEAR, REG_LOGISTIC, REG_MAE };
@@ -37,9 +38,8 @@ static const mxk_attr_def reg_attrs[] = {
 
 /** Parses grad_scale. */
 static mxk_status reg_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk_error_sink *err) {
-    double g;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &g, err));
-    reg_param p = {kind, (float)g};
+    reg_param p = {kind, 0.0f};
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "grad_scale", &p.grad_scale, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 /** parse_param of LinearRegressionOutput. */

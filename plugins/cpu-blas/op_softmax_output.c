@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "norm_ops.h"
 
 /** normalization values, in the order of the enum string. */
 enum smo_norm { SMO_NULL, SMO_BATCH, SMO_VALID };
@@ -78,7 +79,9 @@ static const mxk_attr_def smo_attrs[] = {
 /** Parses the attributes; smooth_alpha must be in [0, 1] (upstream's bound). */
 static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     smo_param p;
-    MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "grad_scale", &p.grad_scale, err));
+    float gs = 0.0f;
+    MXK_SDK_CHECK(cb_norm_attr_f32(attrs, "grad_scale", &gs, err));
+    p.grad_scale = gs;
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "ignore_label", &p.ignore_label, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "multi_output", &p.multi_output, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_ignore", &p.use_ignore, err));
@@ -299,7 +302,7 @@ static mxk_status smo_backward(const mxk_op_ctx *ctx, const void *param, void *s
     double div = valid;
     if (p->multi_output && p->normalization == SMO_NULL)
         div = (double)v.inner;
-    float scale = (float)(p->grad_scale / div);
+    float scale = cb_norm_f32(p->grad_scale / div);
     float a = p->multi_output ? 0.0f : (float)p->smooth_alpha;
     float off = v.k > 1 ? a / (float)(v.k - 1) : 0.0f; /* smoothing of the other classes */
     for (size_t o = 0; o < v.outer; o++) {

@@ -138,6 +138,9 @@ CASES = [
     Case("MakeLoss", {"normalization": "valid", "valid_thresh": 0.2}, {"data": (3, 4)}),
     Case("MakeLoss", {"normalization": "valid", "valid_thresh": 5}, {"data": (3, 4)}),
     Case("make_loss", {}, {"data": (2, 3)}),
+    Case("MakeLoss", {"grad_scale": 1e40}, {"data": (2, 3)}, error="must be a float32 value"),
+    Case("LayerNorm", {"eps": 1e40}, {"data": (2, 3)}, error="must be a float32 value"),
+    Case("BatchNorm", {"momentum": 1e40}, {"data": (2, 3)}, error="must be a float32 value"),
     # ------------------------------------------------------------------ SVMOutput
     Case("SVMOutput", {}, {"data": (3, 4), "label": (3,)}, inputs={"label": ("int", 0, 4)},
          grad_req=LABEL_NULL),

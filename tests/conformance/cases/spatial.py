@@ -45,6 +45,13 @@ def _conv_cases():
              {"data": (1, 1, 5, 6, 8)}),
         Case("Convolution", {"kernel": (3, 1), "stride": (1, 2), "pad": (0, 1), "num_filter": 2,
                              "workspace": 1}, {"data": (3, 2, 5, 6)}),
+        # cuDNN attributes are accepted and ignored on CPU (every enum value)
+        Case("Convolution", {"kernel": (3, 3), "num_filter": 2, "cudnn_tune": "off",
+                             "cudnn_off": True}, {"data": (1, 2, 5, 5)}),
+        Case("Convolution", {"kernel": (3,), "num_filter": 2, "cudnn_tune": "limited_workspace"},
+             {"data": (1, 2, 5)}),
+        Case("Convolution", {"kernel": (1, 2, 2), "num_filter": 2, "cudnn_tune": "fastest"},
+             {"data": (1, 2, 3, 4, 4)}),
         # refusals
         Case("Convolution", {"kernel": (3, 3), "stride": (2,), "num_filter": 1},
              {"data": (1, 1, 5, 5)}, error="must have the same number of dimensions with kernel_size"),
@@ -100,6 +107,8 @@ def _deconv_cases():
              note="MXNet's MKLDNN deconvolution fails on the derived pads (see above)"),
         Case("Deconvolution", {"kernel": (3, 3), "stride": (2, 2), "num_filter": 2, "workspace": 1},
              {"data": (3, 2, 4, 5)}),
+        Case("Deconvolution", {"kernel": (2, 2), "num_filter": 2, "cudnn_tune": "fastest",
+                               "cudnn_off": True}, {"data": (1, 2, 3, 3)}),
         # refusals
         Case("Deconvolution", {"kernel": (3,), "stride": (2,), "adj": (2,), "num_filter": 1},
              {"data": (1, 1, 4)}, error="adj"),
@@ -159,6 +168,8 @@ def _pool_cases():
     cs += [
         Case("Pooling", {"global_pool": True, "pool_type": "avg"}, {"data": (2, 3, 4, 5)}),
         Case("Pooling", {"global_pool": True}, {"data": (2, 3, 7)}),
+        Case("Pooling", {"kernel": (2, 2), "cudnn_off": True, "pool_type": "avg"},
+             {"data": (1, 2, 4, 5)}),
         Case("Pooling", {"global_pool": True, "stride": (2, 2), "pad": (1, 1), "pool_type": "sum"},
              {"data": (2, 3, 5, 4)}),
         Case("Pooling", {"kernel": (2, 2), "stride": (2, 2)}, {"data": (2, 3, 8, 6)}),

@@ -2,6 +2,8 @@
 operators (plugins/cpu-blas/op_index_*.c, op_dot.c). Shapes and attributes follow MXNet's own
 tests (tests/python/unittest/test_operator.py at 1.9.1) plus every enum value, defaults and edges.
 """
+import numpy as np
+
 from case import Case
 
 IDX = "int32"  # index inputs given as int32 as well as float32
@@ -196,6 +198,14 @@ CASES = [
     Case("argmin", {"keepdims": True}, {"data": (2, 3)}),
     Case("argmin", {"axis": -1}, {"data": (5,)}),
     Case("argmin", {"axis": 2}, {"data": (5, 3)}, error="exceeds the input dimension"),
+    Case("argmin", {"axis": 1}, {"data": (2, 4)}, grad_req="null", name="argmin_nan",
+         inputs={"data": np.array([[3, np.nan, 1, np.nan], [2, 1, 1, 5]], dtype=np.float32)}),
+    Case("topk", {"k": 2, "ret_typ": "indices"}, {"data": (2, 4)}, grad_req="null",
+         inputs={"data": [[1, 1, 1, 1], [2, 5, 5, 2]]}, name="topk_ties"),
+    Case("argsort", {"is_ascend": False}, {"data": (1, 12)}, grad_req="null",
+         inputs={"data": [[1, 1, 1, 1, 2, 5, 5, 2, 0, 0, 3, 3]]}, name="argsort_ties",
+         note="ties keep their order (MXNet's std::sort does on rows under 16 elements)"),
+
     # ------------------------------------------------------------------ gradient requests of index inputs
     # write and add for every input, the index inputs included (zeros; take refuses add for them)
     Case("SequenceMask", {"use_sequence_length": True}, {"data": (3, 2), "sequence_length": (2,)},

@@ -281,6 +281,10 @@ def _other_cases():
                                                          "crop_like": (1, 1, 3, 4)}, variadic=True),
         Case("Crop", {"num_args": 2, "center_crop": True},
              {"data": (2, 2, 7, 6), "crop_like": (2, 2, 4, 3)}, variadic=True),
+        Case("Crop", {"num_args": 1, "h_w": (6, 3)}, {"data": (1, 2, 5, 5)}, variadic=True,
+             error="exceeds the input"),
+        Case("Crop", {"num_args": 1, "h_w": (3, 3), "offset": (1, 3)}, {"data": (1, 2, 5, 5)},
+             variadic=True, error="exceeds the input"),
     ]
     return cs
 

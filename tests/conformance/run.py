@@ -8,6 +8,10 @@ module, label "conformance"):
         --config-dir build/etc/mxk [--group core] [--only REGEX] [--cases-dir DIR] \\
         [--work-dir DIR] [--keep]
 
+The directories of passing cases are deleted unless --keep (a failing case's
+directory stays for a look: symbol.json, inputs.params, run.json, MXNet's
+mx_outputs.params / mx_info.json and mxk's outputs.params / info.json).
+
 For each Case / Net of cases/<group>.py (tests/conformance/case.py) it builds the
 MXNet symbol (operator node named "x"), infers shapes and types, draws the inputs
 with numpy from a seed derived from the case name, runs MXNet (bind with the same
@@ -548,7 +552,8 @@ def main():
     ap.add_argument("--group", action="append", default=[], help="case module (repeatable)")
     ap.add_argument("--only", help="regex over case ids (group.name)")
     ap.add_argument("--work-dir", help="where case directories go (default: a temporary dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work dir")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep every case directory (default: only those of failed cases)")
     ap.add_argument("--mxnet-worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -559,11 +564,14 @@ def main():
         return mxnet_worker(args)
     if not args.runner or not args.config_dir:
         ap.error("--runner and --config-dir are required")
-    keep = args.keep or args.work_dir is not None
+    temporary = args.work_dir is None
     work = args.work_dir or tempfile.mkdtemp(prefix="mxk-conformance-")
-    if os.path.isdir(work):
-        shutil.rmtree(work)
+    marker = os.path.join(work, ".mxk-conformance")
+    if os.path.isdir(work) and os.listdir(work) and not os.path.exists(marker):
+        ap.error("--work-dir %s is not empty and not a conformance work dir: not clearing it" % work)
+    shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    open(marker, "w").close()
     args.work_dir = work
     items = collect(args.cases_dir, args.group, args.only)
     for it in items:
@@ -601,6 +609,8 @@ def main():
             row[2] += 1
         if status in ("FAIL", "XPASS"):
             failed += 1
+        elif not args.keep:
+            shutil.rmtree(it.dirname(work), ignore_errors=True)  # gigabytes for big nets
     print("\n%-32s %6s %6s %6s" % ("operator", "pass", "cases", "xfail"))
     for op in sorted(table):
         p, n, x = table[op]
@@ -612,7 +622,7 @@ def main():
     print("\n%d of %d cases pass (%s); MXNet %.1f s, mxk %.1f s, comparison %.1f s" % (
         len(items) - failed, len(items), ", ".join(args.group) or "all groups", t1 - t0, t2 - t1,
         time.time() - t2))
-    if not keep:
+    if temporary and not failed and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
 

@@ -26,8 +26,8 @@
  * have the same number of dimensions with kernel_size, but kernel_size has 2
  * values while stride has 1" (MXNet's ConvolutionParamParser /
  * PoolingParamParser check, src/operator/nn/convolution.cc), and
- * "attribute 'stride': values must be >= 1, got 0" for a value below `lo` or
- * above INT32_MAX; those of mxk_sdk_attr_shape. Pure; thread-safe.
+ * "attribute 'stride': values must be in [1, 2147483647], got 0" for a value
+ * below `lo` or above INT32_MAX; those of mxk_sdk_attr_shape. Pure; thread-safe.
  */
 mxk_status cb_sp_tuple(const mxk_attrs *attrs, const char *key, const char *label, int nd,
                        int64_t dflt, int64_t lo, int64_t out[CB_SP_AXES], mxk_error_sink *err);

@@ -24,8 +24,8 @@ mxk_status cb_sp_tuple(const mxk_attrs *attrs, const char *key, const char *labe
     for (int i = 0; i < nd; i++) {
         if (s.dims[i] < lo || s.dims[i] > INT32_MAX)
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute '%s': values must be >= %lld, got %lld", key,
-                                 (long long)lo, (long long)s.dims[i]);
+                                 "attribute '%s': values must be in [%lld, %d], got %lld", key,
+                                 (long long)lo, INT32_MAX, (long long)s.dims[i]);
         out[CB_SP_AXES - nd + i] = s.dims[i];
     }
     return MXK_OK;

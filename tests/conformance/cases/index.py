@@ -201,9 +201,9 @@ CASES = [
     Case("argmin", {"axis": 1}, {"data": (2, 4)}, grad_req="null", name="argmin_nan",
          inputs={"data": np.array([[3, np.nan, 1, np.nan], [2, 1, 1, 5]], dtype=np.float32)}),
     Case("topk", {"k": 2, "ret_typ": "indices"}, {"data": (2, 4)}, grad_req="null",
-         inputs={"data": [[1, 1, 1, 1], [2, 5, 5, 2]]}, name="topk_ties"),
+         inputs={"data": np.array([[1, 1, 1, 1], [2, 5, 5, 2]], dtype=np.float32)}, name="topk_ties"),
     Case("argsort", {"is_ascend": False}, {"data": (1, 12)}, grad_req="null",
-         inputs={"data": [[1, 1, 1, 1, 2, 5, 5, 2, 0, 0, 3, 3]]}, name="argsort_ties",
+         inputs={"data": np.array([[1, 1, 1, 1, 2, 5, 5, 2, 0, 0, 3, 3]], dtype=np.float32)}, name="argsort_ties",
          note="ties keep their order (MXNet's std::sort does on rows under 16 elements)"),
 
     # ------------------------------------------------------------------ gradient requests of index inputs

@@ -128,6 +128,9 @@ static void sl_axis_range(const sl_param *p, int32_t i, int64_t len, sl_range *r
     int64_t s = i < p->ns && p->has_step[i] ? p->step[i] : 1;
     int64_t b = p->has_begin[i] ? p->begin[i] : (s < 0 ? len - 1 : 0);
     int64_t e = p->has_end[i] ? p->end[i] : (s < 0 ? -1 : len);
+    /* a step of len or more selects one element either way: clamped, steps times
+     * strides cannot overflow */
+    s = s > len ? len : (s < -len ? -len : s);
     if (b < 0)
         b += len;
     if (e < 0 && p->has_end[i])

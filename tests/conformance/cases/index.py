@@ -33,6 +33,7 @@ CASES = [
     Case("slice", {"begin": (0, None), "end": (1, None), "step": (2, -1)}, {"data": (2, 2, 3, 3)}),
     Case("slice", {"begin": (2, 3), "end": (None, 10), "step": (None, 2)}, {"data": (4, 20)}),
     Case("slice", {"begin": (), "end": (), "step": ()}, {"data": (2, 3)}),
+    Case("slice", {"begin": (None, 1), "end": (None, None), "step": (100, -100)}, {"data": (3, 4)}),
     Case("slice", {"begin": (0,) * 9, "end": (1,) * 9}, {"data": (2, 2)},
          error="Slicing axis exceeds data dimensions"),
     Case("slice", {"begin": "(0,x)", "end": (1, 1)}, {"data": (2, 2)}, error="'(0,x)'"),

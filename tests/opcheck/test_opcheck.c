@@ -35,6 +35,9 @@
 /** Most arguments of a case. */
 #define MAX_IN 16
 
+/** Most attribute/shape combinations of one operator. */
+#define MAX_CASES 6
+
 /** One attribute/shape combination. */
 typedef struct op_case {
     const char *attrs;  /**< "k=v;k=v" */
@@ -51,7 +54,7 @@ typedef struct op_entry {
     double kink; /**< kink margin of every input (relu, abs, max, ...) */
     mxk_opcheck_forward_fn ref;
     mxk_opcheck_loss_fn loss;
-    op_case cases[4];
+    op_case cases[MAX_CASES];
 } op_entry;
 
 /* ------------------------------------------------------------------------- */
@@ -498,7 +501,9 @@ static const op_entry table[] = {
      {{"act_type=leaky;slope=0.1", "2,3", 0},
       {"act_type=elu;slope=0.5", "2,3", 0},
       {"act_type=prelu", "2,3,2|0", 0},
-      {"act_type=rrelu", "3,4", 0}}},
+      {"act_type=rrelu", "3,4", 0},
+      {"act_type=selu", "2,3", 0},
+      {"act_type=gelu", "2,3", 0}}},
     {"SoftmaxActivation",
      NULL,
      NULL,
@@ -1098,7 +1103,7 @@ static int run_all(void) {
         ops++;
         uint64_t rng = 0x5eed0000u + i;
         int op_failed = 0;
-        for (int ci = 0; ci < 4 && e->cases[ci].shapes != NULL; ci++) {
+        for (int ci = 0; ci < MAX_CASES && e->cases[ci].shapes != NULL; ci++) {
             op_failed += run_case(name, e, &e->cases[ci], ci, &rng, verbose) != 0;
             cases++;
         }

@@ -98,6 +98,7 @@ CASES = [
     Case("pick", {"axis": 2, "keepdims": True, "mode": "wrap"}, {"data": (2, 3, 4, 2), "index": (2, 3, 1, 2)},
          inputs={"index": ("int", -8, 8)}, grad_req={"data": "write", "index": "null"}),
     Case("pick", {"axis": None}, {"data": (3, 4), "index": (3,)}, error="axis=None is not supported"),
+    Case("pick", {"axis": 1}, {"data": (3, 4), "index": (4,)}, error="index"),
     # ------------------------------------------------------------------ gather_nd / scatter_nd
     Case("gather_nd", {}, {"data": (2, 2), "indices": (2, 3)},
          inputs={"indices": [[1, 1, 0], [0, 1, 0]]}, grad_req={"data": "write", "indices": "null"}),
@@ -125,6 +126,7 @@ CASES = [
          inputs={"condition": ("int", -1, 2, IDX)},
          grad_req={"condition": "null", "x": "write", "y": "write"}),
     Case("where", {}, {"condition": (4,), "x": (3, 4), "y": (3, 4)}, error="condition"),
+    Case("where", {}, {"condition": (3, 4), "x": (3, 4), "y": (3, 5)}, error="(3,5)"),
     # ------------------------------------------------------------------ batch_dot
     Case("batch_dot", {}, {"lhs": (2, 3, 4), "rhs": (2, 4, 5)}),
     Case("batch_dot", {"transpose_a": True}, {"lhs": (3, 4, 2), "rhs": (3, 4, 5)}),

@@ -133,30 +133,6 @@ mxk_status cb_check_grad(const mxk_tensor *g, mxk_op_req req, const mxk_shape *e
     return MXK_OK;
 }
 
-/** Reads an (h, w) attribute (see cpu_blas.h). */
-mxk_status cb_attr_pair(const mxk_attrs *attrs, const char *key, int64_t dflt, int64_t lo,
-                        const char *who, int64_t out[2], mxk_error_sink *err) {
-    mxk_shape s;
-    out[0] = out[1] = dflt;
-    if (!mxk_sdk_attr_is_set(attrs, key))
-        return MXK_OK;
-    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, key, &s, err));
-    if (s.ndim == 0)
-        return MXK_OK;
-    if (s.ndim != 2)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute '%s': %s supports 2-D (h, w) only, got %d values", key, who,
-                             (int)s.ndim);
-    for (int i = 0; i < 2; i++) {
-        if (s.dims[i] < lo || s.dims[i] > INT32_MAX)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute '%s': values must be >= %lld, got %lld", key,
-                                 (long long)lo, (long long)s.dims[i]);
-        out[i] = s.dims[i];
-    }
-    return MXK_OK;
-}
-
 /** Narrows a size to a CBLAS int (see cpu_blas.h). */
 mxk_status cb_blas_dim(uint64_t v, const char *what, int *out, mxk_error_sink *err) {
     if (v > (uint64_t)INT_MAX)

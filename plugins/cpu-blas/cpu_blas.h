@@ -166,16 +166,6 @@ mxk_status cb_check_grad(const mxk_tensor *g, mxk_op_req req, const mxk_shape *e
                          const char *name, mxk_error_sink *err);
 
 /**
- * Reads the 2-tuple attribute `key`, (h, w), into out[0], out[1]: absent or "()"
- * gives `dflt` twice. Errors (the attribute named): MXK_ERR_UNSUPPORTED for
- * another length, "attribute 'pad': <who> supports 2-D (h, w) only, got 3 values"
- * (`who`: "cpu-blas", "cpu-blas Pooling"); MXK_ERR_INVALID_ARGUMENT for a value
- * below `lo` or above INT32_MAX; those of mxk_sdk_attr_shape.
- */
-mxk_status cb_attr_pair(const mxk_attrs *attrs, const char *key, int64_t dflt, int64_t lo,
-                        const char *who, int64_t out[2], mxk_error_sink *err);
-
-/**
  * Converts a dimension for CBLAS (int): MXK_ERR_UNSUPPORTED naming `what` when it
  * exceeds INT_MAX.
  */

@@ -12,10 +12,6 @@ DEFAULT_RTOL = 1e-4  # python/mxnet/test_utils.py default_rtols()[float32]
 DEFAULT_ATOL = 1e-3  # python/mxnet/test_utils.py default_atols()[float32]
 
 
-def _fmt(v):
-    return np.array2string(np.asarray(v), precision=6, threshold=8)
-
-
 def close(got, ref, rtol, atol):
     """None when `got` matches `ref`, else a one-line description of the worst element."""
     got = np.asarray(got)

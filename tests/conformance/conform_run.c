@@ -6,9 +6,9 @@
  * For each case directory (given as arguments, or one per line in FILE) it reads
  *   symbol.json    the case's graph, written by MXNet 1.9.1's Symbol.tojson()
  *   inputs.params  MXNet's NDArray list format: "arg:NAME" (every argument),
- *                  "aux:NAME" (every aux state), "grad:NAME" (initial gradient,
- *                  for grad_req add and write alike), "ograd:I" (the head
- *                  gradient of output I; absent for loss outputs)
+ *                  "aux:NAME" (every aux state), "grad:NAME" (initial gradient;
+ *                  zeros when absent), "ograd:I" (the head gradient of output I;
+ *                  NULL when absent: loss outputs ignore it)
  *   run.json       {"known": {NAME: SHAPE}, "grad_req": {NAME: "write"|"add"|"null"},
  *                   "is_train": BOOL, "backward": BOOL}
  * binds the symbol on cpu(0) (upstream python/mxnet/symbol/symbol.py Symbol.bind),

@@ -332,3 +332,23 @@ add("_random_uniform", {"low": -2.0, "high": 3.0, "shape": (2000,)}, {}, grad_re
 add("_random_uniform", {"shape": (100, 20), "dtype": "float64"}, {}, grad_req="null")
 add("_random_normal", {"shape": (50, 40)}, {}, grad_req="null")
 add("_random_normal", {"loc": 1.5, "scale": 0.5, "shape": (2000,)}, {}, grad_req="null")
+
+# ---------------------------------------------------------------- aliases (MXNet's add_alias)
+# The JSON given to mxk names the alias; MXNet runs the canonical operator.
+for alias, attrs, shapes in (
+        ("_plus", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Plus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
+        ("_add", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_minus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
+        ("_sub", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Minus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
+        ("_mul", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Mul", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
+        ("broadcast_plus", {}, {"lhs": (3, 1), "rhs": (1, 4)}),
+        ("broadcast_minus", {}, {"lhs": (3, 1), "rhs": (1, 4)}),
+        ("split", {"num_outputs": 2}, {"data": (2, 4)}), ("flatten", {}, {"data": (2, 3, 4)}),
+        ("reshape", {"shape": (4, -1)}, {"data": (2, 3, 4)}), ("swapaxes", {}, {"data": (2, 3)}),
+        ("stop_gradient", {}, {"data": (2, 3)}), ("cast", {"dtype": "float64"}, {"data": (2, 3)})):
+    add(alias, attrs, shapes, name="alias_" + alias)
+add("_div", {}, {"lhs": (3, 4), "rhs": (3, 4)}, inputs={"rhs": POS}, name="alias__div")
+add("_Div", {}, {"lhs": (3, 4), "rhs": (3, 4)}, inputs={"rhs": POS}, name="alias__Div")
+add("ElementWiseSum", {}, {"a": (2, 3), "b": (2, 3)}, variadic=True, name="alias_ElementWiseSum")
+add("concat", {"dim": 0}, {"a": (2, 3), "b": (1, 3)}, variadic=True, name="alias_concat")
+add("uniform", {"shape": (50, 40)}, {}, grad_req="null", name="alias_uniform")
+add("random_normal", {"shape": (50, 40)}, {}, grad_req="null", name="alias_random_normal")

@@ -329,25 +329,61 @@ static mxk_status bd_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 
+/** batch_dot's work: batches of one call, run in ranges over the kernel's threads. */
+typedef struct bd_task {
+    const mxk_op_ctx *ctx;
+    const dot_param *p;
+    dot_view v;
+    int m, k, n;
+    const float *a, *b, *c; /**< lhs, rhs; out_grad (backward) */
+    float *o, *da, *db;     /**< output (forward); gradients (backward, NULL: not wanted) */
+    const mxk_op_req *req;  /**< forward: req[0] of the output; backward: of lhs, rhs */
+    int backward;
+} bd_task;
+
+/** Batches [begin, end) of a batch_dot call: the product, or its gradients (dot_grad). */
+static void bd_range(void *arg, int64_t begin, int64_t end) {
+    const bd_task *t = arg;
+    const dot_param *p = t->p;
+    uint64_t mk = t->v.m * t->v.k, kn = t->v.k * t->v.n, mn = t->v.m * t->v.n;
+    int lda = p->ta ? t->m : t->k, ldb = p->tb ? t->k : t->n;
+    for (uint64_t i = (uint64_t)begin; i < (uint64_t)end; i++) {
+        if (t->backward)
+            dot_grad(t->ctx, p, t->m, t->k, t->n, t->c + i * mn, t->a + i * mk, t->b + i * kn,
+                     t->da ? t->da + i * mk : NULL, t->db ? t->db + i * kn : NULL, t->req);
+        else
+            cb_sgemm(t->ctx, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans,
+                     t->m, t->n, t->k, 1.0f, t->a + i * mk, lda, t->b + i * kn, ldb,
+                     mxk_sdk_req_beta(t->req[0]), t->o + i * mn, t->n);
+    }
+}
+
+/**
+ * Runs a batch_dot task over `batch` batches, split over the kernel's threads in
+ * ranges of at least 2^19 multiply-adds (cb_sgemm's own threshold; each product
+ * inside a range runs on that range's thread).
+ */
+static void bd_run(const bd_task *t, uint64_t batch) {
+    double work = (double)t->v.m * (double)t->v.k * (double)t->v.n, min = (double)(1 << 19);
+    int64_t grain = work >= min ? 1 : (int64_t)(min / work);
+    cb_parallel_for(t->ctx, (int64_t)batch, grain, bd_range, (void *)t);
+}
+
 /** out[b] (=|+=) op(A[b]) op(B[b]) for every batch b. */
 static mxk_status bd_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const dot_param *p = param;
     MXK_SDK_CHECK(cb_check_forward(args, 2, 1, dot_args, dot_outs, bd_infer_shape, param, err));
-    mxk_op_req req = args->req[0];
-    if (req == MXK_REQ_NULL)
+    if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
-    float *o = cb_f32(args->out_data[0]);
     uint64_t batch;
-    dot_view v = bd_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape, &batch);
-    int m, k, n;
-    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
-    int lda = p->ta ? m : k, ldb = p->tb ? k : n;
-    for (uint64_t i = 0; i < batch; i++)
-        cb_sgemm(ctx, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, m, n, k,
-                 1.0f, a + i * v.m * v.k, lda, b + i * v.k * v.n, ldb, mxk_sdk_req_beta(req),
-                 o + i * v.m * v.n, n);
+    bd_task t = {.ctx = ctx, .p = p, .req = args->req};
+    t.v = bd_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape, &batch);
+    MXK_SDK_CHECK(dot_blas_dims(&t.v, &t.m, &t.k, &t.n, err));
+    t.a = cb_f32(args->in_data[0]);
+    t.b = cb_f32(args->in_data[1]);
+    t.o = cb_f32(args->out_data[0]);
+    bd_run(&t, batch);
     return MXK_OK;
 }
 
@@ -359,19 +395,16 @@ static mxk_status bd_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(dot_begin_backward(args, bd_infer_shape, param, &needed, err));
     if (!needed)
         return MXK_OK;
-    const mxk_op_req *req = args->req;
-    const mxk_shape *ls = &args->in_data[0]->shape, *rs = &args->in_data[1]->shape;
     uint64_t batch;
-    dot_view v = bd_view_of(p, ls, rs, &batch);
-    int m, k, n;
-    MXK_SDK_CHECK(dot_blas_dims(&v, &m, &k, &n, err));
-    const float *dc = cb_f32(args->out_grad[0]);
-    const float *a = cb_f32(args->in_data[0]), *b = cb_f32(args->in_data[1]);
-    float *da = dot_grad_ptr(args, 0), *db = dot_grad_ptr(args, 1);
-    uint64_t mk = v.m * v.k, kn = v.k * v.n;
-    for (uint64_t i = 0; i < batch; i++)
-        dot_grad(ctx, p, m, k, n, dc + i * v.m * v.n, a + i * mk, b + i * kn,
-                 da ? da + i * mk : NULL, db ? db + i * kn : NULL, req);
+    bd_task t = {.ctx = ctx, .p = p, .req = args->req, .backward = 1};
+    t.v = bd_view_of(p, &args->in_data[0]->shape, &args->in_data[1]->shape, &batch);
+    MXK_SDK_CHECK(dot_blas_dims(&t.v, &t.m, &t.k, &t.n, err));
+    t.c = cb_f32(args->out_grad[0]);
+    t.a = cb_f32(args->in_data[0]);
+    t.b = cb_f32(args->in_data[1]);
+    t.da = dot_grad_ptr(args, 0);
+    t.db = dot_grad_ptr(args, 1);
+    bd_run(&t, batch);
     return MXK_OK;
 }
 

@@ -133,6 +133,8 @@ CASES = [
     Case("batch_dot", {"transpose_b": True}, {"lhs": (3, 2, 4), "rhs": (3, 5, 4)}),
     Case("batch_dot", {"transpose_a": True, "transpose_b": True}, {"lhs": (2, 4, 3), "rhs": (2, 5, 4)}),
     Case("batch_dot", {}, {"lhs": (2, 3, 2, 4), "rhs": (2, 3, 4, 1)}),
+    Case("batch_dot", {}, {"lhs": (64, 32, 32), "rhs": (64, 32, 32)}, name="batch_dot_many",
+         note="64 batches of 32^3 multiply-adds: split over the kernel's threads"),
     Case("batch_dot", {}, {"lhs": (2, 3, 4), "rhs": (3, 4, 5)}, error="leading batch dimensions"),
     Case("batch_dot", {}, {"lhs": (2, 3, 4), "rhs": (2, 3, 5)}, error="shape mismatch"),
     Case("batch_dot", {}, {"lhs": (3, 4), "rhs": (4, 5)}, error="N-D*N-D array"),

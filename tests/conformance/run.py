@@ -72,8 +72,8 @@ class Item:
 
 
 def load_module(path):
-    spec = importlib.util.spec_from_file_location("conformance_cases_" + os.path.basename(path)[:-3],
-                                                  path)
+    name = "conformance_cases_" + os.path.basename(path)[:-3]
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -592,7 +592,7 @@ def main():
     work = args.work_dir or tempfile.mkdtemp(prefix="mxk-conformance-")
     marker = os.path.join(work, ".mxk-conformance")
     if os.path.isdir(work) and os.listdir(work) and not os.path.exists(marker):
-        ap.error("--work-dir %s is not empty and not a conformance work dir: not clearing it" % work)
+        ap.error("--work-dir %s is not empty and not a conformance work dir: not cleared" % work)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     open(marker, "w").close()

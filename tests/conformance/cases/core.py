@@ -86,10 +86,12 @@ for op in ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_maximum
 for a, b in BSHAPES:
     add("broadcast_div", {}, {"lhs": a, "rhs": b}, inputs={"rhs": POS})
     add("broadcast_power", {}, {"lhs": a, "rhs": b}, inputs={"lhs": POS, "rhs": ("uniform", -2, 2)})
-add("broadcast_add", {}, {"lhs": (2, 3), "rhs": (4, 3)}, error="operands could not be broadcast together with shapes",
+add("broadcast_add", {}, {"lhs": (2, 3), "rhs": (4, 3)},
+    error="operands could not be broadcast together with shapes",
     name="broadcast_add_mismatch")
 add("broadcast_maximum", {}, {"lhs": (4,), "rhs": (4,)},
-    inputs={"lhs": [1.0, 2.0, 3.0, 4.0], "rhs": [1.0, 1.0, 5.0, 4.0]}, name="broadcast_maximum_ties")
+    inputs={"lhs": [1.0, 2.0, 3.0, 4.0], "rhs": [1.0, 1.0, 5.0, 4.0]},
+    name="broadcast_maximum_ties")
 
 # ---------------------------------------------------------------- dot
 add("dot", {}, {"lhs": (3, 4), "rhs": (4, 5)})
@@ -218,7 +220,8 @@ add("Convolution", {"kernel": (1, 1), "num_filter": 5}, IMG)
 add("Convolution", {"kernel": (3,), "num_filter": 4, "pad": (1,)}, {"data": (2, 3, 10)})
 add("Convolution", {"kernel": (3,), "num_filter": 2, "stride": (2,), "dilate": (2,)},
     {"data": (2, 2, 11)})
-add("Convolution", {"kernel": (2, 2, 2), "num_filter": 3, "pad": (1, 0, 1)}, {"data": (1, 2, 4, 5, 6)})
+add("Convolution", {"kernel": (2, 2, 2), "num_filter": 3, "pad": (1, 0, 1)},
+    {"data": (1, 2, 4, 5, 6)})
 add("Convolution", {"kernel": (8, 8), "num_filter": 2}, IMG)
 add("Convolution", {"kernel": (3, 3), "num_filter": 4, "num_group": 2}, IMG, error="num_group",
     name="Convolution_bad_group")
@@ -255,7 +258,8 @@ add("Pooling", {"kernel": (3, 3), "stride": (2, 2), "pool_type": "max",
 add("Pooling", {"kernel": (2, 2), "stride": (2, 2), "pool_type": "lp", "p_value": 2}, IMG)
 add("Pooling", {"kernel": (2, 2), "stride": (2, 2), "pool_type": "lp", "p_value": 1}, IMG)
 add("Pooling", {"kernel": (2, 2)}, IMG, name="Pooling_defaults")
-add("Pooling", {"kernel": (9, 9)}, IMG, error="kernel size (9) exceeds input", name="Pooling_too_big")
+add("Pooling", {"kernel": (9, 9)}, IMG, error="kernel size (9) exceeds input",
+    name="Pooling_too_big")
 
 # ---------------------------------------------------------------- normalisation, regularisation
 add("BatchNorm", {}, IMG, is_train=False)
@@ -307,7 +311,8 @@ add("Embedding", {"input_dim": 5, "output_dim": 3}, {"data": (6,)},
 add("Embedding", {"input_dim": 5, "output_dim": 3}, {"data": (4,)},
     inputs={"data": [-1.0, 7.0, 2.0, 4.0]}, grad_req={"data": "null"}, name="Embedding_clip")
 for dt in ("float32", "int32", "float64", "uint8"):
-    add("one_hot", {"depth": 5, "dtype": dt}, {"indices": (2, 3)}, inputs={"indices": ("int", 0, 5)},
+    add("one_hot", {"depth": 5, "dtype": dt}, {"indices": (2, 3)},
+        inputs={"indices": ("int", 0, 5)},
         grad_req="null")
 add("one_hot", {"depth": 4, "on_value": 2.5, "off_value": -1.0}, {"indices": (5,)},
     inputs={"indices": [0.0, 3.0, -1.0, 4.0, 1.0]}, grad_req="null", name="one_hot_out_of_range")
@@ -335,19 +340,18 @@ add("_random_normal", {"loc": 1.5, "scale": 0.5, "shape": (2000,)}, {}, grad_req
 
 # ---------------------------------------------------------------- aliases (MXNet's add_alias)
 # The JSON given to mxk names the alias; MXNet runs the canonical operator.
+BIN = {"lhs": (3, 4), "rhs": (3, 4)}
 for alias, attrs, shapes in (
-        ("_plus", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Plus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
-        ("_add", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_minus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
-        ("_sub", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Minus", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
-        ("_mul", {}, {"lhs": (3, 4), "rhs": (3, 4)}), ("_Mul", {}, {"lhs": (3, 4), "rhs": (3, 4)}),
+        ("_plus", {}, BIN), ("_Plus", {}, BIN), ("_add", {}, BIN), ("_minus", {}, BIN),
+        ("_sub", {}, BIN), ("_Minus", {}, BIN), ("_mul", {}, BIN), ("_Mul", {}, BIN),
         ("broadcast_plus", {}, {"lhs": (3, 1), "rhs": (1, 4)}),
         ("broadcast_minus", {}, {"lhs": (3, 1), "rhs": (1, 4)}),
         ("split", {"num_outputs": 2}, {"data": (2, 4)}), ("flatten", {}, {"data": (2, 3, 4)}),
         ("reshape", {"shape": (4, -1)}, {"data": (2, 3, 4)}), ("swapaxes", {}, {"data": (2, 3)}),
         ("stop_gradient", {}, {"data": (2, 3)}), ("cast", {"dtype": "float64"}, {"data": (2, 3)})):
     add(alias, attrs, shapes, name="alias_" + alias)
-add("_div", {}, {"lhs": (3, 4), "rhs": (3, 4)}, inputs={"rhs": POS}, name="alias__div")
-add("_Div", {}, {"lhs": (3, 4), "rhs": (3, 4)}, inputs={"rhs": POS}, name="alias__Div")
+add("_div", {}, BIN, inputs={"rhs": POS}, name="alias__div")
+add("_Div", {}, BIN, inputs={"rhs": POS}, name="alias__Div")
 add("ElementWiseSum", {}, {"a": (2, 3), "b": (2, 3)}, variadic=True, name="alias_ElementWiseSum")
 add("concat", {"dim": 0}, {"a": (2, 3), "b": (1, 3)}, variadic=True, name="alias_concat")
 add("uniform", {"shape": (50, 40)}, {}, grad_req="null", name="alias_uniform")

@@ -135,6 +135,24 @@ add("Flatten", {}, {"data": (3, 4)})
 for shape in ((4, 30), (0, -1), (2, 0, -1), (-2,), (2, -2), (-3, 4, 5), (2, -3, 5), (-4, 1, 2, -2),
               (2, 3, -4, -1, 2, 5), (0, 0, 0, 0)):
     add("Reshape", {"shape": shape}, {"data": (2, 3, 4, 5)})
+# upstream tests/python/unittest/test_operator.py test_reshape: (input, shape, reverse)
+for src, shape, rev in (
+        ((2, 3, 5, 5), (0, -1), False), ((2, 3, 5, 5), (0, 0, -1), False),
+        ((5, 3, 4, 5), (0, -1, 0), False), ((2, 3, 5, 4), (-1, 0, 0), False),
+        ((2, 4, 5, 3), (-1, 2, 2, 1), False), ((2, 3, 5, 6), (6, 1, -2), False),
+        ((2, 3, 5, 6), (-3, -3), False), ((2, 3, 5, 6), (-3, -1), False),
+        ((64,), (-4, 16, 4), False), ((64,), (-4, 16, -1), False),
+        ((64, 1, 2, 3), (-4, 16, -1, -2), False), ((2, 3, 5, 5), (0, -1), True),
+        ((2, 3, 5, 5), (0, 0, -1), True), ((5, 3, 4, 5), (0, -1, 0), True),
+        ((2, 3, 5, 4), (-1, 0, 0), True), ((2, 3, 4, 5), (3, -1, 0), True),
+        ((2, 3, 5, 5), (5, 3, 0, -1), True), ((2, 3, 5, 5), (0, 0, 0, 0), True),
+        ((2, 3, 5, 6), (-2,), True), ((2, 3, 5, 6), (-2, 1, 30), True),
+        ((2, 3, 5, 6), (-3, -3), True), ((64,), (16, 4, -4), True), ((64,), (16, -1, -4), True),
+        ((1, 2, 3, 64), (-2, -1, 16, -4), True)):
+    add("Reshape", {"shape": shape, "reverse": rev}, {"data": src})
+add("Reshape", {"target_shape": (2, 0)}, {"data": (2, 3, 5, 5)}, name="Reshape_target_shape",
+    note="the legacy API of test_reshape")
+add("Flatten", {}, {"data": (5, 4, 3, 7)}, name="Flatten_test_reshape")
 add("Reshape", {"shape": (-1, 0), "reverse": True}, {"data": (2, 3, 4, 5)})
 add("Reshape", {"shape": (0, -1), "reverse": True}, {"data": (10, 5, 4)})
 add("Reshape", {"shape": (7, -1)}, {"data": (2, 3, 4, 5)}, error="120 elements", name="Reshape_bad")

@@ -257,6 +257,25 @@ add("Deconvolution", {"kernel": (3, 3), "num_filter": 2, "stride": (2, 2),
                       "target_shape": (16, 16)}, IMG, mkldnn=False,
     note="MXNet's MKLDNN path refuses it ('dilated deconvolution' descriptor)")
 add("Deconvolution", {"kernel": (3,), "num_filter": 2, "stride": (2,)}, {"data": (2, 3, 7)})
+# upstream test_operator.py test_deconvolution (403x403 and batch 32 made smaller):
+# target_shape overrides pad and adj.
+for k in ((3, 3), (3,)):
+    d, tgt = (2, 3) + (4,) * len(k), (8,) * len(k)
+    add("Deconvolution", {"kernel": k, "stride": (2,) * len(k), "target_shape": tgt,
+                          "pad": (99,) * len(k), "adj": (101,) * len(k), "num_filter": 5},
+        {"data": d}, mkldnn=False, note="MXNet's MKLDNN path refuses target_shape")
+    add("Deconvolution", {"kernel": k, "stride": (2,) * len(k), "pad": (1,) * len(k),
+                          "adj": (1,) * len(k), "num_filter": 5}, {"data": d})
+    add("Deconvolution", {"kernel": k, "num_filter": 1, "pad": (1,) * len(k)},
+        {"data": (1, 1) + (5,) * len(k)})
+    add("Deconvolution", {"kernel": k, "num_filter": 3, "pad": (1,) * len(k)},
+        {"data": (4, 3) + (28,) * len(k)})
+    add("Deconvolution", {"kernel": (7,) * len(k), "num_filter": 3, "stride": (5,) * len(k),
+                          "pad": (2,) * len(k)}, {"data": (1, 3) + (23,) * len(k)})
+# upstream test_convolution_grouping: 4 filters in 2 groups, kernel 3, 1-D to 3-D
+for dim in (1, 2, 3):
+    add("Convolution", {"kernel": (3,) * dim, "num_filter": 4, "num_group": 2},
+        {"data": (1, 4) + (9,) * dim})
 
 # ---------------------------------------------------------------- pooling
 for pt in ("max", "avg", "sum"):

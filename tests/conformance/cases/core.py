@@ -224,6 +224,16 @@ add("SoftmaxOutput", {"preserve_shape": True}, {"data": (2, 3, 4), "label": (2, 
 add("SoftmaxOutput", {"smooth_alpha": 0.1}, SO_LABEL, inputs=SO_INT, grad_req=SO_REQ)
 add("SoftmaxOutput", {"out_grad": True}, SO_LABEL, inputs=SO_INT, grad_req=SO_REQ)
 add("SoftmaxOutput", {}, {"data": (2, 3, 4)}, grad_req="null", name="SoftmaxOutput_infer_label")
+# upstream test_softmax_output_normalization: batch 8, 6 labels, 3x3 for multi_output
+for multi in (False, True):
+    for ignore in (False, True):
+        for norm in ("null", "batch", "valid"):
+            attrs = {"grad_scale": 0.37, "normalization": norm, "multi_output": multi}
+            if ignore:
+                attrs.update(use_ignore=True, ignore_label=2)
+            add("SoftmaxOutput", attrs,
+                {"data": (8, 6, 3, 3) if multi else (8, 6), "label": (8, 3, 3) if multi else (8,)},
+                inputs={"label": ("int", 0, 6)}, grad_req=SO_REQ)
 for op in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     add(op, {}, {"data": (4, 3), "label": (4, 3)}, grad_req=SO_REQ)
     add(op, {"grad_scale": 2.0}, {"data": (2, 3, 4), "label": (2, 3, 4)}, grad_req=SO_REQ)
@@ -328,6 +338,19 @@ add("UpSampling", {"scale": 2, "sample_type": "nearest", "multi_input_mode": "su
     {"a": (2, 3, 4, 4), "b": (2, 3, 2, 2)}, variadic=True)
 add("UpSampling", {"scale": 2, "sample_type": "bilinear", "num_filter": 3},
     {"data": (2, 3, 4, 4)})
+# upstream test_nearest_upsampling (base 1 and 2) and test_bilinear_upsampling (weight given)
+for root in (1, 2, 3):
+    for scale in (1, 2):
+        for n in (1, 2, 3):
+            for base in (1, 2):
+                side = [base * root * scale ** (n - 1 - i) for i in range(n)]
+                add("UpSampling", {"scale": root, "sample_type": "nearest"},
+                    {"arg_%d" % i: (1, 3, side[i], side[i]) for i in range(n)}, variadic=True)
+for root in (2, 3):
+    for nf in (1, 2, 3):
+        k = 2 * root - root % 2
+        add("UpSampling", {"scale": root, "sample_type": "bilinear", "num_filter": nf},
+            {"data": (1, nf, 2 * root, 2 * root), "weight": (nf, 1, k, k)}, variadic=True)
 add("Crop", {"h_w": (3, 4)}, {"a": (2, 3, 8, 8)}, variadic=True)
 add("Crop", {"h_w": (3, 4), "offset": (2, 1)}, {"a": (2, 3, 8, 8)}, variadic=True)
 add("Crop", {"h_w": (3, 4), "center_crop": True}, {"a": (2, 3, 8, 8)}, variadic=True)

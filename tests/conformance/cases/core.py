@@ -7,6 +7,8 @@ instance mode, argmax_channel 3-D, BatchNorm's aux update, SoftmaxOutput
 multi_output with smooth_alpha, Cast wrapping to uint8, norm's gradient at 0,
 Dropout p=1) are not repeated here.
 """
+import numpy as np
+
 from case import Case
 
 POS = ("uniform", 0.1, 2.0)  # inputs of log, sqrt, rsqrt, power bases, divisors
@@ -111,6 +113,15 @@ for op in ("sum", "mean", "max", "min"):
     add(op, {"axis": -1}, {"data": (2, 3, 4, 5)})
     add(op, {"axis": 1, "exclude": True}, {"data": (3, 4, 5)})
     add(op, {"axis": ()}, {"data": (3, 4)})
+# upstream test_reduce: random ndim 1-5, dims 1-5, axes, keepdims and exclude (fixed draw)
+_rs = np.random.RandomState(1)
+for op in ("sum", "mean", "max", "min"):
+    for _ in range(6):
+        ndim = _rs.randint(1, 6)
+        shape = tuple(int(d) for d in _rs.randint(1, 6, size=ndim))
+        axes = tuple(int(a) for a in np.nonzero(_rs.randint(0, 2, size=ndim))[0]) or (0,)
+        add(op, {"axis": axes, "keepdims": bool(_rs.randint(0, 2)),
+                 "exclude": bool(_rs.randint(0, 2))}, {"data": shape})
 add("sum", {"axis": 3}, {"data": (3, 4, 5)}, error="axis 3", name="sum_bad_axis")
 add("max", {"axis": 0}, {"data": (3, 2)}, inputs={"data": [[1.0, 5.0], [3.0, 5.0], [3.0, 0.0]]},
     name="max_ties")
@@ -238,6 +249,8 @@ for op in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionO
     add(op, {}, {"data": (4, 3), "label": (4, 3)}, grad_req=SO_REQ)
     add(op, {"grad_scale": 2.0}, {"data": (2, 3, 4), "label": (2, 3, 4)}, grad_req=SO_REQ)
     add(op, {}, {"data": (5, 1), "label": (5,)}, grad_req=SO_REQ)
+    add(op, {}, {"data": (50, 30), "label": (50, 30)}, grad_req=SO_REQ,
+        inputs={"label": ("uniform", 0, 1)}, name=op + "_test_regression")
 
 # ---------------------------------------------------------------- convolution
 add("Convolution", {"kernel": (3, 3), "num_filter": 4}, IMG)

@@ -236,7 +236,7 @@ def net_default(name, shape, rng):
 def dtype_of(spec):
     if isinstance(spec, tuple) and spec and spec[0] == "int" and len(spec) > 3:
         return np.dtype(spec[3])
-    if isinstance(spec, np.ndarray) and spec.dtype.kind != "f":
+    if isinstance(spec, np.ndarray):
         return spec.dtype
     return np.dtype(np.float32)
 

@@ -13,6 +13,7 @@ from case import Case
 
 POS = ("uniform", 0.1, 2.0)  # inputs of log, sqrt, rsqrt, power bases, divisors
 IMG = {"data": (2, 3, 8, 8)}
+_rs = np.random.RandomState(1)  # fixed draws for the sweeps taken from upstream's random tests
 
 CASES = []
 
@@ -104,6 +105,14 @@ add("dot", {}, {"lhs": (4,), "rhs": (4,)})
 add("dot", {}, {"lhs": (2, 3, 4), "rhs": (4, 5)})
 add("dot", {}, {"lhs": (3, 4), "rhs": (4,)})
 add("dot", {}, {"lhs": (3, 4), "rhs": (5, 6)}, error="dot shape error", name="dot_mismatch")
+# upstream test_dot: every m, k, n in 1..4 (float32), and float64
+for m in range(1, 5):
+    for k in range(1, 5):
+        for n in range(1, 5):
+            add("dot", {}, {"lhs": (m, k), "rhs": (k, n)})
+add("dot", {}, {"lhs": (3, 4), "rhs": (4, 2)}, name="dot_float64",
+    inputs={"lhs": _rs.normal(size=(3, 4)), "rhs": _rs.normal(size=(4, 2))},
+    xfail="cpu-blas's dot is float32 only (its reference operators are float32)")
 
 # ---------------------------------------------------------------- reductions
 for op in ("sum", "mean", "max", "min"):
@@ -114,7 +123,6 @@ for op in ("sum", "mean", "max", "min"):
     add(op, {"axis": 1, "exclude": True}, {"data": (3, 4, 5)})
     add(op, {"axis": ()}, {"data": (3, 4)})
 # upstream test_reduce: random ndim 1-5, dims 1-5, axes, keepdims and exclude (fixed draw)
-_rs = np.random.RandomState(1)
 for op in ("sum", "mean", "max", "min"):
     for _ in range(6):
         ndim = _rs.randint(1, 6)
@@ -173,6 +181,11 @@ add("transpose", {}, {"data": (2, 3, 4)})
 add("transpose", {"axes": (1, 0)}, {"data": (3, 4)})
 add("transpose", {"axes": (0, 2, 3, 1)}, {"data": (2, 3, 4, 5)})
 add("transpose", {"axes": (2, 0, 1)}, {"data": (2, 3, 4)})
+# upstream test_transpose: ndim 1..6, shuffled axes (fixed draw)
+for ndim in range(1, 7):
+    for _ in range(2):
+        dims = tuple(int(d) for d in _rs.randint(1, 5, size=ndim))
+        add("transpose", {"axes": tuple(int(a) for a in _rs.permutation(ndim))}, {"data": dims})
 add("transpose", {"axes": (0, 0, 1)}, {"data": (2, 3, 4)}, error="repeated",
     name="transpose_repeat")
 add("SwapAxis", {}, {"data": (2, 3, 4)})

@@ -271,8 +271,7 @@ mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
  * mxkt_initializer_fill / mxkt_xavier_scale. Pure, thread-safe.
  */
 mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
-                                      const char *init_attr, const mxk_shape *shape,
-                                      float *values);
+                                      const char *init_attr, const mxk_shape *shape, float *values);
 
 /* ------------------------------------------------------------------------- */
 /* Metrics (python/mxnet/metric.py)                                          */

@@ -564,7 +564,7 @@ const cli_command cli_cmd_train = {
     "                        'softmax_label'; (B,784) or (B,1,28,28) found by inference)\n"
     "  --num-epochs N        epochs (10)\n"
     "  --batch-size N        batch size (100)\n"
-    "  --lr X                learning rate (0.1 mlp, 0.05 lenet, 0.001 adam)\n"
+    "  --lr X                learning rate (0.05 lenet, else 0.1; adam 0.001)\n"
     "  --lr-factor X         multiply the rate by X at each --lr-step-epochs (0.1;\n"
     "                        <= 0 or >= 1: a constant rate)\n"
     "  --lr-step-epochs L    epochs at which the rate changes (the epochs nearest 60%\n"

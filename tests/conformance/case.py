@@ -14,9 +14,9 @@ Fields (see tests/conformance/README.md for the full description):
 - shapes: ordered dict variable name -> shape, of the inputs given; each key is
   passed as the operator's argument of that name (positionally, in order, when
   variadic=True).  Arguments not given are created by MXNet as x_<argname>.
-- inputs: name -> fill: ("uniform", lo, hi), ("int", lo, hi[, dtype]), or a
-  literal nested list (float32) / numpy array (its dtype); default uniform(-1, 1) float32 (aux
-  states: uniform(0.1, 1)).
+- inputs: name -> fill: ("uniform", lo, hi[, dtype]), ("int", lo, hi[, dtype]), or a
+  literal nested list / numpy array (float32, or the array's integer dtype); default
+  uniform(-1, 1) float32 (aux states: uniform(0.1, 1)).
 - grad_req: None (write, then add, for every input), "null" (forward only), or
   a dict name -> req.
 - is_train: None (forward with is_train True, then backward, and also with

@@ -157,8 +157,8 @@ def hand_json(c):
 
 
 def node_x(graph):
-    """The case's operator node (named x) of a parsed symbol JSON."""
-    return [n for n in graph["nodes"] if n["name"] == "x"][0]
+    """The case's operator node (named x; a variable may be named x too) of a symbol JSON."""
+    return [n for n in graph["nodes"] if n["name"] == "x" and n["op"] != "null"][0]
 
 
 def alias_json(js, op):
@@ -212,7 +212,7 @@ def fill(spec, shape, dtype, rng):
     if spec is None:
         spec = ("uniform", -1.0, 1.0)
     if isinstance(spec, tuple) and spec and isinstance(spec[0], str):
-        if spec[0] == "uniform":
+        if spec[0] == "uniform":  # dtype: inferred from dtype_of(spec)
             return rng.uniform(spec[1], spec[2], size=shape).astype(dtype)
         if spec[0] == "int":
             dt = spec[3] if len(spec) > 3 else dtype
@@ -234,9 +234,9 @@ def net_default(name, shape, rng):
 
 
 def dtype_of(spec):
-    if isinstance(spec, tuple) and spec and spec[0] == "int" and len(spec) > 3:
+    if isinstance(spec, tuple) and spec and spec[0] in ("int", "uniform") and len(spec) > 3:
         return np.dtype(spec[3])
-    if isinstance(spec, np.ndarray):
+    if isinstance(spec, np.ndarray) and spec.dtype.kind != "f":
         return spec.dtype
     return np.dtype(np.float32)
 

@@ -58,6 +58,7 @@ static void case_error(conf_case *c, const char *stage) {
     json_object_set_new(c->info, "stage", json_string(stage));
 }
 
+/** A shape as a JSON array of its dims (new reference). */
 static json_t *shape_json(const mxk_shape *s) {
     json_t *a = json_array();
     for (int32_t d = 0; d < s->ndim; d++)
@@ -65,6 +66,7 @@ static json_t *shape_json(const mxk_shape *s) {
     return a;
 }
 
+/** A NULL-terminated name list as a JSON array of strings (new reference). */
 static json_t *names_json(char **names) {
     json_t *a = json_array();
     for (char **n = names; n && *n; n++)
@@ -326,6 +328,7 @@ out:
     json_decref(run);
 }
 
+/** Frees everything a case holds (after the executor's pending work). */
 static void case_free(conf_case *c) {
     mxk_executor_free(c->exec);
     for (uint32_t i = 0; c->grad_owned && i < c->num_args; i++)

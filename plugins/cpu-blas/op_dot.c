@@ -142,7 +142,6 @@ static mxk_status dot_infer_shape(const void *param, mxk_shape *in, uint32_t num
         }
         o.ndim = nd;
     }
-    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&o, "output", err));
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 
@@ -325,7 +324,6 @@ static mxk_status bd_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                              ls, rs, (int)p->ta, (int)p->tb);
     o.dims[nd - 2] = (int64_t)v.m;
     o.dims[nd - 1] = (int64_t)v.n;
-    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&o, "output", err));
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 

@@ -104,8 +104,8 @@ static mxk_status scatter_parse(const mxk_attrs *attrs, void **out, mxk_error_si
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "shape", &p.shape, err));
     if (!mxk_sdk_shape_is_known(&p.shape))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "scatter_nd: attribute 'shape' must have positive dims");
-    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&p.shape, "scatter_nd: attribute 'shape'", err));
+                             "attribute 'shape' must have positive dims");
+    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&p.shape, "attribute 'shape'", err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -220,7 +220,6 @@ static mxk_status tk_infer_shape(const void *param, mxk_shape *in, uint32_t num_
         }
         break;
     }
-    MXK_SDK_CHECK(mxk_sdk_shape_check_count(&o, "output", err)); /* take, gather_nd multiply */
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 

@@ -426,26 +426,55 @@ def read_json(path):
 
 # ----------------------------------------------------------------------------- mxk side
 
+STALL_SECONDS = 120  # a case without a result for this long is a hang (big nets take ~30 s)
+
+
+def run_list(runner, config_dir, todo):
+    """Runs conform_run over `todo`; (exit status or "hung", output tail).
+
+    conform_run writes each case's info.json when the case is done: when none
+    appears for STALL_SECONDS, the process is killed and reported as hung.
+    """
+    with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as f:
+        f.write("\n".join(todo) + "\n")
+        listfile = f.name
+    with tempfile.TemporaryFile() as log:
+        p = subprocess.Popen([runner, "--config-dir", config_dir, "--list", listfile],
+                             stdout=log, stderr=subprocess.STDOUT)
+        done, last, status = 0, time.time(), None
+        while status is None:
+            start = done  # cases are run in order: count the finished ones from the last
+            while done < len(todo) and os.path.exists(os.path.join(todo[done], "info.json")):
+                done += 1
+            if done != start:
+                last = time.time()
+            elif time.time() - last > STALL_SECONDS:
+                p.kill()
+                p.wait()
+                status = "hung"
+            time.sleep(0.2)
+            if status is None:
+                status = p.poll()
+        log.seek(0)
+        tail = log.read().decode(errors="replace")[-3000:]
+    os.unlink(listfile)
+    return status, tail
+
+
 def run_runner(runner, config_dir, dirs):
-    """Runs conform_run over `dirs` (restarting after a crash); returns {dir: crash message}."""
+    """Runs conform_run over `dirs` (going on after a crash or hang); {dir: what happened}."""
     crashed = {}
     todo = [d for d in dirs if os.path.exists(os.path.join(d, "run.json"))]
     while todo:
-        with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as f:
-            f.write("\n".join(todo) + "\n")
-            listfile = f.name
-        env = dict(os.environ)
-        p = subprocess.run([runner, "--config-dir", config_dir, "--list", listfile],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-        os.unlink(listfile)
+        status, tail = run_list(runner, config_dir, todo)
         rest = [d for d in todo if not os.path.exists(os.path.join(d, "info.json"))]
-        if p.returncode == 0 and not rest:
+        if status == 0 and not rest:
             break
-        tail = p.stdout.decode(errors="replace")[-3000:]
         if not rest:
-            raise SystemExit("conform_run exited with %d after the last case:\n%s" %
-                             (p.returncode, tail))
-        crashed[rest[0]] = "conform_run exited with %d on this case:\n%s" % (p.returncode, tail)
+            raise SystemExit("conform_run exited with %s after the last case:\n%s" % (status, tail))
+        what = ("hung (no result in %d s)" % STALL_SECONDS if status == "hung"
+                else "exited with %s" % status)
+        crashed[rest[0]] = "conform_run %s on this case:\n%s" % (what, tail)
         todo = rest[1:]
     return crashed
 

@@ -4,7 +4,7 @@
 Usage (from the repository root, with the venv's python; ctest does this per
 module, label "conformance"):
 
-    V/bin/python tests/conformance/run.py --runner build/tests/conformance/conform_run \\
+    V/bin/python tests/conformance/run.py --runner build/bin/conform_run \\
         --config-dir build/etc/mxk [--group core] [--only REGEX] [--cases-dir DIR] \\
         [--work-dir DIR] [--keep]
 
@@ -19,9 +19,11 @@ grad_req; is_train True with backward, and False), and writes one directory per
 run: symbol.json (MXNet's tojson()), inputs.params, run.json and MXNet's results
 (mx_outputs.params, mx_info.json).  Cases with mkldnn=False are run by a second
 process of this script with MXNET_MKLDNN_ENABLED=0.  conform_run (the mxk side,
-conform_run.c) then runs all directories in one process and this script compares
-outputs, gradients, aux states after forward and after backward, inputs the
-operator updates in place, inferred shapes and names.  It prints one line per
+conform_run.c) then runs all directories in one process (restarted after the
+case it crashed or hung on) and this script compares outputs, gradients, aux
+states after forward and after backward, inferred shapes, dtypes and names.  An
+add run is compared with the initial gradient plus the write run's where MXNet's
+own add is not that (notes list them).  It prints one line per
 case and a table of passes per operator; the exit status is 0 only when every
 case passes (a case marked xfail passes when it fails, and fails when it passes).
 """

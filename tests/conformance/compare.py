@@ -99,10 +99,26 @@ def _check_dropout(case, run, got, ref, inputs):
     return res
 
 
+def _check_shuffle(case, run, got, ref, inputs):
+    """_shuffle: the output holds the input's rows (first axis) in some order."""
+    x = inputs["arg:data"]
+    out = got.get("out:0")
+
+    def rows(a):
+        return sorted(map(tuple, a.reshape(a.shape[0], -1).tolist()))
+
+    ok = out is not None and out.shape == x.shape and rows(out) == rows(x)
+    return {"out:0": None if ok else "the output is not a permutation of the input's rows"}
+
+
 # op -> checker(case, run, got, ref, inputs) -> {key: None | message} for the keys it judges;
 # keys it does not return are compared elementwise.
 STOCHASTIC = {
     "_random_uniform": _check_samples,
     "_random_normal": _check_samples,
+    "_random_gamma": _check_samples,
+    "_random_exponential": _check_samples,
+    "_random_randint": _check_samples,
+    "_shuffle": _check_shuffle,
     "Dropout": _check_dropout,
 }

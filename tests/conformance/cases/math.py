@@ -243,9 +243,18 @@ add("sample_multinomial", {"dtype": "uint8"}, {"data": (2, 3)}, inputs={"data": 
 add("_shuffle", {}, {"data": (1, 5)}, grad_req="null", name="_shuffle_one_row")
 add("shuffle", {}, {"data": (1,)}, grad_req="null", name="alias_shuffle")
 
-# ---------------------------------------------------------------- samplers (deterministic draws)
-# (Draws of a distribution are compared by compare.STOCHASTIC, which lists the
-# uniform and normal samplers; these cases pin one value.)
+# ---------------------------------------------------------------- samplers
+# Draws are compared by compare.STOCHASTIC: samples of 2000 in mean and spread, and
+# _shuffle as a permutation of the rows; the deterministic cases pin one value.
+add("_random_gamma", {"alpha": 2.0, "beta": 1.5, "shape": (2000,)}, {}, grad_req="null",
+    name="_random_gamma_draws")
+add("_random_gamma", {"alpha": 0.5, "shape": (40, 50)}, {}, grad_req="null",
+    name="_random_gamma_draws_small_alpha")
+add("_random_exponential", {"lam": 2.0, "shape": (2000,)}, {}, grad_req="null",
+    name="_random_exponential_draws")
+add("_random_randint", {"low": -3, "high": 7, "shape": (2000,)}, {}, grad_req="null",
+    name="_random_randint_draws")
+add("_shuffle", {}, {"data": (6, 3)}, grad_req="null", name="_shuffle_rows")
 add("_random_randint", {"low": 3, "high": 4, "shape": (2, 3)}, {}, grad_req="null",
     name="_random_randint_one_value")
 add("random_randint", {"low": -5, "high": -4, "shape": (4,), "dtype": "int64"}, {},

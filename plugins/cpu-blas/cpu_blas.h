@@ -186,13 +186,15 @@ mxk_status cb_register_fully_connected(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_activation(mxk_registrar *reg, mxk_error_sink *err);
 /** op_softmax_output.c: SoftmaxOutput. */
 mxk_status cb_register_softmax_output(mxk_registrar *reg, mxk_error_sink *err);
-/** op_elemwise.c: _plus, _minus, _mul, _div. */
+/** op_elemwise.c: elemwise_add/sub/mul/div, _grad_add, _power, _maximum, _minimum, _hypot,
+ * _equal ... _lesser_equal (MXNet's aliases on each). */
 mxk_status cb_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
-/** op_elemwise_scalar.c: _plus_scalar ... _rdiv_scalar. */
+/** op_elemwise_scalar.c: _plus_scalar ... _rdiv_scalar, _power/_rpower/_maximum/_minimum/
+ * _hypot_scalar, the comparison _scalar forms, smooth_l1. */
 mxk_status cb_register_elemwise_scalar(mxk_registrar *reg, mxk_error_sink *err);
-/** op_dot.c: dot. */
+/** op_dot.c: dot, batch_dot. */
 mxk_status cb_register_dot(mxk_registrar *reg, mxk_error_sink *err);
-/** op_reduce.c: sum, mean, max, min, norm. */
+/** op_reduce.c: sum, mean, max, min, prod, nansum, norm. */
 mxk_status cb_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
 /** op_reshape.c: Flatten, Reshape. */
 mxk_status cb_register_reshape(mxk_registrar *reg, mxk_error_sink *err);
@@ -220,9 +222,9 @@ mxk_status cb_register_optimizer(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
 /** op_regression.c: LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput. */
 mxk_status cb_register_regression(mxk_registrar *reg, mxk_error_sink *err);
-/** op_concat.c: Concat, SliceChannel, split. */
+/** op_concat.c: Concat, SliceChannel, stack. */
 mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err);
-/** op_add_n.c: ElementWiseSum, add_n. */
+/** op_add_n.c: add_n (alias ElementWiseSum). */
 mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err);
 /** op_embedding.c: Embedding. */
 mxk_status cb_register_embedding(mxk_registrar *reg, mxk_error_sink *err);
@@ -230,15 +232,18 @@ mxk_status cb_register_embedding(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_leaky_relu(mxk_registrar *reg, mxk_error_sink *err);
 /** op_cast.c: Cast. */
 mxk_status cb_register_cast(mxk_registrar *reg, mxk_error_sink *err);
-/** op_unary.c: abs ... relu (the unary set), clip. */
+/** op_unary.c: abs ... relu, negative, reciprocal, log1p, expm1, log2, log10, erf, softsign,
+ * hard_sigmoid, clip. */
 mxk_status cb_register_unary(mxk_registrar *reg, mxk_error_sink *err);
-/** op_broadcast.c: broadcast_add ... broadcast_power. */
+/** op_broadcast.c: broadcast_add ... broadcast_power, broadcast_hypot, the broadcast
+ * comparisons. */
 mxk_status cb_register_broadcast(mxk_registrar *reg, mxk_error_sink *err);
 /** op_transpose.c: transpose, SwapAxis. */
 mxk_status cb_register_transpose(mxk_registrar *reg, mxk_error_sink *err);
 /** op_argmax.c: argmax, argmax_channel, one_hot. */
 mxk_status cb_register_argmax(mxk_registrar *reg, mxk_error_sink *err);
-/** op_random.c: _random_uniform, random_uniform, _random_normal, random_normal. */
+/** op_random.c: _random_uniform, _random_normal, _random_gamma, _random_exponential,
+ * _random_randint. */
 mxk_status cb_register_random(mxk_registrar *reg, mxk_error_sink *err);
 /** ops_init.c (and files listed in init.cmake): creation and shape operators (_copy, _zeros,
  * expand_dims, stack, tile, Pad, broadcast_to, ...). */

@@ -2,7 +2,7 @@
  * mxk plugin ABI 1.0: the operator contract.
  *
  * Semantics follow MXNet's OperatorProperty / Operator (include/mxnet/operator.h,
- * digest ../shared/reference/operators-kvstore-module.md §1): attribute schema,
+ * include/mxnet/op_attr_types.h): attribute schema,
  * argument/output/aux-state names, visible outputs, shape and type inference,
  * backward dependency declaration (DeclareBackwardDependency), resource requests
  * per phase, in-place hints, mutated inputs, and kernels per device type that
@@ -154,8 +154,8 @@ typedef struct mxk_forward_args {
 
 /**
  * Arguments of a backward call. Tensors the operator did not declare in its
- * backward dependency may have data == NULL (and shape ndim 0): never read them. `req[i]` is the write request of
- * in_grad[i] (any mxk_op_req; NULL means that gradient is not wanted).
+ * backward dependency may have data == NULL (and shape ndim 0): never read them. `req[i]` is the
+ * write request of in_grad[i] (any mxk_op_req; NULL means that gradient is not wanted).
  */
 typedef struct mxk_backward_args {
     uint32_t struct_size;

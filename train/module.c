@@ -1,6 +1,6 @@
 /*
  * The Module of mxk_train (python/mxnet/module/module.py, base_module.py,
- * executor_group.py; digest executor-bucketing.md §10-11): one executor per
+ * executor_group.py): one executor per
  * context on its slice of the batch (_split_input_slice), gradients summed over
  * contexts through the KVStore, then every context runs the same optimizer update
  * (upstream's update_on_kvstore=False path, key i*ndev+k collapsed to one count per

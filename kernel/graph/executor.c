@@ -5,7 +5,7 @@
  * Source: upstream src/executor/graph_executor.cc (GraphExecutor::Init,
  * InitArguments, InitDataEntryMemory, InitCachedOps), src/c_api/c_api_executor.cc
  * (MXExecutorBindEX, MXExecutorSimpleBindEx), python/mxnet/executor.py
- * (copy_params_from); digest executor-bucketing.md §1-6.
+ * (copy_params_from).
  *
  * Bind, step by step: the indexed graph of the symbol; shapes and types of every
  * entry inferred from the bound arrays; the gradient plan for the requests (an

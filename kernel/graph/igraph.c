@@ -7,8 +7,7 @@
  * visits inputs in order (nnvm's DFSVisit / PostOrderDFSVisit in
  * include/nnvm/graph.h); argument and auxiliary-state lists as Symbol::ListInputs
  * (src/core/symbolic.cc): variables in visit order, those an operator takes as
- * auxiliary states (MXNet's mutated inputs) listed apart (digest
- * executor-bucketing.md §1 "Ordering").
+ * auxiliary states (MXNet's mutated inputs) listed apart.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
  * SetAttrs, ListAttrs), MXNet src/c_api/c_api_symbolic.cc (hidden keys on
  * MXSymbolCreateAtomicSymbol / MXSymbolSetAttr / MXSymbolGetAttr) and
  * python/mxnet/name.py (NameManager: lower-cased operator name + counter).
- * Digests: operators-kvstore-module.md §2.1, executor-bucketing.md §1.
  */
 #include <ctype.h>
 #include <pthread.h>

@@ -19,7 +19,7 @@
  * aux states MXNet did not store); BatchNorm's moving_mean/moving_var get their
  * "__init__" hints (before 0.9.4); argmax/argmin drop axis=-1 (before 0.9.5).
  *
- * Validation (digest operators-kvstore-module.md §6.1; nnvm requires nodes in
+ * Validation (nnvm's LoadJSON, src/pass/saveload_json.cc, requires nodes in
  * topological order): every malformed input is MXK_ERR_FORMAT with a message that
  * starts "symbol JSON: " and says where ("node 3 ('fc1'): input 0 refers to node
  * 7, but only nodes before it may be inputs"); an unknown operator or attribute

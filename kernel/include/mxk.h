@@ -639,8 +639,8 @@ mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
 
 /**
  * A symbol bound to arrays on a device: forward and backward over a static memory
- * plan, pushed to the engine as cached operators (seed executor pages; upstream
- * src/executor/graph_executor.cc; digest executor-bucketing.md).
+ * plan, pushed to the engine as cached operators (upstream
+ * src/executor/graph_executor.cc, python/mxnet/executor.py).
  */
 typedef struct mxk_executor mxk_executor;
 
@@ -841,8 +841,7 @@ mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
 /**
  * A key-value store (MXNet's KVStore: include/mxnet/kvstore.h, C API
  * include/mxnet/c_api.h MXKVStore*, semantics of src/kvstore/kvstore_local.h and
- * python/mxnet/kvstore.py; seed KVStore tutorial; digest
- * operators-kvstore-module.md §3). Values pushed to one key in one call are
+ * python/mxnet/kvstore.py). Values pushed to one key in one call are
  * summed; without an updater the sum replaces the stored value, with one the
  * updater is called once per key on the sum. Keys are strings; the *_int
  * functions take integer keys (kept in decimal string form). A store holds keys

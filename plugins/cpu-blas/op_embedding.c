@@ -2,7 +2,7 @@
  * cpu-blas plugin: Embedding.
  *
  * Semantics: MXNet src/operator/tensor/indexing_op.h (EmbeddingOpForward,
- * EmbeddingOpBackward) and indexing_op.cc; digest operators-kvstore-module.md §2.3.
+ * EmbeddingOpBackward) and indexing_op.cc.
  * Arguments data (indices stored as float32, any shape) and weight
  * (input_dim, output_dim); output data.shape + (output_dim,). Index
  * truncation: (int64) of the value, clipped into [0, input_dim - 1] (MXNet's

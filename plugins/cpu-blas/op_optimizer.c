@@ -2,7 +2,7 @@
  * cpu-blas plugin: optimizer update operators sgd_update, sgd_mom_update, adam_update.
  *
  * Semantics: MXNet src/operator/optimizer_op-inl.h (SGDKernel, SGDMomKernel,
- * AdamUpdateKernel) and optimizer_op.cc; digest operators-kvstore-module.md §4.3.
+ * AdamUpdateKernel) and optimizer_op.cc.
  * With r = rescale_grad, c = clip_gradient (clipping off when c < 0):
  *   sgd_update      w' = (1 - lr wd) w - lr clip(r g, c)
  *   sgd_mom_update  m = momentum m - lr wd w - lr clip(r g, c);  w' = w + m

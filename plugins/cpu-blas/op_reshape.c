@@ -2,16 +2,13 @@
  * cpu-blas plugin: Flatten (aliases flatten, _npx_batch_flatten) and Reshape (alias
  * reshape): views of the same elements in a new shape.
  *
- * Semantics: MXNet src/operator/tensor/matrix_op.cc, matrix_op-inl.h (digest
- * operators-kvstore-module.md §2.3). One argument `data`, output `output`.
- *   Flatten: (d1, d2..dk) -> (d1, d2*...*dk) (a 1-D input gives (d1, 1)).
- *   Reshape: attribute `shape` with MXNet's special values and `reverse`
- *            (rules in reshape_infer.h), or the deprecated `target_shape`
- *            (0 = inferred) with `keep_highest`.
- * Forward copies data to the output, backward copies out_grad to in_grad (both by
- * request; a no-op when the memory is shared), for every dtype (output dtype =
- * input dtype). Both directions are in-place identities; backward reads only
- * out_grad.
+ * Semantics: MXNet src/operator/tensor/matrix_op.cc, matrix_op-inl.h. One argument `data`, output
+ * `output`. Flatten: (d1, d2..dk) -> (d1, d2*...*dk) (a 1-D input gives (d1, 1)). Reshape:
+ * attribute `shape` with MXNet's special values and `reverse` (rules in reshape_infer.h), or the
+ * deprecated `target_shape` (0 = inferred) with `keep_highest`. Forward copies data to the output,
+ * backward copies out_grad to in_grad (both by request; a no-op when the memory is shared), for
+ * every dtype (output dtype = input dtype). Both directions are in-place identities; backward reads
+ * only out_grad.
  */
 #include "op_init.h"
 #include "reshape_infer.h"

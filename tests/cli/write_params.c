@@ -6,7 +6,7 @@
  *   write_params KIND PATH
  *
  * KIND:
- *   abc        {"a": float32 [1,2,3]}: the 85-byte example of the format digest
+ *   abc        {"a": float32 [1,2,3]}: 85 bytes, the smallest named V2 file
  *   multi      named arrays of several dtypes (float64, int32, float16, uint8, float32,
  *              int64 with the extreme values)
  *   unnamed    two float32 arrays without names

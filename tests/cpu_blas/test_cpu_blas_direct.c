@@ -11,7 +11,8 @@
  * BlockGrad); write requests (outputs pre-filled with 5: WRITE gives r, ADD 5 + r,
  * NULL leaves 5); in-place hints (same result as out of place); backward with
  * only the declared dependencies present; shape and type inference, including
- * exact error messages. Also the numbers of digest §7 rows 7, 11, 12 and 14,
+ * exact error messages. Also fixed numbers worked out by hand (FullyConnected,
+ * Activation, softmax and SoftmaxOutput),
  * Reshape's special values, the device backend, the thread knob and the SDK
  * helpers.
  *
@@ -1870,7 +1871,7 @@ static void test_sdk_half(void) {
 /* FullyConnected                                                             */
 /* ------------------------------------------------------------------------- */
 
-/** Digest §7 row 7. */
+/** FullyConnected on a small input, numbers worked out by hand. */
 static void test_fc_numbers(void) {
     mxk_error_sink err;
     bound b;
@@ -2038,7 +2039,8 @@ static void act_run(const char *type, const float *x, int n, float *y, float *dx
     unbind(&b);
 }
 
-/** Digest §7 row 14, softrelu's x > 20 branch, relu of NaN, unknown act_type. */
+/** Activation numbers worked out by hand, softrelu's x > 20 branch, relu of NaN, unknown
+ * act_type. */
 static void test_activation_numbers(void) {
     float x[4] = {0.0f, 0.5f, 25.0f, 100.0f}, y[4], dx[4];
     act_run("sigmoid", x, 1, y, dx);
@@ -2129,7 +2131,7 @@ static void smo_run(const kv *at, int nat, const float *x, const float *lab, int
     unbind(&b);
 }
 
-/** Digest §7 rows 11 and 12. */
+/** softmax and SoftmaxOutput numbers worked out by hand. */
 static void test_softmax_numbers(void) {
     float x[6] = {1, 2, 3, 1, 2, 3}, y[6], g[6];
     float lab1[1] = {2};
@@ -2526,7 +2528,7 @@ static void reshape_example(const int64_t *spec, int ns, int reverse, mxk_shape 
 }
 #define RS(...) (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / 8)
 
-/** Reshape's special values (digest §2.3 examples and MXNet's documentation). */
+/** Reshape's special values (the examples of MXNet's Reshape documentation, matrix_op.cc). */
 static void test_reshape_rules(void) {
     mxk_shape i234 = SHP(2, 3, 4), none = mxk_sdk_shape_unknown();
     reshape_example(RS(4, 0, 2), 0, i234, SHP(4, 3, 2), MXK_OK);

@@ -5,9 +5,8 @@
  *   Convolution (dilation, groups, padding, stride; workspace small enough for
  *   several batch chunks) and Deconvolution against direct float64 loops,
  *   forward and all three gradients, plus central differences; Pooling output
- *   sizes under both conventions (digest §7 rows 8-9) and the first-max rule
- *   (row 10); BatchNorm training / inference / aux updates in backward; Dropout
- *   keep ratio, seed reproducibility, inference identity, dy*mask; LRN (row 15);
+ *   sizes under both conventions and the first-max rule; BatchNorm training / inference / aux
+ * updates in backward; Dropout keep ratio, seed reproducibility, inference identity, dy*mask; LRN;
  *   UpSampling; Crop; write requests (outputs pre-filled with 5: WRITE r,
  *   ADD 5 + r, NULL 5); backward with only the declared dependencies (the rest
  *   passed as NULL).

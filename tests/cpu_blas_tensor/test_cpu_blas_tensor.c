@@ -7,7 +7,7 @@
  * reference; forward with WRITE / ADD / NULL into outputs pre-filled with 5;
  * backward against float64 central finite differences of sum(dy * y); backward
  * with ADD / NULL into gradients pre-filled with 5. Specific tests pin the
- * digest's numbers (operators-kvstore-module.md §7 rows 16-20), sampling moments
+ * numbers worked out by hand (Embedding, optimizer steps), sampling moments
  * and reproducibility, Cast round trips and in-place runs.
  */
 #include <math.h>
@@ -489,7 +489,7 @@ static void test_leaky_relu(void) {
     sess_close(&r);
 }
 
-/** digest §7 row 16 and clipping of out-of-range indices; d weight scatter-adds. */
+/** Embedding by hand, and clipping of out-of-range indices; d weight scatter-adds. */
 static void test_embedding(void) {
     const char *k[] = {"input_dim", "output_dim"}, *v[] = {"4", "5"};
     mxk_shape sh[2] = {SH2(2, 2), {.ndim = 0}};
@@ -552,7 +552,8 @@ static float first(mxk_ndarray *a) {
     return v[0];
 }
 
-/** digest §4.3 and §7 rows 17-20; SGD on zeros with gradient ones and lr 0.01 gives -0.01. */
+/** MXNet's update formulas (optimizer_op-inl.h) on worked steps; SGD on zeros with gradient ones
+ * and lr 0.01 gives -0.01. */
 static void test_optimizer_updates(void) {
     mxk_shape s = SH1(3);
     mxk_ndarray *w, *g, *m, *var;
@@ -565,7 +566,7 @@ static void test_optimizer_updates(void) {
     mxk_ndarray_free(w);
     mxk_ndarray_free(g);
 
-    /* row 17: sgd_mom_update w=1, g=0.5, lr 0.1, momentum 0.9, wd 0.01, 3 steps */
+    /* sgd_mom_update w=1, g=0.5, lr 0.1, momentum 0.9, wd 0.01, 3 steps */
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 1, &w);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 0.5, &g);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 0, &m);
@@ -582,7 +583,7 @@ static void test_optimizer_updates(void) {
     mxk_ndarray_free(w);
     mxk_ndarray_free(m);
 
-    /* row 18: sgd_update, same without momentum, 2 steps */
+    /* sgd_update, same without momentum, 2 steps */
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 1, &w);
     in2[0] = w;
     const char *ks[] = {"lr", "wd"}, *vs[] = {"0.1", "0.01"};
@@ -593,7 +594,7 @@ static void test_optimizer_updates(void) {
     mxk_ndarray_free(w);
     mxk_ndarray_free(g);
 
-    /* row 19: w=1, g=10, rescale 0.5, clip 1, lr 0.1 -> 0.9 */
+    /* w=1, g=10, rescale 0.5, clip 1, lr 0.1 -> 0.9 */
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 1, &w);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 10, &g);
     in2[0] = w;
@@ -604,7 +605,7 @@ static void test_optimizer_updates(void) {
     mxk_ndarray_free(w);
     mxk_ndarray_free(g);
 
-    /* row 20: Python Adam w=1, g=0.5, lr 0.001: the operator gets lr_t (bias correction) */
+    /* Python Adam w=1, g=0.5, lr 0.001: the operator gets lr_t (bias correction) */
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 1, &w);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 0.5, &g);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 0, &m);

@@ -1,8 +1,8 @@
 /*
- * The executor with cpu-blas: the seed examples (digest executor-bucketing.md §13
- * T1-T4), grad_req add/null, arrays by name, copy_params_from, the monitor callback,
- * debug_str, bound outputs against imperative results, bind and simple_bind errors,
- * reresolve, and no allocation per forward/backward once warm.
+ * The executor with cpu-blas: four small graphs worked out by hand (T1-T4), grad_req add/null,
+ * arrays by name, copy_params_from, the monitor callback, debug_str, bound outputs against
+ * imperative results, bind and simple_bind errors, reresolve, and no allocation per
+ * forward/backward once warm.
  */
 #include "engine.h"
 #include "exec_test_util.h"

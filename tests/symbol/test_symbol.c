@@ -1,9 +1,9 @@
 /*
- * Symbols: composition with MXNet's names (MXNet.jl and MXNet examples, digest
- * operators-kvstore-module.md §2.1), automatic names, argument / output /
- * aux-state lists (executor-bucketing.md §1), groups, internals, outputs of
- * multi-output operators, attributes with hidden keys, deep copy, errors, and
- * graphs deep enough to need iterative traversal and release.
+ * Symbols: composition with MXNet's names (MXNet.jl and MXNet examples),
+ * automatic names, argument / output / aux-state lists (nnvm's
+ * Symbol::ListInputs), groups, internals, outputs of multi-output operators,
+ * attributes with hidden keys, deep copy, errors, and graphs deep enough to need
+ * iterative traversal and release.
  */
 #include <pthread.h>
 
@@ -135,7 +135,7 @@ static void test_automatic_names_threads(void) {
     mxk_symbol_free(x);
 }
 
-/* Auto-created variables carry a copy of the node's attributes (digest §6.1), hidden
+/* Auto-created variables carry a copy of the node's attributes (as MXNet's Symbol.__call__), hidden
  * keys given at creation are stored as __key__. */
 static void test_auto_variables_carry_attributes(void) {
     mxk_symbol *data = NULL, *fc = NULL;

@@ -1,9 +1,8 @@
 /*
- * MXNet symbol JSON: the layout MXNet writes (digest operators-kvstore-module.md
- * §6.1: the MNIST MLP has 14 nodes, arg_nodes [0,1,2,5,6,9,10,12], node_row_ptr
- * 0..14, heads [[13,0,0]]; dmlc's JSONWriter formatting), save/load round trips
- * (same graph, same text), the legacy form and its upgrades, and the exact errors
- * for truncated, mistyped, cyclic and out-of-range input and unknown operators.
+ * MXNet symbol JSON: the layout MXNet writes (the MNIST MLP has 14 nodes, arg_nodes
+ * [0,1,2,5,6,9,10,12], node_row_ptr 0..14, heads [[13,0,0]]; dmlc's JSONWriter formatting),
+ * save/load round trips (same graph, same text), the legacy form and its upgrades, and the exact
+ * errors for truncated, mistyped, cyclic and out-of-range input and unknown operators.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -69,7 +68,7 @@ static long long jint(json_t *a, size_t i) {
     return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
-/* Digest §6.1: the MLP's nodes, arg_nodes, node_row_ptr, heads and attrs. */
+/* The MLP's nodes, arg_nodes, node_row_ptr, heads and attrs. */
 static void test_mlp_layout(void) {
     mxk_symbol *mlp = st_mlp("128", "64");
     char *text = st_json(mlp);

@@ -12,7 +12,7 @@
  *   - metrics (python/mxnet/metric.py) and callbacks (python/mxnet/callback.py);
  *   - an in-memory NDArrayIter (python/mxnet/io/io.py).
  * Data parallelism follows python/mxnet/executor_manager.py (_split_input_slice)
- * and the module update path (digest executor-bucketing.md §10-11): one executor
+ * and the module update path (python/mxnet/module/module.py, model.py): one executor
  * per context, gradients summed through the KVStore, every context applying the
  * same update so that parameters stay identical.
  *

@@ -12,6 +12,7 @@
 
 #include "mxk_train.h"
 #include "testing.h"
+#include "train_test_util.h"
 
 #ifndef BUILD_CONFDIR
 #error "BUILD_CONFDIR must name the build tree's config dir"
@@ -184,14 +185,8 @@ static void test_attr_errors(void) {
 }
 
 int main(void) {
-    mxk_init_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.config_dir = BUILD_CONFDIR;
-    if (mxk_init(&o) != MXK_OK || mxk_op_kernel_count("sgd_update") == 0) {
-        fprintf(stderr, "cpu-blas not loaded from %s: %s\n", BUILD_CONFDIR, mxk_get_last_error());
+    if (tt_init() != 0)
         return 77;
-    }
     MXK_RUN(test_attrs_train_as_mxnet);
     MXK_RUN(test_init_attr_xavier);
     MXK_RUN(test_attr_errors);

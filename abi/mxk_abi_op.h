@@ -1,5 +1,5 @@
 /*
- * mxk plugin ABI 1.0: the operator contract.
+ * mxk plugin ABI 1.2: the operator contract.
  *
  * Semantics follow MXNet's OperatorProperty / Operator (include/mxnet/operator.h,
  * include/mxnet/op_attr_types.h): attribute schema,
@@ -115,6 +115,15 @@ typedef struct mxk_tensor {
     mxk_shape shape;
     int32_t dev_type; /**< mxk_dev_type */
     int32_t dev_id;
+    /* --- ABI 1.2 (read only when struct_size covers it) --- */
+    /**
+     * The array's write version: the number of completed writes to its engine
+     * variable when the call started (MXNet's engine variable version). Equal
+     * versions of the same `data` mean equal contents, so a kernel may cache a
+     * transformed copy (a reordered weight) keyed by (data, version). 0: unknown
+     * (the host does not track this tensor; never cache on it).
+     */
+    uint64_t version;
 } mxk_tensor;
 
 /**
@@ -321,6 +330,29 @@ typedef struct mxk_op_kernel_def {
     /** Backward. NULL: the operator cannot be differentiated on this backend. */
     mxk_status (*backward)(const mxk_op_ctx *ctx, const void *param, void *state,
                            const mxk_backward_args *args, mxk_error_sink *err);
+
+    /* --- ABI 1.2 (read only when struct_size covers it) --- */
+    /**
+     * Parses the operator's validated attributes (defaults filled in, as the
+     * operator's schema gives them) into the kernel's own parameter object. A
+     * backend whose kernels compute an operator another plugin defines cannot read
+     * that plugin's parameter object; with parse_param set, `supports`,
+     * `create_state`, `forward` and `backward` receive the kernel's object as
+     * `param` instead. Called when the kernel is considered for a node (resolution,
+     * re-resolution); errors decline the kernel with the message logged at debug
+     * level. NULL: the kernel gets the operator's object.
+     */
+    mxk_status (*parse_param)(const mxk_attrs *attrs, void **param, mxk_error_sink *err);
+    /** Frees an object from parse_param. Required when parse_param is set. */
+    void (*free_param)(void *param);
+    /**
+     * Tolerances of this kernel against another backend's kernel of the same
+     * operator on identical inputs (mxk crosscheck, MXK_CROSSCHECK): an element
+     * agrees when |a - b| <= atol + rtol * |b|. 0: the defaults (rtol 1e-4,
+     * atol 1e-5 for float32); the larger of the two kernels' values is used.
+     */
+    double crosscheck_rtol;
+    double crosscheck_atol;
 } mxk_op_kernel_def;
 
 #ifdef __cplusplus

@@ -9,7 +9,11 @@ Xavier(gaussian, in, 2), constant rate. Prints one line per epoch with the
 validation accuracy on the test set (MXNet's MNISTIter drops the last partial
 batch: 9,984 images).
 
-  /tmp/V/bin/python bench/resnet20_mxnet.py DATA_DIR [epochs] [num_examples] [seed]
+  /tmp/V/bin/python bench/resnet20_mxnet.py DATA_DIR [epochs] [num_examples] [seed] [step]
+
+`step` (an epoch, 0 for none): the rate is multiplied by 0.1 after that many epochs, as
+`mxk train --lr-factor 0.1 --lr-step-epochs STEP` (fit.py's MultiFactorScheduler over
+updates).
 
 Seeds only fix each framework's own random draws (initial weights differ), and
 one epoch varies by several points from seed to seed: one epoch of 59,904
@@ -32,6 +36,7 @@ def main():
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     num = int(sys.argv[3]) if len(sys.argv) > 3 else 12800
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    step = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     batch = 128
     mx.random.seed(seed)
     train = mx.io.MNISTIter(image=os.path.join(data, "train-images-idx3-ubyte"),
@@ -46,7 +51,10 @@ def main():
     mod.fit(train, eval_data=val, num_epoch=epochs,
             initializer=mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2),
             optimizer="sgd", kvstore=None,
-            optimizer_params=dict(learning_rate=0.1, momentum=0.9, wd=1e-4),
+            optimizer_params=dict(learning_rate=0.1, momentum=0.9, wd=1e-4,
+                                  lr_scheduler=mx.lr_scheduler.MultiFactorScheduler(
+                                      step=[step * (num // batch)], factor=0.1)
+                                  if step else None),
             eval_end_callback=lambda p: print("Epoch[%d] Validation-accuracy=%f" % (
                 p.epoch, p.eval_metric.get()[1]), flush=True))
 

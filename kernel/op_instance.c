@@ -12,9 +12,16 @@
 
 /* ---- creation ---- */
 
+/* The parameter object the instance's kernel reads: its own, else the operator's. */
+static const void *kernel_param(const mxk_op_instance *inst) {
+    return inst->kparam ? inst->kparam : inst->params->param;
+}
+
 static void instance_destroy(mxk_op_instance *inst) {
     if (inst->state && inst->kernel && inst->kernel->def.destroy_state)
         inst->kernel->def.destroy_state(inst->state);
+    if (inst->kparam)
+        inst->kernel->def.free_param(inst->kparam);
     if (inst->var)
         mxk_engine_delete_var(inst->var, NULL, NULL, inst->ctx.dev_type, inst->ctx.dev_id);
     mxk_op_params_free(inst->params);
@@ -99,26 +106,36 @@ static mxk_status take_resources(mxk_op_instance *inst, int backward) {
 
 /* Resolves the kernel by the current preference and (re)creates its state. */
 static mxk_status resolve(mxk_op_instance *inst) {
-    const mxk_kernel_entry *k =
-        mxk_registry_resolve_kernel(inst->params->op, inst->ctx.dev_type, inst->params->param,
-                                    inst->in_shapes, inst->in_types, inst->num_in);
+    void *kparam = NULL;
+    const mxk_kernel_entry *k = mxk_registry_resolve_kernel(
+        inst->params->op, inst->ctx.dev_type, inst->params->param, inst->params->attrs,
+        inst->in_shapes, inst->in_types, inst->num_in, &kparam);
     if (k == NULL)
         return mxk_last_error_code();
-    if (k == inst->kernel)
+    if (k == inst->kernel) {
+        if (kparam)
+            k->def.free_param(kparam);
         return MXK_OK;
+    }
     void *state = NULL;
     if (k->def.create_state) {
         mxk_error_sink sink;
         mxk_error_sink_clear(&sink);
-        if (k->def.create_state(inst->params->param, inst->ctx.dev_type, inst->ctx.dev_id,
-                                inst->in_shapes, inst->in_types, inst->num_in, &state,
-                                &sink) != MXK_OK)
+        if (k->def.create_state(kparam ? kparam : inst->params->param, inst->ctx.dev_type,
+                                inst->ctx.dev_id, inst->in_shapes, inst->in_types, inst->num_in,
+                                &state, &sink) != MXK_OK) {
+            if (kparam)
+                k->def.free_param(kparam);
             return mxk_set_error_from_sink(&sink, "%s (backend %s): create_state: ",
                                            inst->params->op->def.name, k->def.backend);
+        }
     }
     if (inst->state && inst->kernel->def.destroy_state)
         inst->kernel->def.destroy_state(inst->state);
+    if (inst->kparam)
+        inst->kernel->def.free_param(inst->kparam);
     inst->kernel = k;
+    inst->kparam = kparam;
     inst->state = state;
     return MXK_OK;
 }
@@ -481,6 +498,9 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
         return mxk_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: more than 64 written arrays",
                             inst->params->op->def.name);
     memcpy(req, c->req, c->num_written * sizeof *req);
+    for (uint32_t i = 0; i < c->num_slots; i++) /* what the run reads: the versions now */
+        c->tensors[i].version =
+            c->arrays[i] ? mxk_engine_var_version(mxk_ndarray_var(c->arrays[i])) + 1 : 0;
     mxk_status rc = addto_begin(c, k, req, err);
     const mxk_tensor *const *tp = c->tptrs;
     if (rc == MXK_OK && !c->backward) {
@@ -494,7 +514,7 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
             .num_aux = inst->num_aux,
             .aux = tp + inst->num_in + inst->num_out,
         };
-        rc = k->forward(&cctx.pub, inst->params->param, inst->state, &a, err);
+        rc = k->forward(&cctx.pub, kernel_param(inst), inst->state, &a, err);
     } else if (rc == MXK_OK) {
         uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out;
         mxk_backward_args a = {
@@ -510,7 +530,7 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
             .num_aux = inst->num_aux,
             .aux = tp + nv + 2 * ni + no,
         };
-        rc = k->backward(&cctx.pub, inst->params->param, inst->state, &a, err);
+        rc = k->backward(&cctx.pub, kernel_param(inst), inst->state, &a, err);
     }
     rc = addto_end(c, req, rc, err);
     if (rc != MXK_OK && err->code == MXK_OK)

@@ -37,6 +37,7 @@ struct mxk_op_instance {
     uint32_t num_mutate;
     uint32_t mutate[MXK_MAX_INPLACE]; /**< mutated inputs: indices over args, then aux states */
     const mxk_kernel_entry *kernel;
+    void *kparam; /**< the kernel's own parameter object (ABI 1.2 parse_param), or NULL */
     void *state;
     mxk_phase_resources fwd_res, bwd_res;
     /**

@@ -314,6 +314,10 @@ static mxk_status register_kernel(mxk_registrar *reg, const mxk_op_kernel_def *d
         def->destroy_state == NULL)
         return fail(st, err, MXK_ERR_ABI, "kernel of '%s': create_state needs destroy_state",
                     def->op_name);
+    if (def->struct_size >= END_OF(mxk_op_kernel_def, free_param) && def->parse_param != NULL &&
+        def->free_param == NULL)
+        return fail(st, err, MXK_ERR_ABI, "kernel of '%s': parse_param needs free_param",
+                    def->op_name);
     const mxk_plugin_entry *owner =
         mxk_registry_owner_of_kernel(def->op_name, def->dev_type, backend);
     for (uint32_t i = 0; owner == NULL && i < st->num_kernels; i++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "error.h"
 #include "registry_internal.h"
 #include "shape.h"
@@ -483,14 +484,42 @@ static int better(const mxk_kernel_entry *a, const mxk_kernel_entry *b, const ch
     return a->def.priority > b->def.priority;
 }
 
+/* Asks kernel k whether it runs the configuration, with its own parameter object
+ * when it parses one (returned in *kparam on success, else freed). */
+static int kernel_accepts(const mxk_kernel_entry *k, const void *param, const mxk_attrs *attrs,
+                          const mxk_shape *in_shapes, const int32_t *in_types, uint32_t num_in,
+                          void **kparam) {
+    *kparam = NULL;
+    if (k->def.parse_param != NULL && attrs != NULL) {
+        mxk_error_sink sink;
+        mxk_error_sink_clear(&sink);
+        if (k->def.parse_param(attrs, kparam, &sink) != MXK_OK) {
+            mxk_log(MXK_LOG_DEBUG, "backend '%s' declines operator '%s': %s", k->def.backend,
+                    k->def.op_name, sink.msg);
+            return 0;
+        }
+        param = *kparam;
+    }
+    if (k->def.supports == NULL || in_shapes == NULL ||
+        k->def.supports(param, in_shapes, in_types, num_in))
+        return 1;
+    if (*kparam != NULL)
+        k->def.free_param(*kparam);
+    *kparam = NULL;
+    return 0;
+}
+
 const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
-                                                    const void *param, const mxk_shape *in_shapes,
-                                                    const int32_t *in_types, uint32_t num_in) {
+                                                    const void *param, const mxk_attrs *attrs,
+                                                    const mxk_shape *in_shapes,
+                                                    const int32_t *in_types, uint32_t num_in,
+                                                    void **kparam) {
     enum { MAX_CANDIDATES = 32 };
     const mxk_kernel_entry *cand[MAX_CANDIDATES];
     uint32_t n = 0;
     char backends[512] = "";
     size_t pos = 0;
+    void *kp = NULL;
     pthread_mutex_lock(&R.lock);
     const char *forced = override_locked(op);
     const char *pref = effective_pref_locked();
@@ -511,9 +540,13 @@ const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int3
     pthread_mutex_unlock(&R.lock);
     for (uint32_t i = 0; i < n; i++) {
         const mxk_kernel_entry *k = cand[i];
-        if (k->def.supports == NULL || in_shapes == NULL ||
-            k->def.supports(param, in_shapes, in_types, num_in))
+        if (kernel_accepts(k, param, attrs, in_shapes, in_types, num_in, &kp)) {
+            if (kparam != NULL)
+                *kparam = kp;
+            else if (kp != NULL)
+                k->def.free_param(kp);
             return k;
+        }
         if (pos < sizeof backends)
             pos += (size_t)snprintf(backends + pos, sizeof backends - pos, "%s%s (declined)",
                                     pos ? ", " : "", k->def.backend);
@@ -534,7 +567,8 @@ mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **ba
     *backend = NULL;
     if (e == NULL)
         return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op ? op : "(null)");
-    const mxk_kernel_entry *k = mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, 0);
+    const mxk_kernel_entry *k =
+        mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, NULL, 0, NULL);
     if (k == NULL)
         return mxk_last_error_code();
     *backend = k->def.backend;

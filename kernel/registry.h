@@ -82,12 +82,18 @@ const mxk_transport_entry *mxk_registry_find_transport(const char *name);
  * Chooses the kernel for `op` on dev_type: per-operator override first, then the
  * backend preference list in order, then the highest priority, then registration
  * order; kernels whose `supports` declines the configuration are skipped
- * (param/in_shapes/in_types may be NULL to skip that check). Returns NULL and
+ * (param/in_shapes/in_types may be NULL to skip that check). A kernel with its own
+ * parse_param (ABI 1.2) parses `attrs` (NULL: not parsed) and is asked with that
+ * object; the chosen kernel's object is returned in *kparam (NULL when it has
+ * none; the caller frees it with the kernel's free_param; kparam may be NULL to
+ * free it here). Returns NULL and
  * sets the last error (naming the operator, the device type and the backends
  * registered) when none fits.
  */
 const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
-                                                    const void *param, const mxk_shape *in_shapes,
-                                                    const int32_t *in_types, uint32_t num_in);
+                                                    const void *param, const mxk_attrs *attrs,
+                                                    const mxk_shape *in_shapes,
+                                                    const int32_t *in_types, uint32_t num_in,
+                                                    void **kparam);
 
 #endif /* MXK_REGISTRY_H */

@@ -18,8 +18,8 @@
 #error "the pinned ABI 1.0 layout is for LP64 targets"
 #endif
 
-#define PIN_SIZE(T, n) _Static_assert(sizeof(T) == (n), "ABI 1.0 size of " #T)
-#define PIN_OFF(T, f, n) _Static_assert(offsetof(T, f) == (n), "ABI 1.0 offset of " #T "." #f)
+#define PIN_SIZE(T, n) _Static_assert(sizeof(T) == (n), "ABI size of " #T)
+#define PIN_OFF(T, f, n) _Static_assert(offsetof(T, f) == (n), "ABI offset of " #T "." #f)
 
 PIN_SIZE(mxk_shape, 72);
 PIN_OFF(mxk_shape, ndim, 0);
@@ -49,13 +49,14 @@ PIN_OFF(mxk_inplace_pair, in_index, 0);
 PIN_OFF(mxk_inplace_pair, out_index, 4);
 PIN_OFF(mxk_inplace_pair, identity, 8);
 PIN_OFF(mxk_inplace_pair, reserved_, 12);
-PIN_SIZE(mxk_tensor, 96);
+PIN_SIZE(mxk_tensor, 104);
 PIN_OFF(mxk_tensor, struct_size, 0);
 PIN_OFF(mxk_tensor, dtype, 4);
 PIN_OFF(mxk_tensor, data, 8);
 PIN_OFF(mxk_tensor, shape, 16);
 PIN_OFF(mxk_tensor, dev_type, 88);
 PIN_OFF(mxk_tensor, dev_id, 92);
+PIN_OFF(mxk_tensor, version, 96); /* ABI 1.2 */
 PIN_SIZE(mxk_op_ctx, 56);
 PIN_OFF(mxk_op_ctx, struct_size, 0);
 PIN_OFF(mxk_op_ctx, dev_type, 4);
@@ -114,7 +115,7 @@ PIN_OFF(mxk_op_def, backward_inplace, 160);
 PIN_OFF(mxk_op_def, mutate_inputs, 168);
 PIN_OFF(mxk_op_def, no_gradient, 176);
 PIN_OFF(mxk_op_def, aliases, 184); /* ABI 1.1 */
-PIN_SIZE(mxk_op_kernel_def, 80);
+PIN_SIZE(mxk_op_kernel_def, 112);
 PIN_OFF(mxk_op_kernel_def, struct_size, 0);
 PIN_OFF(mxk_op_kernel_def, abi_minor, 4);
 PIN_OFF(mxk_op_kernel_def, op_name, 8);
@@ -127,6 +128,10 @@ PIN_OFF(mxk_op_kernel_def, create_state, 48);
 PIN_OFF(mxk_op_kernel_def, destroy_state, 56);
 PIN_OFF(mxk_op_kernel_def, forward, 64);
 PIN_OFF(mxk_op_kernel_def, backward, 72);
+PIN_OFF(mxk_op_kernel_def, parse_param, 80); /* ABI 1.2 */
+PIN_OFF(mxk_op_kernel_def, free_param, 88);
+PIN_OFF(mxk_op_kernel_def, crosscheck_rtol, 96);
+PIN_OFF(mxk_op_kernel_def, crosscheck_atol, 104);
 PIN_SIZE(mxk_device_props, 168);
 PIN_OFF(mxk_device_props, struct_size, 0);
 PIN_OFF(mxk_device_props, name, 4);

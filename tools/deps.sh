@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs the Debian 12 packages mxk builds and runs with (idempotent).
-# Kernel: Jansson, inih, zlib. cpu-blas: OpenBLAS. Trainer data: Fashion-MNIST.
+# Kernel: Jansson, inih, zlib. cpu-blas: OpenBLAS. onednn: oneDNN (libdnnl-dev, 2.6).
+# Trainer data: Fashion-MNIST.
 # Tests: clang + compiler-rt for the libFuzzer targets; python3-venv and pip for the
 # MXNet 1.9.1 venv of the conformance suite (.ci/run). Run as root or with sudo.
 set -eu
 pkgs="cmake make gcc pkg-config libjansson-dev libinih-dev zlib1g-dev libopenblas-dev
-      dataset-fashion-mnist clang libclang-rt-14-dev python3-venv python3-pip"
+      dataset-fashion-mnist clang libclang-rt-14-dev python3-venv python3-pip libdnnl-dev"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,6 +13,12 @@
  *                                 Environment: OPCHECK_ONLY=NAME runs one operator,
  *                                 OPCHECK_VERBOSE=1 prints every report,
  *                                 OPCHECK_SEED=N changes the base seed (17).
+ *   test_opcheck backend CONFDIR NAME
+ *                                 the same over the operators that backend NAME
+ *                                 (another plugin, e.g. onednn) has CPU kernels for,
+ *                                 forcing that backend (mxk_opcheck_config.backend);
+ *                                 configurations its kernels decline run on the next
+ *                                 backend and are counted as declined.
  *   test_opcheck broken CONFDIR PLUGIN
  *                                 the deliberately broken operators of
  *                                 broken_ops_plugin.c must fail exactly the check
@@ -983,6 +989,11 @@ static int make_concrete(const op_entry *e, const op_case *c, uint64_t *rng, con
 }
 
 /** Runs one case of operator `name`; returns the number of failed checks (or 1 on error). */
+/** `test_opcheck backend`: the backend whose kernels run (NULL: by preference). */
+static const char *g_backend;
+/** Cases whose configuration g_backend's kernel declined (they ran on another backend). */
+static int g_declined;
+
 static int run_case(const char *name, const op_entry *e, const op_case *c, int ci, uint64_t *rng,
                     int verbose) {
     concrete k;
@@ -1009,6 +1020,7 @@ static int run_case(const char *name, const op_entry *e, const op_case *c, int c
     cfg.user = user_of(e, name);
     cfg.num_inplace = k.num_inplace;
     cfg.inplace = k.inplace;
+    cfg.backend = g_backend;
     mxk_opcheck_report rep;
     mxk_status st = mxk_opcheck_run(&cfg, &rep);
     if (st != MXK_OK) {
@@ -1017,6 +1029,11 @@ static int run_case(const char *name, const op_entry *e, const op_case *c, int c
         return 1;
     }
     uint32_t failed = mxk_opcheck_report_failed(&rep);
+    if (g_backend && strcmp(rep.backend, g_backend) != 0) {
+        g_declined++;
+        if (verbose)
+            printf("decl %s case %d [%s]: ran on %s\n", name, ci, c->attrs, rep.backend);
+    }
     if (failed || verbose) {
         printf("%s %s case %d [%s] [%s]\n", failed ? "FAIL" : "ok", name, ci, c->attrs, c->shapes);
         mxk_opcheck_report_print(stdout, &rep);
@@ -1024,7 +1041,20 @@ static int run_case(const char *name, const op_entry *e, const op_case *c, int c
     return (int)failed;
 }
 
-/** The kit over every cpu-blas operator. */
+/** Whether `backend` has a CPU kernel of operator `op`. */
+static int has_kernel(const char *op, const char *backend) {
+    uint32_t n = mxk_op_kernel_count(op);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t dev;
+        const char *b, *plugin;
+        if (mxk_op_kernel_get(op, i, &dev, &b, &plugin) == MXK_OK && dev == MXK_DEV_CPU &&
+            strcmp(b, backend) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/** The kit over every cpu-blas operator (with g_backend: those it has kernels for). */
 static int run_all(void) {
     int verbose = getenv("OPCHECK_VERBOSE") != NULL;
     const char *only = getenv("OPCHECK_ONLY");
@@ -1034,7 +1064,7 @@ static int run_all(void) {
         const char *plugin = mxk_op_plugin(name);
         if (plugin == NULL || strcmp(plugin, "cpu-blas") != 0)
             continue;
-        if (only && strcmp(only, name) != 0)
+        if ((only && strcmp(only, name) != 0) || (g_backend && !has_kernel(name, g_backend)))
             continue;
         const op_entry *e = find_entry(name);
         if (e == NULL) {
@@ -1054,7 +1084,7 @@ static int run_all(void) {
             printf("ok   %s\n", name);
     }
     /* Table names not registered (yet): skipped by name. */
-    for (size_t t = 0; t < TABLE_SIZE && only == NULL; t++) {
+    for (size_t t = 0; t < TABLE_SIZE && only == NULL && g_backend == NULL; t++) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", table[t].names);
         for (char *save = NULL, *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save))
@@ -1062,6 +1092,14 @@ static int run_all(void) {
                 printf("skip %s (not registered)\n", n);
     }
     printf("opcheck: %d operators, %d cases, %d operators failed\n", ops, cases, failures);
+    if (g_backend) {
+        printf("opcheck: %d cases ran on %s, %d declined by it (ran on the next backend)\n",
+               cases - g_declined, g_backend, g_declined);
+        if (ops == 0) {
+            printf("FAIL backend %s has no kernel of a cpu-blas operator\n", g_backend);
+            return 1;
+        }
+    }
     return failures ? 1 : 0;
 }
 
@@ -1218,8 +1256,9 @@ static void test_bad_requests(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3 || (strcmp(argv[1], "broken") == 0 && argc < 4)) {
-        fprintf(stderr, "usage: test_opcheck all CONFDIR | broken CONFDIR PLUGIN\n");
+    if (argc < 3 || (strcmp(argv[1], "all") != 0 && argc < 4)) {
+        fprintf(stderr,
+                "usage: test_opcheck all CONFDIR | backend CONFDIR NAME | broken CONFDIR PLUGIN\n");
         return 2;
     }
     /* As `mxk opcheck`: the storage guard and the engine watchdog are on. */
@@ -1232,6 +1271,9 @@ int main(int argc, char **argv) {
     }
     int rc;
     if (strcmp(argv[1], "all") == 0) {
+        rc = run_all();
+    } else if (strcmp(argv[1], "backend") == 0) {
+        g_backend = argv[3];
         rc = run_all();
     } else {
         if (mxk_load_plugin(argv[3], NULL) != MXK_OK) {

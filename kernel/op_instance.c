@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 #include "error.h"
@@ -333,6 +334,9 @@ struct mxk_op_call {
     char *grad_names; /**< backward: "<input>_grad\0" per input, malloc'd; else NULL */
     const char *node;
     call_mode modes[2]; /**< [0] inference, [1] training */
+    /** Profiling (mxk_op_call_set_profiling): on/off, kernel runs and their nanoseconds. */
+    atomic_int profiling;
+    atomic_uint_fast64_t prof_runs, prof_ns;
 };
 
 /** Frees a call whose last reference is gone: its views, buffers and instance reference. */
@@ -460,6 +464,13 @@ static mxk_status addto_end(mxk_op_call *c, const mxk_op_req *req, mxk_status rc
     return rc;
 }
 
+/** CLOCK_MONOTONIC now, in nanoseconds (the profiler's clock). */
+static uint64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /** The engine function of a call (arg: its call_mode). */
 static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
     const call_mode *m = arg;
@@ -503,6 +514,8 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
             c->arrays[i] ? mxk_engine_var_version(mxk_ndarray_var(c->arrays[i])) + 1 : 0;
     mxk_status rc = addto_begin(c, k, req, err);
     const mxk_tensor *const *tp = c->tptrs;
+    int timed = rc == MXK_OK && atomic_load_explicit(&c->profiling, memory_order_relaxed);
+    uint64_t t0 = timed ? monotonic_ns() : 0;
     if (rc == MXK_OK && !c->backward) {
         mxk_forward_args a = {
             .struct_size = sizeof a,
@@ -531,6 +544,10 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
             .aux = tp + nv + 2 * ni + no,
         };
         rc = k->backward(&cctx.pub, kernel_param(inst), inst->state, &a, err);
+    }
+    if (timed) {
+        atomic_fetch_add_explicit(&c->prof_ns, monotonic_ns() - t0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->prof_runs, 1, memory_order_relaxed);
     }
     rc = addto_end(c, req, rc, err);
     if (rc != MXK_OK && err->code == MXK_OK)
@@ -764,6 +781,19 @@ static mxk_engine_push_desc call_desc(mxk_op_call *c, call_mode *m) {
 
 void mxk_op_call_set_node(mxk_op_call *c, const char *node) {
     c->node = node;
+}
+
+void mxk_op_call_set_profiling(mxk_op_call *c, int on) {
+    if (on) {
+        atomic_store(&c->prof_runs, 0);
+        atomic_store(&c->prof_ns, 0);
+    }
+    atomic_store(&c->profiling, on ? 1 : 0);
+}
+
+void mxk_op_call_profile(const mxk_op_call *c, uint64_t *runs, uint64_t *ns) {
+    *runs = atomic_load(&c->prof_runs);
+    *ns = atomic_load(&c->prof_ns);
 }
 
 mxk_status mxk_op_call_push(mxk_op_call *c, int32_t is_train) {

@@ -111,6 +111,23 @@ mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *cons
 void mxk_op_call_set_node(mxk_op_call *call, const char *node);
 
 /**
+ * Turns the call's kernel profiling on (counters reset to zero) or off. While on,
+ * every run of the call adds one run and the wall time of the kernel's forward or
+ * backward function (CLOCK_MONOTONIC nanoseconds, add-to emulation and resource
+ * preparation excluded) to the call's counters; off, a run costs one relaxed atomic
+ * load. Runs already pushed but not yet started when it is turned on are counted.
+ * Thread-safe (the counters are atomic).
+ */
+void mxk_op_call_set_profiling(mxk_op_call *call, int on);
+
+/**
+ * The call's profiling counters: kernel runs and their total wall time in
+ * nanoseconds since profiling was last turned on (what runs have finished so far;
+ * zeros when it was never on). Thread-safe.
+ */
+void mxk_op_call_profile(const mxk_op_call *call, uint64_t *runs, uint64_t *ns);
+
+/**
  * Pushes the call (backward calls always run with is_train 1). Allocates only at the
  * first push of a mode (its cached engine op). Errors: those of
  * mxk_engine_cached_op_new / _push (a stopped engine: MXK_ERR_STATE).

@@ -4,5 +4,6 @@ set(MXK_EXECUTOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/executor.c
   ${CMAKE_CURRENT_LIST_DIR}/executor_debug.c
   ${CMAKE_CURRENT_LIST_DIR}/executor_memory.c
+  ${CMAKE_CURRENT_LIST_DIR}/executor_profile.c
   ${CMAKE_CURRENT_LIST_DIR}/executor_reshape.c
   ${CMAKE_CURRENT_LIST_DIR}/executor_run.c)

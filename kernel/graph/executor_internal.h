@@ -16,6 +16,7 @@
  *                      ops (head-gradient copies, zero fills)
  *   executor_reshape.c reshape (§7)
  *   executor_debug.c   debug_str (§8) and plan bytes
+ *   executor_profile.c the per-node profiler and backend queries
  *
  * Data model: a bound executor keeps the indexed graph, the gradient plan (its
  * schedule of forward and backward steps) and the memory plan of its symbol; an
@@ -87,6 +88,7 @@ struct mxk_executor {
     mxk_monitor_fn monitor;
     void *monitor_user;
     int32_t monitor_all;
+    int32_t profiling; /**< mxk_executor_set_profiling: 1 while the calls count */
 };
 
 /* ---- executor.c ---- */

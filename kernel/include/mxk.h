@@ -749,6 +749,54 @@ void mxk_executor_plan_bytes(const mxk_executor *ex, uint64_t *planned, uint64_t
 /** Re-resolves every node's kernel by the current backend preference (between iterations). */
 mxk_status mxk_executor_reresolve(mxk_executor *ex);
 
+/**
+ * The backend whose kernel runs operator node `node` (by name; the first such node
+ * when names repeat) of the bound executor now: what bind resolved, or the last
+ * mxk_executor_reresolve. *backend is owned by the registry (valid until
+ * mxk_shutdown). Errors: MXK_ERR_INVALID_ARGUMENT "mxk_executor_node_backend: executor,
+ * node or backend is NULL"; MXK_ERR_NOT_FOUND "executor: no operator node named 'X'"
+ * (also for a variable's name). Thread-safe with respect to running work.
+ */
+mxk_status mxk_executor_node_backend(const mxk_executor *ex, const char *node,
+                                     const char **backend);
+
+/**
+ * Turns the executor's per-node profiler on (every counter reset to zero) or off
+ * (counters dropped). While on, each run of a node's forward or backward kernel adds
+ * one run and its wall time, measured inside the engine function around the
+ * kernel's call with CLOCK_MONOTONIC (resource preparation, add-to emulation and the
+ * engine's scheduling excluded), to the node's counters; off (the default), a run
+ * costs one relaxed atomic load. Work pushed before the call and not yet started is
+ * counted: wait (mxk_wait_all) before turning it on to measure from a clean start.
+ * Executors made by reshape start with it off. Errors: MXK_ERR_INVALID_ARGUMENT
+ * "mxk_executor_set_profiling: executor is NULL".
+ */
+mxk_status mxk_executor_set_profiling(mxk_executor *ex, int32_t on);
+
+/** Kernel time of one operator node of an executor (mxk_executor_get_profile). */
+typedef struct mxk_executor_node_profile {
+    const char *name;    /**< the node's name (owned by the executor, valid until it is freed) */
+    const char *op;      /**< canonical operator name (owned by the registry) */
+    const char *backend; /**< backend whose kernel runs the node now (owned by the registry) */
+    uint64_t fwd_runs;   /**< forward kernel runs since profiling was turned on */
+    uint64_t fwd_ns;     /**< their total wall time, nanoseconds */
+    uint64_t bwd_runs;   /**< backward kernel runs (0 for a node without a backward step) */
+    uint64_t bwd_ns;     /**< their total wall time, nanoseconds */
+} mxk_executor_node_profile;
+
+/**
+ * The profiler's counters: one entry per operator node in the graph's topological
+ * order (the order of the symbol's JSON nodes), with what has finished so far: wait
+ * for the work (mxk_wait_all) first to count every pushed run. A node whose backend
+ * changed by reresolve while profiling sums the runs of both kernels (turn profiling
+ * off and on to restart the count). With profiling off: *num 0 and *nodes NULL. On
+ * success *nodes is an array of *num entries the caller frees with free(). Errors:
+ * MXK_ERR_INVALID_ARGUMENT "mxk_executor_get_profile: executor, num or nodes is NULL";
+ * MXK_ERR_OUT_OF_MEMORY "executor: out of memory".
+ */
+mxk_status mxk_executor_get_profile(const mxk_executor *ex, uint32_t *num,
+                                    mxk_executor_node_profile **nodes);
+
 /* ------------------------------------------------------------------------- */
 /* Data iterators                                                            */
 /* ------------------------------------------------------------------------- */

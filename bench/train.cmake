@@ -6,3 +6,11 @@ if(TARGET mxk-cpu-blas AND TARGET mxk_train)
   target_link_libraries(bench_train PRIVATE mxk_train mxk)
   add_dependencies(bench_train mxk-cpu-blas)
 endif()
+
+# Inference latency (batch 1) and throughput (batch 100): `bench_infer
+# mlp|lenet|resnet20 [reps]` (one JSON line); bench_onednn.sh runs it beside the peers.
+if(TARGET mxk-cpu-blas AND TARGET mxk_train)
+  add_executable(bench_infer ${CMAKE_CURRENT_LIST_DIR}/bench_infer.c)
+  target_link_libraries(bench_infer PRIVATE mxk_train mxk)
+  add_dependencies(bench_infer mxk-cpu-blas)
+endif()

@@ -22,6 +22,35 @@ typedef struct dn_thread {
     size_t scratch_bytes[4];
 } dn_thread;
 
+/*
+ * The thread budget shared by every engine worker running a oneDNN primitive: each
+ * execution takes all free tokens (at least one, waiting when none is free) up to
+ * its budget and sets its OpenMP team to that size, so the workers' teams together
+ * never exceed the budget (MXK_NUM_THREADS) however many workers run primitives.
+ */
+static pthread_mutex_t g_tok_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_tok_cv = PTHREAD_COND_INITIALIZER;
+static int g_tok_used;
+
+/* Takes the free tokens of a budget of `want` (>= 1), waiting for one; returns how many. */
+static int tokens_take(int want) {
+    pthread_mutex_lock(&g_tok_mu);
+    while (g_tok_used >= want)
+        pthread_cond_wait(&g_tok_cv, &g_tok_mu);
+    int got = want - g_tok_used;
+    g_tok_used += got;
+    pthread_mutex_unlock(&g_tok_mu);
+    return got;
+}
+
+/* Returns tokens from tokens_take. */
+static void tokens_give(int n) {
+    pthread_mutex_lock(&g_tok_mu);
+    g_tok_used -= n;
+    pthread_cond_broadcast(&g_tok_cv);
+    pthread_mutex_unlock(&g_tok_mu);
+}
+
 static pthread_key_t g_thread_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
@@ -123,7 +152,6 @@ mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, c
     if (t->stream == NULL)
         DN_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags),
                  "creating a stream", err);
-    omp_set_num_threads(dn_num_threads(ctx));
     dnnl_exec_arg_t ea[MAX_ARGS];
     mxk_status rc = MXK_OK;
     int made = 0;
@@ -135,10 +163,14 @@ mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, c
         if (rc != MXK_OK)
             break;
     }
-    if (rc == MXK_OK)
+    if (rc == MXK_OK) {
+        int team = tokens_take(dn_num_threads(ctx));
+        omp_set_num_threads(team);
         rc = dn_check(dnnl_primitive_execute(prim, t->stream, nargs, ea), "execute", err);
-    if (rc == MXK_OK)
-        rc = dn_check(dnnl_stream_wait(t->stream), "stream wait", err);
+        if (rc == MXK_OK)
+            rc = dn_check(dnnl_stream_wait(t->stream), "stream wait", err);
+        tokens_give(team);
+    }
     for (int i = 0; i < made; i++)
         dnnl_memory_destroy(ea[i].memory);
     return rc;

@@ -16,10 +16,11 @@
  * default 1024 entries) makes identical configurations share one compiled
  * primitive across nodes.
  *
- * Threads: oneDNN here runs on GNU OpenMP. dn_execute sets the calling engine
- * worker's OpenMP thread count to the kernel's thread budget (ctx->num_threads,
- * mxk's MXK_NUM_THREADS knob) before every primitive, so the engine's workers and
- * oneDNN's teams together never exceed the knob.
+ * Threads: oneDNN here runs on GNU OpenMP, whose teams belong to the thread that
+ * starts them. dn_execute shares one budget (ctx->num_threads, mxk's
+ * MXK_NUM_THREADS knob) among all engine workers running primitives at once: each
+ * takes the free part of it (at least one thread, waiting for one) and sets its
+ * OpenMP team to that size, so the workers' teams together never exceed the knob.
  */
 #ifndef MXK_ONEDNN_H
 #define MXK_ONEDNN_H
@@ -86,9 +87,9 @@ typedef struct dn_arg {
 
 /**
  * Executes `prim` on the calling thread's stream with the given arguments (memory
- * objects are wrapped around the pointers for this call) and waits for it. Sets
- * the calling thread's OpenMP thread count to dn_num_threads(ctx) first. Errors:
- * dn_check's.
+ * objects are wrapped around the pointers for this call) and waits for it, with an
+ * OpenMP team of the free part of the shared budget dn_num_threads(ctx) (see the
+ * header comment). Thread-safe. Errors: dn_check's.
  */
 mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, const dn_arg *args,
                       mxk_error_sink *err);

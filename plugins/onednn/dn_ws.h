@@ -1,0 +1,77 @@
+/*
+ * onednn plugin: a forward's workspace kept in a node's state for its backward
+ * (dn_pool.c max pooling, dn_lrn.c).
+ *
+ * oneDNN's max pooling and LRN backward read a workspace that only their
+ * training forward writes (its layout is the implementation's own,
+ * dnnl_query_workspace_md), where MXNet's operators keep nothing of the kind:
+ * their backward reads the data (and output). The state keeps the workspace of
+ * the last training forward with the data it was computed from, keyed by the
+ * data's (pointer, write version) (abi/mxk_abi_op.h mxk_tensor.version: equal
+ * keys mean equal contents). A backward whose data does not match the key (no
+ * forward on this state yet, the data rewritten since, or a host that does not
+ * track versions) recomputes the forward into the workspace first, so the
+ * result never depends on the call order.
+ *
+ * Thread safety: a dn_ws belongs to one state, which the host never uses from
+ * two calls at once.
+ */
+#ifndef MXK_DN_WS_H
+#define MXK_DN_WS_H
+
+#include <stdlib.h>
+
+#include "onednn.h"
+
+/** A workspace buffer and the key of the data its contents belong to. */
+typedef struct dn_ws {
+    void *data;           /**< 64-byte aligned, owned; NULL until dn_ws_reserve */
+    size_t bytes;         /**< size of data */
+    const void *src;      /**< data pointer of the forward that filled it; NULL: none */
+    uint64_t src_version; /**< its write version (never 0 when src is set) */
+} dn_ws;
+
+/**
+ * Allocates the workspace for memory descriptor `md` (once; a zero-size md
+ * allocates nothing). MXK_ERR_OUT_OF_MEMORY "oneDNN: out of memory (workspace of
+ * N bytes)".
+ */
+static inline mxk_status dn_ws_reserve(dn_ws *w, const dnnl_memory_desc_t *md,
+                                       mxk_error_sink *err) {
+    size_t bytes = dnnl_memory_desc_get_size(md);
+    if (w->data != NULL || bytes == 0)
+        return MXK_OK;
+    if (posix_memalign(&w->data, 64, bytes) != 0) {
+        w->data = NULL;
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY,
+                             "oneDNN: out of memory (workspace of %zu bytes)", bytes);
+    }
+    w->bytes = bytes;
+    return MXK_OK;
+}
+
+/** The write version of tensor t, 0 when unknown (a host before ABI 1.2). */
+static inline uint64_t dn_ws_version(const mxk_tensor *t) {
+    return MXK_SDK_HAS_FIELD(t, mxk_tensor, version) ? t->version : 0;
+}
+
+/** Records that the workspace now holds the forward of `src` (forgotten when its version is 0). */
+static inline void dn_ws_mark(dn_ws *w, const mxk_tensor *src) {
+    uint64_t v = dn_ws_version(src);
+    w->src = v != 0 ? src->data : NULL;
+    w->src_version = v;
+}
+
+/** 1 when the workspace holds the forward of `src` (same pointer and write version). */
+static inline int dn_ws_matches(const dn_ws *w, const mxk_tensor *src) {
+    return w->src != NULL && w->src == src->data && w->src_version == dn_ws_version(src);
+}
+
+/** Frees the buffer. */
+static inline void dn_ws_free(dn_ws *w) {
+    free(w->data);
+    w->data = NULL;
+    w->src = NULL;
+}
+
+#endif /* MXK_DN_WS_H */

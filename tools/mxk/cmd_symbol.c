@@ -1,7 +1,8 @@
 /*
  * `mxk symbol`: inspects an MXNet symbol JSON file (current or legacy form).
  *
- *   mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--json]
+ *   mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--backends] [--json]
+ *   mxk symbol summary FILE --shape ... --profile [--iterations N] [--is-train] [--json]
  *   mxk symbol dot FILE [--shape NAME=d1,d2,...]
  *
  * `summary` is MXNet's print_summary (python/mxnet/visualization.py): one row per
@@ -14,7 +15,9 @@
  * counted once, at its first reader; aux states are not parameters (MXNet counts
  * BatchNorm's gamma and beta, not its moving statistics). For MXNet's layers this
  * gives print_summary's numbers: FullyConnected (K+1)*H, Convolution
- * C*F*kh*kw + F, BatchNorm 2*C.
+ * C*F*kh*kw + F, BatchNorm 2*C. With --backends the symbol is bound on the CPU
+ * and a column gives the backend each operator node runs (mxk_executor_node_backend);
+ * --profile prints the per-node kernel times instead (symbol_bind.c).
  *
  * `dot` prints the graph in GraphViz's language as MXNet.jl's to_graphviz
  * (src/visualize.jl): operator nodes as filled boxes (FullyConnected and
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "symbol_bind.h"
 
 /** Most --shape options. */
 #define MAX_SHAPES 64
@@ -41,6 +45,10 @@ typedef struct symbol_request {
     uint32_t num_shapes;
     const char *names[MAX_SHAPES];
     mxk_shape shapes[MAX_SHAPES];
+    int backends;       /**< summary --backends: the backend column */
+    int profile;        /**< summary --profile: the per-node kernel times instead */
+    int is_train;       /**< --profile --is-train: forward and backward */
+    int64_t iterations; /**< --profile --iterations N (0: not given, 10) */
 } symbol_request;
 
 /** 1 when `name` is a label by MXNet's convention ("label", "softmax_label"). */
@@ -224,6 +232,7 @@ static int is_layer(const symbol_request *req, const json_t *nodes, size_t i) {
 /** One row of the summary. */
 typedef struct layer_row {
     const char *name, *op;
+    const char *backend;    /**< --backends: the operator node's backend, else NULL */
     const mxk_shape *shape; /**< NULL when unknown */
     uint64_t params;
     const json_t *node;
@@ -246,22 +255,32 @@ static void print_row(const char *const *fields, const int *positions, int n) {
     puts(line);
 }
 
-/** Prints a rule of `c` of the summary's width. */
-static void rule(char c) {
-    char line[121];
-    memset(line, c, 120);
-    line[120] = '\0';
+/** Prints a rule of `c` of `width` (at most 160) characters. */
+static void rule(char c, int width) {
+    char line[161];
+    memset(line, c, (size_t)width);
+    line[width] = '\0';
     puts(line);
 }
 
-/** Prints the summary as MXNet's print_summary does (without its FLOPS columns). */
+/**
+ * Prints the summary as MXNet's print_summary does (without its FLOPS columns);
+ * with `backends` a "Backend" column of 14 characters comes before "Previous Layer".
+ */
 static void print_summary_text(const json_t *nodes, const layer_row *rows, size_t num_rows,
-                               const uint8_t *shown, uint64_t total) {
-    static const int positions[4] = {52, 76, 88, 120}; /* print_summary: .44, .64, .74, 1. */
-    const char *header[4] = {"Layer (type)", "Output Shape", "Param #", "Previous Layer"};
-    rule('_');
-    print_row(header, positions, 4);
-    rule('=');
+                               const uint8_t *shown, uint64_t total, int backends) {
+    /* print_summary: .44, .64, .74, 1. of 120 characters */
+    static const int plain[4] = {52, 76, 88, 120}, with_backend[5] = {52, 76, 88, 102, 134};
+    const int *positions = backends ? with_backend : plain;
+    int nf = backends ? 5 : 4, width = positions[nf - 1];
+    const char *header[5] = {"Layer (type)", "Output Shape", "Param #", "Previous Layer"};
+    if (backends) {
+        header[3] = "Backend";
+        header[4] = "Previous Layer";
+    }
+    rule('_', width);
+    print_row(header, positions, nf);
+    rule('=', width);
     for (size_t r = 0; r < num_rows; r++) {
         const layer_row *row = &rows[r];
         char first[256], shape[256], params[32];
@@ -279,21 +298,25 @@ static void print_summary_text(const json_t *nodes, const layer_row *rows, size_
             if (id >= 0 && (size_t)id < json_array_size(nodes) && shown[id])
                 prev[np++] = node_str(json_array_get(nodes, (size_t)id), "name");
         }
-        const char *fields[4] = {first, shape, params, np ? prev[0] : ""};
-        print_row(fields, positions, 4);
-        for (size_t k = 1; k < np; k++) {
-            const char *more[4] = {"", "", "", prev[k]};
-            print_row(more, positions, 4);
+        const char *fields[5] = {first, shape, params, np ? prev[0] : "", NULL};
+        if (backends) {
+            fields[3] = row->backend ? row->backend : "";
+            fields[4] = np ? prev[0] : "";
         }
-        rule(r + 1 == num_rows ? '=' : '_');
+        print_row(fields, positions, nf);
+        for (size_t k = 1; k < np; k++) {
+            const char *more[5] = {"", "", "", backends ? "" : prev[k], prev[k]};
+            print_row(more, positions, nf);
+        }
+        rule(r + 1 == num_rows ? '=' : '_', width);
     }
     printf("Total params: %llu\n", (unsigned long long)total);
-    rule('_');
+    rule('_', width);
 }
 
 /** Prints the summary as JSON (see the command's help). */
 static int print_summary_json(const layer_row *rows, size_t num_rows, const shape_info *info,
-                              uint64_t total) {
+                              uint64_t total, int backends) {
     json_t *root = json_object();
     json_t *layers = json_array();
     for (size_t r = 0; layers != NULL && r < num_rows; r++) {
@@ -303,6 +326,9 @@ static int print_summary_json(const layer_row *rows, size_t num_rows, const shap
         json_object_set_new(o, "output_shape",
                             rows[r].shape ? shape_json(rows[r].shape) : json_array());
         json_object_set_new(o, "params", json_integer((json_int_t)rows[r].params));
+        if (backends)
+            json_object_set_new(o, "backend",
+                                rows[r].backend ? json_string(rows[r].backend) : json_null());
         json_array_append_new(layers, o);
     }
     json_object_set_new(root, "layers", layers);
@@ -319,10 +345,21 @@ static int print_summary_json(const layer_row *rows, size_t num_rows, const shap
 
 /** `mxk symbol summary`: see the file comment. */
 static int run_summary(const cli_globals *g, const symbol_request *req, const mxk_symbol *sym) {
+    symbol_inputs given = {req->num_shapes, req->names, req->shapes};
     shape_info info;
     int rc = infer_shapes(req, sym, &info);
     if (rc != CLI_OK)
         return rc;
+    if (req->profile) {
+        shape_info_free(&info);
+        return symbol_profile(g, sym, &given, req->iterations ? req->iterations : 10,
+                              req->is_train);
+    }
+    mxk_executor *ex = NULL;
+    if (req->backends && (rc = symbol_bind(sym, &given, 0, &ex)) != CLI_OK) {
+        shape_info_free(&info);
+        return rc;
+    }
     json_t *doc = symbol_document(sym);
     if (doc == NULL) {
         shape_info_free(&info);
@@ -350,6 +387,8 @@ static int run_summary(const cli_globals *g, const symbol_request *req, const mx
             continue;
         }
         row->shape = node_output_shape(&info, row->name);
+        if (ex != NULL && mxk_executor_node_backend(ex, row->name, &row->backend) != MXK_OK)
+            row->backend = NULL;
         const json_t *inputs = json_object_get(n, "inputs");
         for (size_t k = 0; k < json_array_size(inputs); k++) {
             json_int_t id = json_integer_value(json_array_get(json_array_get(inputs, k), 0));
@@ -370,11 +409,12 @@ static int run_summary(const cli_globals *g, const symbol_request *req, const mx
     }
     if (rc == CLI_OK) {
         if (g->json) {
-            rc = print_summary_json(rows, num_rows, &info, total);
+            rc = print_summary_json(rows, num_rows, &info, total, req->backends);
         } else {
-            print_summary_text(nodes, rows, num_rows, shown, total);
+            print_summary_text(nodes, rows, num_rows, shown, total, req->backends);
         }
     }
+    mxk_executor_free(ex);
     free(rows);
     free(shown);
     free(counted);
@@ -555,7 +595,24 @@ static int run_symbol(const cli_command *self, const cli_globals *g, int argc, c
             continue;
         }
         const char *value = NULL;
-        int r = positional_only ? 0 : cli_option_value(argc, argv, &i, "--shape", &value);
+        int r = positional_only ? 0 : cli_option_value(argc, argv, &i, "--iterations", &value);
+        if (r != 0) {
+            uint64_t n = 0;
+            if (r < 0 || !cli_parse_uint(value, 1000000, &n) || n == 0)
+                rc = cli_usage_error(self, "--iterations needs a number from 1 to 1000000");
+            req->iterations = (int64_t)n;
+            continue;
+        }
+        if (!positional_only &&
+            (strcmp(argv[i], "--backends") == 0 || strcmp(argv[i], "--profile") == 0 ||
+             strcmp(argv[i], "--is-train") == 0)) {
+            int *flag = argv[i][2] == 'b'   ? &req->backends
+                        : argv[i][2] == 'p' ? &req->profile
+                                            : &req->is_train;
+            *flag = 1;
+            continue;
+        }
+        r = positional_only ? 0 : cli_option_value(argc, argv, &i, "--shape", &value);
         if (r < 0) {
             rc = cli_usage_error(self, "option --shape needs NAME=d1,d2,...");
         } else if (r > 0) {
@@ -600,6 +657,10 @@ static int run_symbol(const cli_command *self, const cli_globals *g, int argc, c
             rc = cli_usage_error(self, "missing FILE");
         else if (strcmp(action, "summary") == 0 && req->num_shapes == 0)
             rc = cli_usage_error(self, "summary needs the input shapes: --shape NAME=d1,d2,...");
+        else if (strcmp(action, "summary") != 0 && (req->backends || req->profile))
+            rc = cli_usage_error(self, "--backends and --profile belong to summary");
+        else if (!req->profile && (req->iterations || req->is_train))
+            rc = cli_usage_error(self, "--iterations and --is-train belong to --profile");
     }
     if (rc == CLI_OK) {
         req->dot = strcmp(action, "dot") == 0;
@@ -615,7 +676,8 @@ static int run_symbol(const cli_command *self, const cli_globals *g, int argc, c
 const cli_command cli_cmd_symbol = {
     .name = "symbol",
     .summary = "summarise an MXNet symbol JSON file or draw it as a GraphViz graph",
-    .usage = "mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--json]\n"
+    .usage = "mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--backends] [--json]\n"
+             "       mxk symbol summary FILE --shape ... --profile [--iterations N] [--is-train]\n"
              "       mxk symbol dot FILE [--shape NAME=d1,d2,...]...",
     .help = "Loads FILE, a symbol in MXNet's JSON format (as mx.sym.save or a checkpoint's\n"
             "prefix-symbol.json writes it; legacy MXNet 0.8 files too). Operators come from\n"
@@ -628,15 +690,41 @@ const cli_command cli_cmd_symbol = {
             "         variables it reads that are neither inputs nor labels (names ending in\n"
             "         \"label\"); aux states (BatchNorm's moving mean and variance) are not\n"
             "         counted. Needs the input shapes; shapes are inferred from them.\n"
+            "         --backends binds the symbol on the CPU and adds a column with the\n"
+            "         backend whose kernel each operator node runs (the preference:\n"
+            "         --backend, MXK_BACKEND, mxk.conf; a kernel may decline a node).\n"
+            "         --profile binds it instead with random values (inputs in [0,1),\n"
+            "         labels 0, parameters uniform with unit-variance scaling, moving\n"
+            "         variances 1), runs one untimed warm-up iteration and N timed ones\n"
+            "         (forward; with --is-train forward in training mode and backward)\n"
+            "         and prints per operator node, in the graph's order: operator,\n"
+            "         backend, forward and backward kernel ms per iteration and share of\n"
+            "         the kernels' total, then the totals and the wall time per\n"
+            "         iteration. Kernel times are wall times of each kernel call inside\n"
+            "         the engine (mxk_executor_set_profiling); the wall time adds what the\n"
+            "         engine and helper copies cost, and is less than the kernels' sum\n"
+            "         when kernels run in parallel.\n"
             "dot      prints the graph in GraphViz's dot language (MXNet.jl's to_graphviz);\n"
             "         with --shape the edges are labelled with the shapes they carry.\n"
             "         Render it with e.g. 'dot -Tsvg'.\n"
             "\n"
             "Options:\n"
             "  --shape NAME=d1,d2,...  shape of input NAME (repeatable), e.g. data=100,784\n"
+            "  --backends              (summary) the backend column\n"
+            "  --profile               (summary) the per-node kernel times\n"
+            "  --iterations N          (--profile) timed iterations, 1 to 1000000 (10)\n"
+            "  --is-train              (--profile) forward in training mode and backward\n"
             "  --json                  (summary) print {\"layers\": [{\"name\", \"op\",\n"
             "                          \"output_shape\": [...], \"params\"}], \"arguments\":\n"
             "                          {NAME: [shape]}, \"aux_states\": {NAME: [shape]},\n"
-            "                          \"total_params\"}; shapes there include the batch axis\n",
+            "                          \"total_params\"}; shapes there include the batch axis;\n"
+            "                          with --backends each layer has \"backend\" (null for\n"
+            "                          inputs). With --profile: {\"iterations\",\n"
+            "                          \"is_train\", \"warmup\", \"backend_preference\",\n"
+            "                          \"nodes\": [{\"name\", \"op\", \"backend\",\n"
+            "                          \"forward_runs\", \"forward_ms\", \"backward_runs\",\n"
+            "                          \"backward_ms\", \"share\" (0..1)}], \"forward_ms\",\n"
+            "                          \"backward_ms\", \"kernels_ms\", \"wall_ms\"} (ms per\n"
+            "                          iteration)\n",
     .run = run_symbol,
 };

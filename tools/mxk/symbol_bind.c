@@ -1,0 +1,271 @@
+/*
+ * The bound reports of `mxk symbol summary` (symbol_bind.h): --backends binds the
+ * symbol to ask each node's backend; --profile binds it with random values and
+ * times every node's kernels with the executor's profiler
+ * (mxk_executor_set_profiling), the per-operator table MXNet's profiler gives
+ * (mx.profiler.dumps(), src/profiler/aggregate_stats.cc) per graph node instead of
+ * per operator name.
+ *
+ * Random values (fixed seed, so runs are comparable): the --shape inputs uniform in
+ * [0, 1), labels (names ending in "label") 0, a class of every classifier, other
+ * float32 arguments (parameters) uniform in [-a, a) with a = sqrt(3 / fan_in),
+ * fan_in the product of the non-leading dims (a unit-variance signal keeps its
+ * scale through deep nets, so no layer times overflowed values), aux states 0
+ * except names ending in "_var" (moving variances), 1. Arrays of other dtypes keep
+ * simple_bind's zeros.
+ */
+#include "symbol_bind.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int symbol_bind(const mxk_symbol *sym, const symbol_inputs *in, int with_grads,
+                mxk_executor **out) {
+    mxk_context cpu = {MXK_DEV_CPU, 0};
+    mxk_status st =
+        mxk_executor_simple_bind(sym, cpu, in->num, in->names, in->shapes,
+                                 with_grads ? "write" : "null", 0, NULL, NULL, NULL, out);
+    return st == MXK_OK ? CLI_OK : cli_api_error(st, "binding the symbol failed");
+}
+
+/** True when `name` ends with `suffix`. */
+static int ends_with(const char *name, const char *suffix) {
+    size_t n = strlen(name), k = strlen(suffix);
+    return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/** The next value of a xorshift64 stream, uniform in [0, 1). */
+static double next_uniform(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) / 9007199254740992.0; /* 2^53 */
+}
+
+/**
+ * Fills float32 array `a` (see the file comment): kind 0 an input, 1 a label, 2 a
+ * parameter, 3 an aux state named `name`. Returns CLI_OK or CLI_ERROR (reported).
+ */
+static int fill_array(mxk_ndarray *a, int kind, const char *name, uint64_t *rng) {
+    if (a == NULL || mxk_ndarray_dtype(a) != MXK_FLOAT32)
+        return CLI_OK;
+    uint64_t n = mxk_ndarray_size(a);
+    mxk_shape s = mxk_ndarray_shape(a);
+    double fan_in = s.dims[0] > 0 ? (double)n / (double)s.dims[0] : 1;
+    double bound = sqrt(3.0 / (fan_in > 0 ? fan_in : 1));
+    float *v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL)
+        return cli_error("out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        if (kind == 0)
+            v[i] = (float)next_uniform(rng);
+        else if (kind == 2)
+            v[i] = (float)((2 * next_uniform(rng) - 1) * bound);
+        else
+            v[i] = kind == 3 && ends_with(name, "_var") ? 1.0f : 0.0f;
+    }
+    mxk_status st = mxk_ndarray_copy_from_host(a, v, n * sizeof *v);
+    free(v);
+    return st == MXK_OK ? CLI_OK : cli_api_error(st, "filling '%s' failed", name);
+}
+
+/** Fills every argument and aux state of the executor (see the file comment). */
+static int fill_random(const mxk_symbol *sym, const symbol_inputs *in, mxk_executor *ex) {
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    int rc = CLI_OK;
+    for (int aux = 0; aux < 2 && rc == CLI_OK; aux++) {
+        char **names = NULL;
+        uint32_t num = 0;
+        mxk_status st = mxk_symbol_list_names(
+            sym, aux ? MXK_SYMBOL_AUX_STATES : MXK_SYMBOL_ARGUMENTS, &num, &names);
+        if (st != MXK_OK)
+            return cli_api_error(st, "listing the symbol's names failed");
+        for (uint32_t i = 0; i < num && rc == CLI_OK; i++) {
+            int kind = 3;
+            if (!aux) {
+                kind = ends_with(names[i], "label") ? 1 : 2;
+                for (uint32_t k = 0; k < in->num; k++)
+                    if (strcmp(in->names[k], names[i]) == 0)
+                        kind = 0;
+            }
+            mxk_ndarray *a = aux ? mxk_executor_aux(ex, names[i]) : mxk_executor_arg(ex, names[i]);
+            rc = fill_array(a, kind, names[i], &rng);
+        }
+        mxk_string_list_free(names);
+    }
+    return rc;
+}
+
+/** Head gradients of ones, one per output (loss outputs ignore theirs). */
+static int make_head_grads(mxk_executor *ex, mxk_ndarray ***out) {
+    uint32_t n = mxk_executor_num_outputs(ex);
+    mxk_ndarray **h = calloc(n + 1, sizeof *h);
+    if (h == NULL)
+        return cli_error("out of memory");
+    *out = h;
+    mxk_context cpu = {MXK_DEV_CPU, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        mxk_ndarray *o = mxk_executor_output(ex, i);
+        mxk_shape s = mxk_ndarray_shape(o);
+        mxk_status st = mxk_ndarray_full(&s, mxk_ndarray_dtype(o), cpu, 1.0, &h[i]);
+        if (st != MXK_OK)
+            return cli_api_error(st, "creating a head gradient failed");
+    }
+    return CLI_OK;
+}
+
+/** Runs `n` iterations (forward; backward with `heads` when not NULL) and waits. */
+static int iterate(mxk_executor *ex, int64_t n, mxk_ndarray **heads) {
+    uint32_t nh = mxk_executor_num_outputs(ex);
+    for (int64_t i = 0; i < n; i++) {
+        mxk_status st = mxk_executor_forward(ex, heads != NULL);
+        if (st == MXK_OK && heads != NULL)
+            st = mxk_executor_backward(ex, nh, heads);
+        if (st != MXK_OK)
+            return cli_api_error(st, "running the graph failed");
+    }
+    mxk_status st = mxk_wait_all();
+    return st == MXK_OK ? CLI_OK : cli_api_error(st, "running the graph failed");
+}
+
+/** CLOCK_MONOTONIC now, in nanoseconds. */
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/** What the profile reports: the executor's entries and the run's totals. */
+typedef struct profile_result {
+    uint32_t num;
+    mxk_executor_node_profile *nodes;
+    int64_t iterations;
+    int is_train;
+    uint64_t fwd_ns, bwd_ns; /**< sums over the nodes */
+    uint64_t wall_ns;        /**< the timed iterations, pushes to the final wait */
+} profile_result;
+
+/** Milliseconds per iteration of `ns` over the run. */
+static double per_iter_ms(const profile_result *r, uint64_t ns) {
+    return (double)ns / 1e6 / (double)r->iterations;
+}
+
+/** Share of node i in the kernels' total time, in percent (0 when nothing was timed). */
+static double share(const profile_result *r, uint32_t i) {
+    uint64_t total = r->fwd_ns + r->bwd_ns;
+    uint64_t t = r->nodes[i].fwd_ns + r->nodes[i].bwd_ns;
+    return total ? 100.0 * (double)t / (double)total : 0;
+}
+
+/** Prints the profile as a table (see symbol_profile). */
+static void print_profile_text(const profile_result *r) {
+    const char *pref = mxk_get_backend_preference();
+    printf("Profile: %lld iterations (%s) after 1 warm-up, backend preference: %s\n",
+           (long long)r->iterations, r->is_train ? "forward and backward" : "forward, inference",
+           pref[0] ? pref : "(none)");
+    int w_node = (int)strlen("Node (operator)"), w_backend = (int)strlen("Backend");
+    char label[512];
+    for (uint32_t i = 0; i < r->num; i++) {
+        int w = snprintf(label, sizeof label, "%s (%s)", r->nodes[i].name, r->nodes[i].op);
+        w_node = w > w_node ? (w < 72 ? w : 72) : w_node;
+        int b = (int)strlen(r->nodes[i].backend);
+        w_backend = b > w_backend ? b : w_backend;
+    }
+    printf("%-*s  %-*s  %12s  %12s  %6s\n", w_node, "Node (operator)", w_backend, "Backend",
+           "Forward ms", "Backward ms", "Share");
+    for (uint32_t i = 0; i < r->num; i++) {
+        const mxk_executor_node_profile *p = &r->nodes[i];
+        snprintf(label, sizeof label, "%s (%s)", p->name, p->op);
+        printf("%-*s  %-*s  %12.3f  ", w_node, label, w_backend, p->backend,
+               per_iter_ms(r, p->fwd_ns));
+        if (r->is_train)
+            printf("%12.3f", per_iter_ms(r, p->bwd_ns));
+        else
+            printf("%12s", "-");
+        printf("  %5.1f%%\n", share(r, i));
+    }
+    printf("%-*s  %-*s  %12.3f  ", w_node, "Total (kernels)", w_backend, "",
+           per_iter_ms(r, r->fwd_ns));
+    if (r->is_train)
+        printf("%12.3f", per_iter_ms(r, r->bwd_ns));
+    else
+        printf("%12s", "-");
+    printf("  %5.1f%%\n", r->num ? 100.0 : 0.0);
+    printf("Kernels: %.3f ms per iteration; wall time: %.3f ms per iteration\n",
+           per_iter_ms(r, r->fwd_ns + r->bwd_ns), per_iter_ms(r, r->wall_ns));
+}
+
+/** Prints the profile as JSON (see the command's help). */
+static int print_profile_json(const profile_result *r) {
+    json_t *root = json_object(), *nodes = json_array();
+    if (root == NULL || nodes == NULL) {
+        json_decref(nodes);
+        return cli_json_print(root, 6);
+    }
+    json_object_set_new(root, "iterations", json_integer(r->iterations));
+    json_object_set_new(root, "is_train", json_boolean(r->is_train));
+    json_object_set_new(root, "warmup", json_integer(1));
+    json_object_set_new(root, "backend_preference", json_string(mxk_get_backend_preference()));
+    for (uint32_t i = 0; i < r->num; i++) {
+        const mxk_executor_node_profile *p = &r->nodes[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(p->name));
+        json_object_set_new(o, "op", json_string(p->op));
+        json_object_set_new(o, "backend", json_string(p->backend));
+        json_object_set_new(o, "forward_runs", json_integer((json_int_t)p->fwd_runs));
+        json_object_set_new(o, "forward_ms", cli_json_number(per_iter_ms(r, p->fwd_ns)));
+        json_object_set_new(o, "backward_runs", json_integer((json_int_t)p->bwd_runs));
+        json_object_set_new(o, "backward_ms", cli_json_number(per_iter_ms(r, p->bwd_ns)));
+        json_object_set_new(o, "share", cli_json_number(share(r, i) / 100.0));
+        json_array_append_new(nodes, o);
+    }
+    json_object_set_new(root, "nodes", nodes);
+    json_object_set_new(root, "forward_ms", cli_json_number(per_iter_ms(r, r->fwd_ns)));
+    json_object_set_new(root, "backward_ms", cli_json_number(per_iter_ms(r, r->bwd_ns)));
+    json_object_set_new(root, "kernels_ms", cli_json_number(per_iter_ms(r, r->fwd_ns + r->bwd_ns)));
+    json_object_set_new(root, "wall_ms", cli_json_number(per_iter_ms(r, r->wall_ns)));
+    return cli_json_print(root, 6);
+}
+
+int symbol_profile(const cli_globals *g, const mxk_symbol *sym, const symbol_inputs *in,
+                   int64_t iterations, int is_train) {
+    mxk_executor *ex = NULL;
+    mxk_ndarray **heads = NULL;
+    profile_result r = {0, NULL, iterations, is_train, 0, 0, 0};
+    int rc = symbol_bind(sym, in, is_train, &ex);
+    if (rc == CLI_OK)
+        rc = fill_random(sym, in, ex);
+    if (rc == CLI_OK && is_train)
+        rc = make_head_grads(ex, &heads);
+    if (rc == CLI_OK)
+        rc = iterate(ex, 1, heads); /* warm-up: first-run set-up is not timed */
+    if (rc == CLI_OK) {
+        mxk_executor_set_profiling(ex, 1);
+        uint64_t t0 = now_ns();
+        rc = iterate(ex, iterations, heads);
+        r.wall_ns = now_ns() - t0;
+    }
+    if (rc == CLI_OK) {
+        mxk_status st = mxk_executor_get_profile(ex, &r.num, &r.nodes);
+        if (st != MXK_OK)
+            rc = cli_api_error(st, "reading the profile failed");
+    }
+    for (uint32_t i = 0; rc == CLI_OK && i < r.num; i++) {
+        r.fwd_ns += r.nodes[i].fwd_ns;
+        r.bwd_ns += r.nodes[i].bwd_ns;
+    }
+    if (rc == CLI_OK) {
+        if (g->json)
+            rc = print_profile_json(&r);
+        else
+            print_profile_text(&r);
+    }
+    free(r.nodes);
+    for (uint32_t i = 0; heads != NULL && i < mxk_executor_num_outputs(ex); i++)
+        mxk_ndarray_free(heads[i]);
+    free(heads);
+    mxk_executor_free(ex);
+    return rc;
+}

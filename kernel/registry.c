@@ -452,6 +452,20 @@ static const char *override_locked(const mxk_op_entry *op) {
     return NULL;
 }
 
+mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size) {
+    if (op == NULL || buf == NULL || size == 0)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_get_op_backend: op or buf is NULL");
+    buf[0] = '\0';
+    const mxk_op_entry *e = mxk_registry_find_op(op);
+    if (e == NULL)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op);
+    pthread_mutex_lock(&R.lock);
+    const char *forced = override_locked(e);
+    snprintf(buf, size, "%s", forced ? forced : "");
+    pthread_mutex_unlock(&R.lock);
+    return MXK_OK;
+}
+
 /* Position of backend in the comma-separated list, or -1. */
 static int pref_rank(const char *list, const char *backend) {
     int rank = 0;

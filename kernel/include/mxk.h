@@ -221,6 +221,15 @@ mxk_status mxk_set_op_backend(const char *op, const char *backend);
 const char *mxk_get_backend_preference(void);
 
 /**
+ * The backend forced for operator `op` (name or alias): mxk_set_op_backend's, else
+ * mxk.conf's [op_backend] entry, copied into buf (`size` bytes, cut to fit, always
+ * terminated); "" when none is forced. Errors: MXK_ERR_INVALID_ARGUMENT
+ * "mxk_get_op_backend: op or buf is NULL" (also for size 0); MXK_ERR_NOT_FOUND
+ * "unknown operator 'X'". Thread-safe.
+ */
+mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size);
+
+/**
  * The backend whose kernel would run `op` on `dev_type` now (NULL and
  * MXK_ERR_NOT_FOUND when none is registered).
  */

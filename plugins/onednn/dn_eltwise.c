@@ -265,7 +265,7 @@ mxk_status dn_register_eltwise(mxk_registrar *reg, mxk_error_sink *err) {
         k.forward = elt_forward;
         k.backward = elt_backward;
         k.crosscheck_rtol = 1e-5;
-        k.crosscheck_atol = 1e-6;
+        k.crosscheck_atol = 2e-6;
         MXK_SDK_CHECK(dn_register_kernel(reg, &k, err));
     }
     return MXK_OK;

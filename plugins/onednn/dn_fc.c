@@ -370,6 +370,6 @@ mxk_status dn_register_fc(mxk_registrar *reg, mxk_error_sink *err) {
     k.forward = fc_forward;
     k.backward = fc_backward;
     k.crosscheck_rtol = 1e-4;
-    k.crosscheck_atol = 1e-5;
+    k.crosscheck_atol = 1e-4;
     return dn_register_kernel(reg, &k, err);
 }

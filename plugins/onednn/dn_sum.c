@@ -296,7 +296,7 @@ mxk_status dn_register_sum(mxk_registrar *reg, mxk_error_sink *err) {
         k.forward = sum_forward;
         k.backward = sum_backward;
         k.crosscheck_rtol = 1e-6;
-        k.crosscheck_atol = 1e-7;
+        k.crosscheck_atol = 1e-6;
         MXK_SDK_CHECK(dn_register_kernel(reg, &k, err));
     }
     return MXK_OK;

@@ -807,6 +807,71 @@ mxk_status mxk_executor_get_profile(const mxk_executor *ex, uint32_t *num,
                                     mxk_executor_node_profile **nodes);
 
 /* ------------------------------------------------------------------------- */
+/* Cross-check (two backends on identical inputs)                            */
+/* ------------------------------------------------------------------------- */
+
+/** Options of mxk_crosscheck_executor. Zero-initialise, then set struct_size. */
+typedef struct mxk_crosscheck_options {
+    uint32_t struct_size;   /**< sizeof(mxk_crosscheck_options) */
+    const char *reference;  /**< the reference backend ("cpu-blas"); required */
+    int32_t is_train;       /**< forward in training mode (batch statistics, dropout masks) */
+    int32_t check_backward; /**< also backward of every node (only with is_train) */
+    double rtol;            /**< relative tolerance; 0: the kernels' declared ones */
+    double atol;            /**< absolute tolerance; 0: the kernels' declared ones */
+    uint64_t seed;          /**< seeds the random output gradients and random operators */
+} mxk_crosscheck_options;
+
+/** The result of a cross-check: counts, and the first divergence if any. */
+typedef struct mxk_crosscheck_report {
+    int32_t diverged;            /**< 1 when a node's results differ beyond the tolerance */
+    uint32_t nodes_checked;      /**< operator nodes run on both backends (up to the divergence) */
+    uint32_t nodes_on_reference; /**< of those, nodes whose tested backend is the reference */
+    uint32_t nodes_skipped;      /**< nodes the reference backend has no kernel for (or declines) */
+    /* The first divergence (set only when diverged): */
+    char node[128];     /**< the node's name */
+    char op[64];        /**< its canonical operator name */
+    char backend[64];   /**< the backend under test that ran it */
+    char reference[64]; /**< the reference backend */
+    char result[160];   /**< "output 'output'", "gradient of 'weight'", "aux state 'moving_mean'" */
+    double max_abs_err; /**< max |tested - reference| over the result's elements */
+    double max_rel_err; /**< max |tested - reference| / |reference| (inf where reference is 0) */
+    uint64_t worst_index;   /**< flat row-major index of the element exceeding the bound most */
+    double value;           /**< the tested backend's value there */
+    double reference_value; /**< the reference backend's value there */
+    double rtol, atol;      /**< the tolerance applied */
+} mxk_crosscheck_report;
+
+/**
+ * Cross-checks a bound executor node by node against a reference backend: for every
+ * operator node in topological order, the node's inputs are the values the graph
+ * computes on the kernels the executor runs (from its bound arguments and aux
+ * states, which are not modified); the node's operator runs once with the
+ * executor's kernel and once with the reference backend's (an operator instance
+ * created while mxk_set_op_backend(op, reference) forces it; the operator's override
+ * before, mxk_get_op_backend's, is set back afterwards) on copies of the same
+ * inputs and aux states:
+ * forward (random operators seeded alike), then, with check_backward, backward of
+ * every input (WRITE) with the same random output gradient (uniform in [-1, 1),
+ * from `seed`). Compared: visible outputs, aux states after forward, input
+ * gradients; an element agrees when |a - r| <= atol + rtol * |r| (NaN agrees only
+ * with NaN). Tolerance: the options' when non-zero, else the larger of the two
+ * kernels' crosscheck_rtol / crosscheck_atol (ABI 1.2), else rtol 1e-4 / atol 1e-5.
+ * Stops at the first divergence. Nodes whose kernel is the reference's are still
+ * run (deterministic kernels agree with themselves); a node the reference backend
+ * has no kernel for, or declines, is skipped and counted. A kernel without backward
+ * (MXK_ERR_UNSUPPORTED) is checked forward only. Values are compared as float64.
+ * Synchronous (waits for its work); the executor must not run meanwhile, and no
+ * other thread may bind or set operator overrides during the call.
+ * Errors: MXK_ERR_INVALID_ARGUMENT "mxk_crosscheck_executor: executor, options or
+ * report is NULL", "mxk_crosscheck_executor: options.struct_size is too small",
+ * "mxk_crosscheck_executor: no reference backend given"; MXK_ERR_NOT_FOUND
+ * "mxk_crosscheck_executor: unknown backend 'X' (registered: a, b)"; the errors of
+ * the kernels' runs (naming node and backend), MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_options *options,
+                                   mxk_crosscheck_report *report);
+
+/* ------------------------------------------------------------------------- */
 /* Data iterators                                                            */
 /* ------------------------------------------------------------------------- */
 

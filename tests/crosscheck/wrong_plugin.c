@@ -1,0 +1,97 @@
+/*
+ * A test plugin with one deliberately wrong kernel for the cross-check's tests
+ * (tests/crosscheck/test_crosscheck.c, the `mxk crosscheck` CLI tests): backend
+ * "wrong" registers a CPU kernel for cpu-blas's Activation operator that computes
+ * relu(x) * 1.01 forward (and the correct relu gradient backward). It parses the
+ * operator's attributes itself (ABI 1.2 parse_param) and declines every act_type
+ * but relu, so the other activations run on the next backend.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "mxk_sdk.h"
+
+/** The factor the wrong forward multiplies relu by. */
+#define WRONG_FACTOR 1.01f
+
+/** The kernel's parameter object: nothing to hold (relu is all it accepts). */
+static const int wrong_relu_param = 1;
+
+/**
+ * parse_param: accepts act_type "relu" only; any other is declined with
+ * "attribute 'act_type': backend 'wrong' computes relu only".
+ */
+static mxk_status wrong_parse(const mxk_attrs *attrs, void **param, mxk_error_sink *err) {
+    const char *act = mxk_sdk_attr_raw(attrs, "act_type");
+    if (act == NULL || strcmp(act, "relu") != 0)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
+                             "attribute 'act_type': backend 'wrong' computes relu only");
+    *param = (void *)&wrong_relu_param;
+    return MXK_OK;
+}
+
+/** free_param: the object is static. */
+static void wrong_free(void *param) {}
+
+/** Forward: y = 1.01 * max(x, 0) (the bug), float32, WRITE / INPLACE / NULL requests. */
+static mxk_status wrong_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                                const mxk_forward_args *args, mxk_error_sink *err) {
+    if (args->req[0] == MXK_REQ_NULL)
+        return MXK_OK;
+    const float *x = args->in_data[0]->data;
+    float *y = args->out_data[0]->data;
+    uint64_t n = mxk_sdk_shape_count(&args->in_data[0]->shape);
+    for (uint64_t i = 0; i < n; i++)
+        y[i] = x[i] > 0.0f ? WRONG_FACTOR * x[i] : 0.0f;
+    return MXK_OK;
+}
+
+/** Backward: dx = dy where y > 0 (relu's gradient from its output, as cpu-blas). */
+static mxk_status wrong_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                                 const mxk_backward_args *args, mxk_error_sink *err) {
+    if (args->req[0] == MXK_REQ_NULL)
+        return MXK_OK;
+    const float *dy = args->out_grad[0]->data;
+    const float *y = args->out_data[0]->data;
+    float *dx = args->in_grad[0]->data;
+    uint64_t n = mxk_sdk_shape_count(&args->out_data[0]->shape);
+    for (uint64_t i = 0; i < n; i++)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    return MXK_OK;
+}
+
+/** Plugin description. */
+static const mxk_plugin_info wrong_info = {
+    .struct_size = sizeof(mxk_plugin_info),
+    .abi_major = MXK_ABI_MAJOR,
+    .abi_minor = MXK_ABI_MINOR,
+    .min_host_minor = 2,
+    .name = "crosscheck-wrong",
+    .version = "0.1.0",
+    .description = "a deliberately wrong Activation(relu) kernel for the cross-check's tests",
+    .provides = MXK_PROVIDES_KERNELS,
+};
+
+/** Entry point 1: the plugin's description. */
+MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
+    return &wrong_info;
+}
+
+/** Entry point 2: registers the kernel of Activation under backend "wrong". */
+MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
+                                             mxk_error_sink *err) {
+    if (args == NULL || args->host == NULL || args->registrar == NULL)
+        return MXK_ERR_INVALID_ARGUMENT;
+    MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_key), err));
+    mxk_sdk_set_host(args->host);
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.op_name = "Activation";
+    k.dev_type = MXK_DEV_CPU;
+    k.backend = "wrong";
+    k.forward = wrong_forward;
+    k.backward = wrong_backward;
+    k.parse_param = wrong_parse;
+    k.free_param = wrong_free;
+    return args->registrar->register_kernel(args->registrar, &k, err);
+}

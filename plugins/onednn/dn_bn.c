@@ -1,8 +1,367 @@
-/* onednn plugin: placeholder until the family's kernels land (registers nothing). */
-#include "onednn.h"
+/*
+ * onednn plugin: the BatchNorm kernel on oneDNN's batch normalization primitive
+ * (oneDNN 2.x, dnnl_batch_normalization_forward_desc_init /
+ * dnnl_batch_normalization_backward_desc_init, flags dnnl_use_scale,
+ * dnnl_use_shift, dnnl_use_global_stats).
+ *
+ * Semantics are the operator's (cpu-blas op_batchnorm.c; upstream MXNet
+ * src/operator/nn/batch_norm.cc); the mapping follows MXNet 1.9.1's
+ * src/operator/nn/mkldnn/mkldnn_batch_norm-inl.h. Data (N, C, ...) of 2 to 5
+ * dims with the channel on axis 1, plain layout, float32; gamma, beta and the
+ * aux states moving_mean, moving_var are (C,).
+ *   Training (is_train and not use_global_stats): oneDNN computes the batch mean
+ *   and biased variance and normalises; the `mean` output is the batch mean and
+ *   the `var` output the inverse standard deviation 1/sqrt(var + eps) (as
+ *   upstream's CPU kernel stores it).
+ *   Otherwise (use_global_stats, or inference): normalisation by the moving
+ *   statistics (dnnl_use_global_stats); mean = moving_mean, var =
+ *   1/sqrt(moving_var + eps).
+ *   fix_gamma: no scale (dnnl_use_scale unset: gamma used as 1), gamma's gradient
+ *   0, and every forward writes 1 into the gamma argument where it is not 1, as
+ *   upstream's CPU kernel does.
+ *   Moving statistics: updated in the training BACKWARD, as cpu-blas and
+ *   upstream's CPU and MKLDNN kernels do, from the saved mean and inverse std:
+ *   moving = moving*momentum + batch*(1 - momentum) in float32, with the
+ *   variance var = 1/inv^2 - eps (biased).
+ * Backward (dnnl_backward with the forward's flags): from the data, gamma, the
+ * mean output and the variance recovered from the var output; with global
+ * statistics dx = dy gamma inv. Every request is WRITE or INPLACE (the host
+ * emulates ADD); NULL writes nothing.
+ * Declined: axis other than 1, eps 0 (upstream then gives a constant channel an
+ * inverse std of 0, which oneDNN does not), data of 1 or more than 5 dims, empty
+ * data, non-float32 tensors.
+ */
+#include "dn_util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/**
+ * BatchNorm's attributes as this kernel needs them (MXNet 1.9.1
+ * BatchNormParam). Owned by the host (parse_param / free_param); read only.
+ */
+typedef struct dn_bn_param {
+    double eps;
+    float momentum; /**< float32, as upstream's BatchNormParam */
+    int32_t fix_gamma;
+    int32_t use_global_stats;
+    int64_t axis;
+} dn_bn_param;
+
+/**
+ * One oneDNN configuration (training statistics, or global statistics): its
+ * forward primitive descriptor (the backward's hint) and primitives; the
+ * backward is made at the first backward call.
+ */
+typedef struct dn_bn_prims {
+    dnnl_primitive_desc_t fwd_pd;
+    dnnl_primitive_t fwd, bwd;
+} dn_bn_prims;
+
+/**
+ * Per-node state: the data and (C,) descriptors and the two configurations
+ * ([0] batch statistics, [1] global statistics), each made at first use. Used
+ * by one call at a time.
+ */
+typedef struct dn_bn_state {
+    dnnl_memory_desc_t data_md, vec_md;
+    int64_t n, C; /**< elements of the data; channels */
+    dn_bn_prims p[2];
+} dn_bn_state;
+
+/**
+ * Parses BatchNorm's attributes (names and defaults of the operator's schema).
+ * Errors: the mxk_sdk_attr_* readers'; MXK_ERR_OUT_OF_MEMORY.
+ */
+static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    dn_bn_param p;
+    double momentum;
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "eps", &p.eps, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "momentum", &momentum, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "fix_gamma", &p.fix_gamma, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
+    p.momentum = (float)momentum;
+    dn_bn_param *q = malloc(sizeof *q);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN batch norm: out of memory");
+    *q = p;
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object of bn_parse. */
+static void bn_param_free(void *p) {
+    free(p);
+}
+
+/** oneDNN flags of a configuration: shift, scale unless fix_gamma, global statistics. */
+static unsigned bn_flags(const dn_bn_param *p, int global) {
+    return dnnl_use_shift | (p->fix_gamma ? 0u : (unsigned)dnnl_use_scale) |
+           (global ? (unsigned)dnnl_use_global_stats : 0u);
+}
+
+/**
+ * Makes the forward primitive descriptor of configuration `global` (0: batch
+ * statistics, forward_training; 1: global statistics) over data_md. Errors:
+ * dn_check's.
+ */
+static mxk_status bn_fwd_pd(const dn_bn_param *p, const dnnl_memory_desc_t *data_md, int global,
+                            dnnl_primitive_desc_t *pd, mxk_error_sink *err) {
+    dnnl_batch_normalization_desc_t d;
+    DN_CHECK(dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, data_md,
+                                                        (float)p->eps, bn_flags(p, global)),
+             "batch norm forward descriptor", err);
+    DN_CHECK(dnnl_primitive_desc_create(pd, &d, NULL, dn_engine(), NULL),
+             "batch norm forward primitive descriptor", err);
+    return MXK_OK;
+}
+
+/**
+ * Accepts float32 data of 2 to 5 non-empty dims, channel axis 1, eps > 0, when
+ * oneDNN implements the batch-statistics forward on it.
+ */
+static int32_t bn_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                           uint32_t num_in) {
+    const dn_bn_param *p = param;
+    const mxk_shape *d = &in_shapes[0];
+    if (num_in != 3 || d->ndim < 2 || d->ndim > 5 || dn_shape_size(d) < 1 || !(p->eps > 0.0) ||
+        (p->axis < 0 ? p->axis + d->ndim : p->axis) != 1)
+        return 0;
+    for (uint32_t i = 0; i < num_in; i++)
+        if (in_types[i] != MXK_FLOAT32)
+            return 0;
+    dnnl_memory_desc_t md;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dn_md_of_shape(&md, d, NULL) != MXK_OK || bn_fwd_pd(p, &md, 0, &pd, NULL) != MXK_OK)
+        return 0;
+    dnnl_primitive_desc_destroy(pd);
+    return 1;
+}
+
+/** Frees a state of bn_create_state (NULL allowed). */
+static void bn_destroy_state(void *state) {
+    dn_bn_state *s = state;
+    if (s == NULL)
+        return;
+    for (int i = 0; i < 2; i++) {
+        dnnl_primitive_destroy(s->p[i].bwd);
+        dnnl_primitive_destroy(s->p[i].fwd);
+        dnnl_primitive_desc_destroy(s->p[i].fwd_pd);
+    }
+    free(s);
+}
+
+/** Creates the state (descriptors; primitives come at first use). Errors: MXK_ERR_OUT_OF_MEMORY,
+ * dn_md_plain's. */
+static mxk_status bn_create_state(const void *param, int32_t dev_type, int32_t dev_id,
+                                  const mxk_shape *in_shapes, const int32_t *in_types,
+                                  uint32_t num_in, void **state, mxk_error_sink *err) {
+    dn_bn_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN batch norm: out of memory");
+    s->n = dn_shape_size(&in_shapes[0]);
+    s->C = in_shapes[0].dims[1];
+    dnnl_dim_t c = s->C;
+    mxk_status rc = dn_md_of_shape(&s->data_md, &in_shapes[0], err);
+    if (rc == MXK_OK)
+        rc = dn_md_plain(&s->vec_md, 1, &c, err);
+    if (rc != MXK_OK) {
+        bn_destroy_state(s);
+        return rc;
+    }
+    *state = s;
+    return MXK_OK;
+}
+
+/** The forward primitive of configuration `global`, made at first use. Errors: dn_check's. */
+static mxk_status bn_fwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_error_sink *err) {
+    dn_bn_prims *q = &s->p[global];
+    if (q->fwd != NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(bn_fwd_pd(p, &s->data_md, global, &q->fwd_pd, err));
+    return dn_primitive(&q->fwd, q->fwd_pd, "batch norm forward primitive", err);
+}
+
+/** The backward primitive of configuration `global`, made at first use. Errors: dn_check's. */
+static mxk_status bn_bwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_error_sink *err) {
+    dn_bn_prims *q = &s->p[global];
+    if (q->bwd != NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(bn_fwd(p, s, global, err));
+    dnnl_batch_normalization_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    DN_CHECK(dnnl_batch_normalization_backward_desc_init(
+                 &d, dnnl_backward, &s->data_md, &s->data_md, (float)p->eps, bn_flags(p, global)),
+             "batch norm backward descriptor", err);
+    DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), q->fwd_pd),
+             "batch norm backward primitive descriptor", err);
+    mxk_status rc = dn_primitive(&q->bwd, pd, "batch norm backward primitive", err);
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+/**
+ * Checks the (C,) tensors: gamma, beta (in_data[1..2]) and both aux states.
+ * Errors: dn_check_tensor's; MXK_ERR_INVALID_ARGUMENT "oneDNN batch norm:
+ * expected 2 aux states, got K".
+ */
+static mxk_status bn_check_vecs(const dn_bn_state *s, const mxk_tensor *const *in, uint32_t num_aux,
+                                const mxk_tensor *const *aux, mxk_error_sink *err) {
+    if (num_aux != 2)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "oneDNN batch norm: expected 2 aux states, got %u", num_aux);
+    MXK_SDK_CHECK(dn_check_tensor(in[0], s->n, "batch norm", "argument 'data'", err));
+    MXK_SDK_CHECK(dn_check_tensor(in[1], s->C, "batch norm", "argument 'gamma'", err));
+    MXK_SDK_CHECK(dn_check_tensor(in[2], s->C, "batch norm", "argument 'beta'", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(aux[0], s->C, "batch norm", "auxiliary state 'moving_mean'", err));
+    return dn_check_tensor(aux[1], s->C, "batch norm", "auxiliary state 'moving_var'", err);
+}
+
+/** out[c] = 1/sqrt(var[c] + eps), in double and rounded once (as cpu-blas). */
+static void bn_inv_std(const float *var, double eps, int64_t C, float *out) {
+    for (int64_t c = 0; c < C; c++) {
+        double inv = 1.0 / sqrt((double)var[c] + eps);
+        out[c] = inv > FLT_MAX ? INFINITY : (float)inv;
+    }
+}
+
+/** The output pointer of a request, or a scratch buffer (slot) of `n` floats for NULL. */
+static float *bn_out_or_scratch(const mxk_tensor *t, mxk_op_req req, int slot, int64_t n,
+                                mxk_error_sink *err) {
+    return req != MXK_REQ_NULL ? t->data : dn_scratch(slot, (size_t)n * sizeof(float), err);
+}
+
+/**
+ * Forward (see the file comment): fix_gamma's write into gamma, then the
+ * normalisation with batch or moving statistics, the mean and inverse-std
+ * outputs. Errors: bn_check_vecs's, dn_scratch's, dn_check's, dn_execute's.
+ */
+static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const dn_bn_param *p = param;
+    dn_bn_state *s = state;
+    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, args->num_aux, args->aux, err));
+    const int64_t C = s->C;
+    float *gamma = args->in_data[1]->data;
+    if (p->fix_gamma)
+        for (int64_t c = 0; c < C; c++)
+            if (gamma[c] != 1.0f)
+                gamma[c] = 1.0f;
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
+        return MXK_OK;
+    const int global = !ctx->is_train || p->use_global_stats;
+    MXK_SDK_CHECK(bn_fwd(p, s, global, err));
+    float *y = bn_out_or_scratch(args->out_data[0], req[0], 0, s->n, err);
+    float *mean = global ? args->aux[0]->data : dn_scratch(1, (size_t)C * sizeof(float), err);
+    float *var = global ? args->aux[1]->data : dn_scratch(2, (size_t)C * sizeof(float), err);
+    if (y == NULL || mean == NULL || var == NULL)
+        return MXK_ERR_OUT_OF_MEMORY;
+    dn_arg a[] = {{DNNL_ARG_SRC, &s->data_md, args->in_data[0]->data},
+                  {DNNL_ARG_DST, &s->data_md, y},
+                  {DNNL_ARG_MEAN, &s->vec_md, mean},
+                  {DNNL_ARG_VARIANCE, &s->vec_md, var},
+                  {DNNL_ARG_SHIFT, &s->vec_md, args->in_data[2]->data},
+                  {DNNL_ARG_SCALE, &s->vec_md, gamma}};
+    MXK_SDK_CHECK(dn_execute(ctx, s->p[global].fwd, p->fix_gamma ? 5 : 6, a, err));
+    if (req[1] != MXK_REQ_NULL)
+        memcpy(args->out_data[1]->data, mean, (size_t)C * sizeof(float));
+    if (req[2] != MXK_REQ_NULL)
+        bn_inv_std(var, p->eps, C, args->out_data[2]->data);
+    return MXK_OK;
+}
+
+/**
+ * The moving-average update of a training backward, float32 as cpu-blas and
+ * upstream (batch_norm.cc BatchNormBackwardImpl): from the saved mean and
+ * inverse std `inv` (variance 1/inv^2 - eps; infinite for inv <= 0).
+ */
+static void bn_update_moving(const dn_bn_param *p, int64_t C, const float *mean, const float *inv,
+                             float *mm, float *mv) {
+    const float mom = p->momentum;
+    for (int64_t c = 0; c < C; c++) {
+        double v = inv[c] > 0.0f ? 1.0 / ((double)inv[c] * inv[c]) - p->eps : INFINITY;
+        float var = v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
+        mm[c] = mm[c] * mom + mean[c] * (1.0f - mom);
+        mv[c] = mv[c] * mom + var * (1.0f - mom);
+    }
+}
+
+/**
+ * Backward (see the file comment): the moving statistics of a training pass,
+ * then dx, dgamma (0 with fix_gamma) and dbeta by their requests. Errors:
+ * bn_check_vecs's, dn_check_tensor's, dn_scratch's, dn_check's, dn_execute's.
+ */
+static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *state,
+                              const mxk_backward_args *args, mxk_error_sink *err) {
+    const dn_bn_param *p = param;
+    dn_bn_state *s = state;
+    const int64_t C = s->C;
+    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, args->num_aux, args->aux, err));
+    const int global = !ctx->is_train || p->use_global_stats;
+    float *mean = args->aux[0]->data, *var = args->aux[1]->data;
+    if (!global) {
+        MXK_SDK_CHECK(dn_check_tensor(args->out_data[1], C, "batch norm", "output 'mean'", err));
+        MXK_SDK_CHECK(dn_check_tensor(args->out_data[2], C, "batch norm", "output 'var'", err));
+        const float *inv = args->out_data[2]->data;
+        mean = args->out_data[1]->data;
+        bn_update_moving(p, C, mean, inv, args->aux[0]->data, args->aux[1]->data);
+        if ((var = dn_scratch(1, (size_t)C * sizeof(float), err)) == NULL)
+            return MXK_ERR_OUT_OF_MEMORY;
+        for (int64_t c = 0; c < C; c++) /* oneDNN adds eps back: 1/sqrt(var + eps) = inv */
+            var[c] = (float)(1.0 / ((double)inv[c] * inv[c]) - p->eps);
+    }
+    const mxk_op_req *req = args->req;
+    if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
+        return MXK_OK;
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->out_grad[0], s->n, "batch norm", "gradient of 'output'", err));
+    for (int i = 0; i < 3; i++)
+        if (req[i] != MXK_REQ_NULL)
+            MXK_SDK_CHECK(dn_check_tensor(args->in_grad[i], i == 0 ? s->n : C, "batch norm",
+                                          i == 0 ? "gradient of 'data'"
+                                                 : "gradient of a (C,) "
+                                                   "argument",
+                                          err));
+    MXK_SDK_CHECK(bn_bwd(p, s, global, err));
+    float *dx = bn_out_or_scratch(args->in_grad[0], req[0], 0, s->n, err);
+    float *dgamma = p->fix_gamma ? NULL : bn_out_or_scratch(args->in_grad[1], req[1], 2, C, err);
+    float *dbeta = bn_out_or_scratch(args->in_grad[2], req[2], 3, C, err);
+    if (dx == NULL || dbeta == NULL || (!p->fix_gamma && dgamma == NULL))
+        return MXK_ERR_OUT_OF_MEMORY;
+    dn_arg a[] = {{DNNL_ARG_SRC, &s->data_md, args->in_data[0]->data},
+                  {DNNL_ARG_DIFF_DST, &s->data_md, args->out_grad[0]->data},
+                  {DNNL_ARG_MEAN, &s->vec_md, mean},
+                  {DNNL_ARG_VARIANCE, &s->vec_md, var},
+                  {DNNL_ARG_DIFF_SRC, &s->data_md, dx},
+                  {DNNL_ARG_DIFF_SHIFT, &s->vec_md, dbeta},
+                  {DNNL_ARG_SHIFT, &s->vec_md, args->in_data[2]->data},
+                  {DNNL_ARG_SCALE, &s->vec_md, args->in_data[1]->data},
+                  {DNNL_ARG_DIFF_SCALE, &s->vec_md, dgamma}};
+    MXK_SDK_CHECK(dn_execute(ctx, s->p[global].bwd, p->fix_gamma ? 7 : 9, a, err));
+    if (p->fix_gamma && req[1] != MXK_REQ_NULL)
+        memset(args->in_grad[1]->data, 0, (size_t)C * sizeof(float));
+    return MXK_OK;
+}
 
 mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err) {
-    (void)reg;
-    (void)err;
-    return MXK_OK;
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.op_name = "BatchNorm";
+    k.parse_param = bn_parse;
+    k.free_param = bn_param_free;
+    k.supports = bn_supports;
+    k.create_state = bn_create_state;
+    k.destroy_state = bn_destroy_state;
+    k.forward = bn_forward;
+    k.backward = bn_backward;
+    /* float32 statistics (oneDNN) against double accumulation (cpu-blas) over N*H*W
+     * elements; the gradients' cancellation (dy - mean(dy) - ...) loses a few digits more */
+    k.crosscheck_rtol = 1e-3;
+    k.crosscheck_atol = 1e-4;
+    return dn_register_kernel(reg, &k, err);
 }

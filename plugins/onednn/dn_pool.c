@@ -22,12 +22,12 @@
  * convention when a window reaches past the symmetric padding (upstream then
  * divides by the window clipped to x + pad, oneDNN by the kernel).
  * Backward: max routes each dy to the position its forward picked, recorded in
- * oneDNN's workspace (kept in the state, dn_ws.h; upstream routes to the first
+ * oneDNN's workspace (kept in the state, dn_util.h; upstream routes to the first
  * position equal to the output, the same position unless a window holds ties);
  * avg spreads dy / divisor. Every request is WRITE or INPLACE (the host emulates
  * ADD); NULL writes nothing.
  */
-#include "dn_ws.h"
+#include "dn_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -259,21 +259,11 @@ static mxk_status pool_create_state(const void *param, int32_t dev_type, int32_t
     return MXK_OK;
 }
 
-/**
- * Checks that tensor t (named `what`) is present with the elements of md.
- * MXK_ERR_INVALID_ARGUMENT "oneDNN pooling: WHAT is missing" or MXK_ERR_SHAPE
- * "oneDNN pooling: WHAT has K elements, expected N".
- */
+/** Checks tensor t (named `what`) against md's element count (dn_check_tensor). */
 static mxk_status pool_check(const mxk_tensor *t, const dnnl_memory_desc_t *md, const char *what,
                              mxk_error_sink *err) {
-    int64_t n = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN pooling: %s is missing", what);
-    if (dn_shape_size(&t->shape) != n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "oneDNN pooling: %s has %lld elements, expected %lld", what,
-                             (long long)dn_shape_size(&t->shape), (long long)n);
-    return MXK_OK;
+    return dn_check_tensor(t, (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float)), "pooling",
+                           what, err);
 }
 
 /**
@@ -326,7 +316,7 @@ static mxk_status pool_make_bwd(const dn_pool_param *p, dn_pool_state *s, mxk_er
 /**
  * Backward: dx from dy (WRITE or INPLACE; nothing for NULL). Max pooling first
  * recomputes the forward into the workspace unless it holds this data's
- * (dn_ws.h). Errors: pool_check's, dn_scratch's, dn_check's, dn_execute's.
+ * (dn_util.h). Errors: pool_check's, dn_scratch's, dn_check's, dn_execute's.
  */
 static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                 const mxk_backward_args *args, mxk_error_sink *err) {

@@ -1,8 +1,10 @@
 /*
- * onednn plugin: a forward's workspace kept in a node's state for its backward
- * (dn_pool.c max pooling, dn_lrn.c).
+ * onednn plugin: helpers of the pooling, batch-norm, LRN and softmax kernels
+ * (dn_pool.c, dn_bn.c, dn_lrn.c, dn_softmax.c): the check of a tensor argument,
+ * and a forward's workspace kept in a node's state for its backward (max pooling,
+ * LRN).
  *
- * oneDNN's max pooling and LRN backward read a workspace that only their
+ * Workspace: oneDNN's max pooling and LRN backward read a workspace that only their
  * training forward writes (its layout is the implementation's own,
  * dnnl_query_workspace_md), where MXNet's operators keep nothing of the kind:
  * their backward reads the data (and output). The state keeps the workspace of
@@ -16,12 +18,28 @@
  * Thread safety: a dn_ws belongs to one state, which the host never uses from
  * two calls at once.
  */
-#ifndef MXK_DN_WS_H
-#define MXK_DN_WS_H
+#ifndef MXK_DN_UTIL_H
+#define MXK_DN_UTIL_H
 
 #include <stdlib.h>
 
 #include "onednn.h"
+
+/**
+ * Checks that tensor t (named `what`, e.g. "argument 'data'") is present with
+ * `n` elements. MXK_ERR_INVALID_ARGUMENT "oneDNN FAMILY: WHAT is missing" or
+ * MXK_ERR_SHAPE "oneDNN FAMILY: WHAT has K elements, expected N".
+ */
+static inline mxk_status dn_check_tensor(const mxk_tensor *t, int64_t n, const char *family,
+                                         const char *what, mxk_error_sink *err) {
+    if (t == NULL || t->data == NULL)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN %s: %s is missing", family,
+                             what);
+    if (dn_shape_size(&t->shape) != n)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "oneDNN %s: %s has %lld elements, expected %lld",
+                             family, what, (long long)dn_shape_size(&t->shape), (long long)n);
+    return MXK_OK;
+}
 
 /** A workspace buffer and the key of the data its contents belong to. */
 typedef struct dn_ws {
@@ -74,4 +92,4 @@ static inline void dn_ws_free(dn_ws *w) {
     w->src = NULL;
 }
 
-#endif /* MXK_DN_WS_H */
+#endif /* MXK_DN_UTIL_H */

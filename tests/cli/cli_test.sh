@@ -268,7 +268,7 @@ op_help)
     out_line "^  eps +float, optional, default=0.001$"
     out_line "^  arguments +x_data, x_gamma, x_beta$"
     out_line "^  aux_states +x_moving_mean, x_moving_var$"
-    out_line "^kernels: cpu \(backend cpu-blas\)$"
+    out_line "^kernels: cpu \(backend cpu-blas\)(, cpu \(backend onednn\))?$"
     # an alias names the same operator
     run op --config-dir "$CONF" _Plus
     expect_rc 0

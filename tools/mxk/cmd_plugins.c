@@ -1,8 +1,10 @@
 /*
  * `mxk plugins`: what the library loaded from the config directory. For every
  * loaded plugin: name, version, ABI, path and what it registered (operators it
- * defines, kernels it provides per device type and backend, device backends,
- * iterators, KVStore transports); then every rejected candidate with its reason.
+ * defines, an operator with kernels of several backends marked with them,
+ * "Convolution [cpu-blas, onednn]"; kernels it provides per device type and
+ * backend, the operators of other plugins named; device backends, iterators,
+ * KVStore transports); then every rejected candidate with its reason.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +150,51 @@ static int plugin_operators(const char *plugin, str_list *out) {
     return plugin_names(plugin, mxk_op_name, mxk_op_plugin, out);
 }
 
+/** Most backends listed per operator. */
+#define MAX_OP_BACKENDS 8
+
+/**
+ * The distinct backends with a kernel (any device) for operator `op`, in
+ * registration order, into out[0..MAX_OP_BACKENDS). Returns their number.
+ */
+static size_t op_backends(const registry_view *v, const char *op, const char **out) {
+    size_t n = 0;
+    for (size_t k = 0; k < v->num_kernels; k++) {
+        const kernel_info *ki = &v->kernels[k];
+        if (!same_name(ki->op, op) || ki->backend == NULL)
+            continue;
+        size_t j = 0;
+        while (j < n && strcmp(out[j], ki->backend) != 0)
+            j++;
+        if (j == n && n < MAX_OP_BACKENDS)
+            out[n++] = ki->backend;
+    }
+    return n;
+}
+
+/**
+ * The labels of the operators in `ops` for the human listing: the name, followed by
+ * " [b1, b2]" when kernels of several backends serve it. The strings are allocated
+ * (free them with free_all). Returns 0, or -1 when out of memory.
+ */
+static int operator_labels(const registry_view *v, const str_list *ops, str_list *out) {
+    for (size_t i = 0; i < ops->n; i++) {
+        const char *b[MAX_OP_BACKENDS];
+        size_t nb = op_backends(v, ops->items[i], b);
+        char label[512];
+        int len = snprintf(label, sizeof label, "%s", ops->items[i]);
+        for (size_t j = 0; nb > 1 && j < nb && len > 0 && (size_t)len < sizeof label; j++)
+            len += snprintf(label + len, sizeof label - (size_t)len, "%s%s%s", j ? ", " : " [",
+                            b[j], j + 1 == nb ? "]" : "");
+        char *copy = strdup(label);
+        if (copy == NULL || list_push(out, copy) != 0) {
+            free(copy);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /**
  * The aliases of the operators in `ops` as "alias=Operator" strings, in registration
  * order; the strings are allocated (free them with free_all). Returns 0, or -1 when
@@ -283,6 +330,17 @@ static int print_json(const registry_view *v) {
         json_array_append_new(rejected, ro);
     }
     json_object_set_new(root, "rejected", rejected);
+    json_t *by_op = json_object();
+    const char *op;
+    for (uint32_t j = 0; by_op != NULL && (op = mxk_op_name(j)) != NULL; j++) {
+        const char *b[MAX_OP_BACKENDS];
+        size_t nb = op_backends(v, op, b);
+        json_t *list = json_array();
+        for (size_t k = 0; list != NULL && k < nb; k++)
+            json_array_append_new(list, json_string(b[k]));
+        json_object_set_new(by_op, op, list);
+    }
+    json_object_set_new(root, "operator_backends", by_op);
     return cli_json_print(root, 0);
 }
 
@@ -379,17 +437,19 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
     }
     puts(any ? "" : "-");
 
-    str_list ops = {NULL, 0, 0};
+    str_list ops = {NULL, 0, 0}, labels = {NULL, 0, 0};
     plugin_operators(r->name, &ops);
+    operator_labels(v, &ops, &labels);
     print_label("operators");
-    if (ops.n > 0) {
+    if (labels.n > 0) {
         char count[32];
-        int col = LABEL_COL + snprintf(count, sizeof count, "%zu: ", ops.n);
+        int col = LABEL_COL + snprintf(count, sizeof count, "%zu: ", labels.n);
         fputs(count, stdout);
-        cli_print_wrapped(stdout, ops.items, ops.n, col, LABEL_COL, width);
+        cli_print_wrapped(stdout, labels.items, labels.n, col, LABEL_COL, width);
     } else {
-        puts("-");
+        puts(r->num_kernels > 0 ? "- (kernels only, for operators of other plugins)" : "-");
     }
+    free_all(&labels);
     str_list pairs = {NULL, 0, 0};
     alias_pairs(&ops, &pairs);
     print_label("aliases");
@@ -459,11 +519,14 @@ const cli_command cli_cmd_plugins = {
             "using mxk would, then lists the config directory in use, the backend\n"
             "preference, and for every loaded plugin: name, version, path, ABI version it\n"
             "was built for and the minor negotiated with the library, the operators it\n"
-            "defines and their aliases (alias=Operator: MXNet's other names, accepted\n"
-            "wherever an operator is named), its kernels per device type and backend, its\n"
-            "device backends, data\n"
-            "iterators and KVStore transports. Candidates that were not loaded are listed\n"
-            "last, each with the reason (missing library, ABI mismatch, duplicate name...).\n"
+            "defines (an operator with kernels of several backends is marked with them:\n"
+            "\"Convolution [cpu-blas, onednn]\"; the preference list picks one, see\n"
+            "`mxk op NAME`) and their aliases (alias=Operator: MXNet's other names,\n"
+            "accepted wherever an operator is named), its kernels per device type and\n"
+            "backend (a plugin such as onednn registers kernels for operators of other\n"
+            "plugins only: they are named there), its device backends, data iterators and\n"
+            "KVStore transports. Candidates that were not loaded are listed last, each\n"
+            "with the reason (missing library, ABI mismatch, duplicate name...).\n"
             "\n"
             "--json prints one object:\n"
             "  {\"config_dir\", \"backend_preference\",\n"
@@ -473,6 +536,7 @@ const cli_command cli_cmd_plugins = {
             "                \"kernels\": [{\"op\", \"device\", \"backend\"}],\n"
             "                \"devices\": [{\"device\", \"name\", \"count\"}],\n"
             "                \"iterators\": [...], \"kvstore_transports\": [...]}],\n"
-            "   \"rejected\": [{\"path\", \"reason\"}]}\n",
+            "   \"rejected\": [{\"path\", \"reason\"}],\n"
+            "   \"operator_backends\": {\"Operator\": [backends with a kernel, any device]}}\n",
     .run = run_plugins,
 };

@@ -9,14 +9,16 @@
  *
  * Nothing here allocates on the hot path: every step is a prepared call pushed as a
  * cached engine op; head gradients are copied by a cached op per output that is
- * rebuilt only when the caller passes a different array than last time; zero fills
- * are cached ops too. The monitor callback allocates (a new handle per report), as
- * upstream does.
+ * rebuilt only when the caller passes a different array than last time (an output
+ * listed again after an earlier one of the same entry adds its head gradient
+ * instead: MXNet sums them); zero fills are cached ops too. The monitor callback allocates (a new
+ * handle per report), as upstream does.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype_convert.h"
 #include "error.h"
 #include "executor_internal.h"
 #include "registry.h"
@@ -27,17 +29,46 @@
 /* Cached helper ops                                                         */
 /* ------------------------------------------------------------------------- */
 
-/** Argument of a cached head-gradient copy: a view of the user's array and the target. */
+/**
+ * Argument of a cached head-gradient copy: a view of the user's array and the
+ * target. `add` (an output whose entry an earlier output already lists) adds the
+ * `count` elements of dtype `dtype` into the target instead of copying.
+ */
 typedef struct exec_copy_arg {
     mxk_ndarray *src; /**< retained view of the caller's head gradient */
     void *dst;        /**< the executor's head-gradient memory (host) */
     uint64_t bytes;
+    int add;
+    int32_t dtype; /**< float16, float32 or float64 when add is set */
+    uint64_t count;
 } exec_copy_arg;
 
-/** Engine function of a head-gradient copy (host memory, same dtype). */
+/** dst[i] += src[i] for `count` elements of floating dtype `dtype` (host memory). */
+static void add_into(void *dst, const void *src, int32_t dtype, uint64_t count) {
+    if (dtype == MXK_FLOAT32) {
+        float *d = dst;
+        const float *s = src;
+        for (uint64_t i = 0; i < count; i++)
+            d[i] += s[i];
+    } else if (dtype == MXK_FLOAT64) {
+        double *d = dst;
+        const double *s = src;
+        for (uint64_t i = 0; i < count; i++)
+            d[i] += s[i];
+    } else { /* float16: each sum in float32, rounded once (as mshadow's half_t adds) */
+        uint16_t *d = dst;
+        const uint16_t *s = src;
+        for (uint64_t i = 0; i < count; i++)
+            d[i] = mxk_float_to_half(mxk_half_to_float(d[i]) + mxk_half_to_float(s[i]));
+    }
+}
+
+/** Engine function of a head-gradient copy or add (host memory, same dtype). */
 static mxk_status copy_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
     const exec_copy_arg *a = arg;
-    if (a->bytes)
+    if (a->add)
+        add_into(a->dst, mxk_ndarray_ptr(a->src), a->dtype, a->count);
+    else if (a->bytes)
         memcpy(a->dst, mxk_ndarray_ptr(a->src), a->bytes);
     return MXK_OK;
 }
@@ -137,13 +168,27 @@ void mxk_exec_free_backward_helpers(mxk_executor *ex) {
     ex->fills = NULL;
 }
 
+/** The first output listing the same head-gradient entry as output h (h itself when none). */
+static uint32_t first_head_of_entry(const mxk_grad_plan *p, uint32_t h) {
+    uint32_t f = 0;
+    while (p->head_grad[f] != p->head_grad[h])
+        f++;
+    return f;
+}
+
 /**
  * Copies head gradient `src` of output h into the executor's head-gradient array:
  * by the output's cached copy op when `src` is the array it was built for, else
  * rebuilding it (host memory, same dtype); otherwise by mxk_ndarray_copy_to.
+ * When an earlier output lists the same entry, the head gradient is added instead
+ * (pushed after that output's copy, so the engine orders the two); that needs host
+ * memory and the entry's floating dtype: otherwise MXK_ERR_UNSUPPORTED "backward:
+ * outputs <f> and <h> ('<name>') are the same entry; their head gradients are summed
+ * only in host memory with the output's dtype (float16/32/64)".
  */
 static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src) {
     mxk_ndarray *dst = ex->entry[ex->plan->head_grad[h]];
+    uint32_t first = first_head_of_entry(ex->plan, h);
     if (!mxk_shape_equal(&src->shape, &dst->shape)) {
         char a[128], b[128];
         return mxk_set_error(MXK_ERR_SHAPE,
@@ -153,7 +198,16 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
                              mxk_shape_format(&dst->shape, b, sizeof b));
     }
     mxk_context sc = mxk_ndarray_context(src), dc = mxk_ndarray_context(dst);
-    if (src->dtype != dst->dtype || !is_host(sc) || !is_host(dc))
+    int same_host = src->dtype == dst->dtype && is_host(sc) && is_host(dc);
+    int add = first != h;
+    if (add && (!same_host || (dst->dtype != MXK_FLOAT32 && dst->dtype != MXK_FLOAT64 &&
+                               dst->dtype != MXK_FLOAT16)))
+        return mxk_set_error(MXK_ERR_UNSUPPORTED,
+                             "backward: outputs %u and %u ('%s') are the same entry; their head "
+                             "gradients are summed only in host memory with the output's dtype "
+                             "(float16/32/64)",
+                             first, h, ex->out_names[h]);
+    if (!same_host)
         return mxk_ndarray_copy_to(src, dst);
     exec_head_copy *hc = &ex->heads[h];
     if (hc->op == NULL || !mxk_ndarray_same_memory(hc->arg->src, src)) {
@@ -166,6 +220,9 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
         a->src = mxk_ndarray_retain_view(src);
         a->dst = mxk_ndarray_ptr(dst);
         a->bytes = mxk_ndarray_bytes(dst);
+        a->add = add;
+        a->dtype = dst->dtype;
+        a->count = mxk_ndarray_size(dst);
         if (a->src == NULL) {
             free(a);
             return mxk_last_error_code();

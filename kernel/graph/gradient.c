@@ -204,10 +204,13 @@ static void mark_active(grad_build *b) {
 }
 
 /**
- * Numbers gradient entries (forward entry order) and head gradients. Errors
+ * Numbers gradient entries (forward entry order) and head gradients. An entry
+ * listed several times as a graph output (a GRU's last output and its state) has
+ * one head-gradient entry for all of them: the executor copies the first head
+ * gradient into it and adds the others (MXNet sums them, nnvm
+ * src/pass/gradient.cc aggregating the output gradients of one entry). Errors
  * (MXK_ERR_UNSUPPORTED): a variable listed as a graph output whose gradient is
- * wanted, or one entry listed twice as an output while its gradient is wanted
- * (both would need a copy or sum step, which the schedule does not have).
+ * wanted (it would need a copy step, which the schedule does not have).
  */
 static mxk_status number_gradients(grad_build *b, mxk_grad_plan *p) {
     const mxk_igraph *g = b->g;
@@ -241,12 +244,6 @@ static mxk_status number_gradients(grad_build *b, mxk_grad_plan *p) {
                                  "is requested; a variable output cannot also receive a head "
                                  "gradient (set its grad_req to null)",
                                  (unsigned)h, node_name(n));
-        for (uint32_t h2 = 0; h2 < h; h2++)
-            if (g->outputs[h2] == e)
-                return mxk_set_error(MXK_ERR_UNSUPPORTED,
-                                     "gradient plan: outputs %u and %u are the same entry of "
-                                     "node '%s'; their head gradients would have to be summed",
-                                     (unsigned)h2, (unsigned)h, node_name(n));
         p->head_grad[h] = p->grad_of[e];
         b->is_head[p->grad_of[e] - E] = 1;
     }

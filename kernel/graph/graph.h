@@ -229,7 +229,8 @@ typedef struct mxk_grad_plan {
                                     entry it is the gradient of (same shape and dtype) */
     uint32_t num_heads;        /**< = g->num_outputs */
     uint32_t *head_grad;       /**< per graph output: its head-gradient entry, or UINT32_MAX
-                                    when the loss operator ignores it */
+                                    when the loss operator ignores it (outputs of one entry
+                                    share it) */
     uint32_t num_steps;
     uint32_t num_fwd_steps; /**< steps [0, num_fwd_steps) are forward */
     mxk_exec_step *steps;
@@ -245,8 +246,9 @@ typedef struct mxk_grad_plan {
  * here (checked at bind). Errors: MXK_ERR_INVALID_ARGUMENT for a request other than
  * null/write/add ("Gradient request can only be nullop, add, write");
  * MXK_ERR_UNSUPPORTED when a gradient is wanted through a variable listed as a
- * graph output, or through an entry listed twice as an output (both would need a
- * copy/sum step); MXK_ERR_OUT_OF_MEMORY.
+ * graph output (it would need a copy step); MXK_ERR_OUT_OF_MEMORY. An entry listed
+ * several times as an output has one head-gradient entry (head_grad repeats it):
+ * the executor sums the head gradients into it.
  */
 mxk_status mxk_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
                                mxk_grad_plan **out);

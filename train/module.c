@@ -569,6 +569,22 @@ uint32_t mxkt_module_num_ctx(const mxkt_module *m) {
     return m->nctx;
 }
 
+mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c) {
+    return m->bound && c < m->nctx ? m->ex[c] : NULL;
+}
+
+/** reresolve(): every context's executor picks its kernels by the preference now. */
+mxk_status mxkt_module_reresolve(mxkt_module *m) {
+    if (!m->bound)
+        return mxkt_error(MXK_ERR_STATE, "call bind before reresolve");
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_status st = mxk_executor_reresolve(m->ex[c]);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "reresolve");
+    }
+    return MXK_OK;
+}
+
 /** Copies a given value into a module array; a failure names the value. */
 static mxk_status copy_named(mxk_ndarray *src, mxk_ndarray *dst, const char *name) {
     mxk_status st = mxk_ndarray_copy_to(src, dst);
@@ -1113,6 +1129,56 @@ static mxk_status append_metrics_log(const mxkt_module *m, const mxkt_fit_option
     return st == MXK_OK ? st : mxkt_kernel_error(st, "metrics log");
 }
 
+/**
+ * The trainer's cross-check (MXK_CROSSCHECK=REFERENCE): the first `*left` batches
+ * of fit (MXK_CROSSCHECK_ITERATIONS, default 1) check every executor node by node
+ * against backend REFERENCE on the real batch and parameters, after forward and
+ * backward and before the update (mxk_crosscheck_executor, training mode, with
+ * backward). Prints one line per check on `log`; a divergence prints the report and
+ * stops training with MXK_ERR_BACKEND "crosscheck: node 'N' (OP) on B differs from
+ * R: ...". Does nothing when MXK_CROSSCHECK is unset or empty, or once *left is 0.
+ * *left starts at -1 (not read yet). Errors: MXK_ERR_INVALID_ARGUMENT
+ * "MXK_CROSSCHECK_ITERATIONS: expected a positive integer, got 'X'", the
+ * cross-check's own.
+ */
+static mxk_status crosscheck_batch(mxkt_module *m, int64_t *left, int64_t batch, FILE *log) {
+    const char *ref = getenv("MXK_CROSSCHECK");
+    if (*left == 0 || ref == NULL || ref[0] == '\0')
+        return MXK_OK;
+    if (*left < 0) {
+        const char *k = getenv("MXK_CROSSCHECK_ITERATIONS");
+        char *end = NULL;
+        *left = k && k[0] ? strtoll(k, &end, 10) : 1;
+        if (k && k[0] && (*end != '\0' || *left < 1))
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                              "MXK_CROSSCHECK_ITERATIONS: expected a positive integer, got '%s'",
+                              k);
+    }
+    (*left)--;
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        mxk_crosscheck_options o = {.struct_size = sizeof o,
+                                    .reference = ref,
+                                    .is_train = 1,
+                                    .check_backward = 1,
+                                    .seed = (uint64_t)batch};
+        mxk_crosscheck_report r;
+        mxk_status st = mxk_crosscheck_executor(m->ex[c], &o, &r);
+        if (st != MXK_OK)
+            return mxkt_kernel_error(st, "crosscheck");
+        if (r.diverged)
+            return mxkt_error(MXK_ERR_BACKEND,
+                              "crosscheck: node '%s' (%s) on %s differs from %s in batch %lld: %s: "
+                              "max abs error %.6g, max rel error %.6g (rtol %g, atol %g), worst "
+                              "element [%llu]: %.9g against %.9g",
+                              r.node, r.op, r.backend, r.reference, (long long)batch, r.result,
+                              r.max_abs_err, r.max_rel_err, r.rtol, r.atol,
+                              (unsigned long long)r.worst_index, r.value, r.reference_value);
+        fprintf(log, "crosscheck: batch %lld: %u nodes agree with %s (%u ran on %s, %u skipped)\n",
+                (long long)batch, r.nodes_checked, ref, r.nodes_on_reference, ref, r.nodes_skipped);
+    }
+    return MXK_OK;
+}
+
 /** fit(train_data, eval_data, ...) as BaseModule.fit. */
 mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mxkt_fit_options *o) {
     FILE *log = o->log ? o->log : stderr;
@@ -1127,6 +1193,7 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         mxkt_metric_create("acc", 0, &metrics[0]);
     memcpy(vmetrics, metrics, nm * sizeof *metrics);
     int64_t total = train->num_batches;
+    int64_t crosscheck_left = -1, batches_seen = 0;
     for (int32_t epoch = o->begin_epoch; epoch < o->num_epoch; epoch++) {
         double tic = now_s(), spd_tic = tic, train_time = 0.0;
         for (uint32_t k = 0; k < nm; k++)
@@ -1142,6 +1209,7 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             MXKT_CHECK(train->batch(train, &d, &l, &pad));
             /* all batch_size rows take part in the update, the pad rows too (as upstream) */
             MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
+            MXKT_CHECK(crosscheck_batch(m, &crosscheck_left, ++batches_seen, log));
             /* the labels are read while the passes run; a bad one stops before the update */
             const float *lh = NULL;
             MXKT_CHECK(host_labels(l, &lh));

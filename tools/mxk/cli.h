@@ -60,6 +60,7 @@ extern const cli_command cli_cmd_ndarray;
 extern const cli_command cli_cmd_demo;
 extern const cli_command cli_cmd_symbol;
 extern const cli_command cli_cmd_opcheck;
+extern const cli_command cli_cmd_crosscheck;
 extern const cli_command cli_cmd_train;
 extern const cli_command cli_cmd_score;
 extern const cli_command cli_cmd_predict;

@@ -69,7 +69,6 @@ typedef struct dn_pool_state {
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_primitive_desc_t fwd_pd;
     dnnl_primitive_t fwd, bwd;
-    const dnnl_memory_desc_t *ws_md; /**< owned by fwd_pd; NULL without a workspace */
     dn_ws ws;
     dn_pool_geom g;
 } dn_pool_state;
@@ -245,12 +244,8 @@ static mxk_status pool_create_state(const void *param, int32_t dev_type, int32_t
         rc = pool_fwd_pd(param, &s->g, &s->src_md, &s->dst_md, &s->fwd_pd, err);
     if (rc == MXK_OK)
         rc = dn_primitive(&s->fwd, s->fwd_pd, "pooling forward primitive", err);
-    if (rc == MXK_OK) {
-        const dnnl_memory_desc_t *ws = dn_pd_md(s->fwd_pd, dnnl_query_workspace_md, 0);
-        s->ws_md = ws != NULL && dnnl_memory_desc_get_size(ws) > 0 ? ws : NULL;
-        if (s->ws_md != NULL)
-            rc = dn_ws_reserve(&s->ws, s->ws_md, err);
-    }
+    if (rc == MXK_OK)
+        rc = dn_ws_init(&s->ws, s->fwd_pd, err);
     if (rc != MXK_OK) {
         pool_destroy_state(s);
         return rc;
@@ -266,21 +261,6 @@ static mxk_status pool_check(const mxk_tensor *t, const dnnl_memory_desc_t *md, 
                            what, err);
 }
 
-/**
- * Runs the forward of x into y, and into the workspace (then keyed by x).
- * Errors: dn_execute's.
- */
-static mxk_status pool_run_forward(const mxk_op_ctx *ctx, dn_pool_state *s, const mxk_tensor *x,
-                                   void *y, mxk_error_sink *err) {
-    dn_arg a[] = {{DNNL_ARG_SRC, &s->src_md, x->data},
-                  {DNNL_ARG_DST, &s->dst_md, y},
-                  {DNNL_ARG_WORKSPACE, s->ws_md, s->ws.data}};
-    MXK_SDK_CHECK(dn_execute(ctx, s->fwd, s->ws_md != NULL ? 3 : 2, a, err));
-    if (s->ws_md != NULL)
-        dn_ws_mark(&s->ws, x);
-    return MXK_OK;
-}
-
 /** Forward: y = pool(x) (WRITE or INPLACE; nothing for NULL). Errors: pool_check's, dn_execute's.
  */
 static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *state,
@@ -290,7 +270,8 @@ static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *s
         return MXK_OK;
     MXK_SDK_CHECK(pool_check(args->in_data[0], &s->src_md, "argument 'data'", err));
     MXK_SDK_CHECK(pool_check(args->out_data[0], &s->dst_md, "output 'output'", err));
-    return pool_run_forward(ctx, s, args->in_data[0], args->out_data[0]->data, err);
+    return dn_ws_forward(ctx, s->fwd, &s->ws, &s->src_md, args->in_data[0], &s->dst_md,
+                         args->out_data[0]->data, err);
 }
 
 /**
@@ -326,20 +307,15 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
     MXK_SDK_CHECK(pool_check(args->out_grad[0], &s->dst_md, "gradient of 'output'", err));
     MXK_SDK_CHECK(pool_check(args->in_grad[0], &s->src_md, "gradient of 'data'", err));
     MXK_SDK_CHECK(pool_make_bwd(param, s, err));
-    if (s->ws_md != NULL) {
-        const mxk_tensor *x = args->in_data[0];
-        MXK_SDK_CHECK(pool_check(x, &s->src_md, "argument 'data'", err));
-        if (!dn_ws_matches(&s->ws, x)) {
-            void *y = dn_scratch(0, dnnl_memory_desc_get_size(&s->dst_md), err);
-            if (y == NULL)
-                return MXK_ERR_OUT_OF_MEMORY;
-            MXK_SDK_CHECK(pool_run_forward(ctx, s, x, y, err));
-        }
+    if (s->ws.md != NULL) {
+        MXK_SDK_CHECK(pool_check(args->in_data[0], &s->src_md, "argument 'data'", err));
+        MXK_SDK_CHECK(
+            dn_ws_ensure(ctx, s->fwd, &s->ws, &s->src_md, args->in_data[0], &s->dst_md, err));
     }
     dn_arg a[] = {{DNNL_ARG_DIFF_DST, &s->dst_md, args->out_grad[0]->data},
                   {DNNL_ARG_DIFF_SRC, &s->src_md, args->in_grad[0]->data},
-                  {DNNL_ARG_WORKSPACE, s->ws_md, s->ws.data}};
-    return dn_execute(ctx, s->bwd, s->ws_md != NULL ? 3 : 2, a, err);
+                  {DNNL_ARG_WORKSPACE, s->ws.md, s->ws.data}};
+    return dn_execute(ctx, s->bwd, s->ws.md != NULL ? 3 : 2, a, err);
 }
 
 mxk_status dn_register_pool(mxk_registrar *reg, mxk_error_sink *err) {

@@ -41,30 +41,31 @@ static inline mxk_status dn_check_tensor(const mxk_tensor *t, int64_t n, const c
     return MXK_OK;
 }
 
-/** A workspace buffer and the key of the data its contents belong to. */
+/** A forward's workspace, its buffer and the key of the data its contents belong to. */
 typedef struct dn_ws {
-    void *data;           /**< 64-byte aligned, owned; NULL until dn_ws_reserve */
-    size_t bytes;         /**< size of data */
-    const void *src;      /**< data pointer of the forward that filled it; NULL: none */
-    uint64_t src_version; /**< its write version (never 0 when src is set) */
+    const dnnl_memory_desc_t *md; /**< owned by the forward's pd; NULL: the primitive has none */
+    void *data;                   /**< 64-byte aligned, owned; NULL without md */
+    const void *src;              /**< data pointer of the forward that filled it; NULL: none */
+    uint64_t src_version;         /**< its write version (never 0 when src is set) */
 } dn_ws;
 
 /**
- * Allocates the workspace for memory descriptor `md` (once; a zero-size md
- * allocates nothing). MXK_ERR_OUT_OF_MEMORY "oneDNN: out of memory (workspace of
- * N bytes)".
+ * Sets up the workspace of forward primitive descriptor pd (none when it has
+ * none): md from dnnl_query_workspace_md, the buffer allocated. The md pointer
+ * is pd's: keep pd alive while w is used. MXK_ERR_OUT_OF_MEMORY "oneDNN: out of
+ * memory (workspace of N bytes)".
  */
-static inline mxk_status dn_ws_reserve(dn_ws *w, const dnnl_memory_desc_t *md,
-                                       mxk_error_sink *err) {
-    size_t bytes = dnnl_memory_desc_get_size(md);
-    if (w->data != NULL || bytes == 0)
+static inline mxk_status dn_ws_init(dn_ws *w, const_dnnl_primitive_desc_t pd, mxk_error_sink *err) {
+    const dnnl_memory_desc_t *md = dn_pd_md(pd, dnnl_query_workspace_md, 0);
+    size_t bytes = md != NULL ? dnnl_memory_desc_get_size(md) : 0;
+    if (bytes == 0)
         return MXK_OK;
     if (posix_memalign(&w->data, 64, bytes) != 0) {
         w->data = NULL;
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY,
                              "oneDNN: out of memory (workspace of %zu bytes)", bytes);
     }
-    w->bytes = bytes;
+    w->md = md;
     return MXK_OK;
 }
 
@@ -89,7 +90,41 @@ static inline int dn_ws_matches(const dn_ws *w, const mxk_tensor *src) {
 static inline void dn_ws_free(dn_ws *w) {
     free(w->data);
     w->data = NULL;
+    w->md = NULL;
     w->src = NULL;
+}
+
+/**
+ * Runs forward primitive `fwd` (arguments SRC, DST and, when w has one,
+ * WORKSPACE) of x into y, and keys the workspace by x. Errors: dn_execute's.
+ */
+static inline mxk_status dn_ws_forward(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
+                                       const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
+                                       const dnnl_memory_desc_t *dst_md, void *y,
+                                       mxk_error_sink *err) {
+    dn_arg a[] = {{DNNL_ARG_SRC, src_md, x->data},
+                  {DNNL_ARG_DST, dst_md, y},
+                  {DNNL_ARG_WORKSPACE, w->md, w->data}};
+    MXK_SDK_CHECK(dn_execute(ctx, fwd, w->md != NULL ? 3 : 2, a, err));
+    if (w->md != NULL)
+        dn_ws_mark(w, x);
+    return MXK_OK;
+}
+
+/**
+ * Before a backward: when w exists and does not hold x's forward, recomputes it
+ * (dn_ws_forward into scratch slot 0 as the discarded output). Errors:
+ * dn_scratch's, dn_execute's.
+ */
+static inline mxk_status dn_ws_ensure(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
+                                      const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
+                                      const dnnl_memory_desc_t *dst_md, mxk_error_sink *err) {
+    if (w->md == NULL || dn_ws_matches(w, x))
+        return MXK_OK;
+    void *y = dn_scratch(0, dnnl_memory_desc_get_size(dst_md), err);
+    if (y == NULL)
+        return MXK_ERR_OUT_OF_MEMORY;
+    return dn_ws_forward(ctx, fwd, w, src_md, x, dst_md, y, err);
 }
 
 #endif /* MXK_DN_UTIL_H */

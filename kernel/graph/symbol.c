@@ -513,12 +513,22 @@ mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n) {
     return MXK_OK;
 }
 
+int mxk_op_needs_all_inputs(const mxk_op_params *p) {
+    const mxk_op_def *d = &p->op->def;
+    mxk_inplace_pair pairs[MXK_MAX_INPLACE];
+    return p->in_names->count + p->aux_names->count > 1 && d->no_gradient != NULL &&
+           d->no_gradient(p->param) != 0 && d->forward_inplace != NULL &&
+           d->forward_inplace(p->param, pairs, MXK_MAX_INPLACE) > 0;
+}
+
 /**
  * Fills the input slots of a new operator node (nnvm Symbol::Compose): positional
  * inputs take the first slots, named ones the slot of their argument or aux-state
  * name; every other slot gets a new variable "<name>_<slot>" carrying a copy of
- * the node's attributes. `slots` (total entries, zero-filled) receives entries
- * holding one reference each. Errors (nothing held on failure):
+ * the node's attributes, except for an operator that needs all its inputs
+ * (mxk_op_needs_all_inputs: MXK_ERR_INVALID_ARGUMENT "Not enough argument to call
+ * operator <op>", MXNet's words). `slots` (total entries, zero-filled) receives
+ * entries holding one reference each. Errors (nothing held on failure):
  * MXK_ERR_INVALID_ARGUMENT, MXK_ERR_NOT_FOUND, MXK_ERR_OUT_OF_MEMORY.
  */
 static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char *name,
@@ -533,6 +543,11 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
                              "%s: too many inputs: %u given, the operator takes %u (%s)", op,
                              num_inputs, total, slot_names(p, names, sizeof names));
     }
+    if (num_inputs < total && mxk_op_needs_all_inputs(p))
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "Not enough argument to call operator %s: it takes %u inputs (%s), "
+                             "%u given, and creates no variables for the others",
+                             op, total, slot_names(p, names, sizeof names), num_inputs);
     for (uint32_t i = 0; i < num_inputs && st == MXK_OK; i++) {
         uint32_t slot = i;
         if (input_names != NULL) {

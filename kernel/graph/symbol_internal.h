@@ -100,6 +100,19 @@ mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
  */
 mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
 
+/**
+ * 1 when an operator must be given all its inputs: MXNet's Compose (nnvm
+ * src/core/symbolic.cc) creates variables for missing inputs by the operator's input
+ * names (FListInputNames), and refuses ("Not enough argument to call operator X") an
+ * operator registered without them that takes more than one input: in MXNet 1.9.1
+ * the optimizer updates (src/operator/optimizer_op.cc: sgd_update, sgd_mom_update,
+ * adam_update, ...). mxk's operators always have names, so the kernel recognises such
+ * an update by what it does: more than one input, no gradient (no_gradient), and its
+ * output written in place over an input (forward_inplace). Used by compose and the
+ * symbol JSON loader.
+ */
+int mxk_op_needs_all_inputs(const mxk_op_params *p);
+
 /** Name of input slot `i` of an operator: argument i, or aux state i - number of arguments. */
 const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i);
 

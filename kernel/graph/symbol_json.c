@@ -822,8 +822,11 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
                              mxk_op_slot_name(p, k));
             pos += w > 0 ? (size_t)w : 0;
         }
-        st = fmt_error("%s: operator %s takes %u input%s (%s), the file gives %zu", at, op, total,
-                       total == 1 ? "" : "s", names, num_given);
+        /* MXNet's words for an operator its front end cannot compose from fewer inputs. */
+        int all = num_given < total && mxk_op_needs_all_inputs(p);
+        st = fmt_error("%s: %s%s%s takes %u input%s (%s), the file gives %zu", at,
+                       all ? "Not enough argument to call operator " : "operator ", op,
+                       all ? ": it" : "", total, total == 1 ? "" : "s", names, num_given);
         mxk_op_params_free(p);
         mxk_attrs_free(dict);
         free(in);

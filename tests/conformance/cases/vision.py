@@ -242,11 +242,8 @@ CASES += [
     Case("_npx_one_hot", {"depth": 4}, {"indices": (3,)}, inputs={"indices": ("int", 0, 4)},
          grad_req="null"),
     # MXNet's NNVM refuses to compose an operator without FListInputNames (the optimizer
-    # updates) from fewer inputs than it takes (nnvm/src/core/symbolic.cc), where mxk's
-    # mxk_symbol_create creates the missing ones as variables; the harness goes through JSON,
-    # whose loader refuses with its own message
+    # updates) from fewer inputs than it takes (nnvm/src/core/symbolic.cc); so do mxk's
+    # mxk_symbol_create and, for the JSON the harness gives mxk, its JSON loader
     Case("adam_update", {"lr": 0.1}, {"weight": (2,), "grad": (2,), "mean": (2,)},
-         grad_req="null", error="Not enough argument to call operator adam_update",
-         xfail="mxk's refusal of a missing input is the JSON loader's ('takes 4 inputs'); the "
-               "symbol API still creates x_var (a kernel rule, reported to the lead)"),
+         grad_req="null", error="Not enough argument to call operator adam_update"),
 ]

@@ -24,7 +24,7 @@
  * Every tensor is viewed as a 1-D array of its elements. Forward and backward may
  * run in place (oneDNN's eltwise allows src == dst and diff_dst == diff_src).
  */
-#include "onednn.h"
+#include "dn_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -171,30 +171,14 @@ static mxk_status elt_create_state(const void *param, int32_t dev_type, int32_t 
     return MXK_OK;
 }
 
-/**
- * Checks that tensor `t` (named `what`) is present and holds the state's n
- * elements. MXK_ERR_INVALID_ARGUMENT "oneDNN eltwise: WHAT is missing" or
- * MXK_ERR_SHAPE "oneDNN eltwise: WHAT has K elements, expected N".
- */
-static mxk_status elt_check(const dn_elt_state *s, const mxk_tensor *t, const char *what,
-                            mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN eltwise: %s is missing", what);
-    if (dn_shape_size(&t->shape) != s->n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "oneDNN eltwise: %s has %lld elements, expected %lld", what,
-                             (long long)dn_shape_size(&t->shape), (long long)s->n);
-    return MXK_OK;
-}
-
-/** y = f(x) (WRITE or INPLACE; nothing for NULL). Errors: elt_check's, dn_execute's. */
+/** y = f(x) (WRITE or INPLACE; nothing for NULL). Errors: dn_check_tensor's, dn_execute's. */
 static mxk_status elt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
     dn_elt_state *s = state;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(elt_check(s, args->in_data[0], "the input", err));
-    MXK_SDK_CHECK(elt_check(s, args->out_data[0], "the output", err));
+    MXK_SDK_CHECK(dn_check_tensor(args->in_data[0], s->n, "eltwise", "the input", err));
+    MXK_SDK_CHECK(dn_check_tensor(args->out_data[0], s->n, "eltwise", "the output", err));
     dn_arg a[] = {{DNNL_ARG_SRC, &s->md, args->in_data[0]->data},
                   {DNNL_ARG_DST, &s->md, args->out_data[0]->data}};
     return dn_execute(ctx, s->fwd, 2, a, err);
@@ -212,7 +196,7 @@ static void elt_softrelu_grad(float *dx, const float *dy, const float *y, int64_
 /**
  * dx = dy f'(.) from the output (or the input for gelu), WRITE or INPLACE
  * (nothing for NULL); creates the backward primitive at the first call.
- * Errors: elt_check's, dn_check's, dn_execute's.
+ * Errors: dn_check_tensor's, dn_check's, dn_execute's.
  */
 static mxk_status elt_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
@@ -221,9 +205,10 @@ static mxk_status elt_backward(const mxk_op_ctx *ctx, const void *param, void *s
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *ref = p->bwd == DN_ELT_FROM_SRC ? args->in_data[0] : args->out_data[0];
-    MXK_SDK_CHECK(elt_check(s, args->out_grad[0], "the output gradient", err));
-    MXK_SDK_CHECK(elt_check(s, args->in_grad[0], "the input gradient", err));
-    MXK_SDK_CHECK(elt_check(s, ref, p->bwd == DN_ELT_FROM_SRC ? "the input" : "the output", err));
+    MXK_SDK_CHECK(dn_check_tensor(args->out_grad[0], s->n, "eltwise", "the output gradient", err));
+    MXK_SDK_CHECK(dn_check_tensor(args->in_grad[0], s->n, "eltwise", "the input gradient", err));
+    MXK_SDK_CHECK(dn_check_tensor(ref, s->n, "eltwise",
+                                  p->bwd == DN_ELT_FROM_SRC ? "the input" : "the output", err));
     if (p->bwd == DN_ELT_SOFTRELU_LOOP) {
         elt_softrelu_grad(args->in_grad[0]->data, args->out_grad[0]->data, ref->data, s->n);
         return MXK_OK;

@@ -19,7 +19,7 @@
  * Requests: WRITE / INPLACE / NULL (the host emulates ADD). Accepted: float32
  * arguments and a non-empty data; everything else is declined.
  */
-#include "onednn.h"
+#include "dn_util.h"
 
 #include <stdlib.h>
 
@@ -210,7 +210,7 @@ static mxk_status fc_inference_weight(const mxk_op_ctx *ctx, dn_fc_state *s, con
         *out = w->data;
         return MXK_OK;
     }
-    uint64_t version = MXK_SDK_HAS_FIELD(w, mxk_tensor, version) ? w->version : 0;
+    uint64_t version = dn_ws_version(w);
     if (version == 0 || s->w_key != w->data || s->w_version != version) {
         s->w_key = NULL;
         dn_arg a[] = {{DNNL_ARG_FROM, &s->w_md, w->data},
@@ -224,36 +224,23 @@ static mxk_status fc_inference_weight(const mxk_op_ctx *ctx, dn_fc_state *s, con
 }
 
 /**
- * Checks that tensor `t` (named `what`) is present with `n` elements.
- * MXK_ERR_INVALID_ARGUMENT "oneDNN FullyConnected: WHAT is missing" or
- * MXK_ERR_SHAPE "oneDNN FullyConnected: WHAT has K elements, expected N".
- */
-static mxk_status fc_check(const mxk_tensor *t, int64_t n, const char *what, mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN FullyConnected: %s is missing",
-                             what);
-    if (dn_shape_size(&t->shape) != n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "oneDNN FullyConnected: %s has %lld elements, expected %lld", what,
-                             (long long)dn_shape_size(&t->shape), (long long)n);
-    return MXK_OK;
-}
-
-/**
  * y = x W^T + b (WRITE or INPLACE; nothing for NULL): the inference primitive
  * outside training, the training one (plain weights) in training. Errors:
- * fc_check's, dn_check's, dn_execute's.
+ * dn_check_tensor's, dn_check's, dn_execute's.
  */
 static mxk_status fc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     dn_fc_state *s = state;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(fc_check(args->in_data[0], s->M * s->K, "the data", err));
-    MXK_SDK_CHECK(fc_check(args->in_data[1], s->H * s->K, "the weight", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->in_data[0], s->M * s->K, "FullyConnected", "the data", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->in_data[1], s->H * s->K, "FullyConnected", "the weight", err));
     if (!s->no_bias)
-        MXK_SDK_CHECK(fc_check(args->in_data[2], s->H, "the bias", err));
-    MXK_SDK_CHECK(fc_check(args->out_data[0], s->M * s->H, "the output", err));
+        MXK_SDK_CHECK(dn_check_tensor(args->in_data[2], s->H, "FullyConnected", "the bias", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->out_data[0], s->M * s->H, "FullyConnected", "the output", err));
     dnnl_primitive_t prim;
     const dnnl_memory_desc_t *w_md;
     void *w;
@@ -313,7 +300,7 @@ static void *fc_grad_or_scratch(const mxk_backward_args *args, uint32_t i, int64
 /**
  * dW = dy^T x and db = column sums of dy (one primitive, when either is
  * requested), then dx = dy W (dx may be x's memory), each WRITE or INPLACE or
- * skipped for NULL. Errors: fc_check's, dn_check's, dn_scratch's, dn_execute's.
+ * skipped for NULL. Errors: dn_check_tensor's, dn_check's, dn_scratch's, dn_execute's.
  */
 static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
@@ -322,15 +309,19 @@ static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     int want_w = req[1] != MXK_REQ_NULL || (!s->no_bias && req[2] != MXK_REQ_NULL);
     if (!want_w && req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(fc_check(args->out_grad[0], s->M * s->H, "the output gradient", err));
-    MXK_SDK_CHECK(fc_check(args->in_data[0], s->M * s->K, "the data", err));
-    MXK_SDK_CHECK(fc_check(args->in_data[1], s->H * s->K, "the weight", err));
+    MXK_SDK_CHECK(dn_check_tensor(args->out_grad[0], s->M * s->H, "FullyConnected",
+                                  "the output gradient", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->in_data[0], s->M * s->K, "FullyConnected", "the data", err));
+    MXK_SDK_CHECK(
+        dn_check_tensor(args->in_data[1], s->H * s->K, "FullyConnected", "the weight", err));
     static const char *const names[] = {"the data gradient", "the weight gradient",
                                         "the bias gradient"};
     const int64_t sizes[] = {s->M * s->K, s->H * s->K, s->H};
     for (uint32_t i = 0; i < (s->no_bias ? 2u : 3u); i++)
         if (req[i] != MXK_REQ_NULL)
-            MXK_SDK_CHECK(fc_check(args->in_grad[i], sizes[i], names[i], err));
+            MXK_SDK_CHECK(
+                dn_check_tensor(args->in_grad[i], sizes[i], "FullyConnected", names[i], err));
     if (s->bwd_data == NULL)
         MXK_SDK_CHECK(fc_make_backward(s, err));
     void *dy = args->out_grad[0]->data;

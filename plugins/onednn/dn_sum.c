@@ -23,7 +23,7 @@
  * with another input is made the first source, and one sharing memory with
  * several inputs is computed into scratch and copied.
  */
-#include "onednn.h"
+#include "dn_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,24 +186,10 @@ static mxk_status sum_create_state(const void *param, int32_t dev_type, int32_t 
 }
 
 /**
- * Checks that tensor `t` (named `what`) is present with `n` elements.
- * MXK_ERR_INVALID_ARGUMENT "oneDNN sum: WHAT is missing" or MXK_ERR_SHAPE
- * "oneDNN sum: WHAT has K elements, expected N".
- */
-static mxk_status sum_check(const mxk_tensor *t, int64_t n, const char *what, mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN sum: %s is missing", what);
-    if (dn_shape_size(&t->shape) != n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "oneDNN sum: %s has %lld elements, expected %lld",
-                             what, (long long)dn_shape_size(&t->shape), (long long)n);
-    return MXK_OK;
-}
-
-/**
  * Sum or concatenation of the inputs into the output (WRITE or INPLACE; nothing
  * for NULL). For the sum, an input sharing the output's memory becomes the first
  * source; with several such inputs the sum goes through scratch. Errors:
- * sum_check's, dn_scratch's, dn_execute's.
+ * dn_check_tensor's, dn_scratch's, dn_execute's.
  */
 static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
@@ -212,13 +198,13 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *y = args->out_data[0];
-    MXK_SDK_CHECK(sum_check(y, s->n, "the output", err));
+    MXK_SDK_CHECK(dn_check_tensor(y, s->n, "sum", "the output", err));
     dn_arg a[DN_SUM_MAX_IN + 1];
     uint32_t shared = 0, first = 0;
     for (uint32_t i = 0; i < s->num; i++) {
         const mxk_tensor *x = args->in_data[i];
         int64_t n = p->op == DN_SUM_ADD ? s->n : s->outer * s->len[i] * s->inner;
-        MXK_SDK_CHECK(sum_check(x, n, "an input", err));
+        MXK_SDK_CHECK(dn_check_tensor(x, n, "sum", "an input", err));
         a[i] = (dn_arg){DNNL_ARG_MULTIPLE_SRC + (int)i, &s->src_md[i], x->data};
         if (p->op == DN_SUM_ADD && x->data == y->data)
             shared++, first = i;
@@ -242,21 +228,22 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
  * Input gradients from the output gradient dy, each by its request: the sum's
  * are copies of dy (one sharing dy's memory is written last), Concat's are their
  * slices of dy along the axis (rows of len * inner elements, `outer` times).
- * Errors: sum_check's.
+ * Errors: dn_check_tensor's.
  */
 static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
     const dn_sum_param *p = param;
     dn_sum_state *s = state;
     const mxk_tensor *dy = args->out_grad[0];
-    MXK_SDK_CHECK(sum_check(dy, s->n, "the output gradient", err));
+    MXK_SDK_CHECK(dn_check_tensor(dy, s->n, "sum", "the output gradient", err));
     const float *g = dy->data;
     for (uint32_t i = 0; i < s->num; i++) {
         if (args->req[i] == MXK_REQ_NULL)
             continue;
         int64_t rows = p->op == DN_SUM_ADD ? 1 : s->outer;
         int64_t row = p->op == DN_SUM_ADD ? s->n : s->len[i] * s->inner;
-        MXK_SDK_CHECK(sum_check(args->in_grad[i], rows * row, "an input gradient", err));
+        MXK_SDK_CHECK(
+            dn_check_tensor(args->in_grad[i], rows * row, "sum", "an input gradient", err));
     }
     if (p->op == DN_SUM_ADD) {
         for (int last = 0; last < 2; last++)

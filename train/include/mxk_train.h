@@ -627,6 +627,24 @@ mxk_ndarray *mxkt_module_aux(const mxkt_module *m, uint32_t i);
 mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i);
 /** Number of contexts. */
 uint32_t mxkt_module_num_ctx(const mxkt_module *m);
+/**
+ * Context c's executor (owned by the module, valid until mxkt_module_free; do not
+ * free), e.g. for mxk_executor_node_backend or the profiler
+ * (mxk_executor_set_profiling); NULL before bind or when c is out of range.
+ */
+mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c);
+/**
+ * Re-resolves every context's kernels by the backend preference now
+ * (mxk_executor_reresolve on each executor; no MXNet counterpart): the live swap of
+ * backends between batches or epochs, keeping the bound arrays, parameters and
+ * optimizer states. Set the preference first (mxk_set_backend_preference,
+ * mxk_set_op_backend), then call this; it waits for each node's pending work
+ * before swapping its kernel. Errors: MXK_ERR_STATE "call bind before reresolve",
+ * the kernel's status of mxk_executor_reresolve ("reresolve: ...", e.g.
+ * MXK_ERR_NOT_FOUND for a node no kernel serves any more). A failure leaves the
+ * contexts before it re-resolved.
+ */
+mxk_status mxkt_module_reresolve(mxkt_module *m);
 
 /**
  * get_params() (module.py; executor_group.py DataParallelExecutorGroup.get_params):

@@ -176,11 +176,23 @@ static void xc_side_free(xc_side *s) {
     memset(s, 0, sizeof *s);
 }
 
+/** 1 when the instance's operator writes input i (mutate_inputs, over args then aux). */
+static int xc_mutated(const mxk_op_instance *inst, uint32_t i) {
+    for (uint32_t k = 0; k < inst->num_mutate; k++)
+        if (inst->mutate[k] == i)
+            return 1;
+    return 0;
+}
+
 /**
- * Fills side s (whose inst is set) with copies of the node's input values `vals`
- * (args then aux states, as the node's inputs) and fresh outputs and gradients.
+ * Fills side s (whose inst is set) with the node's input values `vals` (args then
+ * aux states, as the node's inputs) and fresh outputs and gradients. Aux states and
+ * inputs the operator writes are copies; the other inputs are copies too unless
+ * `view_inputs`, then views of the values themselves (the same memory and write
+ * version, so a kernel's cache keyed by mxk_tensor.version sees what the executor
+ * gives it; copies at a recycled address could repeat an old version).
  */
-static mxk_status xc_side_init(xc_side *s, mxk_ndarray *const *vals) {
+static mxk_status xc_side_init(xc_side *s, mxk_ndarray *const *vals, int view_inputs) {
     uint32_t ni, no, na;
     mxk_op_instance_counts(s->inst, &ni, &no, NULL, &na);
     s->in = calloc(ni + 1, sizeof *s->in);
@@ -191,7 +203,10 @@ static mxk_status xc_side_init(xc_side *s, mxk_ndarray *const *vals) {
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "crosscheck: out of memory");
     mxk_status rc = MXK_OK;
     for (uint32_t i = 0; i < ni && rc == MXK_OK; i++) {
-        rc = xc_copy(vals[i], &s->in[i]);
+        mxk_shape shape = mxk_ndarray_shape(vals[i]);
+        rc = view_inputs && !xc_mutated(s->inst, i)
+                 ? mxk_ndarray_reshape(vals[i], &shape, &s->in[i])
+                 : xc_copy(vals[i], &s->in[i]);
         if (rc == MXK_OK)
             rc = xc_like(vals[i], mxk_ndarray_dtype(vals[i]), &s->grad[i]);
     }
@@ -340,9 +355,9 @@ static mxk_status xc_node(xc_run *x, mxk_executor *ex, uint32_t id, mxk_ndarray 
     b.own_inst = 1;
     int skip = rc == MXK_OK && strcmp(mxk_op_instance_backend(b.inst), x->opt->reference) != 0;
     if (rc == MXK_OK)
-        rc = xc_side_init(&a, vals);
+        rc = xc_side_init(&a, vals, 1);
     if (rc == MXK_OK && !skip)
-        rc = xc_side_init(&b, vals);
+        rc = xc_side_init(&b, vals, 0);
     if (rc == MXK_OK)
         rc = xc_forward(x, &a, id);
     if (rc == MXK_OK && !skip) {

@@ -13,6 +13,7 @@
 #define MXK_NDARRAY_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "engine.h"
 #include "mxk.h"
@@ -33,6 +34,10 @@ struct mxk_ndarray {
     uint64_t offset; /**< byte offset of the first element in chunk->data */
     mxk_shape shape;
     int32_t dtype;
+    /** A NumPy 0-d array (shape (), loaded from a V3 record of mx.npx.save), held as
+     *  shape (1,) since mxk's ndim 0 means unknown; mxk_ndarray_save writes it back as
+     *  0-d (ndarray_io.c). Set only by the loader; views and copies do not inherit it. */
+    bool scalar;
 };
 
 /** Address of the first element (not synchronised: use inside engine functions). */

@@ -6,10 +6,13 @@
  * operators-kvstore-module.md §6.2).
  *
  * Writing: V2 dense records, the array's real context (as MXNet writes it),
- * little-endian integers and data whatever the host byte order. Every array's
- * pending writes are waited for (and their errors reported) before anything is
- * written; the file is written atomically (mxk_file_writer, mxk.h "Files"), so a
- * failed or killed save leaves the previous file as it was.
+ * little-endian integers and data whatever the host byte order. A list holding a
+ * 0-d scalar (loaded from a V3 record) is written as mx.npx.save writes it: V3
+ * records for every array (mx.npx.load refuses V2 records and mx.nd.load V3 ones,
+ * upstream NDArray::Load), the scalar with ndim 0, an empty array with ndim -1.
+ * Every array's pending writes are waited for (and their errors reported) before
+ * anything is written; the file is written atomically (mxk_file_writer, mxk.h
+ * "Files"), so a failed or killed save leaves the previous file as it was.
  *
  * Reading (a file is parsed as it is read, so every size in it is checked
  * against the file's size before anything is allocated; only a regular file is
@@ -20,12 +23,14 @@
  * - Empty records (ndim 0; ndim -1, MXNet's unknown shape, in V1/V2/V3; V3 shapes
  *   with an unknown (-1) dim, which upstream also loads as empty) load as an
  *   empty array (ndim 0, float32, no memory).
+ * - A V3 record with ndim 0 is a NumPy 0-d array (shape (), one element): it loads
+ *   as shape (1,) marked `scalar` (ndarray.h), since ndim 0 means unknown in mxk.
  * - Every read is bounds-checked and every count is checked against the bytes left
  *   before anything is allocated: a record needs at least 4 bytes, a name 8, so an
  *   absurd count is rejected without allocating. Malformed input gives
  *   MXK_ERR_FORMAT "Invalid NDArray file format: <detail> (<source>)"; valid
- *   records mxk cannot hold (row_sparse/csr storage, ndim 9..32, V3 0-d scalars)
- *   give MXK_ERR_UNSUPPORTED. Bytes after the names are an error (upstream
+ *   records mxk cannot hold (row_sparse/csr storage, ndim 9..32) give
+ *   MXK_ERR_UNSUPPORTED. Bytes after the names are an error (upstream
  *   ignores them; a file that does not end where its names end is not one mxk
  *   wrote, or two files run together).
  *
@@ -170,16 +175,22 @@ static mxk_status save_prepare(const char *who, uint32_t num, mxk_ndarray *const
     return MXK_OK;
 }
 
-/** Writes one V2 dense record. Data of device arrays goes through a host copy. */
-static mxk_status save_record(writer *w, mxk_ndarray *a) {
+/**
+ * Writes one dense record, V3 (NumPy shape semantics) when `v3` is set, else V2.
+ * Data of device arrays goes through a host copy.
+ */
+static mxk_status save_record(writer *w, mxk_ndarray *a, bool v3) {
     mxk_shape s = mxk_ndarray_shape(a);
-    w_u32(w, MXK_NDARRAY_V2_MAGIC);
+    w_u32(w, v3 ? MXK_NDARRAY_V3_MAGIC : MXK_NDARRAY_V2_MAGIC);
     w_i32(w, 0); /* dense storage */
-    w_i32(w, s.ndim);
-    for (int32_t i = 0; i < s.ndim; i++)
+    if (s.ndim == 0) {
+        w_i32(w, v3 ? -1 : 0); /* empty array: the unknown shape ends the record */
+        return MXK_OK;
+    }
+    int32_t ndim = a->scalar ? 0 : s.ndim; /* a scalar's (1,) is written as () */
+    w_i32(w, ndim);
+    for (int32_t i = 0; i < ndim; i++)
         w_i64(w, s.dims[i]);
-    if (s.ndim == 0)
-        return MXK_OK; /* empty array: the record ends after the shape */
     mxk_context ctx = mxk_ndarray_context(a);
     w_i32(w, ctx.dev_type);
     w_i32(w, ctx.dev_id);
@@ -205,14 +216,17 @@ static mxk_status save_record(writer *w, mxk_ndarray *a) {
     return st;
 }
 
-/** Writes the whole list (header, records, names). */
+/** Writes the whole list (header, records, names); V3 records when an array is a scalar. */
 static mxk_status save_all(writer *w, uint32_t num, mxk_ndarray *const *arrays,
                            const char *const *names) {
+    bool v3 = false;
+    for (uint32_t i = 0; i < num; i++)
+        v3 = v3 || arrays[i]->scalar;
     w_u64(w, MXK_NDARRAY_LIST_MAGIC);
     w_u64(w, 0);
     w_u64(w, num);
     for (uint32_t i = 0; i < num; i++) {
-        mxk_status st = save_record(w, arrays[i]);
+        mxk_status st = save_record(w, arrays[i], v3);
         if (st != MXK_OK)
             return st;
     }
@@ -504,10 +518,12 @@ static mxk_status load_record(reader *r, mxk_ndarray **out) {
     }
     if (st != MXK_OK)
         return st;
-    bool empty = ndim == 0 || ndim == -1;
+    bool empty = ndim == 0 || ndim == -1, scalar = kind == REC_V3 && ndim == 0;
+    if (scalar) { /* NumPy 0-d: one element, held as shape (1,) */
+        ndim = 1;
+        dims[0] = 1;
+    }
     if (kind == REC_V3) {
-        if (ndim == 0)
-            return rd_unsupported(r, "0-d (numpy scalar) V3 records are not supported");
         empty = ndim == -1;
         for (int32_t i = 0; i < ndim; i++)
             if (dims[i] == -1)
@@ -556,6 +572,7 @@ static mxk_status load_record(reader *r, mxk_ndarray **out) {
     st = mxk_ndarray_create(&shape, dtype, (mxk_context){MXK_DEV_CPU, 0}, &a);
     if (st != MXK_OK)
         return st;
+    a->scalar = scalar;
     /* A fresh array: no work can be pending on it, so its memory is written directly. */
     if (count > 0 && (st = rd_elems(r, mxk_ndarray_ptr(a), count, esize)) != MXK_OK) {
         mxk_ndarray_free(a);

@@ -16,6 +16,10 @@
  *       ndim x int64 dims, [ndim 0: record ends], int32 dev_type, int32 dev_id,
  *       int32 dtype, elements x dtype size bytes of data (C order).
  *   V1 0xF993FAC8: as V2 without the storage type.
+ *   V3 records are written in NumPy shape semantics (mx.npx.save): ndim -1 is the
+ *       unknown shape, ndim 0 a 0-d scalar with one element of data, a dim 0 a
+ *       zero size; MXNet loads them only with NumPy semantics on (mx.npx.load),
+ *       and V2 records only with them off (mx.nd.load).
  *   legacy (no magic): the uint32 is ndim, then ndim x uint32 dims, [ndim 0: record
  *       ends], then context, dtype and data as above.
  */
@@ -54,7 +58,7 @@ mxk_status mxk_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray 
  * "Invalid NDArray file format: <detail> (<source>)" for malformed or truncated
  * input (every count is checked against the bytes left before anything is
  * allocated); MXK_ERR_UNSUPPORTED for valid records mxk cannot represent (sparse
- * storage, more than MXK_MAX_NDIM dims, 0-d numpy scalars); MXK_ERR_OUT_OF_MEMORY;
+ * storage, more than MXK_MAX_NDIM dims); MXK_ERR_OUT_OF_MEMORY;
  * MXK_ERR_NOT_FOUND when no CPU backend is registered. Thread-safe.
  */
 mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
@@ -62,7 +66,9 @@ mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char 
 
 /**
  * Serialises arrays (names may be NULL) into a new malloc'd buffer, byte-identical
- * to what mxk_ndarray_save writes; *out is freed by the caller with free().
+ * to what mxk_ndarray_save writes (V2 records, or V3 records for every array when
+ * one of them is a 0-d scalar, so that mx.npx.load reads the list as mx.npx.save
+ * wrote it); *out is freed by the caller with free().
  * Waits for pending writes of every array first and reports their errors.
  * Errors: MXK_ERR_INVALID_ARGUMENT (NULL array or name), MXK_ERR_OUT_OF_MEMORY,
  * errors of pending work. Thread-safe.

@@ -267,7 +267,7 @@ static void test_legacy_fixture(void) {
     free(b.p);
 }
 
-/** V3 dense records load; unknown shapes are empty; 0-d scalars are unsupported. */
+/** V3 dense records load; unknown shapes are empty (0-d scalars: test_ndarray_scalar.c). */
 static void test_v3_records(void) {
     nd_bytes b = {0};
     nb_header(&b, 2);
@@ -298,21 +298,6 @@ static void test_v3_records(void) {
     }
     mxk_ndarray_list_free(num, out, on);
     free(b.p);
-
-    /* A V3 0-d scalar cannot be represented. */
-    nd_bytes c = {0};
-    nb_header(&c, 1);
-    nb_u32(&c, 0xF993FACAu);
-    nb_i32(&c, 0);
-    nb_i32(&c, 0);
-    nb_i32(&c, 1);
-    nb_i32(&c, 0);
-    nb_i32(&c, MXK_FLOAT32);
-    nb_f32(&c, 1.0f);
-    nb_u64(&c, 0);
-    CHECK_EQ_INT(mxk_ndarray_load_buffer(c.p, c.len, NULL, &num, &out, &on), MXK_ERR_UNSUPPORTED);
-    CHECK_CONTAINS(mxk_last_error_message(), "0-d");
-    free(c.p);
 }
 
 /** Empty arrays are written as 12-byte records and load back empty; empty lists. */

@@ -67,8 +67,9 @@ typedef struct dn_pool_geom {
  */
 typedef struct dn_pool_state {
     dnnl_memory_desc_t src_md, dst_md;
-    dnnl_primitive_desc_t fwd_pd;
+    dnnl_primitive_desc_t fwd_pd; /**< training: the backward's hint, the workspace's md */
     dnnl_primitive_t fwd, bwd;
+    dnnl_primitive_t fwd_inf; /**< max pooling without a backward to follow (no workspace) */
     dn_ws ws;
     dn_pool_geom g;
 } dn_pool_state;
@@ -178,19 +179,19 @@ static int pool_geom(const dn_pool_param *p, const mxk_shape *d, dn_pool_geom *g
 }
 
 /**
- * Makes the forward (training) primitive descriptor of geometry g and the plain
- * source / destination descriptors. Errors: dn_check's (MXK_ERR_UNSUPPORTED when
- * oneDNN has no implementation).
+ * Makes the forward primitive descriptor of geometry g for `prop`
+ * (dnnl_forward_training: max pooling writes the workspace;
+ * dnnl_forward_inference) and the plain source / destination descriptors.
+ * Errors: dn_check's (MXK_ERR_UNSUPPORTED when oneDNN has no implementation).
  */
-static mxk_status pool_fwd_pd(const dn_pool_param *p, const dn_pool_geom *g,
+static mxk_status pool_fwd_pd(const dn_pool_param *p, const dn_pool_geom *g, dnnl_prop_kind_t prop,
                               dnnl_memory_desc_t *src_md, dnnl_memory_desc_t *dst_md,
                               dnnl_primitive_desc_t *pd, mxk_error_sink *err) {
     dnnl_pooling_v2_desc_t desc;
     MXK_SDK_CHECK(dn_md_plain(src_md, g->ndims, g->src, err));
     MXK_SDK_CHECK(dn_md_plain(dst_md, g->ndims, g->dst, err));
-    DN_CHECK(dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_training, p->alg, src_md, dst_md,
-                                               g->stride, g->kernel, g->dilation, g->pad_l,
-                                               g->pad_r),
+    DN_CHECK(dnnl_pooling_v2_forward_desc_init(&desc, prop, p->alg, src_md, dst_md, g->stride,
+                                               g->kernel, g->dilation, g->pad_l, g->pad_r),
              "pooling forward descriptor", err);
     DN_CHECK(dnnl_primitive_desc_create(pd, &desc, NULL, dn_engine(), NULL),
              "pooling forward primitive descriptor", err);
@@ -207,7 +208,7 @@ static int32_t pool_supports(const void *param, const mxk_shape *in_shapes, cons
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_primitive_desc_t pd = NULL;
     if (num_in != 1 || in_types[0] != MXK_FLOAT32 || !pool_geom(param, &in_shapes[0], &g) ||
-        pool_fwd_pd(param, &g, &src_md, &dst_md, &pd, NULL) != MXK_OK)
+        pool_fwd_pd(param, &g, dnnl_forward_training, &src_md, &dst_md, &pd, NULL) != MXK_OK)
         return 0;
     dnnl_primitive_desc_destroy(pd);
     return 1;
@@ -220,6 +221,7 @@ static void pool_destroy_state(void *state) {
         return;
     dnnl_primitive_destroy(s->bwd);
     dnnl_primitive_destroy(s->fwd);
+    dnnl_primitive_destroy(s->fwd_inf);
     dnnl_primitive_desc_destroy(s->fwd_pd);
     dn_ws_free(&s->ws);
     free(s);
@@ -241,7 +243,8 @@ static mxk_status pool_create_state(const void *param, int32_t dev_type, int32_t
         rc = mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
                            "oneDNN pooling: configuration not supported for this shape");
     if (rc == MXK_OK)
-        rc = pool_fwd_pd(param, &s->g, &s->src_md, &s->dst_md, &s->fwd_pd, err);
+        rc = pool_fwd_pd(param, &s->g, dnnl_forward_training, &s->src_md, &s->dst_md, &s->fwd_pd,
+                         err);
     if (rc == MXK_OK)
         rc = dn_primitive(&s->fwd, s->fwd_pd, "pooling forward primitive", err);
     if (rc == MXK_OK)
@@ -261,17 +264,42 @@ static mxk_status pool_check(const mxk_tensor *t, const dnnl_memory_desc_t *md, 
                            what, err);
 }
 
-/** Forward: y = pool(x) (WRITE or INPLACE; nothing for NULL). Errors: pool_check's, dn_execute's.
+/**
+ * The inference forward primitive of max pooling (made at first use): the
+ * training one writes the workspace too, several times slower on plain layouts.
+ * Errors: pool_fwd_pd's, dn_primitive's.
+ */
+static mxk_status pool_make_fwd_inf(const dn_pool_param *p, dn_pool_state *s, mxk_error_sink *err) {
+    if (s->fwd_inf != NULL)
+        return MXK_OK;
+    dnnl_memory_desc_t src_md, dst_md;
+    dnnl_primitive_desc_t pd = NULL;
+    MXK_SDK_CHECK(pool_fwd_pd(p, &s->g, dnnl_forward_inference, &src_md, &dst_md, &pd, err));
+    mxk_status rc = dn_primitive(&s->fwd_inf, pd, "pooling forward primitive", err);
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+/**
+ * Forward: y = pool(x) (WRITE or INPLACE; nothing for NULL); max pooling keeps
+ * the workspace only when a backward follows (ctx->need_grad). Errors:
+ * pool_check's, pool_make_fwd_inf's, dn_execute's.
  */
 static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_forward_args *args, mxk_error_sink *err) {
     dn_pool_state *s = state;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(pool_check(args->in_data[0], &s->src_md, "argument 'data'", err));
+    const mxk_tensor *x = args->in_data[0];
+    void *y = args->out_data[0]->data;
+    MXK_SDK_CHECK(pool_check(x, &s->src_md, "argument 'data'", err));
     MXK_SDK_CHECK(pool_check(args->out_data[0], &s->dst_md, "output 'output'", err));
-    return dn_ws_forward(ctx, s->fwd, &s->ws, &s->src_md, args->in_data[0], &s->dst_md,
-                         args->out_data[0]->data, err);
+    if (s->ws.md != NULL && !ctx->need_grad) {
+        MXK_SDK_CHECK(pool_make_fwd_inf(param, s, err));
+        dn_arg a[] = {{DNNL_ARG_SRC, &s->src_md, x->data}, {DNNL_ARG_DST, &s->dst_md, y}};
+        return dn_execute(ctx, s->fwd_inf, 2, a, err);
+    }
+    return dn_ws_forward(ctx, s->fwd, &s->ws, &s->src_md, x, &s->dst_md, y, err);
 }
 
 /**

@@ -329,13 +329,16 @@ mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr);
 
 /**
  * Saves arrays (with names, or names == NULL for an unnamed list) in MXNet's
- * NDArray list format (.params; V2 records). Waits for pending writes.
+ * NDArray list format (.params; V2 records, or V3 records for every array when one
+ * is a NumPy 0-d scalar that mxk_ndarray_load read, as mx.npx.save writes them).
+ * Waits for pending writes.
  * Errors: MXK_ERR_IO (file), or errors of pending work.
  */
 mxk_status mxk_ndarray_save(const char *path, uint32_t num, mxk_ndarray *const *arrays,
                             const char *const *names);
 /**
- * Loads an MXNet NDArray list file (V2/V3-dense/V1/legacy records) onto CPU.
+ * Loads an MXNet NDArray list file (V2/V3-dense/V1/legacy records) onto CPU; a
+ * V3 0-d scalar (shape (), mx.npx.save) loads as shape (1,) and is saved back as 0-d.
  * On success *arrays and *names (NULL when the file has no names) are arrays of
  * *num entries that the caller frees with mxk_ndarray_list_free.
  * Errors: MXK_ERR_IO, MXK_ERR_FORMAT ("Invalid NDArray file format" plus detail),

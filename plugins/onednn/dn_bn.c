@@ -204,18 +204,21 @@ static mxk_status bn_bwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_e
 }
 
 /**
- * Checks the (C,) tensors: gamma, beta (in_data[1..2]) and both aux states.
- * Errors: dn_check_tensor's; MXK_ERR_INVALID_ARGUMENT "oneDNN batch norm:
- * expected 2 aux states, got K".
+ * Checks data, gamma, both aux states and, with `beta` 1, beta (the backward
+ * does not declare beta, which may then arrive without data). Errors:
+ * dn_check_tensor's; MXK_ERR_INVALID_ARGUMENT "oneDNN batch norm: expected 2 aux
+ * states, got K".
  */
-static mxk_status bn_check_vecs(const dn_bn_state *s, const mxk_tensor *const *in, uint32_t num_aux,
-                                const mxk_tensor *const *aux, mxk_error_sink *err) {
+static mxk_status bn_check_vecs(const dn_bn_state *s, const mxk_tensor *const *in, int beta,
+                                uint32_t num_aux, const mxk_tensor *const *aux,
+                                mxk_error_sink *err) {
     if (num_aux != 2)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "oneDNN batch norm: expected 2 aux states, got %u", num_aux);
     MXK_SDK_CHECK(dn_check_tensor(in[0], s->n, "batch norm", "argument 'data'", err));
     MXK_SDK_CHECK(dn_check_tensor(in[1], s->C, "batch norm", "argument 'gamma'", err));
-    MXK_SDK_CHECK(dn_check_tensor(in[2], s->C, "batch norm", "argument 'beta'", err));
+    if (beta)
+        MXK_SDK_CHECK(dn_check_tensor(in[2], s->C, "batch norm", "argument 'beta'", err));
     MXK_SDK_CHECK(
         dn_check_tensor(aux[0], s->C, "batch norm", "auxiliary state 'moving_mean'", err));
     return dn_check_tensor(aux[1], s->C, "batch norm", "auxiliary state 'moving_var'", err);
@@ -244,7 +247,7 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const dn_bn_param *p = param;
     dn_bn_state *s = state;
-    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, args->num_aux, args->aux, err));
+    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, 1, args->num_aux, args->aux, err));
     const int64_t C = s->C;
     float *gamma = args->in_data[1]->data;
     if (p->fix_gamma)
@@ -301,7 +304,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const dn_bn_param *p = param;
     dn_bn_state *s = state;
     const int64_t C = s->C;
-    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, args->num_aux, args->aux, err));
+    MXK_SDK_CHECK(bn_check_vecs(s, args->in_data, 0, args->num_aux, args->aux, err));
     const int global = !ctx->is_train || p->use_global_stats;
     float *mean = args->aux[0]->data, *var = args->aux[1]->data;
     if (!global) {
@@ -339,7 +342,9 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
                   {DNNL_ARG_VARIANCE, &s->vec_md, var},
                   {DNNL_ARG_DIFF_SRC, &s->data_md, dx},
                   {DNNL_ARG_DIFF_SHIFT, &s->vec_md, dbeta},
-                  {DNNL_ARG_SHIFT, &s->vec_md, args->in_data[2]->data},
+                  /* listed by oneDNN 2.x with use_shift, read only by its fused-ReLU
+                   * form: any (C,) buffer serves (beta is not kept for the backward) */
+                  {DNNL_ARG_SHIFT, &s->vec_md, dbeta},
                   {DNNL_ARG_SCALE, &s->vec_md, args->in_data[1]->data},
                   {DNNL_ARG_DIFF_SCALE, &s->vec_md, dgamma}};
     MXK_SDK_CHECK(dn_execute(ctx, s->p[global].bwd, p->fix_gamma ? 7 : 9, a, err));

@@ -302,11 +302,27 @@ static mxk_status xc_forward(const xc_run *x, xc_side *s, uint32_t node_id) {
     return rc;
 }
 
-/** Runs backward on a side with output gradients og (every input gradient WRITE). */
+/**
+ * Runs backward on a side with output gradients og (every input gradient WRITE),
+ * passing only what the operator's backward dependency declares (the rest NULL, as
+ * the executor does), so a kernel reading an undeclared tensor fails here too.
+ */
 static mxk_status xc_backward(xc_side *s, mxk_ndarray *const *og) {
-    mxk_status rc = mxk_op_instance_backward(s->inst, og, s->in, s->out, s->grad, NULL, s->aux);
+    const mxk_op_instance *t = s->inst;
+    mxk_ndarray **arg = calloc(t->num_visible + t->num_in + t->num_out + 1, sizeof *arg);
+    if (arg == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "crosscheck: out of memory");
+    mxk_ndarray **g = arg, **in = g + t->num_visible, **out = in + t->num_in;
+    for (uint32_t i = 0; i < t->num_visible; i++)
+        g[i] = t->need_out_grad[i] ? og[i] : NULL;
+    for (uint32_t i = 0; i < t->num_in; i++)
+        in[i] = t->need_in_data[i] ? s->in[i] : NULL;
+    for (uint32_t i = 0; i < t->num_out; i++)
+        out[i] = t->need_out_data[i] ? s->out[i] : NULL;
+    mxk_status rc = mxk_op_instance_backward(s->inst, g, in, out, s->grad, NULL, s->aux);
     if (rc == MXK_OK)
         rc = mxk_wait_all();
+    free(arg);
     return rc;
 }
 

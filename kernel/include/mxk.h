@@ -855,14 +855,14 @@ typedef struct mxk_crosscheck_report {
  * inputs and aux states:
  * forward (random operators seeded alike), then, with check_backward, backward of
  * every input (WRITE) with the same random output gradient (uniform in [-1, 1),
- * from `seed`). Compared: visible outputs, aux states after forward, input
- * gradients; an element agrees when |a - r| <= atol + rtol * |r| (NaN agrees only
- * with NaN). Tolerance: the options' when non-zero, else the larger of the two
- * kernels' crosscheck_rtol / crosscheck_atol (ABI 1.2), else rtol 1e-4 / atol 1e-5.
- * Stops at the first divergence. Nodes whose kernel is the reference's are still
- * run (deterministic kernels agree with themselves); a node the reference backend
- * has no kernel for, or declines, is skipped and counted. A kernel without backward
- * (MXK_ERR_UNSUPPORTED) is checked forward only. Values are compared as float64.
+ * from `seed`), given only the tensors the operator's backward dependency declares
+ * (the others absent, as in the executor). Compared: visible outputs, aux states after forward,
+ * input gradients; an element agrees when |a - r| <= atol + rtol * |r| (NaN agrees only with NaN).
+ * Tolerance: the options' when non-zero, else the larger of the two kernels' crosscheck_rtol /
+ * crosscheck_atol (ABI 1.2), else rtol 1e-4 / atol 1e-5. Stops at the first divergence. Nodes whose
+ * kernel is the reference's are still run (deterministic kernels agree with themselves); a node the
+ * reference backend has no kernel for, or declines, is skipped and counted. A kernel without
+ * backward (MXK_ERR_UNSUPPORTED) is checked forward only. Values are compared as float64.
  * Synchronous (waits for its work); the executor must not run meanwhile, and no
  * other thread may bind or set operator overrides during the call.
  * Errors: MXK_ERR_INVALID_ARGUMENT "mxk_crosscheck_executor: executor, options or

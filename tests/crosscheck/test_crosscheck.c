@@ -1,7 +1,7 @@
 /*
  * Tests of the cross-check (mxk_crosscheck_executor, kernel/crosscheck.c) with a
- * deliberately wrong kernel (wrong_plugin.c: backend "wrong", Activation relu
- * computing 1.01 * relu(x)).
+ * deliberately wrong kernels (wrong_plugin.c: backend "wrong", Activation relu
+ * computing 1.01 * relu(x), a sigmoid whose backward reads an undeclared input).
  *
  *   test_crosscheck CONFDIR WRONG_PLUGIN
  *
@@ -216,6 +216,29 @@ static void test_override_kept(void) {
     mxk_symbol_free(sym);
 }
 
+/**
+ * A kernel reading a tensor its operator's backward does not declare fails in the
+ * cross-check as in the executor (the tensor is absent), naming node and backend.
+ */
+static void test_undeclared_read_fails(void) {
+    mxk_symbol *sym = mlp("sigmoid");
+    mxk_executor *ex = bind(sym, (mxk_shape){.ndim = 2, .dims = {B, IN}}, "wrong,cpu-blas");
+    mxk_crosscheck_options o = train_options();
+    mxk_crosscheck_report r;
+    CHECK_EQ_INT(mxk_crosscheck_executor(ex, &o, &r), MXK_ERR_INTERNAL);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "crosscheck: node 'relu1' (Activation): Activation (backward, backend wrong): "
+                   "backend 'wrong': sigmoid backward reads the undeclared input 'data'");
+    /* forward only: the sigmoid is right */
+    o.check_backward = 0;
+    CHECK_EQ_INT(mxk_crosscheck_executor(ex, &o, &r), MXK_OK);
+    CHECK_EQ_INT(r.diverged, 0);
+    CHECK_EQ_INT(r.nodes_checked, 4);
+    CHECK_EQ_INT(r.nodes_on_reference, 3);
+    mxk_executor_free(ex);
+    mxk_symbol_free(sym);
+}
+
 /** Bad arguments: the documented messages. */
 static void test_errors(void) {
     mxk_symbol *sym = mlp("relu");
@@ -264,6 +287,7 @@ int main(int argc, char **argv) {
     MXK_RUN(test_wrong_kernel_named);
     MXK_RUN(test_all_agree);
     MXK_RUN(test_lenet_aux_and_random_agree);
+    MXK_RUN(test_undeclared_read_fails);
     MXK_RUN(test_override_kept);
     MXK_RUN(test_errors);
     mxk_shutdown();

@@ -2,10 +2,14 @@
  * A test plugin with one deliberately wrong kernel for the cross-check's tests
  * (tests/crosscheck/test_crosscheck.c, the `mxk crosscheck` CLI tests): backend
  * "wrong" registers a CPU kernel for cpu-blas's Activation operator that computes
- * relu(x) * 1.01 forward (and the correct relu gradient backward). It parses the
- * operator's attributes itself (ABI 1.2 parse_param) and declines every act_type
- * but relu, so the other activations run on the next backend.
+ * relu(x) * 1.01 forward (and the correct relu gradient backward), and a sigmoid
+ * whose forward is right but whose backward reads the input `data`, which the
+ * operator's backward dependency does not declare (it arrives with data NULL: the
+ * kernel fails, naming it, where a real one would read garbage or crash). It parses
+ * the operator's attributes itself (ABI 1.2 parse_param) and declines every other
+ * act_type, so those run on the next backend.
  */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -14,39 +18,49 @@
 /** The factor the wrong forward multiplies relu by. */
 #define WRONG_FACTOR 1.01f
 
-/** The kernel's parameter object: nothing to hold (relu is all it accepts). */
-static const int wrong_relu_param = 1;
+/** The kernel's parameter objects: which activation (0 relu, 1 sigmoid). */
+static const int wrong_acts[2] = {0, 1};
 
 /**
- * parse_param: accepts act_type "relu" only; any other is declined with
- * "attribute 'act_type': backend 'wrong' computes relu only".
+ * parse_param: accepts act_type "relu" and "sigmoid"; any other is declined with
+ * "attribute 'act_type': backend 'wrong' computes relu and sigmoid only".
  */
 static mxk_status wrong_parse(const mxk_attrs *attrs, void **param, mxk_error_sink *err) {
     const char *act = mxk_sdk_attr_raw(attrs, "act_type");
-    if (act == NULL || strcmp(act, "relu") != 0)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "attribute 'act_type': backend 'wrong' computes relu only");
-    *param = (void *)&wrong_relu_param;
+    int sigmoid = act != NULL && strcmp(act, "sigmoid") == 0;
+    if (act == NULL || (!sigmoid && strcmp(act, "relu") != 0))
+        return mxk_sdk_error(
+            err, MXK_ERR_UNSUPPORTED,
+            "attribute 'act_type': backend 'wrong' computes relu and sigmoid only");
+    *param = (void *)&wrong_acts[sigmoid];
     return MXK_OK;
 }
 
 /** free_param: the object is static. */
 static void wrong_free(void *param) {}
 
-/** Forward: y = 1.01 * max(x, 0) (the bug), float32, WRITE / INPLACE / NULL requests. */
+/**
+ * Forward: relu y = 1.01 * max(x, 0) (the bug), sigmoid y = 1 / (1 + e^-x)
+ * (right); float32, WRITE / INPLACE / NULL requests.
+ */
 static mxk_status wrong_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                                 const mxk_forward_args *args, mxk_error_sink *err) {
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
+    int sigmoid = *(const int *)param;
     const float *x = args->in_data[0]->data;
     float *y = args->out_data[0]->data;
     uint64_t n = mxk_sdk_shape_count(&args->in_data[0]->shape);
     for (uint64_t i = 0; i < n; i++)
-        y[i] = x[i] > 0.0f ? WRONG_FACTOR * x[i] : 0.0f;
+        y[i] = sigmoid ? 1.0f / (1.0f + expf(-x[i])) : x[i] > 0.0f ? WRONG_FACTOR * x[i] : 0.0f;
     return MXK_OK;
 }
 
-/** Backward: dx = dy where y > 0 (relu's gradient from its output, as cpu-blas). */
+/**
+ * Backward: relu dx = dy where y > 0 (from its output, as cpu-blas); sigmoid reads
+ * the undeclared input and fails with "backend 'wrong': sigmoid backward reads the
+ * undeclared input 'data'" when it is absent (data NULL).
+ */
 static mxk_status wrong_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                  const mxk_backward_args *args, mxk_error_sink *err) {
     if (args->req[0] == MXK_REQ_NULL)
@@ -55,6 +69,18 @@ static mxk_status wrong_backward(const mxk_op_ctx *ctx, const void *param, void 
     const float *y = args->out_data[0]->data;
     float *dx = args->in_grad[0]->data;
     uint64_t n = mxk_sdk_shape_count(&args->out_data[0]->shape);
+    if (*(const int *)param) {
+        const float *x = args->in_data[0]->data;
+        if (x == NULL)
+            return mxk_sdk_error(err, MXK_ERR_INTERNAL,
+                                 "backend 'wrong': sigmoid backward reads the undeclared input "
+                                 "'data'");
+        for (uint64_t i = 0; i < n; i++) {
+            float s = 1.0f / (1.0f + expf(-x[i]));
+            dx[i] = dy[i] * s * (1.0f - s);
+        }
+        return MXK_OK;
+    }
     for (uint64_t i = 0; i < n; i++)
         dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
     return MXK_OK;
@@ -68,7 +94,7 @@ static const mxk_plugin_info wrong_info = {
     .min_host_minor = 2,
     .name = "crosscheck-wrong",
     .version = "0.1.0",
-    .description = "a deliberately wrong Activation(relu) kernel for the cross-check's tests",
+    .description = "deliberately wrong Activation kernels for the cross-check's tests",
     .provides = MXK_PROVIDES_KERNELS,
 };
 

@@ -21,16 +21,22 @@ static mxk_symbol *mlp(void) {
     return out;
 }
 
-/** simple_bind of the MLP for a (3, 5) batch with gradient request `req`. */
-static mxk_executor *bind_mlp(const mxk_symbol *sym, const char *req) {
+/**
+ * Binds the MLP for a (3, 5) batch with gradient request `req` (simple_bind) and
+ * runs body(ex); frees everything afterwards.
+ */
+static void with_mlp(const char *req, void (*body)(mxk_executor *ex)) {
+    mxk_symbol *sym = mlp();
     const char *names[] = {"data"};
     mxk_shape shapes[] = {et_shape(2, 3, 5, 0, 0)};
     mxk_executor *ex = NULL;
-    mxk_status st =
-        mxk_executor_simple_bind(sym, et_cpu, 1, names, shapes, req, 0, NULL, NULL, NULL, &ex);
-    if (st != MXK_OK)
-        fprintf(stderr, "simple_bind: %s\n", mxk_get_last_error());
-    return ex;
+    CHECK_EQ_INT(
+        mxk_executor_simple_bind(sym, et_cpu, 1, names, shapes, req, 0, NULL, NULL, NULL, &ex),
+        MXK_OK);
+    if (ex != NULL)
+        body(ex);
+    mxk_executor_free(ex);
+    mxk_symbol_free(sym);
 }
 
 /** Runs `n` iterations: forward (training when `train`), and backward when `train`. */
@@ -44,24 +50,22 @@ static void iterate(mxk_executor *ex, int n, int train) {
 }
 
 /** Off by default: no entries, and bad arguments are refused with their messages. */
-static void test_off_by_default(void) {
-    mxk_symbol *sym = mlp();
-    mxk_executor *ex = bind_mlp(sym, "write");
-    CHECK(ex != NULL);
-    if (ex != NULL) {
-        iterate(ex, 2, 1);
-        uint32_t num = 7;
-        mxk_executor_node_profile dummy, *p = &dummy;
-        CHECK_EQ_INT(mxk_executor_get_profile(ex, &num, &p), MXK_OK);
-        CHECK(num == 0 && p == NULL);
-        CHECK_EQ_INT(mxk_executor_get_profile(ex, NULL, &p), MXK_ERR_INVALID_ARGUMENT);
-        CHECK_CONTAINS(mxk_get_last_error(),
-                       "mxk_executor_get_profile: executor, num or nodes is NULL");
-        mxk_executor_free(ex);
-    }
+static void off_by_default(mxk_executor *ex) {
+    iterate(ex, 2, 1);
+    uint32_t num = 7;
+    mxk_executor_node_profile dummy, *p = &dummy;
+    CHECK_EQ_INT(mxk_executor_get_profile(ex, &num, &p), MXK_OK);
+    CHECK(num == 0 && p == NULL);
+    CHECK_EQ_INT(mxk_executor_get_profile(ex, NULL, &p), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "mxk_executor_get_profile: executor, num or nodes is NULL");
     CHECK_EQ_INT(mxk_executor_set_profiling(NULL, 1), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxk_get_last_error(), "mxk_executor_set_profiling: executor is NULL");
-    mxk_symbol_free(sym);
+}
+
+/** off_by_default on the MLP bound with gradients. */
+static void test_off_by_default(void) {
+    with_mlp("write", off_by_default);
 }
 
 /**
@@ -69,14 +73,7 @@ static void test_off_by_default(void) {
  * iteration; inference forwards add forward runs only; entries are in the
  * graph's order with their operator and the backend node_backend reports.
  */
-static void test_counts(void) {
-    mxk_symbol *sym = mlp();
-    mxk_executor *ex = bind_mlp(sym, "write");
-    CHECK(ex != NULL);
-    if (ex == NULL) {
-        mxk_symbol_free(sym);
-        return;
-    }
+static void counts(mxk_executor *ex) {
     iterate(ex, 1, 1); /* before profiling: not counted */
     CHECK_EQ_INT(mxk_executor_set_profiling(ex, 1), MXK_OK);
     iterate(ex, ITERS, 1);
@@ -110,31 +107,32 @@ static void test_counts(void) {
     for (uint32_t i = 0; p != NULL && i < num; i++)
         CHECK(p[i].fwd_runs == 0 && p[i].fwd_ns == 0 && p[i].bwd_runs == 0 && p[i].bwd_ns == 0);
     free(p);
-    mxk_executor_free(ex);
-    mxk_symbol_free(sym);
+}
+
+/** counts on the MLP bound with gradients. */
+static void test_counts(void) {
+    with_mlp("write", counts);
 }
 
 /** Without gradients there are no backward steps: backward counts stay zero. */
-static void test_inference_only(void) {
-    mxk_symbol *sym = mlp();
-    mxk_executor *ex = bind_mlp(sym, "null");
-    CHECK(ex != NULL);
-    if (ex != NULL) {
-        CHECK_EQ_INT(mxk_executor_set_profiling(ex, 1), MXK_OK);
-        iterate(ex, ITERS, 0);
-        uint32_t num = 0;
-        mxk_executor_node_profile *p = NULL;
-        CHECK_EQ_INT(mxk_executor_get_profile(ex, &num, &p), MXK_OK);
-        CHECK_EQ_INT(num, 3);
-        for (uint32_t i = 0; p != NULL && i < num; i++) {
-            CHECK_EQ_INT((int)p[i].fwd_runs, ITERS);
-            CHECK(p[i].fwd_ns > 0);
-            CHECK(p[i].bwd_runs == 0 && p[i].bwd_ns == 0);
-        }
-        free(p);
-        mxk_executor_free(ex);
+static void inference_only(mxk_executor *ex) {
+    CHECK_EQ_INT(mxk_executor_set_profiling(ex, 1), MXK_OK);
+    iterate(ex, ITERS, 0);
+    uint32_t num = 0;
+    mxk_executor_node_profile *p = NULL;
+    CHECK_EQ_INT(mxk_executor_get_profile(ex, &num, &p), MXK_OK);
+    CHECK_EQ_INT(num, 3);
+    for (uint32_t i = 0; p != NULL && i < num; i++) {
+        CHECK_EQ_INT((int)p[i].fwd_runs, ITERS);
+        CHECK(p[i].fwd_ns > 0);
+        CHECK(p[i].bwd_runs == 0 && p[i].bwd_ns == 0);
     }
-    mxk_symbol_free(sym);
+    free(p);
+}
+
+/** inference_only on the MLP bound without gradients. */
+static void test_inference_only(void) {
+    with_mlp("null", inference_only);
 }
 
 /**
@@ -143,14 +141,7 @@ static void test_inference_only(void) {
  * or cpu-blas where that backend's kernel declines the node; back to "cpu-blas"
  * every node runs cpu-blas.
  */
-static void test_node_backend(void) {
-    mxk_symbol *sym = mlp();
-    mxk_executor *ex = bind_mlp(sym, "write");
-    CHECK(ex != NULL);
-    if (ex == NULL) {
-        mxk_symbol_free(sym);
-        return;
-    }
+static void node_backend(mxk_executor *ex) {
     const char *backend = NULL;
     CHECK_EQ_INT(mxk_executor_node_backend(ex, "data", &backend), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(), "executor: no operator node named 'data'");
@@ -179,8 +170,11 @@ static void test_node_backend(void) {
         iterate(ex, 1, 1);
     }
     CHECK_EQ_INT(mxk_set_backend_preference(NULL), MXK_OK);
-    mxk_executor_free(ex);
-    mxk_symbol_free(sym);
+}
+
+/** node_backend on the MLP bound with gradients. */
+static void test_node_backend(void) {
+    with_mlp("write", node_backend);
 }
 
 int main(void) {

@@ -98,6 +98,11 @@ static int32_t concat_axis(const dn_sum_param *p, int32_t ndim) {
     return a >= 0 && a < ndim ? (int32_t)a : -1;
 }
 
+/** The operator's name in error messages: "sum" (elemwise_add, add_n) or "Concat". */
+static const char *sum_family(const dn_sum_param *p) {
+    return p->op == DN_SUM_ADD ? "sum" : "Concat";
+}
+
 /**
  * Accepts 1 to 15 non-empty float32 inputs (num_args of them); Concat also needs
  * 1 to 6 dims, one rank and a valid axis.
@@ -198,13 +203,13 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *y = args->out_data[0];
-    MXK_SDK_CHECK(dn_check_tensor(y, s->n, "sum", "the output", err));
+    MXK_SDK_CHECK(dn_check_tensor(y, s->n, sum_family(p), "the output", err));
     dn_arg a[DN_SUM_MAX_IN + 1];
     uint32_t shared = 0, first = 0;
     for (uint32_t i = 0; i < s->num; i++) {
         const mxk_tensor *x = args->in_data[i];
         int64_t n = p->op == DN_SUM_ADD ? s->n : s->outer * s->len[i] * s->inner;
-        MXK_SDK_CHECK(dn_check_tensor(x, n, "sum", "an input", err));
+        MXK_SDK_CHECK(dn_check_tensor(x, n, sum_family(p), "an input", err));
         a[i] = (dn_arg){DNNL_ARG_MULTIPLE_SRC + (int)i, &s->src_md[i], x->data};
         if (p->op == DN_SUM_ADD && x->data == y->data)
             shared++, first = i;
@@ -235,7 +240,7 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
     const dn_sum_param *p = param;
     dn_sum_state *s = state;
     const mxk_tensor *dy = args->out_grad[0];
-    MXK_SDK_CHECK(dn_check_tensor(dy, s->n, "sum", "the output gradient", err));
+    MXK_SDK_CHECK(dn_check_tensor(dy, s->n, sum_family(p), "the output gradient", err));
     const float *g = dy->data;
     for (uint32_t i = 0; i < s->num; i++) {
         if (args->req[i] == MXK_REQ_NULL)
@@ -243,7 +248,7 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
         int64_t rows = p->op == DN_SUM_ADD ? 1 : s->outer;
         int64_t row = p->op == DN_SUM_ADD ? s->n : s->len[i] * s->inner;
         MXK_SDK_CHECK(
-            dn_check_tensor(args->in_grad[i], rows * row, "sum", "an input gradient", err));
+            dn_check_tensor(args->in_grad[i], rows * row, sum_family(p), "an input gradient", err));
     }
     if (p->op == DN_SUM_ADD) {
         for (int last = 0; last < 2; last++)

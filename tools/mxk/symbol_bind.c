@@ -6,13 +6,8 @@
  * (mx.profiler.dumps(), src/profiler/aggregate_stats.cc) per graph node instead of
  * per operator name.
  *
- * Random values (fixed seed, so runs are comparable): the --shape inputs uniform in
- * [0, 1), labels (names ending in "label") 0, a class of every classifier, other
- * float32 arguments (parameters) uniform in [-a, a) with a = sqrt(3 / fan_in),
- * fan_in the product of the non-leading dims (a unit-variance signal keeps its
- * scale through deep nets, so no layer times overflowed values), aux states 0
- * except names ending in "_var" (moving variances), 1. Arrays of other dtypes keep
- * simple_bind's zeros.
+ * The profile's random values are symbol_fill_random's with seed 0, so runs are
+ * comparable.
  */
 #include "symbol_bind.h"
 
@@ -36,44 +31,60 @@ static int ends_with(const char *name, const char *suffix) {
     return n >= k && strcmp(name + n - k, suffix) == 0;
 }
 
-/** The next value of a xorshift64 stream, uniform in [0, 1). */
+/** splitmix64: the next value of the stream *s, uniform in [0, 1) (any seed). */
 static double next_uniform(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return (double)(*s >> 11) / 9007199254740992.0; /* 2^53 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
 }
 
+/** What an array holds, for its random values (see symbol_fill_random). */
+typedef enum fill_kind { FILL_INPUT, FILL_LABEL, FILL_PARAM, FILL_AUX } fill_kind;
+
 /**
- * Fills float32 array `a` (see the file comment): kind 0 an input, 1 a label, 2 a
- * parameter, 3 an aux state named `name`. Returns CLI_OK or CLI_ERROR (reported).
+ * Fills array `a` (NULL: nothing) named `name` of kind `kind` (see
+ * symbol_fill_random; `classes` for labels), through float64 so any dtype takes
+ * them. Returns CLI_OK or CLI_ERROR (reported).
  */
-static int fill_array(mxk_ndarray *a, int kind, const char *name, uint64_t *rng) {
-    if (a == NULL || mxk_ndarray_dtype(a) != MXK_FLOAT32)
+static int fill_array(mxk_ndarray *a, fill_kind kind, const char *name, double classes,
+                      uint64_t *rng) {
+    if (a == NULL)
         return CLI_OK;
     uint64_t n = mxk_ndarray_size(a);
     mxk_shape s = mxk_ndarray_shape(a);
     double fan_in = s.dims[0] > 0 ? (double)n / (double)s.dims[0] : 1;
     double bound = sqrt(3.0 / (fan_in > 0 ? fan_in : 1));
-    float *v = malloc((n ? n : 1) * sizeof *v);
+    double *v = malloc((n ? n : 1) * sizeof *v);
     if (v == NULL)
         return cli_error("out of memory");
     for (uint64_t i = 0; i < n; i++) {
-        if (kind == 0)
-            v[i] = (float)next_uniform(rng);
-        else if (kind == 2)
-            v[i] = (float)((2 * next_uniform(rng) - 1) * bound);
+        double u = next_uniform(rng);
+        if (kind == FILL_INPUT)
+            v[i] = u;
+        else if (kind == FILL_LABEL)
+            v[i] = floor(u * classes);
+        else if (kind == FILL_PARAM)
+            v[i] = (2 * u - 1) * bound;
         else
-            v[i] = kind == 3 && ends_with(name, "_var") ? 1.0f : 0.0f;
+            v[i] = ends_with(name, "_var") ? 0.5 + u : u - 0.5;
     }
-    mxk_status st = mxk_ndarray_copy_from_host(a, v, n * sizeof *v);
+    mxk_ndarray *f64 = NULL;
+    mxk_status st = mxk_ndarray_create(&s, MXK_FLOAT64, mxk_ndarray_context(a), &f64);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_from_host(f64, v, n * sizeof *v);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_to(f64, a);
+    mxk_ndarray_free(f64);
     free(v);
     return st == MXK_OK ? CLI_OK : cli_api_error(st, "filling '%s' failed", name);
 }
 
-/** Fills every argument and aux state of the executor (see the file comment). */
-static int fill_random(const mxk_symbol *sym, const symbol_inputs *in, mxk_executor *ex) {
-    uint64_t rng = 0x9E3779B97F4A7C15ull;
+int symbol_fill_random(const mxk_symbol *sym, const symbol_inputs *in, mxk_executor *ex, int params,
+                       uint64_t seed) {
+    mxk_shape out = mxk_ndarray_shape(mxk_executor_output(ex, 0));
+    double classes = out.ndim > 1 ? (double)out.dims[1] : 1.0;
+    uint64_t rng = seed;
     int rc = CLI_OK;
     for (int aux = 0; aux < 2 && rc == CLI_OK; aux++) {
         char **names = NULL;
@@ -83,15 +94,16 @@ static int fill_random(const mxk_symbol *sym, const symbol_inputs *in, mxk_execu
         if (st != MXK_OK)
             return cli_api_error(st, "listing the symbol's names failed");
         for (uint32_t i = 0; i < num && rc == CLI_OK; i++) {
-            int kind = 3;
-            if (!aux) {
-                kind = ends_with(names[i], "label") ? 1 : 2;
-                for (uint32_t k = 0; k < in->num; k++)
-                    if (strcmp(in->names[k], names[i]) == 0)
-                        kind = 0;
-            }
-            mxk_ndarray *a = aux ? mxk_executor_aux(ex, names[i]) : mxk_executor_arg(ex, names[i]);
-            rc = fill_array(a, kind, names[i], &rng);
+            fill_kind kind = aux                            ? FILL_AUX
+                             : ends_with(names[i], "label") ? FILL_LABEL
+                                                            : FILL_PARAM;
+            for (uint32_t k = 0; !aux && k < in->num; k++)
+                if (strcmp(in->names[k], names[i]) == 0)
+                    kind = FILL_INPUT;
+            if (params || kind == FILL_INPUT || kind == FILL_LABEL)
+                rc = fill_array(aux ? mxk_executor_aux(ex, names[i])
+                                    : mxk_executor_arg(ex, names[i]),
+                                kind, names[i], classes, &rng);
         }
         mxk_string_list_free(names);
     }
@@ -236,7 +248,7 @@ int symbol_profile(const cli_globals *g, const mxk_symbol *sym, const symbol_inp
     profile_result r = {0, NULL, iterations, is_train, 0, 0, 0};
     int rc = symbol_bind(sym, in, is_train, &ex);
     if (rc == CLI_OK)
-        rc = fill_random(sym, in, ex);
+        rc = symbol_fill_random(sym, in, ex, 1, 0);
     if (rc == CLI_OK && is_train)
         rc = make_head_grads(ex, &heads);
     if (rc == CLI_OK)

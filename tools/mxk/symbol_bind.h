@@ -1,6 +1,7 @@
 /*
  * The bound reports of `mxk symbol summary` (symbol_bind.c): binding a symbol on
- * the CPU for --backends, and the per-node profile of --profile.
+ * the CPU for --backends, random values for a bound graph, and the per-node
+ * profile of --profile.
  */
 #ifndef MXK_CLI_SYMBOL_BIND_H
 #define MXK_CLI_SYMBOL_BIND_H
@@ -23,8 +24,23 @@ typedef struct symbol_inputs {
 int symbol_bind(const mxk_symbol *sym, const symbol_inputs *in, int with_grads, mxk_executor **out);
 
 /**
+ * Fills the bound executor's arrays with random values of the stream `seed`
+ * (splitmix64): the inputs named in `in` uniform in [0, 1); labels (arguments
+ * whose names end in "label") whole numbers in [0, C), C the second dim of output
+ * 0 (1 without one), classes of every classifier; with `params` also the other
+ * arguments (parameters) uniform in [-a, a) with a = sqrt(3 / fan_in), fan_in the
+ * product of the non-leading dims (a unit-variance signal keeps its scale through
+ * deep nets), and the aux states uniform in [0.5, 1.5) for names ending in "_var"
+ * (moving variances), else in [-0.5, 0.5). Values go through float64
+ * (mxk_ndarray_copy_to converts), so any dtype takes them. Returns CLI_OK, or
+ * CLI_ERROR after reporting the library's error.
+ */
+int symbol_fill_random(const mxk_symbol *sym, const symbol_inputs *in, mxk_executor *ex, int params,
+                       uint64_t seed);
+
+/**
  * `mxk symbol summary --profile`: binds `sym` (gradients when `is_train`), fills
- * the arguments with random values (see symbol_bind.c), runs one untimed warm-up
+ * the arguments and aux states with symbol_fill_random (seed 0), runs one untimed warm-up
  * iteration, then `iterations` iterations with the executor's profiler on (forward,
  * in training mode plus backward when `is_train`), and prints per operator node in
  * the graph's order its operator, backend, forward and backward kernel

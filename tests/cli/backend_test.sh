@@ -8,7 +8,7 @@
 #   backend_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS SECOND_PLUGIN WORK_DIR
 #
 # SECOND_PLUGIN is the cross-check's test plugin (tests/crosscheck/wrong_plugin.c):
-# backend "wrong" with a CPU kernel of Activation that accepts act_type relu only,
+# backend "wrong" with a CPU kernel of Activation that declines act_type tanh,
 # a second backend whose choices do not depend on which oneDNN kernels are built.
 # The cases that need it build their own config dir (cpu-blas and that plugin) and
 # are skipped when it is not built; every case is skipped without cpu-blas.
@@ -88,7 +88,7 @@ two_backends() {
     printf '%b\n' "${1:-[mxk]\nbackend = cpu-blas}" >"$DIR/mxk.conf"
 }
 
-# data -> fc1 -> relu1 (Activation relu) -> sig1 (Activation sigmoid) -> fc2 -> softmax
+# data -> fc1 -> relu1 (Activation relu) -> tanh1 (Activation tanh) -> fc2 -> softmax
 NET=$WORK/net-symbol.json
 cat >"$NET" <<'JSON'
 {
@@ -99,7 +99,7 @@ cat >"$NET" <<'JSON'
     {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "6"},
      "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
     {"op": "Activation", "name": "relu1", "attrs": {"act_type": "relu"}, "inputs": [[3, 0, 0]]},
-    {"op": "Activation", "name": "sig1", "attrs": {"act_type": "sigmoid"}, "inputs": [[4, 0, 0]]},
+    {"op": "Activation", "name": "tanh1", "attrs": {"act_type": "tanh"}, "inputs": [[4, 0, 0]]},
     {"op": "null", "name": "fc2_weight", "inputs": []},
     {"op": "null", "name": "fc2_bias", "inputs": []},
     {"op": "FullyConnected", "name": "fc2", "attrs": {"num_hidden": "3"},
@@ -187,12 +187,12 @@ backend_summary)
     out_line "^Layer \(type\) +Output Shape +Param # +Backend +Previous Layer$"
     out_line "^fc1\(FullyConnected\) +6 +36 +cpu-blas +data$"
     out_line "^relu1\(Activation\) +6 +0 +cpu-blas +fc1$"
-    # preferring the second backend: relu runs on it, sigmoid (declined) on cpu-blas
+    # preferring the second backend: relu runs on it, tanh (declined) on cpu-blas
     run symbol summary "$NET" --config-dir "$DIR" --backend wrong,cpu-blas --shape data=2,5 \
         --backends
     expect_rc 0
     out_line "^relu1\(Activation\) +6 +0 +wrong +fc1$"
-    out_line "^sig1\(Activation\) +6 +0 +cpu-blas +relu1$"
+    out_line "^tanh1\(Activation\) +6 +0 +cpu-blas +relu1$"
     out_line "^data\(null\) +5 +0$"
     out_line "^Total params: 57$"
     run --json symbol summary "$NET" --config-dir "$DIR" --backend wrong,cpu-blas \
@@ -221,7 +221,7 @@ backend_profile)
     json "iterations=3" "is_train=true" "warmup=1" "nodes#=5" \
         "nodes.0.name=fc1" "nodes.0.op=FullyConnected" "nodes.0.backend=cpu-blas" \
         "nodes.0.forward_runs=3" "nodes.0.backward_runs=3" "nodes.4.name=softmax" \
-        "nodes.4.forward_runs=3" "nodes.4.backward_runs=3" "nodes.2.name=sig1" \
+        "nodes.4.forward_runs=3" "nodes.4.backward_runs=3" "nodes.2.name=tanh1" \
         "nodes.0.share?" "forward_ms?" "backward_ms?" "kernels_ms?" "wall_ms?"
     # inference: forward runs only, no backward column
     run --json symbol summary "$NET" --config-dir "$CONF" --shape data=4,5 --profile

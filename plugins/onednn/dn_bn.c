@@ -84,17 +84,7 @@ static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
     p.momentum = (float)momentum;
-    dn_bn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN batch norm: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of bn_parse. */
-static void bn_param_free(void *p) {
-    free(p);
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 /** oneDNN flags of a configuration: shift, scale unless fix_gamma, global statistics. */
@@ -154,8 +144,10 @@ static void bn_destroy_state(void *state) {
     free(s);
 }
 
-/** Creates the state (descriptors; primitives come at first use). Errors: MXK_ERR_OUT_OF_MEMORY,
- * dn_md_plain's. */
+/**
+ * Creates the state (descriptors; primitives come at first use). Errors:
+ * MXK_ERR_OUT_OF_MEMORY, dn_md_plain's.
+ */
 static mxk_status bn_create_state(const void *param, int32_t dev_type, int32_t dev_id,
                                   const mxk_shape *in_shapes, const int32_t *in_types,
                                   uint32_t num_in, void **state, mxk_error_sink *err) {
@@ -358,7 +350,7 @@ mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "BatchNorm";
     k.parse_param = bn_parse;
-    k.free_param = bn_param_free;
+    k.free_param = dn_param_free;
     k.supports = bn_supports;
     k.create_state = bn_create_state;
     k.destroy_state = bn_destroy_state;

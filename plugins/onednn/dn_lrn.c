@@ -50,17 +50,7 @@ static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "beta", &p.beta, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "knorm", &p.knorm, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "nsize", &p.nsize, err));
-    dn_lrn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN LRN: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of lrn_parse. */
-static void lrn_param_free(void *p) {
-    free(p);
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 /** Makes the forward (training) primitive descriptor over md. Errors: dn_check's. */
@@ -218,7 +208,7 @@ mxk_status dn_register_lrn(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "LRN";
     k.parse_param = lrn_parse;
-    k.free_param = lrn_param_free;
+    k.free_param = dn_param_free;
     k.supports = lrn_supports;
     k.create_state = lrn_create_state;
     k.destroy_state = lrn_destroy_state;

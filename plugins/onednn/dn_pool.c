@@ -127,17 +127,7 @@ static mxk_status pool_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
     if (p.supported && !p.global)
         p.supported = pool_tuple(attrs, "stride", p.nd, 1, 1, p.stride) &&
                       pool_tuple(attrs, "pad", p.nd, 0, 0, p.pad);
-    dn_pool_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN pooling: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of pool_parse. */
-static void pool_param_free(void *p) {
-    free(p);
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 /**
@@ -351,7 +341,7 @@ mxk_status dn_register_pool(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "Pooling";
     k.parse_param = pool_parse;
-    k.free_param = pool_param_free;
+    k.free_param = dn_param_free;
     k.supports = pool_supports;
     k.create_state = pool_create_state;
     k.destroy_state = pool_destroy_state;

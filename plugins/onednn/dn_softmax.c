@@ -67,21 +67,6 @@ typedef struct dn_sm_state {
     dnnl_primitive_t fwd, bwd;
 } dn_sm_state;
 
-/** Allocates a copy of `size` bytes at p as a parameter object. MXK_ERR_OUT_OF_MEMORY. */
-static mxk_status sm_param_new(const void *p, size_t size, void **out, mxk_error_sink *err) {
-    void *q = malloc(size);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN softmax: out of memory");
-    memcpy(q, p, size);
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of sm_param_new. */
-static void sm_param_free(void *p) {
-    free(p);
-}
-
 /**
  * softmax / log_softmax attributes (MXNet 1.9.1 SoftmaxParam; `log` selects the
  * operator). Errors: the mxk_sdk_attr_* readers'; MXK_ERR_OUT_OF_MEMORY.
@@ -97,7 +82,7 @@ static mxk_status sm_parse_common(const mxk_attrs *attrs, int32_t log, void **ou
     if (mxk_sdk_attr_is_set(attrs, "temperature"))
         MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "temperature", &t, err));
     p.supported = t == 1.0 && !use_length && (dtype == 0 || dtype == 2);
-    return sm_param_new(&p, sizeof p, out, err);
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 /** parse_param of softmax. */
@@ -125,7 +110,7 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "out_grad", &p.out_grad, err));
     MXK_SDK_CHECK(
         mxk_sdk_attr_enum(attrs, "normalization", "null|batch|valid", &p.normalization, err));
-    return sm_param_new(&p, sizeof p, out, err);
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 /** The view of shape s around axis `axis` (in range). */
@@ -444,7 +429,7 @@ mxk_status dn_register_softmax(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = kernels[i].op;
         k.parse_param = kernels[i].parse;
-        k.free_param = sm_param_free;
+        k.free_param = dn_param_free;
         k.supports = kernels[i].supports;
         k.create_state = kernels[i].create;
         k.destroy_state = sm_destroy_state;

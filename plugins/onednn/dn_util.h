@@ -22,8 +22,28 @@
 #define MXK_DN_UTIL_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "onednn.h"
+
+/**
+ * Allocates a copy of the `size` bytes at p as a kernel's parameter object
+ * (parse_param), freed by dn_param_free. MXK_ERR_OUT_OF_MEMORY "oneDNN: out of
+ * memory (parameters)".
+ */
+static inline mxk_status dn_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
+    void *q = malloc(size);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN: out of memory (parameters)");
+    memcpy(q, p, size);
+    *out = q;
+    return MXK_OK;
+}
+
+/** Frees a parameter object of dn_param_dup (free_param). */
+static inline void dn_param_free(void *p) {
+    free(p);
+}
 
 /**
  * Checks that tensor t (named `what`, e.g. "argument 'data'") is present with

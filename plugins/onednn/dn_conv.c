@@ -16,13 +16,9 @@
  * keyed by (data pointer, mxk_tensor.version), so inference with unchanged
  * weights reorders them once. The bias and its gradient stay plain (F).
  *
- * Scratchpads: every primitive (reorders too) is made with
- * dnnl_scratchpad_mode_user and given its scratchpad from the calling thread's
- * scratch slot 3: oneDNN 2.x's library-managed scratchpad is thread-local to the
- * thread that created the primitive (a gemm convolution made in create_state
- * and run on an engine worker would read a NULL scratchpad).
- * Scratch slots: 0 and 1 the forward's data and output (backward: output
- * gradient and data gradient), 1 and 2 the backward-weights pass's data and
+ * Primitives, ports and weight caches come from dn_conv_port.c (user-managed
+ * scratchpads in scratch slot 3). Scratch slots here: 0 and 1 the forward's data and output
+ * (backward: output gradient and data gradient), 1 and 2 the backward-weights pass's data and
  * output gradient, 3 the scratchpads (no tensor lives there across a call).
  *
  * State: one per bound node; the forward primitive is made in create_state, the
@@ -66,31 +62,6 @@ static const dn_cv_ops cv_ops[2] = {
 };
 
 /**
- * One tensor's crossing between mxk's layout (`user`) and a primitive's
- * (`prim`): `reorder` converts user to prim for an input (to_user 0) or prim to
- * user for an output (to_user 1); NULL when the two descriptors are equal.
- */
-typedef struct dn_cv_port {
-    dnnl_memory_desc_t user;
-    dnnl_memory_desc_t prim;
-    dnnl_primitive_t reorder;
-    dnnl_memory_desc_t scratch; /**< the reorder's scratchpad */
-    int to_user;
-} dn_cv_port;
-
-/**
- * Weights in a primitive's layout, reordered into `buf` (owned, malloc'd when
- * the port reorders) from the array (`data`, `version`) of the last reorder;
- * version 0 (untracked) never hits.
- */
-typedef struct dn_cv_wcache {
-    dn_cv_port port;
-    void *buf;
-    const void *data;
-    uint64_t version;
-} dn_cv_wcache;
-
-/**
  * Per-node state (one call at a time: the host serialises calls on a state).
  * Forward: fwd_pd (the backward's hint), fwd, ports src/dst, cached weights.
  * Backward (bwd_ready once made): backward data with its ports and weight cache,
@@ -112,155 +83,6 @@ typedef struct dn_cv_state {
     dn_cv_wcache bd_wei;
     void *dw_buf, *db_buf;
 } dn_cv_state;
-
-/**
- * Creates a primitive descriptor for `desc` (an op descriptor, or NULL with
- * `from`/`to` for a reorder) with a user-managed scratchpad, and its primitive
- * and scratchpad descriptor. `what` names it in errors. Errors: dn_check's.
- */
-static mxk_status cv_make(const void *desc, const dnnl_memory_desc_t *from,
-                          const dnnl_memory_desc_t *to, const_dnnl_primitive_desc_t hint,
-                          const char *what, dnnl_primitive_desc_t *pd_out, dnnl_primitive_t *prim,
-                          dnnl_memory_desc_t *scratch, mxk_error_sink *err) {
-    dnnl_primitive_attr_t attr;
-    dnnl_primitive_desc_t pd = NULL;
-    DN_CHECK(dnnl_primitive_attr_create(&attr), what, err);
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    if (st == dnnl_success)
-        st = desc ? dnnl_primitive_desc_create(&pd, desc, attr, dn_engine(), hint)
-                  : dnnl_reorder_primitive_desc_create(&pd, from, dn_engine(), to, dn_engine(),
-                                                       attr);
-    dnnl_primitive_attr_destroy(attr);
-    mxk_status rc = dn_check(st, what, err);
-    if (rc == MXK_OK) {
-        *scratch = *dn_pd_md(pd, dnnl_query_scratchpad_md, 0);
-        rc = dn_primitive(prim, pd, what, err);
-    }
-    if (pd_out != NULL && rc == MXK_OK)
-        *pd_out = pd;
-    else
-        dnnl_primitive_desc_destroy(pd);
-    return rc;
-}
-
-/**
- * dn_execute with the primitive's scratchpad (descriptor `scratch`, from scratch
- * slot 3) appended to the `nargs` (at most 4) arguments. Errors: dn_scratch's,
- * dn_execute's.
- */
-static mxk_status cv_exec(const mxk_op_ctx *ctx, dnnl_primitive_t prim,
-                          const dnnl_memory_desc_t *scratch, int nargs, const dn_arg *args,
-                          mxk_error_sink *err) {
-    dn_arg a[5];
-    memcpy(a, args, sizeof *args * (size_t)nargs);
-    size_t bytes = dnnl_memory_desc_get_size(scratch);
-    if (bytes > 0) {
-        a[nargs].arg = DNNL_ARG_SCRATCHPAD;
-        a[nargs].md = scratch;
-        a[nargs].data = dn_scratch(3, bytes, err);
-        if (a[nargs++].data == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
-    }
-    return dn_execute(ctx, prim, nargs, a, err);
-}
-
-/** Releases a port's reorder (NULL allowed). */
-static void port_free(dn_cv_port *pt) {
-    dnnl_primitive_destroy(pt->reorder);
-    pt->reorder = NULL;
-}
-
-/**
- * Sets up a port between mxk's descriptor `user` and the descriptor that `pd`
- * wants for `what`; the reorder primitive is made when they differ. Errors:
- * dn_check's.
- */
-static mxk_status port_init(dn_cv_port *pt, const dnnl_memory_desc_t *user,
-                            const_dnnl_primitive_desc_t pd, dnnl_query_t what, int to_user,
-                            mxk_error_sink *err) {
-    pt->user = *user;
-    pt->prim = *dn_pd_md(pd, what, 0);
-    pt->to_user = to_user;
-    pt->reorder = NULL;
-    if (dnnl_memory_desc_equal(&pt->user, &pt->prim))
-        return MXK_OK;
-    return cv_make(NULL, to_user ? &pt->prim : &pt->user, to_user ? &pt->user : &pt->prim, NULL,
-                   "reorder", NULL, &pt->reorder, &pt->scratch, err);
-}
-
-/** Runs a port's reorder from `from` to `to` (laid out as its direction says). */
-static mxk_status port_run(const mxk_op_ctx *ctx, const dn_cv_port *pt, const void *from, void *to,
-                           mxk_error_sink *err) {
-    dn_arg a[] = {{DNNL_ARG_FROM, pt->to_user ? &pt->prim : &pt->user, (void *)from},
-                  {DNNL_ARG_TO, pt->to_user ? &pt->user : &pt->prim, to}};
-    return cv_exec(ctx, pt->reorder, &pt->scratch, 2, a, err);
-}
-
-/**
- * Where the primitive finds input `data`: the data itself, or its reorder into
- * the calling thread's scratch `slot`. Errors: dn_scratch's, dn_execute's.
- */
-static mxk_status port_in(const mxk_op_ctx *ctx, const dn_cv_port *pt, const void *data, int slot,
-                          void **out, mxk_error_sink *err) {
-    *out = (void *)data;
-    if (pt->reorder == NULL)
-        return MXK_OK;
-    *out = dn_scratch(slot, dnnl_memory_desc_get_size(&pt->prim), err);
-    if (*out == NULL)
-        return MXK_ERR_OUT_OF_MEMORY;
-    return port_run(ctx, pt, data, *out, err);
-}
-
-/**
- * Where the primitive writes output `data`: the data itself, or scratch `slot`
- * (port_run then reorders it into data). NULL with MXK_ERR_OUT_OF_MEMORY.
- */
-static void *port_out(const dn_cv_port *pt, void *data, int slot, mxk_error_sink *err) {
-    return pt->reorder == NULL ? data : dn_scratch(slot, dnnl_memory_desc_get_size(&pt->prim), err);
-}
-
-/** Sets up a weight cache: its port (an input) and, when that reorders, its buffer. */
-static mxk_status wcache_init(dn_cv_wcache *c, const dnnl_memory_desc_t *user,
-                              const_dnnl_primitive_desc_t pd, dnnl_query_t what,
-                              mxk_error_sink *err) {
-    MXK_SDK_CHECK(port_init(&c->port, user, pd, what, 0, err));
-    if (c->port.reorder == NULL)
-        return MXK_OK;
-    size_t bytes = (dnnl_memory_desc_get_size(&c->port.prim) + 63) & ~(size_t)63;
-    if (posix_memalign(&c->buf, 64, bytes) != 0) {
-        c->buf = NULL;
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN convolution: out of memory");
-    }
-    return MXK_OK;
-}
-
-/** Releases a weight cache. */
-static void wcache_free(dn_cv_wcache *c) {
-    port_free(&c->port);
-    free(c->buf);
-    c->buf = NULL;
-}
-
-/**
- * The weights `w` in the cache's layout: w's data when no reorder is needed,
- * else the cached copy, reordered again unless (data, version) matches the last
- * reorder with a known version. Errors: dn_execute's.
- */
-static mxk_status wcache_get(const mxk_op_ctx *ctx, dn_cv_wcache *c, const mxk_tensor *w,
-                             void **out, mxk_error_sink *err) {
-    *out = w->data;
-    if (c->port.reorder == NULL)
-        return MXK_OK;
-    *out = c->buf;
-    uint64_t version = MXK_SDK_HAS_FIELD(w, mxk_tensor, version) ? w->version : 0;
-    if (version != 0 && c->data == w->data && c->version == version)
-        return MXK_OK;
-    c->data = NULL;
-    MXK_SDK_CHECK(port_run(ctx, &c->port, w->data, c->buf, err));
-    c->data = w->data;
-    c->version = version;
-    return MXK_OK;
-}
 
 /**
  * mxk's layout of the weights as a descriptor over oneDNN's logical weight dims
@@ -294,12 +116,12 @@ static void cv_free_bwd(dn_cv_state *s) {
     dnnl_primitive_destroy(s->bwd_data);
     dnnl_primitive_destroy(s->bwd_wei);
     s->bwd_data = s->bwd_wei = NULL;
-    port_free(&s->bd_diff_dst);
-    port_free(&s->bd_diff_src);
-    port_free(&s->bw_src);
-    port_free(&s->bw_diff_dst);
-    port_free(&s->bw_diff_wei);
-    wcache_free(&s->bd_wei);
+    dn_cv_port_free(&s->bd_diff_dst);
+    dn_cv_port_free(&s->bd_diff_src);
+    dn_cv_port_free(&s->bw_src);
+    dn_cv_port_free(&s->bw_diff_dst);
+    dn_cv_port_free(&s->bw_diff_wei);
+    dn_cv_wcache_free(&s->bd_wei);
     free(s->dw_buf);
     free(s->db_buf);
     s->dw_buf = s->db_buf = NULL;
@@ -311,9 +133,9 @@ static void cv_destroy_state(void *state) {
     if (s == NULL)
         return;
     cv_free_bwd(s);
-    port_free(&s->src);
-    port_free(&s->dst);
-    wcache_free(&s->wei);
+    dn_cv_port_free(&s->src);
+    dn_cv_port_free(&s->dst);
+    dn_cv_wcache_free(&s->wei);
     dnnl_primitive_destroy(s->fwd);
     dnnl_primitive_desc_destroy(s->fwd_pd);
     free(s);
@@ -346,10 +168,10 @@ static mxk_status cv_make_fwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_si
                          g->pad),
              "forward descriptor", err);
     MXK_SDK_CHECK(
-        cv_make(&d, NULL, NULL, NULL, "forward", &s->fwd_pd, &s->fwd, &s->fwd_scratch, err));
-    MXK_SDK_CHECK(port_init(&s->src, &user_src, s->fwd_pd, dnnl_query_src_md, 0, err));
-    MXK_SDK_CHECK(port_init(&s->dst, &user_dst, s->fwd_pd, dnnl_query_dst_md, 1, err));
-    return wcache_init(&s->wei, &user_wei, s->fwd_pd, dnnl_query_weights_md, err);
+        dn_cv_make(&d, NULL, NULL, NULL, "forward", &s->fwd_pd, &s->fwd, &s->fwd_scratch, err));
+    MXK_SDK_CHECK(dn_cv_port_init(&s->src, &user_src, s->fwd_pd, dnnl_query_src_md, 0, err));
+    MXK_SDK_CHECK(dn_cv_port_init(&s->dst, &user_dst, s->fwd_pd, dnnl_query_dst_md, 1, err));
+    return dn_cv_wcache_init(&s->wei, &user_wei, s->fwd_pd, dnnl_query_weights_md, err);
 }
 
 /**
@@ -390,26 +212,28 @@ static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_er
     DN_CHECK(s->ops->bwd_data(&d, s->ops->alg, &s->any_src, &s->any_wei, &s->any_dst, g->strides,
                               g->dilates, g->pad, g->pad),
              "backward data descriptor", err);
-    MXK_SDK_CHECK(cv_make(&d, NULL, NULL, s->fwd_pd, "backward data", &pd, &s->bwd_data,
-                          &s->bd_scratch, err));
-    mxk_status rc = port_init(&s->bd_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
+    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward data", &pd, &s->bwd_data,
+                             &s->bd_scratch, err));
+    mxk_status rc =
+        dn_cv_port_init(&s->bd_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
     if (rc == MXK_OK)
-        rc = port_init(&s->bd_diff_src, &s->src.user, pd, dnnl_query_diff_src_md, 1, err);
+        rc = dn_cv_port_init(&s->bd_diff_src, &s->src.user, pd, dnnl_query_diff_src_md, 1, err);
     if (rc == MXK_OK)
-        rc = wcache_init(&s->bd_wei, &s->wei.port.user, pd, dnnl_query_weights_md, err);
+        rc = dn_cv_wcache_init(&s->bd_wei, &s->wei.port.user, pd, dnnl_query_weights_md, err);
     dnnl_primitive_desc_destroy(pd);
     MXK_SDK_CHECK(rc);
     DN_CHECK(s->ops->bwd_weights(&d, s->ops->alg, &s->any_src, &s->any_wei,
                                  p->no_bias ? NULL : &s->bias, &s->any_dst, g->strides, g->dilates,
                                  g->pad, g->pad),
              "backward weights descriptor", err);
-    MXK_SDK_CHECK(cv_make(&d, NULL, NULL, s->fwd_pd, "backward weights", &pd, &s->bwd_wei,
-                          &s->bw_scratch, err));
-    rc = port_init(&s->bw_src, &s->src.user, pd, dnnl_query_src_md, 0, err);
+    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward weights", &pd, &s->bwd_wei,
+                             &s->bw_scratch, err));
+    rc = dn_cv_port_init(&s->bw_src, &s->src.user, pd, dnnl_query_src_md, 0, err);
     if (rc == MXK_OK)
-        rc = port_init(&s->bw_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
+        rc = dn_cv_port_init(&s->bw_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
     if (rc == MXK_OK)
-        rc = port_init(&s->bw_diff_wei, &s->wei.port.user, pd, dnnl_query_diff_weights_md, 1, err);
+        rc = dn_cv_port_init(&s->bw_diff_wei, &s->wei.port.user, pd, dnnl_query_diff_weights_md, 1,
+                             err);
     dnnl_primitive_desc_destroy(pd);
     MXK_SDK_CHECK(rc);
     s->dw_buf = malloc(dnnl_memory_desc_get_size(&s->bw_diff_wei.prim));
@@ -463,17 +287,17 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     if (!p->no_bias)
         MXK_SDK_CHECK(cv_check(s, args->in_data[2], &s->bias, "bias", err));
     MXK_SDK_CHECK(cv_check(s, args->out_data[0], &s->dst.user, "output", err));
-    void *x, *w, *y = port_out(&s->dst, args->out_data[0]->data, 1, err);
+    void *x, *w, *y = dn_cv_port_out(&s->dst, args->out_data[0]->data, 1, err);
     if (y == NULL)
         return MXK_ERR_OUT_OF_MEMORY;
-    MXK_SDK_CHECK(port_in(ctx, &s->src, args->in_data[0]->data, 0, &x, err));
-    MXK_SDK_CHECK(wcache_get(ctx, &s->wei, args->in_data[1], &w, err));
+    MXK_SDK_CHECK(dn_cv_port_in(ctx, &s->src, args->in_data[0]->data, 0, &x, err));
+    MXK_SDK_CHECK(dn_cv_wcache_get(ctx, &s->wei, args->in_data[1], &w, err));
     dn_arg a[] = {{DNNL_ARG_SRC, &s->src.prim, x},
                   {DNNL_ARG_WEIGHTS, &s->wei.port.prim, w},
                   {DNNL_ARG_DST, &s->dst.prim, y},
                   {DNNL_ARG_BIAS, &s->bias, p->no_bias ? NULL : args->in_data[2]->data}};
-    MXK_SDK_CHECK(cv_exec(ctx, s->fwd, &s->fwd_scratch, p->no_bias ? 3 : 4, a, err));
-    return s->dst.reorder ? port_run(ctx, &s->dst, y, args->out_data[0]->data, err) : MXK_OK;
+    MXK_SDK_CHECK(dn_cv_exec(ctx, s->fwd, &s->fwd_scratch, p->no_bias ? 3 : 4, a, err));
+    return s->dst.reorder ? dn_cv_port_run(ctx, &s->dst, y, args->out_data[0]->data, err) : MXK_OK;
 }
 
 /**
@@ -485,21 +309,21 @@ static mxk_status cv_backward_data(const mxk_op_ctx *ctx, dn_cv_state *s,
                                    const mxk_backward_args *args, void **dy_prim,
                                    mxk_error_sink *err) {
     MXK_SDK_CHECK(cv_check(s, args->in_grad[0], &s->src.user, "data gradient", err));
-    void *dy, *w, *dx = port_out(&s->bd_diff_src, args->in_grad[0]->data, 1, err);
+    void *dy, *w, *dx = dn_cv_port_out(&s->bd_diff_src, args->in_grad[0]->data, 1, err);
     if (dx == NULL)
         return MXK_ERR_OUT_OF_MEMORY;
-    MXK_SDK_CHECK(port_in(ctx, &s->bd_diff_dst, args->out_grad[0]->data, 0, &dy, err));
+    MXK_SDK_CHECK(dn_cv_port_in(ctx, &s->bd_diff_dst, args->out_grad[0]->data, 0, &dy, err));
     /* the forward's cached weights serve when both primitives want one layout */
     dn_cv_wcache *wc =
         dnnl_memory_desc_equal(&s->bd_wei.port.prim, &s->wei.port.prim) ? &s->wei : &s->bd_wei;
-    MXK_SDK_CHECK(wcache_get(ctx, wc, args->in_data[1], &w, err));
+    MXK_SDK_CHECK(dn_cv_wcache_get(ctx, wc, args->in_data[1], &w, err));
     dn_arg a[] = {{DNNL_ARG_DIFF_DST, &s->bd_diff_dst.prim, dy},
                   {DNNL_ARG_WEIGHTS, &wc->port.prim, w},
                   {DNNL_ARG_DIFF_SRC, &s->bd_diff_src.prim, dx}};
-    MXK_SDK_CHECK(cv_exec(ctx, s->bwd_data, &s->bd_scratch, 3, a, err));
+    MXK_SDK_CHECK(dn_cv_exec(ctx, s->bwd_data, &s->bd_scratch, 3, a, err));
     *dy_prim = dy;
     if (s->bd_diff_src.reorder)
-        return port_run(ctx, &s->bd_diff_src, dx, args->in_grad[0]->data, err);
+        return dn_cv_port_run(ctx, &s->bd_diff_src, dx, args->in_grad[0]->data, err);
     return MXK_OK;
 }
 
@@ -520,17 +344,17 @@ static mxk_status cv_backward_weights(const mxk_op_ctx *ctx, const dn_cv_param *
     if (want_b)
         MXK_SDK_CHECK(cv_check(s, args->in_grad[2], &s->bias, "bias gradient", err));
     void *x, *dy = dy_prim;
-    MXK_SDK_CHECK(port_in(ctx, &s->bw_src, args->in_data[0]->data, 1, &x, err));
+    MXK_SDK_CHECK(dn_cv_port_in(ctx, &s->bw_src, args->in_data[0]->data, 1, &x, err));
     if (dy == NULL || !dnnl_memory_desc_equal(&s->bw_diff_dst.prim, &s->bd_diff_dst.prim))
-        MXK_SDK_CHECK(port_in(ctx, &s->bw_diff_dst, args->out_grad[0]->data, 2, &dy, err));
+        MXK_SDK_CHECK(dn_cv_port_in(ctx, &s->bw_diff_dst, args->out_grad[0]->data, 2, &dy, err));
     void *dw = want_w && s->bw_diff_wei.reorder == NULL ? args->in_grad[1]->data : s->dw_buf;
     dn_arg a[] = {{DNNL_ARG_SRC, &s->bw_src.prim, x},
                   {DNNL_ARG_DIFF_DST, &s->bw_diff_dst.prim, dy},
                   {DNNL_ARG_DIFF_WEIGHTS, &s->bw_diff_wei.prim, dw},
                   {DNNL_ARG_DIFF_BIAS, &s->bias, want_b ? args->in_grad[2]->data : s->db_buf}};
-    MXK_SDK_CHECK(cv_exec(ctx, s->bwd_wei, &s->bw_scratch, p->no_bias ? 3 : 4, a, err));
+    MXK_SDK_CHECK(dn_cv_exec(ctx, s->bwd_wei, &s->bw_scratch, p->no_bias ? 3 : 4, a, err));
     if (want_w && s->bw_diff_wei.reorder)
-        return port_run(ctx, &s->bw_diff_wei, dw, args->in_grad[1]->data, err);
+        return dn_cv_port_run(ctx, &s->bw_diff_wei, dw, args->in_grad[1]->data, err);
     return MXK_OK;
 }
 

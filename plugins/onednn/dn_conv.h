@@ -1,6 +1,7 @@
 /*
  * onednn plugin: Convolution and Deconvolution, declarations shared by
- * dn_conv_param.c (attributes, geometry, supports) and dn_conv.c (primitives,
+ * dn_conv_param.c (attributes, geometry, supports), dn_conv_port.c (primitives
+ * with user scratchpads, layout reorders, weight caches) and dn_conv.c (state,
  * forward, backward, registration).
  *
  * Semantics are the operators' (cpu-blas op_convolution.c; upstream MXNet
@@ -71,5 +72,75 @@ int dn_cv_geom_of(const dn_cv_param *p, const mxk_shape *data, dn_cv_geom *g);
 /** `supports` of both (dn_conv_param.c). */
 int32_t dn_cv_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
                        uint32_t num_in);
+
+/**
+ * One tensor's crossing between mxk's layout (`user`) and a primitive's
+ * (`prim`): `reorder` converts user to prim for an input (to_user 0) or prim to
+ * user for an output (to_user 1); NULL when the two descriptors are equal.
+ */
+typedef struct dn_cv_port {
+    dnnl_memory_desc_t user;
+    dnnl_memory_desc_t prim;
+    dnnl_primitive_t reorder;
+    dnnl_memory_desc_t scratch; /**< the reorder's scratchpad */
+    int to_user;
+} dn_cv_port;
+
+/**
+ * Weights in a primitive's layout, reordered into `buf` (owned, malloc'd when
+ * the port reorders) from the array (`data`, `version`) of the last reorder;
+ * version 0 (untracked) never hits.
+ */
+typedef struct dn_cv_wcache {
+    dn_cv_port port;
+    void *buf;
+    const void *data;
+    uint64_t version;
+} dn_cv_wcache;
+
+/* --- dn_conv_port.c: primitives with user scratchpads, layout ports, weight caches --- */
+
+/** Creates a primitive (descriptor `desc`, or a reorder from/to) with a user scratchpad. */
+mxk_status dn_cv_make(const void *desc, const dnnl_memory_desc_t *from,
+                      const dnnl_memory_desc_t *to, const_dnnl_primitive_desc_t hint,
+                      const char *what, dnnl_primitive_desc_t *pd_out, dnnl_primitive_t *prim,
+                      dnnl_memory_desc_t *scratch, mxk_error_sink *err);
+
+/** dn_execute with the primitive's scratchpad (scratch slot 3) appended to at most 4 arguments. */
+mxk_status dn_cv_exec(const mxk_op_ctx *ctx, dnnl_primitive_t prim,
+                      const dnnl_memory_desc_t *scratch, int nargs, const dn_arg *args,
+                      mxk_error_sink *err);
+
+/** Sets up a port between mxk's descriptor and the one `pd` wants for `what`. */
+mxk_status dn_cv_port_init(dn_cv_port *pt, const dnnl_memory_desc_t *user,
+                           const_dnnl_primitive_desc_t pd, dnnl_query_t what, int to_user,
+                           mxk_error_sink *err);
+
+/** Releases a port's reorder. */
+void dn_cv_port_free(dn_cv_port *pt);
+
+/** Runs a port's reorder from `from` to `to`. */
+mxk_status dn_cv_port_run(const mxk_op_ctx *ctx, const dn_cv_port *pt, const void *from, void *to,
+                          mxk_error_sink *err);
+
+/** Where the primitive finds input `data` (itself, or its reorder into scratch `slot`). */
+mxk_status dn_cv_port_in(const mxk_op_ctx *ctx, const dn_cv_port *pt, const void *data, int slot,
+                         void **out, mxk_error_sink *err);
+
+/** Where the primitive writes output `data` (itself, or scratch `slot`); NULL when out of memory.
+ */
+void *dn_cv_port_out(const dn_cv_port *pt, void *data, int slot, mxk_error_sink *err);
+
+/** Sets up a weight cache (its port and buffer). */
+mxk_status dn_cv_wcache_init(dn_cv_wcache *c, const dnnl_memory_desc_t *user,
+                             const_dnnl_primitive_desc_t pd, dnnl_query_t what,
+                             mxk_error_sink *err);
+
+/** Releases a weight cache. */
+void dn_cv_wcache_free(dn_cv_wcache *c);
+
+/** The weights in the cache's layout, reordered unless (data, version) matches. */
+mxk_status dn_cv_wcache_get(const mxk_op_ctx *ctx, dn_cv_wcache *c, const mxk_tensor *w, void **out,
+                            mxk_error_sink *err);
 
 #endif /* MXK_ONEDNN_DN_CONV_H */

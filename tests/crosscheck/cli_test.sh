@@ -115,6 +115,10 @@ crosscheck_diverge)
     out_line "^  worst element \\[[0-9]+\\]: [0-9.e-]+ on wrong, [0-9.e-]+ on cpu-blas$"
     # nothing on stderr: a divergence is a result, not an error
     [ -s "$ERR" ] && fail "stderr not empty"
+    # a tolerance above the 1% error: all agree
+    run $CHECK --backends wrong,cpu-blas --is-train --seed 5 --rtol 0.02
+    expect_rc 0
+    out_has "checked 4 nodes on wrong against cpu-blas: all agree"
     ;;
 crosscheck_json)
     run $CHECK --backends wrong,cpu-blas --json
@@ -154,6 +158,12 @@ crosscheck_usage)
     run $CHECK --backends cpu-blas --iterations 0
     expect_rc 2
     err_has "option '--iterations' needs an integer in [1, 1000000]"
+    run $CHECK --backends cpu-blas --rtol -1
+    expect_rc 2
+    err_has "option '--rtol' needs a number >= 0"
+    run $CHECK --backends cpu-blas --atol=x
+    expect_rc 2
+    err_has "option '--atol' needs a number >= 0"
     run $CHECK --backends cpu-blas --frobnicate
     expect_rc 2
     run crosscheck --help

@@ -5,7 +5,7 @@
  *
  *   mxk crosscheck --symbol FILE --shape NAME=d1,d2,... [--shape ...]
  *                  --backends TESTED[,...],REFERENCE [--is-train] [--iterations N]
- *                  [--seed S] [--json]
+ *                  [--seed S] [--rtol R] [--atol A] [--json]
  *
  * The --backends list is the backend preference of the bound graph (its first
  * entry is the backend under test, the next ones take what it declines); its last
@@ -38,6 +38,7 @@ typedef struct crosscheck_request {
     int is_train;
     uint64_t iterations;
     uint64_t seed;
+    double rtol, atol; /**< 0: the kernels' declared tolerances */
 } crosscheck_request;
 
 /** Stores the reference (the last entry of --backends); 0 when an entry is empty. */
@@ -48,6 +49,11 @@ static int split_backends(crosscheck_request *req) {
         return 0;
     memcpy(req->reference, last, strlen(last) + 1);
     return 1;
+}
+
+/** Parses a --rtol / --atol value (m: cli_option_value's result) into *out; 0 if bad. */
+static int parse_tolerance(int m, const char *v, double *out) {
+    return m > 0 && cli_parse_real(v, out) && *out >= 0;
 }
 
 /** Parses the command's arguments into *req (CLI_OK or a usage error's status). */
@@ -85,6 +91,12 @@ static int parse_args(crosscheck_request *req, int argc, char **argv) {
         } else if ((m = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (m < 0 || !cli_parse_uint(v, UINT64_MAX, &req->seed))
                 return cli_usage_error(req->cmd, "option '--seed' needs an unsigned integer");
+        } else if ((m = cli_option_value(argc, argv, &i, "--rtol", &v)) != 0) {
+            if (!parse_tolerance(m, v, &req->rtol))
+                return cli_usage_error(req->cmd, "option '--rtol' needs a number >= 0");
+        } else if ((m = cli_option_value(argc, argv, &i, "--atol", &v)) != 0) {
+            if (!parse_tolerance(m, v, &req->atol))
+                return cli_usage_error(req->cmd, "option '--atol' needs a number >= 0");
         } else if (strcmp(argv[i], "--is-train") == 0) {
             req->is_train = 1;
         } else {
@@ -249,6 +261,8 @@ static int run_body(const cli_globals *g, void *arg) {
                                     .reference = req->reference,
                                     .is_train = req->is_train,
                                     .check_backward = req->is_train,
+                                    .rtol = req->rtol,
+                                    .atol = req->atol,
                                     .seed = req->seed + it};
         mxk_crosscheck_report r;
         if (rc == CLI_OK && (st = mxk_crosscheck_executor(ex, &o, &r)) != MXK_OK)
@@ -297,7 +311,8 @@ const cli_command cli_cmd_crosscheck = {
     .name = "crosscheck",
     .summary = "run a symbol's nodes on two backends and report the first that differs",
     .usage = "mxk crosscheck --symbol FILE --shape NAME=d1,d2,... [--shape ...] "
-             "--backends TESTED,REFERENCE [--is-train] [--iterations N] [--seed S] [--json]",
+             "--backends TESTED,REFERENCE [--is-train] [--iterations N] [--seed S] "
+             "[--rtol R] [--atol A] [--json]",
     .help = "Binds the symbol with the backend preference --backends and runs every\n"
             "operator node, in order, with the kernel the graph runs and with the kernel of\n"
             "the reference backend (the list's last entry) on identical inputs: the values\n"
@@ -317,6 +332,8 @@ const cli_command cli_cmd_crosscheck = {
             "  --is-train          training mode: batch statistics, dropout, and backward\n"
             "  --iterations N      check N times with fresh inputs (1)\n"
             "  --seed S            seed of the parameters, inputs and output gradients (0)\n"
+            "  --rtol R, --atol A  tolerances instead of the kernels' declared ones: an element\n"
+            "                      agrees when |tested - reference| <= A + R * |reference|\n"
             "  --json              print one JSON object (\"runs\": one entry per iteration)\n"
             "\n"
             "MXK_CROSSCHECK=REFERENCE makes `mxk train` cross-check its first\n"

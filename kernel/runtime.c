@@ -62,6 +62,12 @@ mxk_status mxk_init(const mxk_init_options *options) {
         pthread_mutex_unlock(&init_lock);
         return MXK_OK;
     }
+    /* OpenMP runtimes that plugins bring along (oneDNN's GNU OpenMP) read
+     * OMP_WAIT_POLICY once, when the plugin loads them; their default keeps team threads
+     * spinning between parallel regions, taking the cores from the engine's workers and
+     * cpu-blas's pool (LeNet training on 2 cores: 7x slower). Passive unless the user
+     * chose. */
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     mxk_status rc = mxk_engine_start();
     if (rc == MXK_OK)
         rc = mxk_config_apply(o.config_dir, o.no_plugins);

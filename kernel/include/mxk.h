@@ -81,6 +81,10 @@ typedef struct mxk_init_options {
  * the install's etc/mxk located from libmxk's own path), reads mxk.conf and loads
  * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
  * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
+ * Sets OMP_WAIT_POLICY=PASSIVE in the environment unless it is set: the OpenMP
+ * runtime a plugin loads (oneDNN's) reads it once, and its spinning default takes
+ * the cores from the engine's other threads. Call before anything else loads an
+ * OpenMP runtime, or set the variable yourself.
  * Errors: MXK_ERR_FORMAT for a malformed mxk.conf (file and line named),
  * MXK_ERR_INVALID_ARGUMENT for a bad engine type or option. Idempotent: a second
  * call returns MXK_OK and changes nothing. `options` may be NULL.

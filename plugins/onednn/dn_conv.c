@@ -393,9 +393,12 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
 
 /**
  * Registers the Convolution and Deconvolution kernels. Tolerances against
- * cpu-blas: oneDNN's JIT kernels sum the C*k products in another order than
- * cpu-blas's im2col GEMM (blocked over channels, vectorised FMA), so elements
- * near zero differ by a few ulps of the summands' scale.
+ * cpu-blas, as measured: outputs and data gradients differ by a few float32 ulps
+ * (max abs 2e-6 on the agreement tables); weight and bias gradients sum
+ * N * spatial products in float32 and oneDNN's backward-weights kernels
+ * accumulate them with errors of about 1e-7 * sum|x dy| (cpu-blas's GEMM about
+ * 1e-8; both against a float64 sum), which on ResNet-20's first convolution at
+ * batch 128 (100k products per weight) is up to 2e-3 absolute (3e-4 relative).
  */
 mxk_status dn_register_conv(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_status (*const parse[2])(const mxk_attrs *, void **,
@@ -411,8 +414,8 @@ mxk_status dn_register_conv(mxk_registrar *reg, mxk_error_sink *err) {
         k.destroy_state = cv_destroy_state;
         k.forward = cv_forward;
         k.backward = cv_backward;
-        k.crosscheck_rtol = 1e-4;
-        k.crosscheck_atol = 1e-4;
+        k.crosscheck_rtol = 1e-3;
+        k.crosscheck_atol = 2e-3;
         MXK_SDK_CHECK(dn_register_kernel(reg, &k, err));
     }
     return MXK_OK;

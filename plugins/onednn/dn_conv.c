@@ -28,6 +28,7 @@
  * host emulates it).
  */
 #include "dn_conv.h"
+#include "dn_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,21 +254,13 @@ static mxk_status cv_make_bwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_si
 }
 
 /**
- * Checks that tensor `t` (named `what`) is present and holds as many elements as
- * descriptor `md`. MXK_ERR_INVALID_ARGUMENT "oneDNN OP: WHAT is missing" or
- * MXK_ERR_SHAPE "oneDNN OP: WHAT has K elements, expected N".
+ * dn_check_tensor (dn_util.h) against the element count of descriptor `md`:
+ * "oneDNN OP: WHAT is missing" or "oneDNN OP: WHAT has K elements, expected N".
  */
 static mxk_status cv_check(const dn_cv_state *s, const mxk_tensor *t, const dnnl_memory_desc_t *md,
                            const char *what, mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "oneDNN %s: %s is missing",
-                             s->ops->name, what);
-    int64_t want = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
-    if (dn_shape_size(&t->shape) != want)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "oneDNN %s: %s has %lld elements, expected %lld",
-                             s->ops->name, what, (long long)dn_shape_size(&t->shape),
-                             (long long)want);
-    return MXK_OK;
+    int64_t n = (int64_t)(dnnl_memory_desc_get_size(md) / sizeof(float));
+    return dn_check_tensor(t, n, s->ops->name, what, err);
 }
 
 /**
@@ -408,7 +401,7 @@ mxk_status dn_register_conv(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = cv_ops[i].name;
         k.parse_param = parse[i];
-        k.free_param = dn_cv_param_free;
+        k.free_param = dn_param_free;
         k.supports = dn_cv_supports;
         k.create_state = cv_create_state;
         k.destroy_state = cv_destroy_state;

@@ -57,9 +57,6 @@ mxk_status dn_cv_parse_conv(const mxk_attrs *attrs, void **out, mxk_error_sink *
 /** parse_param of Deconvolution (dn_conv_param.c). */
 mxk_status dn_cv_parse_deconv(const mxk_attrs *attrs, void **out, mxk_error_sink *err);
 
-/** free_param of both. */
-void dn_cv_param_free(void *param);
-
 /**
  * The geometry of `p` on data of shape `data` (dn_conv_param.c); 1 when the
  * configuration maps onto oneDNN (data of nd + 2 non-zero dims, groups dividing

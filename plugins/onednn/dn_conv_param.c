@@ -20,8 +20,8 @@
  * data, empty tensors and every shape the operator itself rejects.
  */
 #include "dn_conv.h"
+#include "dn_util.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /**
@@ -47,7 +47,7 @@ static mxk_status cv_tuple(const mxk_attrs *attrs, const char *key, int nd, int6
  * Parses either operator's attributes (MXNet 1.9.1 ConvolutionParam /
  * DeconvolutionParam, defaults filled by the operator's schema); what oneDNN
  * cannot run is parsed as unsupported rather than refused. workspace and
- * cudnn_* are ignored. Errors: mxk_sdk_attr_*'s, MXK_ERR_OUT_OF_MEMORY.
+ * cudnn_* are ignored. Errors: mxk_sdk_attr_*'s, dn_param_dup's.
  */
 static mxk_status cv_parse(const mxk_attrs *attrs, int deconv, void **out, mxk_error_sink *err) {
     static const char *const layouts[DN_CV_MAX_ND] = {"NCW", "NCHW", "NCDHW"};
@@ -77,13 +77,7 @@ static mxk_status cv_parse(const mxk_attrs *attrs, int deconv, void **out, mxk_e
         p.supported = 0;
     if (p.num_filter < 1 || p.num_group < 1)
         p.supported = 0;
-    dn_cv_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN %s: out of memory",
-                             deconv ? "Deconvolution" : "Convolution");
-    *q = p;
-    *out = q;
-    return MXK_OK;
+    return dn_param_dup(&p, sizeof p, out, err);
 }
 
 mxk_status dn_cv_parse_conv(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
@@ -92,10 +86,6 @@ mxk_status dn_cv_parse_conv(const mxk_attrs *attrs, void **out, mxk_error_sink *
 
 mxk_status dn_cv_parse_deconv(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     return cv_parse(attrs, 1, out, err);
-}
-
-void dn_cv_param_free(void *param) {
-    free(param);
 }
 
 /**

@@ -210,7 +210,9 @@ static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_er
     const dn_cv_geom *g = &s->g;
     dnnl_convolution_desc_t d;
     dnnl_primitive_desc_t pd;
-    DN_CHECK(s->ops->bwd_data(&d, s->ops->alg, &s->any_src, &s->any_wei, &s->any_dst, g->strides,
+    /* a forward that reads mxk's plain data (few channels) gets a plain data gradient */
+    const dnnl_memory_desc_t *diff_src = s->src.reorder ? &s->any_src : &s->src.user;
+    DN_CHECK(s->ops->bwd_data(&d, s->ops->alg, diff_src, &s->any_wei, &s->any_dst, g->strides,
                               g->dilates, g->pad, g->pad),
              "backward data descriptor", err);
     MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward data", &pd, &s->bwd_data,

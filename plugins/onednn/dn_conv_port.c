@@ -36,7 +36,11 @@ mxk_status dn_cv_make(const void *desc, const dnnl_memory_desc_t *from,
     dnnl_primitive_attr_destroy(attr);
     mxk_status rc = dn_check(st, what, err);
     if (rc == MXK_OK) {
-        *scratch = *dn_pd_md(pd, dnnl_query_scratchpad_md, 0);
+        const dnnl_memory_desc_t *md = dn_pd_md(pd, dnnl_query_scratchpad_md, 0);
+        if (md != NULL)
+            *scratch = *md;
+        else /* none: a zero descriptor, of size 0 */
+            memset(scratch, 0, sizeof *scratch);
         rc = dn_primitive(prim, pd, what, err);
     }
     if (pd_out != NULL && rc == MXK_OK)

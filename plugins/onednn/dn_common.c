@@ -14,6 +14,7 @@
 #include <dnnl_debug.h>
 
 static dnnl_engine_t g_engine;
+static dnnl_primitive_attr_t g_attr; /* user-managed scratchpad (dn_attr) */
 
 /** Per-thread state: the thread's stream and its scratch buffers. */
 typedef struct dn_thread {
@@ -92,12 +93,18 @@ mxk_status dn_check(dnnl_status_t st, const char *what, mxk_error_sink *err) {
 
 mxk_status dn_init(mxk_error_sink *err) {
     DN_CHECK(dnnl_engine_create(&g_engine, dnnl_cpu, 0), "creating the CPU engine", err);
+    DN_CHECK(dnnl_primitive_attr_create(&g_attr), "creating the primitive attributes", err);
+    DN_CHECK(dnnl_primitive_attr_set_scratchpad_mode(g_attr, dnnl_scratchpad_mode_user),
+             "setting the scratchpad mode", err);
     return MXK_OK;
 }
 
 void dn_shutdown(void) {
+    if (g_attr)
+        dnnl_primitive_attr_destroy(g_attr);
     if (g_engine)
         dnnl_engine_destroy(g_engine);
+    g_attr = NULL;
     g_engine = NULL;
 }
 
@@ -140,26 +147,49 @@ int dn_num_threads(const mxk_op_ctx *ctx) {
     return n > 256 ? 256 : (int)n;
 }
 
+/* The scratchpad argument `prim` needs (appended at a[n]) unless the caller gave one:
+ * returns the new count, or -1 when out of memory. */
+static int add_scratchpad(dnnl_primitive_t prim, dn_arg *a, int n, mxk_error_sink *err) {
+    for (int i = 0; i < n; i++)
+        if (a[i].arg == DNNL_ARG_SCRATCHPAD)
+            return n;
+    const_dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success)
+        return n;
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t bytes = md ? dnnl_memory_desc_get_size(md) : 0;
+    if (bytes == 0)
+        return n;
+    a[n].arg = DNNL_ARG_SCRATCHPAD;
+    a[n].md = md;
+    a[n].data = dn_scratch(3, bytes, err);
+    return a[n].data ? n + 1 : -1;
+}
+
 mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, const dn_arg *args,
                       mxk_error_sink *err) {
     enum { MAX_ARGS = 16 };
-    if (nargs > MAX_ARGS)
+    if (nargs >= MAX_ARGS)
         return mxk_sdk_error(err, MXK_ERR_INTERNAL, "oneDNN: %d arguments (at most %d)", nargs,
-                             MAX_ARGS);
+                             MAX_ARGS - 1);
     dn_thread *t = this_thread();
     if (t == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
     if (t->stream == NULL)
         DN_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags),
                  "creating a stream", err);
+    dn_arg a[MAX_ARGS];
+    memcpy(a, args, sizeof *args * (size_t)nargs);
+    nargs = add_scratchpad(prim, a, nargs, err);
+    if (nargs < 0)
+        return MXK_ERR_OUT_OF_MEMORY;
     dnnl_exec_arg_t ea[MAX_ARGS];
     mxk_status rc = MXK_OK;
     int made = 0;
     for (; made < nargs && rc == MXK_OK; made++) {
-        ea[made].arg = args[made].arg;
-        rc =
-            dn_check(dnnl_memory_create(&ea[made].memory, args[made].md, g_engine, args[made].data),
-                     "memory object", err);
+        ea[made].arg = a[made].arg;
+        rc = dn_check(dnnl_memory_create(&ea[made].memory, a[made].md, g_engine, a[made].data),
+                      "memory object", err);
         if (rc != MXK_OK)
             break;
     }
@@ -174,6 +204,20 @@ mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, c
     for (int i = 0; i < made; i++)
         dnnl_memory_destroy(ea[i].memory);
     return rc;
+}
+
+const_dnnl_primitive_attr_t dn_attr(void) {
+    return g_attr;
+}
+
+dnnl_status_t dn_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
+                           const_dnnl_primitive_desc_t hint) {
+    return dnnl_primitive_desc_create(pd, desc, g_attr, g_engine, hint);
+}
+
+dnnl_status_t dn_reorder_pd_create(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
+                                   const dnnl_memory_desc_t *to) {
+    return dnnl_reorder_primitive_desc_create(pd, from, g_engine, to, g_engine, g_attr);
 }
 
 mxk_status dn_primitive(dnnl_primitive_t *prim, const_dnnl_primitive_desc_t pd, const char *what,

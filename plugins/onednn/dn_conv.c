@@ -75,7 +75,6 @@ typedef struct dn_cv_state {
     dnnl_memory_desc_t any_src, any_wei, any_dst, bias;
     dnnl_primitive_desc_t fwd_pd;
     dnnl_primitive_t fwd;
-    dnnl_memory_desc_t fwd_scratch, bd_scratch, bw_scratch; /**< the primitives' scratchpads */
     dn_cv_port src, dst;
     dn_cv_wcache wei;
     int bwd_ready;
@@ -168,8 +167,7 @@ static mxk_status cv_make_fwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_si
                          p->no_bias ? NULL : &s->bias, &s->any_dst, g->strides, g->dilates, g->pad,
                          g->pad),
              "forward descriptor", err);
-    MXK_SDK_CHECK(
-        dn_cv_make(&d, NULL, NULL, NULL, "forward", &s->fwd_pd, &s->fwd, &s->fwd_scratch, err));
+    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, NULL, "forward", &s->fwd_pd, &s->fwd, err));
     MXK_SDK_CHECK(dn_cv_port_init(&s->src, &user_src, s->fwd_pd, dnnl_query_src_md, 0, err));
     MXK_SDK_CHECK(dn_cv_port_init(&s->dst, &user_dst, s->fwd_pd, dnnl_query_dst_md, 1, err));
     return dn_cv_wcache_init(&s->wei, &user_wei, s->fwd_pd, dnnl_query_weights_md, err);
@@ -215,8 +213,7 @@ static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_er
     DN_CHECK(s->ops->bwd_data(&d, s->ops->alg, diff_src, &s->any_wei, &s->any_dst, g->strides,
                               g->dilates, g->pad, g->pad),
              "backward data descriptor", err);
-    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward data", &pd, &s->bwd_data,
-                             &s->bd_scratch, err));
+    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward data", &pd, &s->bwd_data, err));
     mxk_status rc =
         dn_cv_port_init(&s->bd_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
     if (rc == MXK_OK)
@@ -229,8 +226,7 @@ static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_er
                                  p->no_bias ? NULL : &s->bias, &s->any_dst, g->strides, g->dilates,
                                  g->pad, g->pad),
              "backward weights descriptor", err);
-    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward weights", &pd, &s->bwd_wei,
-                             &s->bw_scratch, err));
+    MXK_SDK_CHECK(dn_cv_make(&d, NULL, NULL, s->fwd_pd, "backward weights", &pd, &s->bwd_wei, err));
     rc = dn_cv_port_init(&s->bw_src, &s->src.user, pd, dnnl_query_src_md, 0, err);
     if (rc == MXK_OK)
         rc = dn_cv_port_init(&s->bw_diff_dst, &s->dst.user, pd, dnnl_query_diff_dst_md, 0, err);
@@ -291,7 +287,7 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                   {DNNL_ARG_WEIGHTS, &s->wei.port.prim, w},
                   {DNNL_ARG_DST, &s->dst.prim, y},
                   {DNNL_ARG_BIAS, &s->bias, p->no_bias ? NULL : args->in_data[2]->data}};
-    MXK_SDK_CHECK(dn_cv_exec(ctx, s->fwd, &s->fwd_scratch, p->no_bias ? 3 : 4, a, err));
+    MXK_SDK_CHECK(dn_execute(ctx, s->fwd, p->no_bias ? 3 : 4, a, err));
     return s->dst.reorder ? dn_cv_port_run(ctx, &s->dst, y, args->out_data[0]->data, err) : MXK_OK;
 }
 
@@ -315,7 +311,7 @@ static mxk_status cv_backward_data(const mxk_op_ctx *ctx, dn_cv_state *s,
     dn_arg a[] = {{DNNL_ARG_DIFF_DST, &s->bd_diff_dst.prim, dy},
                   {DNNL_ARG_WEIGHTS, &wc->port.prim, w},
                   {DNNL_ARG_DIFF_SRC, &s->bd_diff_src.prim, dx}};
-    MXK_SDK_CHECK(dn_cv_exec(ctx, s->bwd_data, &s->bd_scratch, 3, a, err));
+    MXK_SDK_CHECK(dn_execute(ctx, s->bwd_data, 3, a, err));
     *dy_prim = dy;
     if (s->bd_diff_src.reorder)
         return dn_cv_port_run(ctx, &s->bd_diff_src, dx, args->in_grad[0]->data, err);
@@ -347,7 +343,7 @@ static mxk_status cv_backward_weights(const mxk_op_ctx *ctx, const dn_cv_param *
                   {DNNL_ARG_DIFF_DST, &s->bw_diff_dst.prim, dy},
                   {DNNL_ARG_DIFF_WEIGHTS, &s->bw_diff_wei.prim, dw},
                   {DNNL_ARG_DIFF_BIAS, &s->bias, want_b ? args->in_grad[2]->data : s->db_buf}};
-    MXK_SDK_CHECK(dn_cv_exec(ctx, s->bwd_wei, &s->bw_scratch, p->no_bias ? 3 : 4, a, err));
+    MXK_SDK_CHECK(dn_execute(ctx, s->bwd_wei, p->no_bias ? 3 : 4, a, err));
     if (want_w && s->bw_diff_wei.reorder)
         return dn_cv_port_run(ctx, &s->bw_diff_wei, dw, args->in_grad[1]->data, err);
     return MXK_OK;

@@ -79,7 +79,6 @@ typedef struct dn_cv_port {
     dnnl_memory_desc_t user;
     dnnl_memory_desc_t prim;
     dnnl_primitive_t reorder;
-    dnnl_memory_desc_t scratch; /**< the reorder's scratchpad */
     int to_user;
 } dn_cv_port;
 
@@ -101,11 +100,6 @@ typedef struct dn_cv_wcache {
 mxk_status dn_cv_make(const void *desc, const dnnl_memory_desc_t *from,
                       const dnnl_memory_desc_t *to, const_dnnl_primitive_desc_t hint,
                       const char *what, dnnl_primitive_desc_t *pd_out, dnnl_primitive_t *prim,
-                      dnnl_memory_desc_t *scratch, mxk_error_sink *err);
-
-/** dn_execute with the primitive's scratchpad (scratch slot 3) appended to at most 4 arguments. */
-mxk_status dn_cv_exec(const mxk_op_ctx *ctx, dnnl_primitive_t prim,
-                      const dnnl_memory_desc_t *scratch, int nargs, const dn_arg *args,
                       mxk_error_sink *err);
 
 /** Sets up a port between mxk's descriptor and the one `pd` wants for `what`. */

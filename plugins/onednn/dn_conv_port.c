@@ -5,11 +5,9 @@
  * weight caches keyed by (data pointer, mxk_tensor.version) (oneDNN 2.x C API:
  * dnnl_reorder_primitive_desc_create, dnnl_primitive_attr_set_scratchpad_mode).
  *
- * Scratchpads are user-managed because oneDNN 2.x's library-managed one is
- * thread-local to the thread that created the primitive: a gemm convolution made
- * in create_state and run on an engine worker reads a NULL scratchpad. Every
- * scratchpad comes from the calling thread's scratch slot 3 (dn_scratch), which
- * therefore never holds a tensor across a primitive call.
+ * Scratchpads are user-managed (dn_pd_create, onednn.h says why); dn_execute takes
+ * them from the calling thread's scratch slot 3, which therefore never holds a
+ * tensor across a primitive call.
  */
 #include "dn_conv.h"
 
@@ -18,57 +16,23 @@
 
 /**
  * Creates a primitive descriptor for `desc` (an op descriptor, or NULL with
- * `from`/`to` for a reorder) with a user-managed scratchpad, and its primitive
- * and scratchpad descriptor. `what` names it in errors. Errors: dn_check's.
+ * `from`/`to` for a reorder) with a user-managed scratchpad (dn_pd_create), and its
+ * primitive. `what` names it in errors. Errors: dn_check's.
  */
 mxk_status dn_cv_make(const void *desc, const dnnl_memory_desc_t *from,
                       const dnnl_memory_desc_t *to, const_dnnl_primitive_desc_t hint,
                       const char *what, dnnl_primitive_desc_t *pd_out, dnnl_primitive_t *prim,
-                      dnnl_memory_desc_t *scratch, mxk_error_sink *err) {
-    dnnl_primitive_attr_t attr;
+                      mxk_error_sink *err) {
     dnnl_primitive_desc_t pd = NULL;
-    DN_CHECK(dnnl_primitive_attr_create(&attr), what, err);
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    if (st == dnnl_success)
-        st = desc ? dnnl_primitive_desc_create(&pd, desc, attr, dn_engine(), hint)
-                  : dnnl_reorder_primitive_desc_create(&pd, from, dn_engine(), to, dn_engine(),
-                                                       attr);
-    dnnl_primitive_attr_destroy(attr);
-    mxk_status rc = dn_check(st, what, err);
-    if (rc == MXK_OK) {
-        const dnnl_memory_desc_t *md = dn_pd_md(pd, dnnl_query_scratchpad_md, 0);
-        if (md != NULL)
-            *scratch = *md;
-        else /* none: a zero descriptor, of size 0 */
-            memset(scratch, 0, sizeof *scratch);
+    mxk_status rc = dn_check(
+        desc ? dn_pd_create(&pd, desc, hint) : dn_reorder_pd_create(&pd, from, to), what, err);
+    if (rc == MXK_OK)
         rc = dn_primitive(prim, pd, what, err);
-    }
     if (pd_out != NULL && rc == MXK_OK)
         *pd_out = pd;
     else
         dnnl_primitive_desc_destroy(pd);
     return rc;
-}
-
-/**
- * dn_execute with the primitive's scratchpad (descriptor `scratch`, from scratch
- * slot 3) appended to the `nargs` (at most 4) arguments. Errors: dn_scratch's,
- * dn_execute's.
- */
-mxk_status dn_cv_exec(const mxk_op_ctx *ctx, dnnl_primitive_t prim,
-                      const dnnl_memory_desc_t *scratch, int nargs, const dn_arg *args,
-                      mxk_error_sink *err) {
-    dn_arg a[5];
-    memcpy(a, args, sizeof *args * (size_t)nargs);
-    size_t bytes = dnnl_memory_desc_get_size(scratch);
-    if (bytes > 0) {
-        a[nargs].arg = DNNL_ARG_SCRATCHPAD;
-        a[nargs].md = scratch;
-        a[nargs].data = dn_scratch(3, bytes, err);
-        if (a[nargs++].data == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
-    }
-    return dn_execute(ctx, prim, nargs, a, err);
 }
 
 /** Releases a port's reorder (NULL allowed). */
@@ -92,7 +56,7 @@ mxk_status dn_cv_port_init(dn_cv_port *pt, const dnnl_memory_desc_t *user,
     if (dnnl_memory_desc_equal(&pt->user, &pt->prim))
         return MXK_OK;
     return dn_cv_make(NULL, to_user ? &pt->prim : &pt->user, to_user ? &pt->user : &pt->prim, NULL,
-                      "reorder", NULL, &pt->reorder, &pt->scratch, err);
+                      "reorder", NULL, &pt->reorder, err);
 }
 
 /** Runs a port's reorder from `from` to `to` (laid out as its direction says). */
@@ -100,7 +64,7 @@ mxk_status dn_cv_port_run(const mxk_op_ctx *ctx, const dn_cv_port *pt, const voi
                           mxk_error_sink *err) {
     dn_arg a[] = {{DNNL_ARG_FROM, pt->to_user ? &pt->prim : &pt->user, (void *)from},
                   {DNNL_ARG_TO, pt->to_user ? &pt->user : &pt->prim, to}};
-    return dn_cv_exec(ctx, pt->reorder, &pt->scratch, 2, a, err);
+    return dn_execute(ctx, pt->reorder, 2, a, err);
 }
 
 /**

@@ -159,8 +159,8 @@ static mxk_status elt_create_state(const void *param, int32_t dev_type, int32_t 
                                                      p->alpha, 0.0f),
                       "eltwise forward descriptor", err);
     if (rc == MXK_OK)
-        rc = dn_check(dnnl_primitive_desc_create(&s->fwd_pd, &d, NULL, dn_engine(), NULL),
-                      "eltwise forward primitive descriptor", err);
+        rc = dn_check(dn_pd_create(&s->fwd_pd, &d, NULL), "eltwise forward primitive descriptor",
+                      err);
     if (rc == MXK_OK)
         rc = dn_primitive(&s->fwd, s->fwd_pd, "eltwise forward primitive", err);
     if (rc != MXK_OK) {
@@ -218,8 +218,7 @@ static mxk_status elt_backward(const mxk_op_ctx *ctx, const void *param, void *s
         dnnl_primitive_desc_t pd;
         DN_CHECK(dnnl_eltwise_backward_desc_init(&d, p->alg, &s->md, &s->md, p->alpha, 0.0f),
                  "eltwise backward descriptor", err);
-        DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), s->fwd_pd),
-                 "eltwise backward primitive descriptor", err);
+        DN_CHECK(dn_pd_create(&pd, &d, s->fwd_pd), "eltwise backward primitive descriptor", err);
         mxk_status rc = dn_primitive(&s->bwd, pd, "eltwise backward primitive", err);
         dnnl_primitive_desc_destroy(pd);
         MXK_SDK_CHECK(rc);

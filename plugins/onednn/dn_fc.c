@@ -150,8 +150,7 @@ static mxk_status fc_make_forward(dn_fc_state *s, dnnl_prop_kind_t prop, dnnl_me
     DN_CHECK(
         dnnl_inner_product_forward_desc_init(&d, prop, &s->src_md, w_md, fc_bias_md(s), &s->dst_md),
         "inner product forward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), NULL),
-             "inner product forward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(&pd, &d, NULL), "inner product forward primitive descriptor", err);
     *w_md = *dn_pd_md(pd, dnnl_query_weights_md, 0);
     mxk_status rc = dn_primitive(prim, pd, "inner product forward primitive", err);
     if (rc == MXK_OK && keep_pd)
@@ -183,8 +182,7 @@ static mxk_status fc_make_inference(dn_fc_state *s, mxk_error_sink *err) {
     if (dnnl_memory_desc_equal(&s->infer_w_md, &s->w_md))
         return MXK_OK;
     dnnl_primitive_desc_t pd;
-    DN_CHECK(dnnl_reorder_primitive_desc_create(&pd, &s->w_md, dn_engine(), &s->infer_w_md,
-                                                dn_engine(), NULL),
+    DN_CHECK(dn_reorder_pd_create(&pd, &s->w_md, &s->infer_w_md),
              "weight reorder primitive descriptor", err);
     mxk_status rc = dn_primitive(&s->w_reorder, pd, "weight reorder primitive", err);
     dnnl_primitive_desc_destroy(pd);
@@ -273,12 +271,12 @@ static mxk_status fc_make_backward(dn_fc_state *s, mxk_error_sink *err) {
     DN_CHECK(dnnl_inner_product_backward_weights_desc_init(&wd, &s->src_md, &s->w_md, fc_bias_md(s),
                                                            &s->dst_md),
              "inner product backward weights descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&dpd, &dd, NULL, dn_engine(), s->train_pd),
+    DN_CHECK(dn_pd_create(&dpd, &dd, s->train_pd),
              "inner product backward data primitive descriptor", err);
     mxk_status rc = dn_primitive(&s->bwd_data, dpd, "inner product backward data primitive", err);
     dnnl_primitive_desc_destroy(dpd);
     MXK_SDK_CHECK(rc);
-    DN_CHECK(dnnl_primitive_desc_create(&wpd, &wd, NULL, dn_engine(), s->train_pd),
+    DN_CHECK(dn_pd_create(&wpd, &wd, s->train_pd),
              "inner product backward weights primitive descriptor", err);
     rc = dn_primitive(&s->bwd_weights, wpd, "inner product backward weights primitive", err);
     dnnl_primitive_desc_destroy(wpd);

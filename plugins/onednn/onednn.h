@@ -87,7 +87,9 @@ typedef struct dn_arg {
 
 /**
  * Executes `prim` on the calling thread's stream with the given arguments (memory
- * objects are wrapped around the pointers for this call) and waits for it, with an
+ * objects are wrapped around the pointers for this call; at most 15; the
+ * primitive's scratchpad is added from scratch slot 3 unless given) and waits for
+ * it, with an
  * OpenMP team of the free part of the shared budget dn_num_threads(ctx) (see the
  * header comment). Thread-safe. Errors: dn_check's.
  */
@@ -96,6 +98,23 @@ mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, c
 
 /** The threads a kernel call may use: ctx->num_threads, or the online CPUs when 0. */
 int dn_num_threads(const mxk_op_ctx *ctx);
+
+/**
+ * dnnl_primitive_desc_create on the plugin's engine with a user-managed scratchpad,
+ * which dn_execute supplies. Every primitive of the plugin is made this way (or by
+ * dn_reorder_pd_create): oneDNN 2.x's library-managed scratchpad belongs to the
+ * thread that created the primitive, so a primitive made in create_state and run
+ * on an engine worker would read a NULL scratchpad. Returns oneDNN's status.
+ */
+dnnl_status_t dn_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
+                           const_dnnl_primitive_desc_t hint);
+
+/** A reorder primitive descriptor from `from` to `to` on the plugin's engine, as dn_pd_create. */
+dnnl_status_t dn_reorder_pd_create(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
+                                   const dnnl_memory_desc_t *to);
+
+/** The attributes dn_pd_create uses (user scratchpad), for the sum and concat descriptors. */
+const_dnnl_primitive_attr_t dn_attr(void);
 
 /**
  * Creates a primitive from a primitive descriptor; on failure destroys nothing.

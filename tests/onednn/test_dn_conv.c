@@ -11,21 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mxk.h"
-#include "testing.h"
+#include "onednn_test.h"
 
 enum { N = 2, C = 16, F = 32, S = 8, NX = N * C * S * S, NW = F * C * 9, NY = N * F * S * S };
-
-static const mxk_context cpu = {MXK_DEV_CPU, 0};
-
-/** A float32 array of `shape` holding `v` (NULL: uninitialised). */
-static mxk_ndarray *array(const mxk_shape *shape, const float *v, size_t n) {
-    mxk_ndarray *a = NULL;
-    CHECK_EQ_INT(mxk_ndarray_create(shape, MXK_FLOAT32, cpu, &a), MXK_OK);
-    if (a != NULL && v != NULL)
-        CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, v, n * sizeof *v), MXK_OK);
-    return a;
-}
 
 /** The largest |y - conv(x, w)| over the (N, F, S, S) output, the reference in float64. */
 static double conv_error(const float *x, const float *w, const float *y) {
@@ -101,15 +89,9 @@ static void test_conv_inference_weight_cache(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_dn_conv CONFDIR\n");
-        return 2;
-    }
-    mxk_init_options o = {.struct_size = sizeof o, .config_dir = argv[1]};
-    if (mxk_init(&o) != MXK_OK) {
-        fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());
-        return 1;
-    }
+    int rc = onednn_test_init(argc, argv);
+    if (rc != 0)
+        return rc;
     MXK_RUN(test_conv_inference_weight_cache);
     mxk_shutdown();
     return MXK_TEST_EXIT();

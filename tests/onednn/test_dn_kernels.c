@@ -14,21 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mxk.h"
-#include "testing.h"
+#include "onednn_test.h"
 
 enum { N = 4, K = 300, H = 70 };
-
-static const mxk_context cpu = {MXK_DEV_CPU, 0};
-
-/** A float32 array of `shape` holding `v` (NULL: uninitialised). */
-static mxk_ndarray *array(const mxk_shape *shape, const float *v, size_t n) {
-    mxk_ndarray *a = NULL;
-    CHECK_EQ_INT(mxk_ndarray_create(shape, MXK_FLOAT32, cpu, &a), MXK_OK);
-    if (a != NULL && v != NULL)
-        CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, v, n * sizeof *v), MXK_OK);
-    return a;
-}
 
 /** The largest |y - (x w^T + b)| over the (N, H) output, the reference in float64. */
 static double fc_error(const float *x, const float *w, const float *b, const float *y) {
@@ -131,15 +119,9 @@ static void test_add_n_output_shares_inputs(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_dn_kernels CONFDIR\n");
-        return 2;
-    }
-    mxk_init_options o = {.struct_size = sizeof o, .config_dir = argv[1]};
-    if (mxk_init(&o) != MXK_OK) {
-        fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());
-        return 1;
-    }
+    int rc = onednn_test_init(argc, argv);
+    if (rc != 0)
+        return rc;
     MXK_RUN(test_fc_inference_weight_cache);
     MXK_RUN(test_add_n_output_shares_inputs);
     mxk_shutdown();

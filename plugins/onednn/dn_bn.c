@@ -2,7 +2,8 @@
  * onednn plugin: the BatchNorm kernel on oneDNN's batch normalization primitive
  * (oneDNN 2.x, dnnl_batch_normalization_forward_desc_init /
  * dnnl_batch_normalization_backward_desc_init, flags dnnl_use_scale,
- * dnnl_use_shift, dnnl_use_global_stats).
+ * dnnl_use_shift, dnnl_use_global_stats; dnnl_binary_desc_init for the forward
+ * with global statistics).
  *
  * Semantics are the operator's (cpu-blas op_batchnorm.c; upstream MXNet
  * src/operator/nn/batch_norm.cc); the mapping follows MXNet 1.9.1's
@@ -14,7 +15,10 @@
  *   the `var` output the inverse standard deviation 1/sqrt(var + eps) (as
  *   upstream's CPU kernel stores it).
  *   Otherwise (use_global_stats, or inference): normalisation by the moving
- *   statistics (dnnl_use_global_stats); mean = moving_mean, var =
+ *   statistics, y = x * scale + shift per channel with scale = gamma /
+ *   sqrt(moving_var + eps), shift = beta - moving_mean * scale (as cpu-blas
+ *   computes them) on oneDNN's binary primitive (its batch norm has no JIT form
+ *   for plain layouts and runs about 3x slower); mean = moving_mean, var =
  *   1/sqrt(moving_var + eps).
  *   fix_gamma: no scale (dnnl_use_scale unset: gamma used as 1), gamma's gradient
  *   0, and every forward writes 1 into the gamma argument where it is not 1, as
@@ -51,9 +55,10 @@ typedef struct dn_bn_param {
 } dn_bn_param;
 
 /**
- * One oneDNN configuration (training statistics, or global statistics): its
- * forward primitive descriptor (the backward's hint) and primitives; the
- * backward is made at the first backward call.
+ * One oneDNN batch-norm configuration (batch statistics, or global statistics):
+ * its forward primitive descriptor (the backward's hint) and primitives, each
+ * made at first use (global statistics run no batch-norm forward: see
+ * bn_forward_global).
  */
 typedef struct dn_bn_prims {
     dnnl_primitive_desc_t fwd_pd;
@@ -61,14 +66,16 @@ typedef struct dn_bn_prims {
 } dn_bn_prims;
 
 /**
- * Per-node state: the data and (C,) descriptors and the two configurations
- * ([0] batch statistics, [1] global statistics), each made at first use. Used
- * by one call at a time.
+ * Per-node state: the data, (C,) and (1, C, 1, ...) descriptors, the two
+ * configurations ([0] batch statistics, [1] global statistics) and the
+ * per-channel affine primitive of global statistics' forward, each made at
+ * first use. Used by one call at a time.
  */
 typedef struct dn_bn_state {
-    dnnl_memory_desc_t data_md, vec_md;
+    dnnl_memory_desc_t data_md, vec_md, cvec_md;
     int64_t n, C; /**< elements of the data; channels */
     dn_bn_prims p[2];
+    dnnl_primitive_t affine;
 } dn_bn_state;
 
 /**
@@ -141,6 +148,7 @@ static void bn_destroy_state(void *state) {
         dnnl_primitive_destroy(s->p[i].fwd);
         dnnl_primitive_desc_destroy(s->p[i].fwd_pd);
     }
+    dnnl_primitive_destroy(s->affine);
     free(s);
 }
 
@@ -156,10 +164,14 @@ static mxk_status bn_create_state(const void *param, int32_t dev_type, int32_t d
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN batch norm: out of memory");
     s->n = dn_shape_size(&in_shapes[0]);
     s->C = in_shapes[0].dims[1];
-    dnnl_dim_t c = s->C;
+    dnnl_dim_t c = s->C, cdims[DNNL_MAX_NDIMS];
+    for (int32_t i = 0; i < in_shapes[0].ndim; i++)
+        cdims[i] = i == 1 ? c : 1;
     mxk_status rc = dn_md_of_shape(&s->data_md, &in_shapes[0], err);
     if (rc == MXK_OK)
         rc = dn_md_plain(&s->vec_md, 1, &c, err);
+    if (rc == MXK_OK)
+        rc = dn_md_plain(&s->cvec_md, in_shapes[0].ndim, cdims, err);
     if (rc != MXK_OK) {
         bn_destroy_state(s);
         return rc;
@@ -168,13 +180,56 @@ static mxk_status bn_create_state(const void *param, int32_t dev_type, int32_t d
     return MXK_OK;
 }
 
-/** The forward primitive of configuration `global`, made at first use. Errors: dn_check's. */
-static mxk_status bn_fwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_error_sink *err) {
-    dn_bn_prims *q = &s->p[global];
+/** The forward primitive descriptor of configuration `global`, made at first use. Errors:
+ * dn_check's. */
+static mxk_status bn_pd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_error_sink *err) {
+    return s->p[global].fwd_pd != NULL
+               ? MXK_OK
+               : bn_fwd_pd(p, &s->data_md, global, &s->p[global].fwd_pd, err);
+}
+
+/** The batch-statistics forward primitive, made at first use. Errors: dn_check's. */
+static mxk_status bn_fwd(const dn_bn_param *p, dn_bn_state *s, mxk_error_sink *err) {
+    dn_bn_prims *q = &s->p[0];
     if (q->fwd != NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(bn_fwd_pd(p, &s->data_md, global, &q->fwd_pd, err));
+    MXK_SDK_CHECK(bn_pd(p, s, 0, err));
     return dn_primitive(&q->fwd, q->fwd_pd, "batch norm forward primitive", err);
+}
+
+/**
+ * The per-channel affine primitive (made at first use): y = x * scale + shift
+ * with (1, C, 1, ...) operands, oneDNN's binary multiply and a binary-add
+ * post-op (on plain layouts about 3x faster than its batch norm with global
+ * statistics, which has no JIT implementation for them). Errors: dn_check's.
+ */
+static mxk_status bn_make_affine(dn_bn_state *s, mxk_error_sink *err) {
+    if (s->affine != NULL)
+        return MXK_OK;
+    dnnl_binary_desc_t d;
+    DN_CHECK(dnnl_binary_desc_init(&d, dnnl_binary_mul, &s->data_md, &s->cvec_md, &s->data_md),
+             "batch norm affine descriptor", err);
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    mxk_status rc = dn_check(dnnl_post_ops_create(&po), "batch norm affine post-ops", err);
+    if (rc == MXK_OK)
+        rc = dn_check(dnnl_post_ops_append_binary(po, dnnl_binary_add, &s->cvec_md),
+                      "batch norm affine post-ops", err);
+    if (rc == MXK_OK)
+        rc = dn_check(dnnl_primitive_attr_create(&attr), "batch norm affine attributes", err);
+    if (rc == MXK_OK)
+        rc = dn_check(dnnl_primitive_attr_set_post_ops(attr, po), "batch norm affine attributes",
+                      err);
+    if (rc == MXK_OK)
+        rc = dn_check(dnnl_primitive_desc_create(&pd, &d, attr, dn_engine(), NULL),
+                      "batch norm affine primitive descriptor", err);
+    if (rc == MXK_OK)
+        rc = dn_primitive(&s->affine, pd, "batch norm affine primitive", err);
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    dnnl_post_ops_destroy(po);
+    return rc;
 }
 
 /** The backward primitive of configuration `global`, made at first use. Errors: dn_check's. */
@@ -182,7 +237,7 @@ static mxk_status bn_bwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_e
     dn_bn_prims *q = &s->p[global];
     if (q->bwd != NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(bn_fwd(p, s, global, err));
+    MXK_SDK_CHECK(bn_pd(p, s, global, err));
     dnnl_batch_normalization_desc_t d;
     dnnl_primitive_desc_t pd = NULL;
     DN_CHECK(dnnl_batch_normalization_backward_desc_init(
@@ -216,12 +271,15 @@ static mxk_status bn_check_vecs(const dn_bn_state *s, const mxk_tensor *const *i
     return dn_check_tensor(aux[1], s->C, "batch norm", "auxiliary state 'moving_var'", err);
 }
 
+/** v rounded to float32, +-infinity beyond its range (cpu-blas cb_norm_f32). */
+static float bn_f32(double v) {
+    return v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
+}
+
 /** out[c] = 1/sqrt(var[c] + eps), in double and rounded once (as cpu-blas). */
 static void bn_inv_std(const float *var, double eps, int64_t C, float *out) {
-    for (int64_t c = 0; c < C; c++) {
-        double inv = 1.0 / sqrt((double)var[c] + eps);
-        out[c] = inv > FLT_MAX ? INFINITY : (float)inv;
-    }
+    for (int64_t c = 0; c < C; c++)
+        out[c] = bn_f32(1.0 / sqrt((double)var[c] + eps));
 }
 
 /** The output pointer of a request, or a scratch buffer (slot) of `n` floats for NULL. */
@@ -231,9 +289,44 @@ static float *bn_out_or_scratch(const mxk_tensor *t, mxk_op_req req, int slot, i
 }
 
 /**
+ * Forward with global statistics: y = x * scale + shift per channel (the
+ * affine primitive) with scale = gamma / sqrt(moving_var + eps) and shift = beta
+ * - moving_mean * scale, computed in double and rounded as cpu-blas does; the
+ * mean output is moving_mean, var the inverse std. Errors: dn_scratch's,
+ * bn_make_affine's, dn_execute's.
+ */
+static mxk_status bn_forward_global(const mxk_op_ctx *ctx, const dn_bn_param *p, dn_bn_state *s,
+                                    const mxk_forward_args *args, float *y, mxk_error_sink *err) {
+    const int64_t C = s->C;
+    const float *gamma = args->in_data[1]->data, *beta = args->in_data[2]->data;
+    const float *mm = args->aux[0]->data, *mv = args->aux[1]->data;
+    float *scale = dn_scratch(1, (size_t)C * sizeof(float), err);
+    float *shift = dn_scratch(2, (size_t)C * sizeof(float), err);
+    if (scale == NULL || shift == NULL)
+        return MXK_ERR_OUT_OF_MEMORY;
+    for (int64_t c = 0; c < C; c++) {
+        double inv = 1.0 / sqrt((double)mv[c] + p->eps);
+        scale[c] = bn_f32(inv * gamma[c]);
+        shift[c] = bn_f32(beta[c] - mm[c] * inv * gamma[c]);
+    }
+    MXK_SDK_CHECK(bn_make_affine(s, err));
+    dn_arg a[] = {{DNNL_ARG_SRC_0, &s->data_md, args->in_data[0]->data},
+                  {DNNL_ARG_SRC_1, &s->cvec_md, scale},
+                  {DNNL_ARG_DST, &s->data_md, y},
+                  {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, &s->cvec_md, shift}};
+    MXK_SDK_CHECK(dn_execute(ctx, s->affine, 4, a, err));
+    if (args->req[1] != MXK_REQ_NULL)
+        memcpy(args->out_data[1]->data, mm, (size_t)C * sizeof(float));
+    if (args->req[2] != MXK_REQ_NULL)
+        bn_inv_std(mv, p->eps, C, args->out_data[2]->data);
+    return MXK_OK;
+}
+
+/**
  * Forward (see the file comment): fix_gamma's write into gamma, then the
- * normalisation with batch or moving statistics, the mean and inverse-std
- * outputs. Errors: bn_check_vecs's, dn_scratch's, dn_check's, dn_execute's.
+ * normalisation with the batch statistics (oneDNN's batch norm) or the global
+ * ones (bn_forward_global), the mean and inverse-std outputs. Errors:
+ * bn_check_vecs's, dn_scratch's, dn_check's, dn_execute's.
  */
 static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -249,12 +342,15 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     const mxk_op_req *req = args->req;
     if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && req[2] == MXK_REQ_NULL)
         return MXK_OK;
-    const int global = !ctx->is_train || p->use_global_stats;
-    MXK_SDK_CHECK(bn_fwd(p, s, global, err));
     float *y = bn_out_or_scratch(args->out_data[0], req[0], 0, s->n, err);
-    float *mean = global ? args->aux[0]->data : dn_scratch(1, (size_t)C * sizeof(float), err);
-    float *var = global ? args->aux[1]->data : dn_scratch(2, (size_t)C * sizeof(float), err);
-    if (y == NULL || mean == NULL || var == NULL)
+    if (y == NULL)
+        return MXK_ERR_OUT_OF_MEMORY;
+    if (!ctx->is_train || p->use_global_stats)
+        return bn_forward_global(ctx, p, s, args, y, err);
+    MXK_SDK_CHECK(bn_fwd(p, s, err));
+    float *mean = dn_scratch(1, (size_t)C * sizeof(float), err);
+    float *var = dn_scratch(2, (size_t)C * sizeof(float), err);
+    if (mean == NULL || var == NULL)
         return MXK_ERR_OUT_OF_MEMORY;
     dn_arg a[] = {{DNNL_ARG_SRC, &s->data_md, args->in_data[0]->data},
                   {DNNL_ARG_DST, &s->data_md, y},
@@ -262,7 +358,7 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                   {DNNL_ARG_VARIANCE, &s->vec_md, var},
                   {DNNL_ARG_SHIFT, &s->vec_md, args->in_data[2]->data},
                   {DNNL_ARG_SCALE, &s->vec_md, gamma}};
-    MXK_SDK_CHECK(dn_execute(ctx, s->p[global].fwd, p->fix_gamma ? 5 : 6, a, err));
+    MXK_SDK_CHECK(dn_execute(ctx, s->p[0].fwd, p->fix_gamma ? 5 : 6, a, err));
     if (req[1] != MXK_REQ_NULL)
         memcpy(args->out_data[1]->data, mean, (size_t)C * sizeof(float));
     if (req[2] != MXK_REQ_NULL)
@@ -279,8 +375,7 @@ static void bn_update_moving(const dn_bn_param *p, int64_t C, const float *mean,
                              float *mm, float *mv) {
     const float mom = p->momentum;
     for (int64_t c = 0; c < C; c++) {
-        double v = inv[c] > 0.0f ? 1.0 / ((double)inv[c] * inv[c]) - p->eps : INFINITY;
-        float var = v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
+        float var = bn_f32(inv[c] > 0.0f ? 1.0 / ((double)inv[c] * inv[c]) - p->eps : INFINITY);
         mm[c] = mm[c] * mom + mean[c] * (1.0f - mom);
         mv[c] = mv[c] * mom + var * (1.0f - mom);
     }

@@ -111,8 +111,7 @@ static mxk_status bn_fwd_pd(const dn_bn_param *p, const dnnl_memory_desc_t *data
     DN_CHECK(dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_training, data_md,
                                                         (float)p->eps, bn_flags(p, global)),
              "batch norm forward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(pd, &d, NULL, dn_engine(), NULL),
-             "batch norm forward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(pd, &d, NULL), "batch norm forward primitive descriptor", err);
     return MXK_OK;
 }
 
@@ -217,7 +216,8 @@ static mxk_status bn_make_affine(dn_bn_state *s, mxk_error_sink *err) {
         rc = dn_check(dnnl_post_ops_append_binary(po, dnnl_binary_add, &s->cvec_md),
                       "batch norm affine post-ops", err);
     if (rc == MXK_OK)
-        rc = dn_check(dnnl_primitive_attr_create(&attr), "batch norm affine attributes", err);
+        rc = dn_check(dnnl_primitive_attr_clone(&attr, dn_attr()), "batch norm affine attributes",
+                      err);
     if (rc == MXK_OK)
         rc = dn_check(dnnl_primitive_attr_set_post_ops(attr, po), "batch norm affine attributes",
                       err);
@@ -243,8 +243,7 @@ static mxk_status bn_bwd(const dn_bn_param *p, dn_bn_state *s, int global, mxk_e
     DN_CHECK(dnnl_batch_normalization_backward_desc_init(
                  &d, dnnl_backward, &s->data_md, &s->data_md, (float)p->eps, bn_flags(p, global)),
              "batch norm backward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), q->fwd_pd),
-             "batch norm backward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(&pd, &d, q->fwd_pd), "batch norm backward primitive descriptor", err);
     mxk_status rc = dn_primitive(&q->bwd, pd, "batch norm backward primitive", err);
     dnnl_primitive_desc_destroy(pd);
     return rc;
@@ -418,11 +417,14 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
                                                    "argument",
                                           err));
     MXK_SDK_CHECK(bn_bwd(p, s, global, err));
+    /* scratch: slot 0 dx, slot 1 the variance, slot 2 dgamma and dbeta side by side
+     * (slot 3 is dn_execute's scratchpad) */
     float *dx = bn_out_or_scratch(args->in_grad[0], req[0], 0, s->n, err);
-    float *dgamma = p->fix_gamma ? NULL : bn_out_or_scratch(args->in_grad[1], req[1], 2, C, err);
-    float *dbeta = bn_out_or_scratch(args->in_grad[2], req[2], 3, C, err);
-    if (dx == NULL || dbeta == NULL || (!p->fix_gamma && dgamma == NULL))
+    float *dvec = dn_scratch(2, 2 * (size_t)C * sizeof(float), err);
+    if (dx == NULL || dvec == NULL)
         return MXK_ERR_OUT_OF_MEMORY;
+    float *dgamma = req[1] != MXK_REQ_NULL && !p->fix_gamma ? args->in_grad[1]->data : dvec;
+    float *dbeta = req[2] != MXK_REQ_NULL ? args->in_grad[2]->data : dvec + C;
     dn_arg a[] = {{DNNL_ARG_SRC, &s->data_md, args->in_data[0]->data},
                   {DNNL_ARG_DIFF_DST, &s->data_md, args->out_grad[0]->data},
                   {DNNL_ARG_MEAN, &s->vec_md, mean},

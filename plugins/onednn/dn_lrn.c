@@ -60,8 +60,7 @@ static mxk_status lrn_fwd_pd(const dn_lrn_param *p, const dnnl_memory_desc_t *md
     DN_CHECK(dnnl_lrn_forward_desc_init(&d, dnnl_forward_training, dnnl_lrn_across_channels, md,
                                         p->nsize, (float)p->alpha, (float)p->beta, (float)p->knorm),
              "LRN forward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(pd, &d, NULL, dn_engine(), NULL),
-             "LRN forward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(pd, &d, NULL), "LRN forward primitive descriptor", err);
     return MXK_OK;
 }
 
@@ -173,8 +172,7 @@ static mxk_status lrn_make_bwd(const dn_lrn_param *p, dn_lrn_state *s, mxk_error
     DN_CHECK(dnnl_lrn_backward_desc_init(&d, dnnl_lrn_across_channels, &s->md, &s->md, p->nsize,
                                          (float)p->alpha, (float)p->beta, (float)p->knorm),
              "LRN backward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), s->fwd_pd),
-             "LRN backward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(&pd, &d, s->fwd_pd), "LRN backward primitive descriptor", err);
     mxk_status rc = dn_primitive(&s->bwd, pd, "LRN backward primitive", err);
     dnnl_primitive_desc_destroy(pd);
     return rc;

@@ -183,8 +183,7 @@ static mxk_status pool_fwd_pd(const dn_pool_param *p, const dn_pool_geom *g, dnn
     DN_CHECK(dnnl_pooling_v2_forward_desc_init(&desc, prop, p->alg, src_md, dst_md, g->stride,
                                                g->kernel, g->dilation, g->pad_l, g->pad_r),
              "pooling forward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(pd, &desc, NULL, dn_engine(), NULL),
-             "pooling forward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(pd, &desc, NULL), "pooling forward primitive descriptor", err);
     return MXK_OK;
 }
 
@@ -305,8 +304,7 @@ static mxk_status pool_make_bwd(const dn_pool_param *p, dn_pool_state *s, mxk_er
     DN_CHECK(dnnl_pooling_v2_backward_desc_init(&desc, p->alg, &s->src_md, &s->dst_md, g->stride,
                                                 g->kernel, g->dilation, g->pad_l, g->pad_r),
              "pooling backward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&pd, &desc, NULL, dn_engine(), s->fwd_pd),
-             "pooling backward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(&pd, &desc, s->fwd_pd), "pooling backward primitive descriptor", err);
     mxk_status rc = dn_primitive(&s->bwd, pd, "pooling backward primitive", err);
     dnnl_primitive_desc_destroy(pd);
     return rc;

@@ -158,8 +158,7 @@ static mxk_status sm_fwd_pd(dnnl_alg_kind_t alg, const dn_sm_view *v, dnnl_memor
     MXK_SDK_CHECK(dn_md_plain(md, v->inner == 1 ? 2 : 3, dims, err));
     DN_CHECK(dnnl_softmax_v2_forward_desc_init(&d, dnnl_forward_training, alg, md, md, 1),
              "softmax forward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(pd, &d, NULL, dn_engine(), NULL),
-             "softmax forward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(pd, &d, NULL), "softmax forward primitive descriptor", err);
     return MXK_OK;
 }
 
@@ -278,8 +277,7 @@ static mxk_status sm_make_bwd(dn_sm_state *s, mxk_error_sink *err) {
     dnnl_primitive_desc_t pd = NULL;
     DN_CHECK(dnnl_softmax_v2_backward_desc_init(&d, s->alg, &s->md, &s->md, &s->md, 1),
              "softmax backward descriptor", err);
-    DN_CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, dn_engine(), s->fwd_pd),
-             "softmax backward primitive descriptor", err);
+    DN_CHECK(dn_pd_create(&pd, &d, s->fwd_pd), "softmax backward primitive descriptor", err);
     mxk_status rc = dn_primitive(&s->bwd, pd, "softmax backward primitive", err);
     dnnl_primitive_desc_destroy(pd);
     return rc;

@@ -246,6 +246,38 @@ static mxk_status pool_create_state(const void *param, int32_t dev_type, int32_t
     return MXK_OK;
 }
 
+/**
+ * Runs forward primitive `fwd` (arguments SRC, DST and, when w has one,
+ * WORKSPACE) of x into y, and keys the workspace by x. Errors: dn_execute's.
+ */
+static mxk_status pool_ws_forward(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
+                                  const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
+                                  const dnnl_memory_desc_t *dst_md, void *y, mxk_error_sink *err) {
+    dn_arg a[] = {{DNNL_ARG_SRC, src_md, x->data},
+                  {DNNL_ARG_DST, dst_md, y},
+                  {DNNL_ARG_WORKSPACE, w->md, w->data}};
+    MXK_SDK_CHECK(dn_execute(ctx, fwd, w->md != NULL ? 3 : 2, a, err));
+    if (w->md != NULL)
+        dn_ws_mark(w, x);
+    return MXK_OK;
+}
+
+/**
+ * Before a backward: when w exists and does not hold x's forward, recomputes it
+ * (pool_ws_forward into scratch slot 0 as the discarded output). Errors:
+ * dn_scratch's, dn_execute's.
+ */
+static mxk_status pool_ws_ensure(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
+                                 const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
+                                 const dnnl_memory_desc_t *dst_md, mxk_error_sink *err) {
+    if (w->md == NULL || dn_ws_matches(w, x))
+        return MXK_OK;
+    void *y = dn_scratch(0, dnnl_memory_desc_get_size(dst_md), err);
+    if (y == NULL)
+        return MXK_ERR_OUT_OF_MEMORY;
+    return pool_ws_forward(ctx, fwd, w, src_md, x, dst_md, y, err);
+}
+
 /** Checks tensor t (named `what`) against md's element count (dn_check_tensor). */
 static mxk_status pool_check(const mxk_tensor *t, const dnnl_memory_desc_t *md, const char *what,
                              mxk_error_sink *err) {
@@ -288,7 +320,7 @@ static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *s
         dn_arg a[] = {{DNNL_ARG_SRC, &s->src_md, x->data}, {DNNL_ARG_DST, &s->dst_md, y}};
         return dn_execute(ctx, s->fwd_inf, 2, a, err);
     }
-    return dn_ws_forward(ctx, s->fwd, &s->ws, &s->src_md, x, &s->dst_md, y, err);
+    return pool_ws_forward(ctx, s->fwd, &s->ws, &s->src_md, x, &s->dst_md, y, err);
 }
 
 /**
@@ -326,7 +358,7 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
     if (s->ws.md != NULL) {
         MXK_SDK_CHECK(pool_check(args->in_data[0], &s->src_md, "argument 'data'", err));
         MXK_SDK_CHECK(
-            dn_ws_ensure(ctx, s->fwd, &s->ws, &s->src_md, args->in_data[0], &s->dst_md, err));
+            pool_ws_ensure(ctx, s->fwd, &s->ws, &s->src_md, args->in_data[0], &s->dst_md, err));
     }
     dn_arg a[] = {{DNNL_ARG_DIFF_DST, &s->dst_md, args->out_grad[0]->data},
                   {DNNL_ARG_DIFF_SRC, &s->src_md, args->in_grad[0]->data},

@@ -1,8 +1,8 @@
 /*
- * onednn plugin: helpers of the pooling, batch-norm, LRN and softmax kernels
- * (dn_pool.c, dn_bn.c, dn_lrn.c, dn_softmax.c): the check of a tensor argument,
- * and a forward's workspace kept in a node's state for its backward (max pooling,
- * LRN).
+ * onednn plugin: helpers of its kernels (dn_pool.c, dn_bn.c, dn_lrn.c,
+ * dn_softmax.c, the conv family): parameter copies, the check of a tensor
+ * argument, and a forward's workspace kept in a node's state for its backward
+ * (max pooling, LRN).
  *
  * Workspace: oneDNN's max pooling and LRN backward read a workspace that only their
  * training forward writes (its layout is the implementation's own,
@@ -112,39 +112,6 @@ static inline void dn_ws_free(dn_ws *w) {
     w->data = NULL;
     w->md = NULL;
     w->src = NULL;
-}
-
-/**
- * Runs forward primitive `fwd` (arguments SRC, DST and, when w has one,
- * WORKSPACE) of x into y, and keys the workspace by x. Errors: dn_execute's.
- */
-static inline mxk_status dn_ws_forward(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
-                                       const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
-                                       const dnnl_memory_desc_t *dst_md, void *y,
-                                       mxk_error_sink *err) {
-    dn_arg a[] = {{DNNL_ARG_SRC, src_md, x->data},
-                  {DNNL_ARG_DST, dst_md, y},
-                  {DNNL_ARG_WORKSPACE, w->md, w->data}};
-    MXK_SDK_CHECK(dn_execute(ctx, fwd, w->md != NULL ? 3 : 2, a, err));
-    if (w->md != NULL)
-        dn_ws_mark(w, x);
-    return MXK_OK;
-}
-
-/**
- * Before a backward: when w exists and does not hold x's forward, recomputes it
- * (dn_ws_forward into scratch slot 0 as the discarded output). Errors:
- * dn_scratch's, dn_execute's.
- */
-static inline mxk_status dn_ws_ensure(const mxk_op_ctx *ctx, dnnl_primitive_t fwd, dn_ws *w,
-                                      const dnnl_memory_desc_t *src_md, const mxk_tensor *x,
-                                      const dnnl_memory_desc_t *dst_md, mxk_error_sink *err) {
-    if (w->md == NULL || dn_ws_matches(w, x))
-        return MXK_OK;
-    void *y = dn_scratch(0, dnnl_memory_desc_get_size(dst_md), err);
-    if (y == NULL)
-        return MXK_ERR_OUT_OF_MEMORY;
-    return dn_ws_forward(ctx, fwd, w, src_md, x, dst_md, y, err);
 }
 
 #endif /* MXK_DN_UTIL_H */

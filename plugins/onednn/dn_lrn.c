@@ -67,13 +67,6 @@ static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     return dn_param_dup(&p, sizeof p, out, err);
 }
 
-/** 1 when primitive descriptor pd is one of oneDNN's reference implementations. */
-static int lrn_is_ref(const_dnnl_primitive_desc_t pd) {
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
-           impl == NULL || strstr(impl, "ref") != NULL;
-}
-
 /**
  * Picks the layout (aBcd16b, aBcd8b, abcd: the first whose forward and backward
  * are not reference implementations) for data dims `dims`: its descriptor and
@@ -98,8 +91,8 @@ static mxk_status lrn_pick(const dn_lrn_param *p, const dnnl_dim_t *dims, dnnl_m
             "LRN backward descriptor", err);
         *fwd_pd = *bwd_pd = NULL;
         if (dn_pd_create(fwd_pd, &fd, NULL) == dnnl_success &&
-            dn_pd_create(bwd_pd, &bd, *fwd_pd) == dnnl_success && !lrn_is_ref(*fwd_pd) &&
-            !lrn_is_ref(*bwd_pd))
+            dn_pd_create(bwd_pd, &bd, *fwd_pd) == dnnl_success && !dn_pd_is_ref(*fwd_pd) &&
+            !dn_pd_is_ref(*bwd_pd))
             return MXK_OK;
         dnnl_primitive_desc_destroy(*bwd_pd);
         dnnl_primitive_desc_destroy(*fwd_pd);

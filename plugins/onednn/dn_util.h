@@ -46,6 +46,17 @@ static inline void dn_param_free(void *p) {
 }
 
 /**
+ * 1 when primitive descriptor pd is one of oneDNN's reference implementations
+ * (implementation name containing "ref"; also when it cannot be queried): the
+ * kernels decline those where they are many times slower than cpu-blas.
+ */
+static inline int dn_pd_is_ref(const_dnnl_primitive_desc_t pd) {
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+           impl == NULL || strstr(impl, "ref") != NULL;
+}
+
+/**
  * Checks that tensor t (named `what`, e.g. "argument 'data'") is present with
  * `n` elements. MXK_ERR_INVALID_ARGUMENT "oneDNN FAMILY: WHAT is missing" or
  * MXK_ERR_SHAPE "oneDNN FAMILY: WHAT has K elements, expected N".

@@ -29,16 +29,8 @@ ERR=$WORK/stderr
 rc=0
 last=""
 
-# fail MESSAGE: prints the message and the last command's output, ends the test.
-fail() {
-    echo "FAIL [$CASE]: $*" >&2
-    echo "--- command: mxk $last (exit $rc)" >&2
-    echo "--- stdout:" >&2
-    cat "$OUT" >&2 2>/dev/null
-    echo "--- stderr:" >&2
-    cat "$ERR" >&2 2>/dev/null
-    exit 1
-}
+# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
+. "$(dirname "$0")/cli_lib.sh"
 
 # skip REASON: ends the test as skipped.
 skip() {
@@ -51,29 +43,6 @@ run() {
     last="$*"
     rc=0
     "$MXK" "$@" >"$OUT" 2>"$ERR" || rc=$?
-}
-
-# expect_rc N: the last command exited with N.
-expect_rc() {
-    [ "$rc" -eq "$1" ] || fail "expected exit status $1"
-}
-
-# out_has TEXT / err_has TEXT: stdout / stderr contains TEXT (fixed string).
-out_has() {
-    grep -F -e "$1" "$OUT" >/dev/null || fail "stdout lacks '$1'"
-}
-err_has() {
-    grep -F -e "$1" "$ERR" >/dev/null || fail "stderr lacks '$1'"
-}
-
-# out_line REGEX: some stdout line matches the extended regular expression.
-out_line() {
-    grep -E -e "$1" "$OUT" >/dev/null || fail "no stdout line matches /$1/"
-}
-
-# json ASSERTION...: stdout is valid JSON and the assertions hold (json_check.c).
-json() {
-    "$JSON_CHECK" "$@" <"$OUT" || fail "JSON check failed"
 }
 
 # need_cpu_blas: skips unless the build has the cpu-blas plugin and its conf.

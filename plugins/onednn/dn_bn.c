@@ -459,6 +459,7 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
+/** Registers the BatchNorm kernel (onednn.h). Errors: dn_register_kernel's. */
 mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_kernel_def k;
     mxk_sdk_kernel_def_init(&k);

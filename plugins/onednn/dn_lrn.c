@@ -300,6 +300,7 @@ static mxk_status lrn_backward(const mxk_op_ctx *ctx, const void *param, void *s
                       : MXK_OK;
 }
 
+/** Registers the LRN kernel (onednn.h). Errors: dn_register_kernel's. */
 mxk_status dn_register_lrn(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_kernel_def k;
     mxk_sdk_kernel_def_init(&k);

@@ -366,6 +366,7 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
     return dn_execute(ctx, s->bwd, s->ws.md != NULL ? 3 : 2, a, err);
 }
 
+/** Registers the Pooling kernel (onednn.h). Errors: dn_register_kernel's. */
 mxk_status dn_register_pool(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_kernel_def k;
     mxk_sdk_kernel_def_init(&k);

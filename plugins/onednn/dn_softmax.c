@@ -433,6 +433,8 @@ typedef struct dn_sm_kernel {
     double atol;
 } dn_sm_kernel;
 
+/** Registers the softmax, log_softmax and SoftmaxOutput kernels (onednn.h). Errors:
+ * dn_register_kernel's. */
 mxk_status dn_register_softmax(mxk_registrar *reg, mxk_error_sink *err) {
     /* probabilities in [0, 1]: 1e-6 absolute; log-probabilities near 0 (log of a p
      * close to 1) differ by a few 1e-6 absolute (measured up to 3.8e-6) */

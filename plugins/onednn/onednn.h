@@ -156,7 +156,7 @@ mxk_status dn_register_pool(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err);
 /** LRN (dn_lrn.c). */
 mxk_status dn_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
-/** softmax, log_softmax and SoftmaxOutput forward (dn_softmax.c). */
+/** softmax, log_softmax and SoftmaxOutput (dn_softmax.c). */
 mxk_status dn_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_ONEDNN_H */

@@ -238,9 +238,11 @@ static mxk_status bn_make_affine(dn_bn_state *s, mxk_error_sink *err) {
     if (rc == MXK_OK)
         rc = dn_check(dnnl_primitive_attr_set_post_ops(attr, po), "batch norm affine attributes",
                       err);
-    if (rc == MXK_OK)
+    if (rc == MXK_OK) {
+        dn_threads_for_create();
         rc = dn_check(dnnl_primitive_desc_create(&pd, &d, attr, dn_engine(), NULL),
                       "batch norm affine primitive descriptor", err);
+    }
     if (rc == MXK_OK)
         rc = dn_primitive(&s->affine, pd, "batch norm affine primitive", err);
     dnnl_primitive_desc_destroy(pd);

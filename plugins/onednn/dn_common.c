@@ -24,32 +24,28 @@ typedef struct dn_thread {
 } dn_thread;
 
 /*
- * The thread budget shared by every engine worker running a oneDNN primitive: each
- * execution takes all free tokens (at least one, waiting when none is free) up to
- * its budget and sets its OpenMP team to that size, so the workers' teams together
- * never exceed the budget (MXK_NUM_THREADS) however many workers run primitives.
+ * Threads. oneDNN 2.x fixes the thread count of many primitives when their
+ * descriptor is created (from omp_get_max_threads() of the creating thread) and
+ * starts teams of that size whatever the executing thread's setting, so the budget
+ * is applied at both ends: every creation runs with the calling thread's OpenMP
+ * count set to the budget last seen (g_budget: ctx->num_threads of the latest
+ * execution, before any the online CPUs or MXK_NUM_THREADS), and executions are
+ * serialised (g_exec_mu) with a team of the budget, so the engine workers running
+ * primitives never have more than one team at a time.
  */
-static pthread_mutex_t g_tok_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_tok_cv = PTHREAD_COND_INITIALIZER;
-static int g_tok_used;
+static pthread_mutex_t g_exec_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_budget;
 
-/* Takes the free tokens of a budget of `want` (>= 1), waiting for one; returns how many. */
-static int tokens_take(int want) {
-    pthread_mutex_lock(&g_tok_mu);
-    while (g_tok_used >= want)
-        pthread_cond_wait(&g_tok_cv, &g_tok_mu);
-    int got = want - g_tok_used;
-    g_tok_used += got;
-    pthread_mutex_unlock(&g_tok_mu);
-    return got;
-}
-
-/* Returns tokens from tokens_take. */
-static void tokens_give(int n) {
-    pthread_mutex_lock(&g_tok_mu);
-    g_tok_used -= n;
-    pthread_cond_broadcast(&g_tok_cv);
-    pthread_mutex_unlock(&g_tok_mu);
+void dn_threads_for_create(void) {
+    int n = g_budget;
+    if (n <= 0) {
+        const char *env = getenv("MXK_NUM_THREADS");
+        long v = env ? strtol(env, NULL, 10) : 0;
+        if (v <= 0)
+            v = sysconf(_SC_NPROCESSORS_ONLN);
+        n = v > 0 && v <= 256 ? (int)v : 1;
+    }
+    omp_set_num_threads(n);
 }
 
 static pthread_key_t g_thread_key;
@@ -194,12 +190,14 @@ mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, c
             break;
     }
     if (rc == MXK_OK) {
-        int team = tokens_take(dn_num_threads(ctx));
+        int team = dn_num_threads(ctx);
+        g_budget = team;
+        pthread_mutex_lock(&g_exec_mu);
         omp_set_num_threads(team);
         rc = dn_check(dnnl_primitive_execute(prim, t->stream, nargs, ea), "execute", err);
         if (rc == MXK_OK)
             rc = dn_check(dnnl_stream_wait(t->stream), "stream wait", err);
-        tokens_give(team);
+        pthread_mutex_unlock(&g_exec_mu);
     }
     for (int i = 0; i < made; i++)
         dnnl_memory_destroy(ea[i].memory);
@@ -212,16 +210,19 @@ const_dnnl_primitive_attr_t dn_attr(void) {
 
 dnnl_status_t dn_pd_create(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
                            const_dnnl_primitive_desc_t hint) {
+    dn_threads_for_create();
     return dnnl_primitive_desc_create(pd, desc, g_attr, g_engine, hint);
 }
 
 dnnl_status_t dn_reorder_pd_create(dnnl_primitive_desc_t *pd, const dnnl_memory_desc_t *from,
                                    const dnnl_memory_desc_t *to) {
+    dn_threads_for_create();
     return dnnl_reorder_primitive_desc_create(pd, from, g_engine, to, g_engine, g_attr);
 }
 
 mxk_status dn_primitive(dnnl_primitive_t *prim, const_dnnl_primitive_desc_t pd, const char *what,
                         mxk_error_sink *err) {
+    dn_threads_for_create();
     DN_CHECK(dnnl_primitive_create(prim, pd), what, err);
     return MXK_OK;
 }

@@ -144,6 +144,7 @@ static mxk_status sum_make_pd(const dn_sum_param *p, const mxk_shape *in, dn_sum
         MXK_SDK_CHECK(dn_md_plain(&s->dst_md, 1, &n, err));
         for (uint32_t i = 0; i < s->num; i++)
             s->src_md[i] = s->dst_md;
+        dn_threads_for_create();
         DN_CHECK(dnnl_sum_primitive_desc_create(pd, &s->dst_md, (int)s->num, ones, s->src_md,
                                                 dn_attr(), dn_engine()),
                  "sum primitive descriptor", err);
@@ -163,6 +164,7 @@ static mxk_status sum_make_pd(const dn_sum_param *p, const mxk_shape *in, dn_sum
     for (int32_t d = 0; d < a; d++)
         s->outer *= out.dims[d];
     s->inner = s->n / s->outer / out.dims[a];
+    dn_threads_for_create();
     DN_CHECK(dnnl_concat_primitive_desc_create(pd, &s->dst_md, (int)s->num, a, s->src_md, dn_attr(),
                                                dn_engine()),
              "concat primitive descriptor", err);

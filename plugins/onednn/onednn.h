@@ -16,11 +16,12 @@
  * default 1024 entries) makes identical configurations share one compiled
  * primitive across nodes.
  *
- * Threads: oneDNN here runs on GNU OpenMP, whose teams belong to the thread that
- * starts them. dn_execute shares one budget (ctx->num_threads, mxk's
- * MXK_NUM_THREADS knob) among all engine workers running primitives at once: each
- * takes the free part of it (at least one thread, waiting for one) and sets its
- * OpenMP team to that size, so the workers' teams together never exceed the knob.
+ * Threads: oneDNN here runs on GNU OpenMP, and 2.x fixes many primitives' team
+ * size when their descriptor is created. One budget, ctx->num_threads (mxk's
+ * MXK_NUM_THREADS knob), applies at both ends: descriptors and primitives are
+ * created with the calling thread's OpenMP count set to it (dn_threads_for_create),
+ * and dn_execute runs one primitive at a time with a team of that size, so the
+ * engine workers running primitives never exceed the knob together.
  */
 #ifndef MXK_ONEDNN_H
 #define MXK_ONEDNN_H
@@ -90,14 +91,22 @@ typedef struct dn_arg {
  * objects are wrapped around the pointers for this call; at most 15; the
  * primitive's scratchpad is added from scratch slot 3 unless given) and waits for
  * it, with an
- * OpenMP team of the free part of the shared budget dn_num_threads(ctx) (see the
- * header comment). Thread-safe. Errors: dn_check's.
+ * OpenMP team of dn_num_threads(ctx), one primitive at a time in the process (see
+ * the header comment). Thread-safe. Errors: dn_check's.
  */
 mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, const dn_arg *args,
                       mxk_error_sink *err);
 
 /** The threads a kernel call may use: ctx->num_threads, or the online CPUs when 0. */
 int dn_num_threads(const mxk_op_ctx *ctx);
+
+/**
+ * Sets the calling thread's OpenMP thread count to the budget of the latest
+ * execution (before any: MXK_NUM_THREADS, else the online CPUs). Call right before
+ * creating a primitive descriptor or primitive other than through dn_pd_create,
+ * dn_reorder_pd_create and dn_primitive, which call it.
+ */
+void dn_threads_for_create(void);
 
 /**
  * dnnl_primitive_desc_create on the plugin's engine with a user-managed scratchpad,
@@ -129,8 +138,8 @@ const dnnl_memory_desc_t *dn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t 
 /**
  * Scratch memory of at least `bytes` for one call (a grow-only per-thread buffer
  * of the plugin, 64-byte aligned); NULL with MXK_ERR_OUT_OF_MEMORY in err.
- * Valid until the next dn_scratch call on this thread (`slot` 0..3 keeps up to
- * four buffers alive at once).
+ * Valid until the next dn_scratch call on this thread with the same `slot` (0..2
+ * for kernels; dn_execute uses slot 3 for the primitives' scratchpads).
  */
 void *dn_scratch(int slot, size_t bytes, mxk_error_sink *err);
 

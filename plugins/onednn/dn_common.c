@@ -5,7 +5,6 @@
  */
 #include "onednn.h"
 
-#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,11 @@ typedef struct dn_thread {
  * serialised (g_exec_mu) with a team of the budget, so the engine workers running
  * primitives never have more than one team at a time.
  */
+/* The OpenMP 4.5 C API of the runtime oneDNN runs on (libgomp, linked), declared here
+ * rather than through the compiler's omp.h, which under clang belongs to another
+ * runtime. */
+extern void omp_set_num_threads(int num_threads);
+
 static pthread_mutex_t g_exec_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_budget;
 

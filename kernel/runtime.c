@@ -62,12 +62,16 @@ mxk_status mxk_init(const mxk_init_options *options) {
         pthread_mutex_unlock(&init_lock);
         return MXK_OK;
     }
-    /* OpenMP runtimes that plugins bring along (oneDNN's GNU OpenMP) read
-     * OMP_WAIT_POLICY once, when the plugin loads them; their default keeps team threads
-     * spinning between parallel regions, taking the cores from the engine's workers and
-     * cpu-blas's pool (LeNet training on 2 cores: 7x slower). Passive unless the user
-     * chose. */
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    /* OpenMP runtimes that plugins bring along (oneDNN's GNU OpenMP) read their wait
+     * policy once, when the plugin loads them. libgomp's default lets idle team threads
+     * spin for 300,000 rounds after each parallel region, taking the cores from the
+     * engine's workers and cpu-blas's pool when they are busy (LeNet training on
+     * onednn: 7x slower on a loaded 2-core machine); passive waiting instead costs a
+     * futex wake-up per primitive (ResNet-20 at batch 1: 4.0 ms instead of 0.7). A
+     * short spin bridges consecutive primitives and gives the cores back within
+     * microseconds: GOMP_SPINCOUNT=3000 unless the user set a policy or count. */
+    if (getenv("OMP_WAIT_POLICY") == NULL)
+        setenv("GOMP_SPINCOUNT", "3000", 0);
     mxk_status rc = mxk_engine_start();
     if (rc == MXK_OK)
         rc = mxk_config_apply(o.config_dir, o.no_plugins);

@@ -81,10 +81,11 @@ typedef struct mxk_init_options {
  * the install's etc/mxk located from libmxk's own path), reads mxk.conf and loads
  * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
  * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
- * Sets OMP_WAIT_POLICY=PASSIVE in the environment unless it is set: the OpenMP
- * runtime a plugin loads (oneDNN's) reads it once, and its spinning default takes
- * the cores from the engine's other threads. Call before anything else loads an
- * OpenMP runtime, or set the variable yourself.
+ * Sets GOMP_SPINCOUNT=3000 in the environment unless OMP_WAIT_POLICY or
+ * GOMP_SPINCOUNT is set: the GNU OpenMP runtime a plugin loads (oneDNN's) reads it
+ * once, and its default 300,000 spins after each parallel region take the cores
+ * from the engine's other threads, while passive waiting slows every primitive by a
+ * wake-up. Call before anything else loads GNU OpenMP, or set the variables yourself.
  * Errors: MXK_ERR_FORMAT for a malformed mxk.conf (file and line named),
  * MXK_ERR_INVALID_ARGUMENT for a bad engine type or option. Idempotent: a second
  * call returns MXK_OK and changes nothing. `options` may be NULL.

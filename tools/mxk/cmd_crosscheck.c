@@ -9,10 +9,9 @@
  *
  * The --backends list is the backend preference of the bound graph (its first
  * entry is the backend under test, the next ones take what it declines); its last
- * entry is the reference. Parameters are uniform in [-0.5, 0.5), aux states in
- * [0.5, 1.5) (valid moving variances), the --shape inputs uniform in [0, 1) and
- * fresh in every iteration, arguments named *label class indices in [0, C) where C
- * is dims[1] of the first output. Exit status 0 when every node agrees, 1 on a
+ * entry is the reference. Values come from symbol_fill_random (symbol_bind.h):
+ * parameters and aux states once, from the seed; the --shape inputs and the labels
+ * fresh in every iteration. Exit status 0 when every node agrees, 1 on a
  * divergence or an error, 2 on wrong usage.
  */
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 
 #include "cli.h"
 #include "parse.h"
+#include "symbol_bind.h"
 
 /** Most --shape options. */
 #define CROSSCHECK_MAX_SHAPES 16
@@ -112,80 +112,6 @@ static int parse_args(crosscheck_request *req, int argc, char **argv) {
     return CLI_OK;
 }
 
-/** splitmix64: the next value of the stream *s, uniform in [0, 1). */
-static double next_uniform(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-
-/**
- * Fills array `a` (any dtype, through float64) with n values lo + (hi - lo) * u, or
- * integers in [0, hi) when `integers`. Returns CLI_OK or CLI_ERROR (reported).
- */
-static int fill(mxk_ndarray *a, double lo, double hi, int integers, uint64_t *rng) {
-    uint64_t n = mxk_ndarray_size(a);
-    mxk_shape shape = mxk_ndarray_shape(a);
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    mxk_ndarray *f64 = NULL;
-    if (v == NULL)
-        return cli_error("out of memory");
-    for (uint64_t i = 0; i < n; i++) {
-        double u = next_uniform(rng);
-        v[i] = integers ? (double)(uint64_t)(u * hi) : lo + (hi - lo) * u;
-    }
-    mxk_status st = mxk_ndarray_create(&shape, MXK_FLOAT64, mxk_ndarray_context(a), &f64);
-    if (st == MXK_OK)
-        st = mxk_ndarray_copy_from_host(f64, v, n * sizeof *v);
-    if (st == MXK_OK)
-        st = mxk_ndarray_copy_to(f64, a);
-    mxk_ndarray_free(f64);
-    free(v);
-    return st == MXK_OK ? CLI_OK : cli_api_error(st, "filling an array failed");
-}
-
-/** Index of `name` among the --shape names, or -1. */
-static int input_index(const crosscheck_request *req, const char *name) {
-    for (uint32_t i = 0; i < req->num_shapes; i++)
-        if (strcmp(req->names[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
-/**
- * Fills the executor's arrays: with `params` the parameters and aux states, always
- * the --shape inputs and the labels (see the file comment).
- */
-static int fill_arrays(const crosscheck_request *req, const mxk_symbol *sym, mxk_executor *ex,
-                       int params, uint64_t *rng) {
-    mxk_shape out = mxk_ndarray_shape(mxk_executor_output(ex, 0));
-    double classes = out.ndim > 1 ? (double)out.dims[1] : 1.0;
-    int rc = CLI_OK;
-    for (int aux = 0; aux < 2 && rc == CLI_OK; aux++) {
-        char **names = NULL;
-        uint32_t num = 0;
-        mxk_status st = mxk_symbol_list_names(
-            sym, aux ? MXK_SYMBOL_AUX_STATES : MXK_SYMBOL_ARGUMENTS, &num, &names);
-        if (st != MXK_OK)
-            return cli_api_error(st, "listing the symbol's names failed");
-        for (uint32_t i = 0; i < num && rc == CLI_OK; i++) {
-            size_t len = strlen(names[i]);
-            int label = !aux && len >= 5 && strcmp(names[i] + len - 5, "label") == 0;
-            if (aux && params)
-                rc = fill(mxk_executor_aux(ex, names[i]), 0.5, 1.5, 0, rng);
-            else if (!aux && input_index(req, names[i]) >= 0)
-                rc = fill(mxk_executor_arg(ex, names[i]), 0.0, 1.0, 0, rng);
-            else if (label)
-                rc = fill(mxk_executor_arg(ex, names[i]), 0.0, classes, 1, rng);
-            else if (!aux && params)
-                rc = fill(mxk_executor_arg(ex, names[i]), -0.5, 0.5, 0, rng);
-        }
-        mxk_string_list_free(names);
-    }
-    return rc;
-}
-
 /** The report of one iteration as a JSON object. */
 static json_t *report_json(const mxk_crosscheck_report *r, uint64_t iteration) {
     json_t *o = json_object();
@@ -253,10 +179,10 @@ static int run_body(const cli_globals *g, void *arg) {
                                       req->shapes, "null", 0, NULL, NULL, NULL, &ex);
     }
     int rc = st == MXK_OK ? CLI_OK : cli_api_error(st, "binding '%s' failed", req->symbol);
-    uint64_t rng = req->seed;
+    symbol_inputs in = {req->num_shapes, (const char *const *)req->names, req->shapes};
     int diverged = 0;
     for (uint64_t it = 1; it <= req->iterations && rc == CLI_OK && !diverged; it++) {
-        rc = fill_arrays(req, sym, ex, it == 1, &rng);
+        rc = symbol_fill_random(sym, &in, ex, it == 1, req->seed * 1000003u + it);
         mxk_crosscheck_options o = {.struct_size = sizeof o,
                                     .reference = req->reference,
                                     .is_train = req->is_train,

@@ -1,7 +1,8 @@
 /*
  * Training and inference throughput of the reference networks on Fashion-MNIST
- * through mxk_train (the Module over MNISTIter), beside the PyTorch peer
- * (../shared/peers/train.py): `bench_train mlp|lenet|resnet20 [epochs] [data_dir]
+ * through mxk_train (the Module over MNISTIter), for comparison with the peers'
+ * train.py that bench_train.sh and bench_onednn.sh run beside it (PEER_DIR):
+ * `bench_train mlp|lenet|resnet20 [epochs] [data_dir]
  * [num_examples]` (resnet20: mxkt_net_create's resnet with 20 layers on 1x28x28, batch
  * 128, as the peers; num_examples: the first N shuffled examples per epoch, for
  * short timed runs; the backend comes from the preference, e.g. MXK_BACKEND).

@@ -4,7 +4,7 @@
 if(TARGET mxk-cpu-blas)
   add_executable(bench_executor ${CMAKE_CURRENT_LIST_DIR}/bench_executor.c)
   target_include_directories(bench_executor PRIVATE ${PROJECT_SOURCE_DIR}/abi
-    ${PROJECT_SOURCE_DIR}/kernel ${PROJECT_SOURCE_DIR}/kernel/engine)
+    ${MXK_KERNEL_INCLUDE_DIRS})
   target_compile_definitions(bench_executor PRIVATE MXK_BUILD_CONFDIR="${MXK_BUILD_CONFDIR_ABS}")
   target_link_libraries(bench_executor PRIVATE mxk)
   add_dependencies(bench_executor mxk-cpu-blas)

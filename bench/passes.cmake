@@ -12,8 +12,7 @@ if(TARGET mxk-cpu-blas)
       ${PROJECT_SOURCE_DIR}/sdk/include)
   endif()
   add_executable(bench_plan ${CMAKE_CURRENT_LIST_DIR}/bench_plan.c)
-  target_include_directories(bench_plan PRIVATE ${PROJECT_SOURCE_DIR}/kernel
-    ${PROJECT_SOURCE_DIR}/kernel/graph ${PROJECT_SOURCE_DIR}/tests/passes)
+  target_include_directories(bench_plan PRIVATE ${MXK_KERNEL_INCLUDE_DIRS} ${PROJECT_SOURCE_DIR}/tests/passes)
   target_compile_definitions(bench_plan PRIVATE BUILD_CONFDIR="${MXK_BUILD_CONFDIR_ABS}"
     PT_PLUGIN_PATH="${MXK_TEST_PLUGIN_DIR}/libmxk-passes-test.so")
   target_link_libraries(bench_plan PRIVATE mxk)

@@ -1,3 +1,6 @@
+/*
+ * The config directory: mxk.conf and plugins.d/*.conf, read with inih (see config.h).
+ */
 #include "config.h"
 
 #include <dirent.h>

@@ -1,3 +1,7 @@
+/*
+ * The plugin loader: dlopen, ABI version negotiation, plugin init through the
+ * registrar, rejection reasons (see loader.h).
+ */
 #include "loader.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,6 @@
+/*
+ * Shapes: validation, element counts and "(a,b)" formatting (see shape.h).
+ */
 #include "shape.h"
 
 #include <stdio.h>

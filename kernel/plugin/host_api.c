@@ -1,3 +1,7 @@
+/*
+ * The host API handed to plugins (abi/mxk_abi_host.h): logging, engine, storage and
+ * resources on the plugin's behalf (see host_api.h).
+ */
 #include "host_api.h"
 
 #include <stdarg.h>

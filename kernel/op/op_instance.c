@@ -1,3 +1,7 @@
+/*
+ * Op instances: an operator bound to attributes and a device, its kernel chosen by the
+ * backend preference, and its prepared forward/backward calls (see op_instance.h).
+ */
 #include "op_instance.h"
 
 #include <stdio.h>

@@ -1,3 +1,7 @@
+/*
+ * Operator attributes: parsing and validation of string attributes against an
+ * operator's declared attribute table (see attrs.h).
+ */
 #include "attrs.h"
 
 #include <ctype.h>

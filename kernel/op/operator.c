@@ -1,3 +1,7 @@
+/*
+ * Operator parameters (operator.h): an operator looked up by name with its
+ * attributes validated, and its shape and type inference.
+ */
 #include "operator.h"
 
 #include <stdio.h>

@@ -1,3 +1,7 @@
+/*
+ * The error channel: the thread-local last-error message of mxk_get_last_error and
+ * status names (see error.h).
+ */
 #include "error.h"
 
 #include <stdarg.h>

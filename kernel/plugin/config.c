@@ -1,5 +1,5 @@
 /*
- * The config directory: mxk.conf and plugins.d/*.conf, read with inih (see config.h).
+ * The config directory: mxk.conf and the plugins.d confs, read with inih (see config.h).
  */
 #include "config.h"
 

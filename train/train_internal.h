@@ -14,6 +14,8 @@ mxk_status mxkt_kernel_error(mxk_status st, const char *what);
 int64_t mxkt_shape_size(const mxk_shape *s);
 /** A 64-bit FNV-1a hash of a string (counter range of a parameter's random stream). */
 uint64_t mxkt_hash(const char *s);
+/** True when `s` ends with `suffix`. */
+int mxkt_ends_with(const char *s, const char *suffix);
 /** Uniform float in [0,1) number i of stream (seed, stream). */
 double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i);
 

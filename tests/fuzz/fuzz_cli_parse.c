@@ -1,7 +1,7 @@
 /*
  * Fuzz target for the option parsers of the `mxk` command line
  * (tools/mxk/parse.c: numbers, --shape, --ctx, --metrics, --lr-step-epochs) and
- * the --initializer spec (train/optim.c mxkt_initializer_parse, upstream
+ * the --initializer spec (train/initializer.c mxkt_initializer_parse, upstream
  * python/mxnet/initializer.py).
  *
  * Input: byte 0 picks the parser (modulo 7), the rest is the option value (cut

@@ -46,7 +46,12 @@ struct mxkt_module {
     mxk_kvstore *kv;      /**< with several contexts: sums gradients */
     float *out_host;
     int64_t out_width;
-    int64_t scored; /**< examples the last score counted */
+    int64_t scored;               /**< examples the last score counted */
+    mxkt_progress_cb progress_cb; /**< mxkt_module_set_progress's, NULL: none */
+    void *progress_user;
+    /** the pass being reported: fit sets "train" / "validation" and the epoch */
+    const char *progress_phase;
+    int32_t progress_epoch;
 };
 
 /** Monotonic seconds. */
@@ -122,6 +127,7 @@ mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, cons
     mxkt_module *m = calloc(1, sizeof *m);
     if (m == NULL)
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    m->progress_epoch = -1;
     snprintf(m->data_name, sizeof m->data_name, "%s", data_name ? data_name : "data");
     snprintf(m->label_name, sizeof m->label_name, "%s", label_name ? label_name : "softmax_label");
     memcpy(m->ctx, ctx, num_ctx * sizeof *ctx);
@@ -808,6 +814,73 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
     return st;
 }
 
+/** Names listed in a checkpoint mismatch message before "and N more". */
+#define MISMATCH_SHOWN 3
+
+/**
+ * Appends " (what): a, b, c and N more" for the names of `list` flagged in `flag`
+ * (count of them: n) to the stream.
+ */
+static void list_flagged(FILE *f, const char *what, const char *const *list, const char *prefix,
+                         const char *flag, uint32_t total, uint32_t n) {
+    fprintf(f, "%s %u %s", prefix, n, what);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < total && shown < MISMATCH_SHOWN; i++)
+        if (flag[i])
+            fprintf(f, "%s%s", shown++ ? ", " : " ", list[i]);
+    if (n > shown)
+        fprintf(f, " and %u more", n - shown);
+}
+
+/**
+ * Checks that the names of a parameter file are exactly the module's parameters
+ * and aux states (module_slot), before anything is copied. Error:
+ * MXK_ERR_INVALID_ARGUMENT "PATH does not match the network: it has N parameters
+ * the network lacks: a, b, c and K more; it lacks M of the network's: x, y".
+ */
+static mxk_status check_ckpt_names(const mxkt_module *m, const char *path, uint32_t n,
+                                   const char *const *names) {
+    uint32_t total = m->nparams + m->naux, extra = 0, missing = 0;
+    char *given = calloc((size_t)total + 1, 1), *unknown = calloc((size_t)n + 1, 1);
+    const char **mine = calloc((size_t)total + 1, sizeof *mine);
+    mxk_status st = MXK_OK;
+    if (given == NULL || unknown == NULL || mine == NULL)
+        st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    for (uint32_t k = 0; k < n && st == MXK_OK; k++) {
+        int64_t slot = module_slot(m, names[k]);
+        if (slot >= 0)
+            given[slot] = 1;
+        else
+            extra += unknown[k] = 1;
+    }
+    for (uint32_t i = 0; i < total && st == MXK_OK; i++) {
+        mine[i] = i < m->nparams ? m->pnames[i] : m->aux[i - m->nparams];
+        missing += given[i] = !given[i]; /* from here on: flags the missing ones */
+    }
+    if (st == MXK_OK && (extra || missing)) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (f != NULL) {
+            fprintf(f, "%s does not match the network", path);
+            if (extra)
+                list_flagged(f, "parameters the network lacks:", names, ": it has", unknown, n,
+                             extra);
+            if (missing)
+                list_flagged(f, "of the network's:", mine, extra ? "; it lacks" : ": it lacks",
+                             given, total, missing);
+        }
+        st = f != NULL && fclose(f) == 0
+                 ? mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s", text)
+                 : mxkt_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        free(text);
+    }
+    free(given);
+    free(unknown);
+    free(mine);
+    return st;
+}
+
 /** Loads prefix-%04d.params into the module (set_params). */
 mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch) {
     char path[PATH_MAX];
@@ -821,6 +894,8 @@ mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t e
     if (names == NULL)
         st = mxkt_error(MXK_ERR_FORMAT, "%s: a parameter file needs names", path);
     else
+        st = check_ckpt_names(m, path, n, (const char *const *)names);
+    if (st == MXK_OK)
         st = mxkt_module_set_params(m, n, (const char *const *)names, arrs, 0);
     mxk_ndarray_list_free(n, arrs, names);
     return st;
@@ -961,6 +1036,34 @@ static mxk_status check_counted(const mxkt_metric *metrics, uint32_t nm, const c
     return MXK_OK;
 }
 
+/** Sets the progress callback (see mxk_train.h). */
+void mxkt_module_set_progress(mxkt_module *m, mxkt_progress_cb cb, void *user) {
+    m->progress_cb = cb;
+    m->progress_user = user;
+}
+
+/**
+ * Reports a pass's progress to the module's callback (none: nothing): batch
+ * `batch` of `total` done (0: unknown), `samples` rows in `seconds`, the running
+ * value of metrics[0] (NULL: none), `done` after the last batch.
+ */
+static void report_progress(const mxkt_module *m, const char *phase, int32_t epoch, int64_t batch,
+                            int64_t total, int64_t samples, double seconds,
+                            const mxkt_metric *metric, int32_t done) {
+    if (m->progress_cb == NULL)
+        return;
+    mxkt_progress p = {.phase = phase,
+                       .epoch = epoch,
+                       .batch = batch,
+                       .num_batches = total,
+                       .samples = samples,
+                       .seconds = seconds,
+                       .metric = metric ? metric->name : NULL,
+                       .value = metric && metric->num_inst > 0.0 ? mxkt_metric_get(metric) : NAN,
+                       .done = done};
+    m->progress_cb(&p, m->progress_user);
+}
+
 /** score(eval_data, eval_metric): pad rows excluded (BaseModule.score with batch.pad). */
 mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
                              uint32_t num_metrics) {
@@ -968,6 +1071,9 @@ mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metri
         mxkt_metric_reset(&metrics[k]);
     m->scored = 0;
     MXKT_CHECK(mxkt_iter_reset(eval));
+    const char *phase = m->progress_phase ? m->progress_phase : "score";
+    double tic = now_s();
+    int64_t nbatch = 0;
     for (int64_t first = 0;;) {
         int32_t has = 0;
         MXKT_CHECK(mxkt_iter_next(eval, &has));
@@ -987,7 +1093,12 @@ mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metri
             m->scored += n;
         }
         first += n;
+        nbatch++;
+        report_progress(m, phase, m->progress_epoch, nbatch, eval->num_batches, nbatch * m->batch,
+                        now_s() - tic, num_metrics ? &metrics[0] : NULL, 0);
     }
+    report_progress(m, phase, m->progress_epoch, nbatch, eval->num_batches, nbatch * m->batch,
+                    now_s() - tic, num_metrics ? &metrics[0] : NULL, 1);
     return check_counted(metrics, num_metrics, "score");
 }
 
@@ -1002,6 +1113,8 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
     MXKT_CHECK(mxkt_iter_reset(eval));
     size_t cap = 0, used = 0;
     float *res = NULL;
+    double tic = now_s();
+    int64_t nbatch = 0;
     for (;;) {
         int32_t has = 0;
         mxk_status st = mxkt_iter_next(eval, &has);
@@ -1032,7 +1145,12 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
         }
         memcpy(res + used, m->out_host, add * sizeof(float));
         used += add;
+        nbatch++;
+        report_progress(m, "predict", -1, nbatch, eval->num_batches, nbatch * m->batch,
+                        now_s() - tic, NULL, 0);
     }
+    report_progress(m, "predict", -1, nbatch, eval->num_batches, nbatch * m->batch, now_s() - tic,
+                    NULL, 1);
     if (used == 0) {
         free(res);
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "predict: the data gave no example");
@@ -1043,90 +1161,9 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
     return MXK_OK;
 }
 
-/** Draws the progress bar "[=====>    ] n/total" on stdout (total 0: count only). */
-static void progress(int64_t n, int64_t total, int32_t epoch) {
-    if (total > 0) {
-        int w = 30, fill = (int)(w * n / total);
-        char bar[40];
-        for (int i = 0; i < w; i++)
-            bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
-        bar[w] = '\0';
-        printf("\rEpoch %d [%s] %lld/%lld", epoch, bar, (long long)n, (long long)total);
-    } else {
-        printf("\rEpoch %d batch %lld", epoch, (long long)n);
-    }
-    fflush(stdout);
-}
-
-/** Clears the progress bar line. */
-static void progress_clear(void) {
-    printf("\r\033[K");
-    fflush(stdout);
-}
-
-/** Writes one JSON object of metric values ("name": value, ...). */
-static void json_metrics(FILE *f, const mxkt_metric *ms, uint32_t n, const double *vals) {
-    fputc('{', f);
-    for (uint32_t k = 0; k < n; k++) {
-        if (isfinite(vals[k]))
-            fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", ms[k].name, vals[k]);
-        else
-            fprintf(f, "%s\"%s\": null", k ? ", " : "", ms[k].name);
-    }
-    fputc('}', f);
-}
-
 /** The learning rate the optimizer's last update used (its scheduler's, else the fixed one). */
 static double module_lr(const mxkt_module *m) {
     return m->opt.sched.kind != MXKT_SCHED_NONE ? m->opt.sched.lr : m->opt.lr;
-}
-
-/** Largest metrics log appended to (bytes): about 200 bytes an epoch. */
-#define METRICS_LOG_MAX_BYTES (64u << 20)
-
-/**
- * Appends epoch `epoch`'s line to o->metrics_log (JSON Lines: epoch, train and
- * validation metrics (vmetrics NULL: null), lr, samples/s, seconds). Append
- * semantics across runs, written atomically: the existing log is read (a regular
- * file; absent: empty) and rewritten whole with the line added (mxk_file_write),
- * so a full disk or a kill leaves the previous log, never a cut line. Errors:
- * MXK_ERR_IO "metrics log: cannot write 'PATH': <strerror>" and the other errors
- * of mxk_file_read / mxk_file_write with the path; MXK_ERR_OUT_OF_MEMORY.
- */
-static mxk_status append_metrics_log(const mxkt_module *m, const mxkt_fit_options *o, int32_t epoch,
-                                     const mxkt_metric *metrics, const mxkt_metric *vmetrics,
-                                     uint32_t nm) {
-    char *old = NULL, *text = NULL;
-    size_t old_len = 0, len = 0;
-    struct stat sb;
-    mxk_status st = MXK_OK;
-    if (lstat(o->metrics_log, &sb) == 0 || errno != ENOENT)
-        st = mxk_file_read(o->metrics_log, NULL, METRICS_LOG_MAX_BYTES, &old, &old_len);
-    if (st != MXK_OK)
-        return mxkt_kernel_error(st, "metrics log");
-    FILE *f = open_memstream(&text, &len);
-    if (f == NULL) {
-        free(old);
-        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
-    }
-    fwrite(old ? old : "", 1, old_len, f);
-    free(old);
-    fprintf(f, "{\"epoch\": %d, \"train\": ", epoch);
-    json_metrics(f, metrics, nm, o->last_train);
-    fputs(", \"validation\": ", f);
-    if (vmetrics)
-        json_metrics(f, vmetrics, nm, o->last_val);
-    else
-        fputs("null", f);
-    fprintf(f, ", \"lr\": %.6g, \"samples_per_sec\": %.1f, \"seconds\": %.3f}\n", module_lr(m),
-            o->last_speed, o->last_seconds);
-    if (fclose(f) != 0) {
-        free(text);
-        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
-    }
-    st = mxk_file_write(o->metrics_log, text, len);
-    free(text);
-    return st == MXK_OK ? st : mxkt_kernel_error(st, "metrics log");
 }
 
 /**
@@ -1235,8 +1272,6 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
                     mxkt_speedometer_line(
                         line, sizeof line, epoch, nbatch,
                         (double)o->disp_batches * (double)m->batch / (t - spd_tic), metrics, nm);
-                    if (o->progress)
-                        progress_clear();
                     fprintf(log, "%s\n", line);
                     fflush(log);
                     spd_tic = t;
@@ -1245,16 +1280,15 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             if (o->batch_cb)
                 o->batch_cb(epoch, nbatch, metrics, nm, o->batch_cb_user);
             nbatch++;
-            if (o->progress && (nbatch % 10 == 0))
-                progress(nbatch, total, epoch);
+            report_progress(m, "train", epoch, nbatch, total, samples, now_s() - tic, &metrics[0],
+                            0);
         }
         mxk_status waited = mxk_wait_all();
         if (waited != MXK_OK)
             return mxkt_kernel_error(waited, "fit");
         train_time = now_s() - tic;
+        report_progress(m, "train", epoch, nbatch, total, samples, train_time, &metrics[0], 1);
         total = nbatch;
-        if (o->progress)
-            progress_clear();
         char what[64];
         snprintf(what, sizeof what, "fit: epoch %d", epoch);
         MXKT_CHECK(check_counted(metrics, nm, what));
@@ -1273,7 +1307,12 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
                 MXKT_CHECK(mxkt_module_save_checkpoint(m, o->ckpt_prefix, epoch + 1, 1, log));
         }
         if (eval) {
-            MXKT_CHECK(mxkt_module_score(m, eval, vmetrics, nm));
+            m->progress_phase = "validation";
+            m->progress_epoch = epoch;
+            mxk_status scored = mxkt_module_score(m, eval, vmetrics, nm);
+            m->progress_phase = NULL;
+            m->progress_epoch = -1;
+            MXKT_CHECK(scored);
             o->last_val_examples = m->scored;
             for (uint32_t k = 0; k < nm; k++) {
                 o->last_val[k] = mxkt_metric_get(&vmetrics[k]);
@@ -1284,8 +1323,18 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
         }
         /* end of the epoch: the iterator starts the next one (upstream resets here) */
         MXKT_CHECK(mxkt_iter_reset(train));
-        if (o->metrics_log)
-            MXKT_CHECK(append_metrics_log(m, o, epoch, metrics, eval ? vmetrics : NULL, nm));
+        o->last_lr = module_lr(m);
+        if (o->metrics_log || o->epoch_cb) {
+            char *line = mxkt_epoch_json(o, epoch, metrics, eval ? vmetrics : NULL, nm);
+            if (line == NULL)
+                return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "fit: out of memory");
+            mxk_status logged =
+                o->metrics_log ? mxkt_metrics_log_append(o->metrics_log, line) : MXK_OK;
+            if (logged == MXK_OK && o->epoch_cb)
+                o->epoch_cb(epoch, line, o, o->epoch_cb_user);
+            free(line);
+            MXKT_CHECK(logged);
+        }
     }
     return MXK_OK;
 }

@@ -19,6 +19,21 @@ int mxkt_ends_with(const char *s, const char *suffix);
 /** Uniform float in [0,1) number i of stream (seed, stream). */
 double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i);
 
+/**
+ * fit's JSON line of an epoch (mxkt_fit_options.metrics_log describes it; vmetrics
+ * NULL: "validation": null), without a newline, malloc'd; NULL when out of memory.
+ */
+char *mxkt_epoch_json(const mxkt_fit_options *o, int32_t epoch, const mxkt_metric *metrics,
+                      const mxkt_metric *vmetrics, uint32_t nm);
+/**
+ * Appends `line` and a newline to the metrics log `path`: the log (a regular file;
+ * absent: empty) is read and rewritten whole (mxk_file_write), so a full disk or a
+ * kill leaves the previous log, never a cut line. Errors: MXK_ERR_IO "metrics log:
+ * cannot write 'PATH': <strerror>", the other errors of mxk_file_read /
+ * mxk_file_write with "metrics log: ", MXK_ERR_OUT_OF_MEMORY.
+ */
+mxk_status mxkt_metrics_log_append(const char *path, const char *line);
+
 #define MXKT_CHECK(expr)                                                                           \
     do {                                                                                           \
         mxk_status st_ = (expr);                                                                   \

@@ -32,13 +32,25 @@ train_slice)
     [ "$(wc -l <m.jsonl)" -eq 1 ] || fail "metrics log needs one line"
     grep -q '"epoch": 0, "train": {"accuracy": 0\.[0-9]*}, "validation": {"accuracy": ' m.jsonl ||
         fail "metrics log line: $(cat m.jsonl)"
-    [ ! -s out.txt ] || fail "stdout not a terminal: no progress bar expected"
-    # on a terminal (script(1) gives the run a pseudo-terminal): the progress bar
+    [ ! -s out.txt ] || fail "stdout has output without --json"
+    ! grep -q "$(printf '\r')" log.txt || fail "stderr not a terminal: no progress bar expected"
+    # on a terminal (script(1) gives the run a pseudo-terminal): the progress bar on
+    # stderr, drawn at the first and the last batch of each pass (and every 0.1 s
+    # between), erased before each log line; --no-progress: none
     if command -v script >/dev/null 2>&1; then
         script -qec "'$mxk' --config-dir '$conf' train --num-examples 2000 --num-epochs 1 \
-            --disp-batches 0 2>/dev/null" tty.txt >/dev/null || fail "mxk train on a terminal"
-        grep -q "Epoch 0 \[===============>              \] 10/20.Epoch 0 \[=*\] 20/20" tty.txt ||
-            fail "no progress bar on a terminal: $(cat tty.txt)"
+            --disp-batches 0" tty.txt >/dev/null || fail "mxk train on a terminal"
+        tr '\r' '\n' <tty.txt >bar.txt
+        grep -q "^Epoch\[0\] train \[>         \] 1/20 5% [0-9]* samples/s ETA 0:[0-9][0-9] accuracy=0\.[0-9]\{4\}.\[K$" bar.txt ||
+            fail "no first progress line on a terminal: $(cat bar.txt)"
+        grep -q "^Epoch\[0\] train \[==========\] 20/20 100% [0-9]* samples/s accuracy=0\.[0-9]\{4\}.\[K$" bar.txt ||
+            fail "no last progress line on a terminal: $(cat bar.txt)"
+        grep -q "^Epoch\[0\] validation \[==========\] 100/100 100% [0-9]* samples/s accuracy=0\.[0-9]\{4\}.\[K$" bar.txt ||
+            fail "no validation progress line on a terminal: $(cat bar.txt)"
+        grep -q '^.\[KEpoch\[0\] Train-accuracy=' bar.txt || fail "the bar is not erased before a log line"
+        script -qec "'$mxk' --config-dir '$conf' train --num-examples 200 --num-epochs 1 \
+            --disp-batches 0 --no-progress" tty2.txt >/dev/null || fail "--no-progress"
+        ! grep -q 'train \[' tty2.txt || fail "--no-progress drew a bar: $(cat tty2.txt)"
     fi
     ;;
 train_resume)
@@ -241,7 +253,7 @@ eval_counts)
     "$mxk" --config-dir "$conf" predict --model-prefix c/m --load-epoch 1 --num-examples 5 \
         2>/dev/null | cmp - p5.txt || fail "the 5 rows differ from the first 5 of all"
     "$mxk" --config-dir "$conf" train --num-examples 70000 2>e.txt && fail "70000 accepted"
-    grep -q "num_examples 70000 is more than the 60000 examples of '$data/train-images-idx3-ubyte.gz'" e.txt ||
+    grep -qx "mxk: error: --num-examples 70000 is more than the 60000 examples of the training set in $data" e.txt ||
         fail "70000: $(cat e.txt)"
     ;;
 eval_bad_data)

@@ -7,17 +7,21 @@
  *   mxk score --model-prefix P --load-epoch N [--data-dir D] [--batch-size B]
  *   mxk predict --model-prefix P --load-epoch N [--output FILE]
  *
- * Logs go to stderr as MXNet's logging writes them; a progress bar is drawn on
- * stdout only when stdout is a terminal.
+ * Logs go to stderr as MXNet's logging writes them, with a header and a summary
+ * line around `mxk train`'s; a progress bar is drawn on stderr only when stderr is
+ * a terminal (train_progress.c); --json puts machine-readable objects on stdout.
+ * Every option is checked before any data is read or anything trained.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "train_opts.h"
+#include "train_progress.h"
 
 /** Creates the directory part of a checkpoint prefix (fit.py _save_model's makedirs). */
 static int make_prefix_dir(const char *prefix) {
@@ -77,6 +81,7 @@ typedef struct train_args {
     uint64_t seed;
     double lr, lr_factor, mom, wd;
     int lr_set;
+    int no_progress; /**< --no-progress */
     /* parsed by parse_args, so that a bad list is reported before any data is read */
     mxkt_metric metric[CLI_MAX_METRICS]; /**< --metrics */
     uint32_t num_metrics;
@@ -170,9 +175,14 @@ static int parse_args(train_args *a, int argc, char **argv) {
             a->net.batch_norm = 1;
             continue;
         }
+        if (strcmp(argv[i], "--no-progress") == 0) {
+            a->no_progress = 1;
+            continue;
+        }
         if ((r = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (r < 0 || !cli_parse_uint(v, UINT64_MAX, &a->seed))
-                return cli_usage_error(a->cmd, "option '--seed' needs an integer");
+                return cli_usage_error(a->cmd, "option '--seed' needs an integer from 0 to %llu",
+                                       (unsigned long long)UINT64_MAX);
             continue;
         }
         if ((r = cli_option_value(argc, argv, &i, "--lr", &v)) != 0) {
@@ -192,6 +202,16 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
+    if (a->num_epochs < 1)
+        return cli_usage_error(a->cmd, "--num-epochs must be at least 1");
+    /* the ranges in which the update rules of optimizer.py make sense: momentum
+     * below 1 (1 or more never forgets a gradient and diverges), no negative decay */
+    if (!(a->mom >= 0.0 && a->mom < 1.0))
+        return cli_usage_error(a->cmd, "--mom must be in [0, 1), not %g", a->mom);
+    if (!(a->wd >= 0.0))
+        return cli_usage_error(a->cmd, "--wd must be at least 0, not %g", a->wd);
+    if (a->load_epoch >= 0 && a->model_prefix == NULL)
+        return cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");
     if (a->save_period < 1)
         return cli_usage_error(a->cmd, "--save-period must be at least 1");
     char msg[512], steps[64];
@@ -325,20 +345,185 @@ static int mxnet_pickled_states(const char *path) {
     return 1;
 }
 
+/**
+ * Refuses a --metrics-log that cannot be appended to, before any work: what
+ * mxk_file_check_target refuses, a directory that cannot be written (the log is
+ * rewritten through a temporary file there), an existing log that cannot be read.
+ * Returns CLI_OK or CLI_ERROR ("--metrics-log: cannot write 'PATH': ...").
+ */
+static int check_metrics_log(const char *path) {
+    if (mxk_file_check_target(path) != MXK_OK)
+        return cli_error("--metrics-log: %s", mxk_get_last_error());
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/m.jsonl": the root */
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_error("--metrics-log: cannot write '%s': %s", path, strerror(errno));
+    if (access(path, F_OK) == 0 && access(path, R_OK) != 0)
+        return cli_error("--metrics-log: cannot read '%s': %s", path, strerror(errno));
+    return CLI_OK;
+}
+
+/**
+ * Checks that the checkpoint a run resumes from is there before anything is
+ * loaded or printed. Returns CLI_OK or CLI_ERROR ("cannot resume from epoch N:
+ * 'P-%04d.params': <strerror>").
+ */
+static int check_checkpoint(const char *prefix, int64_t epoch) {
+    char path[4096];
+    mxkt_checkpoint_name(path, sizeof path, prefix, (int32_t)epoch, "params");
+    if (access(path, R_OK) != 0)
+        return cli_error("cannot resume from epoch %lld: '%s': %s", (long long)epoch, path,
+                         strerror(errno));
+    return CLI_OK;
+}
+
+/**
+ * Refuses a --num-examples larger than the training (train != 0) or test set in
+ * --data-dir, before the data is read ("--num-examples N is more than the M
+ * examples of the training set in DIR"). A set whose size cannot be found passes
+ * (opening it reports why). Returns CLI_OK or CLI_ERROR.
+ */
+static int check_num_examples(const train_args *a, int train) {
+    int64_t all = train_count_examples(a->data_dir, train);
+    if (a->num_examples > 0 && all > 0 && a->num_examples > all)
+        return cli_error("--num-examples %lld is more than the %lld examples of the %s set in %s",
+                         (long long)a->num_examples, (long long)all, train ? "training" : "test",
+                         a->data_dir);
+    return CLI_OK;
+}
+
+/** Monotonic seconds. */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/** What fit's epoch callback adds up and prints. */
+typedef struct epoch_sink {
+    int json;          /**< --json: each epoch's JSON line on stdout */
+    train_summary sum; /**< for the summary line */
+} epoch_sink;
+
+/** mxkt_epoch_cb: counts the epoch for the summary; with --json prints its line. */
+static void on_epoch(int32_t epoch, const char *json, const mxkt_fit_options *o, void *user) {
+    epoch_sink *s = user;
+    if (s->sum.epochs++ == 0)
+        s->sum.first_epoch = epoch;
+    s->sum.train_seconds += o->last_seconds;
+    s->sum.train_samples += o->last_speed * o->last_seconds;
+    if (s->json) {
+        printf("%s\n", json);
+        fflush(stdout);
+    }
+}
+
+/**
+ * Loads the checkpoint a run resumes from (.params, and .states when `shift` is
+ * 0) and logs "Loaded model". A checkpoint of another network is named with a
+ * note on the network it was saved with. Returns CLI_OK or CLI_ERROR.
+ */
+static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
+    mxk_status st = mxkt_module_load_params(m, a->model_prefix, (int32_t)a->load_epoch);
+    if (st == MXK_ERR_INVALID_ARGUMENT) {
+        cli_error("%s", mxkt_last_error());
+        cli_note("the checkpoint was saved with the network of '%s-symbol.json': resume with "
+                 "--symbol %s-symbol.json or with the --network it was trained with",
+                 a->model_prefix, a->model_prefix);
+        return CLI_ERROR;
+    }
+    if (st == MXK_OK && shift == 0)
+        st = mxkt_module_load_states(m, a->model_prefix, (int32_t)a->load_epoch);
+    if (st != MXK_OK)
+        return cli_error("%s", mxkt_last_error());
+    fprintf(stderr, "Loaded model %s-%04d.params\n", a->model_prefix, (int)a->load_epoch);
+    return CLI_OK;
+}
+
+/** Runs fit with the header, the progress bar, --json and the summary line. */
+static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, const mxk_symbol *sym,
+                   mxkt_iter *train, mxkt_iter *val, int64_t all_train) {
+    train_progress bar;
+    train_progress_open(&bar, !a->no_progress);
+    mxkt_module_set_progress(m, train_progress_cb, &bar);
+    mxk_context ctx[MXKT_MAX_CTX];
+    uint32_t nctx = 0;
+    cli_parse_ctx(a->ctx, ctx, &nctx); /* checked by make_module */
+    train_header h = {.network = a->symbol_file ? a->symbol_file : a->network,
+                      .sym = sym,
+                      .data_shape = &train->data_shape,
+                      .ctx = ctx,
+                      .nctx = nctx,
+                      .data_dir = a->data_dir,
+                      .train_examples = a->num_examples > 0 ? a->num_examples : all_train,
+                      .all_train = all_train,
+                      .val_examples = train_count_examples(a->data_dir, 0)};
+    train_print_header(bar.log, &h);
+    mxkt_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    epoch_sink sink = {.json = g->json};
+    fo.begin_epoch = a->load_epoch > 0 ? (int32_t)a->load_epoch : 0;
+    fo.num_epoch = (int32_t)a->num_epochs;
+    fo.metrics = a->metric;
+    fo.num_metrics = a->num_metrics;
+    fo.disp_batches = (int32_t)a->disp_batches;
+    fo.ckpt_prefix = a->model_prefix;
+    fo.ckpt_period = (int32_t)a->save_period;
+    fo.log = bar.log;
+    fo.metrics_log = a->metrics_log;
+    fo.epoch_cb = on_epoch;
+    fo.epoch_cb_user = &sink;
+    double tic = now_s();
+    mxk_status st = mxkt_module_fit(m, train, val, &fo);
+    sink.sum.wall_seconds = now_s() - tic;
+    train_progress_close(&bar);
+    if (st != MXK_OK)
+        return cli_error("%s", mxkt_last_error());
+    fprintf(stderr, "Trained on %lld examples per epoch, validated on %lld\n",
+            (long long)fo.last_examples, (long long)fo.last_val_examples);
+    train_print_summary(stderr, &sink.sum, a->metric, a->num_metrics, &fo);
+    return CLI_OK;
+}
+
 /** The body of `mxk train` (with the library initialised). */
 static int train_body(const cli_globals *g, void *arg) {
     train_args *a = arg;
     mxk_symbol *sym = NULL;
     mxkt_iter *train = NULL, *val = NULL;
     mxkt_module *m = NULL;
+    /* every option is checked before any work: output paths, the checkpoint */
     int rc = check_output_paths(a->cmd, a->model_prefix, NULL);
+    if (rc == CLI_OK && a->metrics_log)
+        rc = check_metrics_log(a->metrics_log);
+    if (rc == CLI_OK && a->load_epoch >= 0)
+        rc = check_checkpoint(a->model_prefix, a->load_epoch);
     if (rc == CLI_OK)
-        rc = make_symbol(a, &sym);
+        rc = check_num_examples(a, 1);
+    if (rc != CLI_OK)
+        return rc;
+    if (a->load_epoch >= a->num_epochs) { /* fit.py: fit runs no epoch */
+        fprintf(stderr,
+                "Nothing to train: the checkpoint of --load-epoch %lld has epochs 0 to %lld done, "
+                "and --num-epochs %lld stops after epoch %lld; pass --num-epochs %lld or more to "
+                "train on\n",
+                (long long)a->load_epoch, (long long)a->load_epoch - 1, (long long)a->num_epochs,
+                (long long)a->num_epochs - 1, (long long)a->load_epoch + 1);
+        return CLI_OK;
+    }
+    rc = make_symbol(a, &sym);
     if (rc != CLI_OK)
         return rc;
     int flat = train_symbol_is_flat(sym, a->batch_size);
     mxk_random_seed(a->seed);
-    int64_t num_examples = a->num_examples > 0 ? a->num_examples : 60000;
+    int64_t all_train = train_count_examples(a->data_dir, 1);
+    int64_t num_examples = a->num_examples > 0 ? a->num_examples
+                           : all_train > 0     ? all_train
+                                               : 60000;
     rc = train_open_mnist(a->data_dir, 1, a->batch_size, flat, a->seed, a->num_examples, &train);
     if (rc == CLI_OK)
         rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, &val);
@@ -351,56 +536,26 @@ static int train_body(const cli_globals *g, void *arg) {
     /* resuming without a .states file: the update count starts again at 0, so the
      * schedule is shifted by the epochs already done (fit.py's way) */
     int64_t shift = 0;
-    if (rc == CLI_OK && a->load_epoch >= 0 && a->model_prefix) {
+    if (rc == CLI_OK && a->load_epoch >= 0) {
         char path[4096];
         mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch, "states");
         shift = access(path, R_OK) == 0 && !mxnet_pickled_states(path) ? 0 : a->load_epoch;
     }
     if (rc == CLI_OK)
         rc = make_optimizer(a, num_examples, shift, &opt);
-    int32_t begin_epoch = 0;
-    mxk_status st = MXK_OK;
     if (rc == CLI_OK) {
-        st = mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0);
+        mxk_status st = mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0);
         if (st == MXK_OK)
             st = mxkt_module_init_optimizer(m, a->kv_store, &opt, 0);
-        if (st == MXK_OK && a->load_epoch >= 0) {
-            if (a->model_prefix == NULL) {
-                rc = cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");
-            } else {
-                st = mxkt_module_load_params(m, a->model_prefix, (int32_t)a->load_epoch);
-                if (st == MXK_OK && shift == 0)
-                    st = mxkt_module_load_states(m, a->model_prefix, (int32_t)a->load_epoch);
-                begin_epoch = (int32_t)a->load_epoch;
-                fprintf(stderr, "Loaded model %s-%04d.params\n", a->model_prefix,
-                        (int)a->load_epoch);
-            }
-        }
         if (st != MXK_OK)
             rc = cli_error("%s", mxkt_last_error());
     }
+    if (rc == CLI_OK && a->load_epoch >= 0)
+        rc = resume(a, m, shift);
     if (rc == CLI_OK && a->model_prefix)
         rc = make_prefix_dir(a->model_prefix);
-    if (rc == CLI_OK) {
-        mxkt_fit_options fo;
-        memset(&fo, 0, sizeof fo);
-        fo.begin_epoch = begin_epoch;
-        fo.num_epoch = (int32_t)a->num_epochs;
-        fo.metrics = a->metric;
-        fo.num_metrics = a->num_metrics;
-        fo.disp_batches = (int32_t)a->disp_batches;
-        fo.ckpt_prefix = a->model_prefix;
-        fo.ckpt_period = (int32_t)a->save_period;
-        fo.log = stderr;
-        fo.metrics_log = a->metrics_log;
-        fo.progress = isatty(STDOUT_FILENO) && !g->json;
-        st = mxkt_module_fit(m, train, val, &fo);
-        if (st != MXK_OK)
-            rc = cli_error("%s", mxkt_last_error());
-        else if (fo.last_examples > 0)
-            fprintf(stderr, "Trained on %lld examples per epoch, validated on %lld\n",
-                    (long long)fo.last_examples, (long long)fo.last_val_examples);
-    }
+    if (rc == CLI_OK)
+        rc = run_fit(g, a, m, sym, train, val, all_train);
     mxkt_module_free(m);
     mxkt_iter_free(train);
     mxkt_iter_free(val);
@@ -408,11 +563,20 @@ static int train_body(const cli_globals *g, void *arg) {
     return rc;
 }
 
-/** Loads prefix-symbol.json and prefix-%04d.params into a module bound for inference. */
-static int load_checkpoint(train_args *a, mxk_symbol **sym, mxkt_iter **it, mxkt_module **m) {
+/**
+ * Loads prefix-symbol.json and prefix-%04d.params into a module bound for
+ * inference, after checking the output paths and that the checkpoint is there,
+ * and sets the progress bar `bar` on it.
+ */
+static int load_checkpoint(train_args *a, train_progress *bar, mxk_symbol **sym, mxkt_iter **it,
+                           mxkt_module **m) {
     if (a->model_prefix == NULL || a->load_epoch < 0)
         return cli_usage_error(a->cmd, "--model-prefix and --load-epoch are required");
     int rc = check_output_paths(a->cmd, a->model_prefix, a->output);
+    if (rc == CLI_OK)
+        rc = check_checkpoint(a->model_prefix, a->load_epoch);
+    if (rc == CLI_OK)
+        rc = check_num_examples(a, 0);
     if (rc != CLI_OK)
         return rc;
     if (mxkt_load_symbol(a->model_prefix, sym) != MXK_OK)
@@ -424,6 +588,10 @@ static int load_checkpoint(train_args *a, mxk_symbol **sym, mxkt_iter **it, mxkt
     if (rc == CLI_OK &&
         mxkt_module_load_params(*m, a->model_prefix, (int32_t)a->load_epoch) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
+    if (rc == CLI_OK) {
+        train_progress_open(bar, !a->no_progress);
+        mxkt_module_set_progress(*m, train_progress_cb, bar);
+    }
     return rc;
 }
 
@@ -435,25 +603,43 @@ static int score_body(const cli_globals *g, void *arg) {
     mxkt_module *m = NULL;
     mxkt_metric *ms = a->metric;
     uint32_t nm = a->num_metrics;
-    int rc = load_checkpoint(a, &sym, &it, &m);
+    train_progress bar = {.log = stderr};
+    int rc = load_checkpoint(a, &bar, &sym, &it, &m);
     if (rc == CLI_OK && mxkt_module_score(m, it, ms, nm) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
+    train_progress_close(&bar);
     if (rc == CLI_OK) {
-        fprintf(stderr, "Scored %lld examples\n", (long long)mxkt_module_scored_examples(m));
-        if (g->json) {
-            json_t *o = json_object();
-            for (uint32_t k = 0; k < nm; k++)
-                json_object_set_new(o, ms[k].name, cli_json_number(mxkt_metric_get(&ms[k])));
-            rc = cli_json_print(o, 0);
-        } else {
+        int64_t n = mxkt_module_scored_examples(m);
+        fprintf(stderr, "Scored %lld examples\n", (long long)n);
+        if (g->json)
+            rc = train_print_score_json(ms, nm, n);
+        else
             for (uint32_t k = 0; k < nm; k++)
                 printf("%s=%f\n", ms[k].name, mxkt_metric_get(&ms[k]));
-        }
     }
     mxkt_module_free(m);
     mxkt_iter_free(it);
     mxk_symbol_free(sym);
     return rc;
+}
+
+/** Saves predict's outputs (rows x width) to `path` as the NDArray "softmax_output". */
+static int save_outputs(const char *path, const float *out, int64_t rows, int64_t width) {
+    mxk_shape s = {.ndim = 2};
+    s.dims[0] = rows;
+    s.dims[1] = width;
+    mxk_ndarray *arr = NULL;
+    const char *name = "softmax_output";
+    mxk_status st = mxk_ndarray_create(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &arr);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_from_host(arr, out, (uint64_t)(rows * width) * sizeof(float));
+    if (st == MXK_OK)
+        st = mxk_ndarray_save(path, 1, &arr, &name);
+    mxk_ndarray_free(arr);
+    if (st != MXK_OK)
+        return cli_api_error(st, "writing %s failed", path);
+    fprintf(stderr, "Saved %lld predictions to \"%s\"\n", (long long)rows, path);
+    return CLI_OK;
 }
 
 /** The body of `mxk predict`. */
@@ -464,32 +650,20 @@ static int predict_body(const cli_globals *g, void *arg) {
     mxkt_module *m = NULL;
     float *out = NULL;
     int64_t rows = 0, width = 0;
-    int rc = load_checkpoint(a, &sym, &it, &m);
+    train_progress bar = {.log = stderr};
+    int rc = load_checkpoint(a, &bar, &sym, &it, &m);
     if (rc == CLI_OK && mxkt_module_predict(m, it, &out, &rows, &width) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
-    if (rc == CLI_OK && a->output) {
-        mxk_shape s = {.ndim = 2};
-        s.dims[0] = rows;
-        s.dims[1] = width;
-        mxk_ndarray *arr = NULL;
-        const char *name = "softmax_output";
-        mxk_status st = mxk_ndarray_create(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &arr);
-        if (st == MXK_OK)
-            st = mxk_ndarray_copy_from_host(arr, out, (uint64_t)(rows * width) * sizeof(float));
-        if (st == MXK_OK)
-            st = mxk_ndarray_save(a->output, 1, &arr, &name);
-        mxk_ndarray_free(arr);
-        if (st != MXK_OK)
-            rc = cli_api_error(st, "writing %s failed", a->output);
-        else
-            fprintf(stderr, "Saved %lld predictions to \"%s\"\n", (long long)rows, a->output);
-    } else if (rc == CLI_OK) {
+    train_progress_close(&bar);
+    if (rc == CLI_OK && a->output)
+        rc = save_outputs(a->output, out, rows, width);
+    else if (rc == CLI_OK)
         fprintf(stderr, "Predicted %lld examples\n", (long long)rows);
+    if (rc == CLI_OK && g->json) {
+        rc = train_print_predict_json(out, rows, width, a->output, "softmax_output");
+    } else if (rc == CLI_OK && !a->output) {
         for (int64_t r = 0; r < rows; r++) {
-            int64_t best = 0;
-            for (int64_t j = 1; j < width; j++)
-                if (out[r * width + j] > out[r * width + best])
-                    best = j;
+            int64_t best = train_argmax(out + r * width, width);
             printf("%lld\t%lld\t%.6f\n", (long long)r, (long long)best, out[r * width + best]);
         }
     }
@@ -532,7 +706,8 @@ static int run_predict(const cli_command *self, const cli_globals *g, int argc, 
     "  --batch-size N        batch size (100)\n"                                                   \
     "  --num-examples N      use exactly the first N test examples (all); a last\n"                \
     "                        partial batch is padded, the pad rows not counted\n"                  \
-    "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"
+    "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"                        \
+    "  --no-progress         no progress bar, even on a terminal\n"
 
 const cli_command cli_cmd_train = {
     "train",
@@ -540,11 +715,21 @@ const cli_command cli_cmd_train = {
     "mxk train [--network NAME [--num-layers N] [--image-shape C,H,W] | --symbol FILE]\n"
     "          [OPTIONS]",
     "Trains with SGD (or Adam) on the Fashion-MNIST training set read by MNISTIter\n"
-    "(io-recordio plugin) and validates on the test set after every epoch.\n"
-    "Logs follow MXNet: \"Epoch[0] Batch [100]\\tSpeed: N samples/sec\\taccuracy=...\",\n"
+    "(io-recordio plugin) and validates on the test set after every epoch. MNISTIter\n"
+    "scales each pixel byte by 1/256 as upstream's (src/io/iter_mnist.cc), so the\n"
+    "inputs lie in [0, 255/256].\n"
+    "\n"
+    "The log (stderr) starts with a header (config dir, plugins, the backend of each\n"
+    "operator per device type, network and parameter count, data set and its size),\n"
+    "follows MXNet: \"Epoch[0] Batch [100]\\tSpeed: N samples/sec\\taccuracy=...\",\n"
     "\"Epoch[0] Train-accuracy=...\", \"Epoch[0] Time cost=...\",\n"
-    "\"Epoch[0] Validation-accuracy=...\"; at the end \"Trained on N examples per epoch,\n"
-    "validated on M\".\n"
+    "\"Epoch[0] Validation-accuracy=...\", and ends with \"Trained on N examples per\n"
+    "epoch, validated on M\" and \"Summary: E epochs (A to B) in T s, S samples/s;\n"
+    "Train-accuracy=... Validation-accuracy=...\". On a terminal a progress bar\n"
+    "(batch i/N, percent, samples/s, ETA, running metric) is redrawn on stderr.\n"
+    "With --json, stdout has one JSON object per epoch, the --metrics-log line.\n"
+    "Every option is checked before any work; resuming a run that is already done\n"
+    "(--load-epoch N with --num-epochs N or less) trains nothing and says so (exit 0).\n"
     "\n"
     "Options:\n"
     "  --network NAME        mlp (784-128-64-10 ReLU), lenet, or one of MXNet's\n"
@@ -573,8 +758,8 @@ const cli_command cli_cmd_train = {
     "                        near 0.88 on Fashion-MNIST's [0,1] inputs; the steps bring\n"
     "                        them to ~0.879 (10 epochs) and ~0.897 (3 epochs)\n"
     "  --optimizer NAME      sgd or adam (sgd)\n"
-    "  --mom X               SGD momentum (0.9)\n"
-    "  --wd X                weight decay on *_weight (1e-5)\n"
+    "  --mom X               SGD momentum, in [0, 1) (0.9)\n"
+    "  --wd X                weight decay on *_weight, at least 0 (1e-5)\n"
     "  --initializer SPEC    xavier[(rnd_type, factor_type, magnitude)], glorot, he,\n"
     "                        default (fit.py's: xavier(gaussian, in, 2)), msra,\n"
     "                        uniform(S), normal(S), one, zero, constant(V) (xavier)\n"
@@ -583,6 +768,7 @@ const cli_command cli_cmd_train = {
     "  --model-prefix P      save P-symbol.json and P-%04d.params/.states\n"
     "  --save-period N       save every N epochs (1)\n"
     "  --load-epoch N        resume from P-%04d.params (and .states) at epoch N\n"
+    "                        (needs --model-prefix; the file must exist)\n"
     "  --disp-batches N      speed log every N batches (100; 0: off)\n"
     "  --num-examples N      train on exactly N examples per epoch (all 60000); a last\n"
     "                        partial batch is padded from the epoch's start: the pad\n"
@@ -590,7 +776,11 @@ const cli_command cli_cmd_train = {
     "  --seed N              seed of initialisation and shuffling (0)\n"
     "  --data-dir DIR        Fashion-MNIST IDX files (" TRAIN_DEFAULT_DATA_DIR ")\n"
     "  --metrics LIST        acc, ce, nll_loss, top_k_accuracy_K, ... (acc)\n"
-    "  --metrics-log FILE    append one JSON line per epoch (metrics, samples/s, seconds)\n",
+    "  --metrics-log FILE    append one JSON line per epoch: {\"epoch\", \"train\": {NAME:\n"
+    "                        V}, \"validation\", \"lr\", \"samples_per_sec\", \"seconds\"},\n"
+    "                        numbers in their shortest exact form (metrics: double,\n"
+    "                        lr: float32)\n"
+    "  --no-progress         no progress bar, even on a terminal\n",
     run_train,
 };
 
@@ -598,8 +788,9 @@ const cli_command cli_cmd_score = {
     "score",
     "evaluate a saved checkpoint on the Fashion-MNIST test set",
     "mxk score --model-prefix P --load-epoch N [OPTIONS]",
-    "Prints NAME=VALUE per metric (--json: an object), and \"Scored N examples\" on\n"
-    "stderr.\n\nOptions:\n" CKPT_HELP
+    "Prints NAME=VALUE per metric, and \"Scored N examples\" on stderr; with --json\n"
+    "the object {\"examples\": N, \"metrics\": {NAME: V}} (shortest exact numbers).\n"
+    "On a terminal a progress bar is drawn on stderr.\n\nOptions:\n" CKPT_HELP
     "  --metrics LIST        acc, ce, nll_loss, top_k_accuracy_K, ... (acc)\n",
     run_score,
 };
@@ -610,7 +801,10 @@ const cli_command cli_cmd_predict = {
     "mxk predict --model-prefix P --load-epoch N [--output FILE] [OPTIONS]",
     "Prints \"index<TAB>class<TAB>probability\" per example (\"Predicted N examples\" on\n"
     "stderr), or with --output FILE saves the outputs (N x 10) as an NDArray file (key\n"
-    "softmax_output; \"Saved N predictions to ...\").\n\nOptions:\n" CKPT_HELP
+    "softmax_output; \"Saved N predictions to ...\"). With --json stdout has one\n"
+    "object: {\"examples\": N, \"outputs\": 10, \"classes\": [...], \"probabilities\":\n"
+    "[...]}, or with --output {\"examples\", \"outputs\", \"file\", \"key\"}. On a\n"
+    "terminal a progress bar is drawn on stderr.\n\nOptions:\n" CKPT_HELP
     "  --output FILE         write the outputs to FILE\n",
     run_predict,
 };

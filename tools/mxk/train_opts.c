@@ -67,8 +67,9 @@ int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64
         mxk_data_iter_free(it);
         return cli_error("%s", mxkt_last_error());
     }
-    if (num_examples > 0)
-        (*out)->num_batches = (num_examples + batch - 1) / batch;
+    int64_t n = num_examples > 0 ? num_examples : train_count_examples(dir, train);
+    if (n > 0) /* the progress bar's total */
+        (*out)->num_batches = (n + batch - 1) / batch;
     snprintf((*out)->source, sizeof(*out)->source, "%s", lbl);
     return CLI_OK;
 }
@@ -100,4 +101,26 @@ int train_symbol_is_flat(const mxk_symbol *sym, int64_t batch) {
     mxk_string_list_free(args);
     mxk_string_list_free(aux);
     return flat;
+}
+
+/** Examples of a set, from its label file's length (see train_opts.h). */
+int64_t train_count_examples(const char *dir, int train) {
+    char path[4096];
+    const char *base = train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte";
+    if (data_file(dir, base, path, sizeof path) != 1)
+        return -1;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    int64_t len = -1;
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, ".gz") == 0) {
+        unsigned char t[4]; /* gzip's trailer ends with ISIZE, little-endian */
+        if (fseek(f, -4, SEEK_END) == 0 && fread(t, 1, 4, f) == 4)
+            len = (int64_t)t[0] | (int64_t)t[1] << 8 | (int64_t)t[2] << 16 | (int64_t)t[3] << 24;
+    } else if (fseek(f, 0, SEEK_END) == 0) {
+        len = ftell(f);
+    }
+    fclose(f);
+    return len >= 8 ? len - 8 : -1; /* an IDX label file: 8 header bytes, 1 per label */
 }

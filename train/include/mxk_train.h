@@ -701,7 +701,11 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
                                        int32_t save_states, FILE *log);
 /**
  * Loads prefix-%04d.params into the bound module through mxkt_module_set_params
- * with allow_extra 0 (module.py load_params; keys "arg:"/"aux:" or bare). Errors:
+ * with allow_extra 0 (module.py load_params; keys "arg:"/"aux:" or bare), after
+ * checking that its names are exactly the module's parameters and aux states.
+ * Errors: MXK_ERR_INVALID_ARGUMENT "PATH does not match the network: it has N
+ * parameters the network lacks: arg:fc1_weight, ... and K more; it lacks M of the
+ * network's: conv1_weight, ..." (up to 3 names each; nothing loaded),
  * the prefix errors of mxkt_module_save_checkpoint (MXK_ERR_INVALID_ARGUMENT), the kernel's status
  * of mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT, MXK_ERR_OUT_OF_MEMORY),
  * MXK_ERR_FORMAT "PATH: a parameter file needs names", mxkt_module_set_params' errors.
@@ -739,11 +743,21 @@ mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out);
 typedef void (*mxkt_batch_cb)(int32_t epoch, int64_t nbatch, const mxkt_metric *metrics,
                               uint32_t num_metrics, void *user);
 
+/**
+ * Called by mxkt_module_fit on its thread at the end of each epoch, after the
+ * metrics log line is written, with the epoch, that line's JSON object (one line,
+ * no newline; valid during the call only; see mxkt_fit_options.metrics_log), fit's
+ * options with the epoch's last_* fields filled, and `user`.
+ */
+typedef struct mxkt_fit_options mxkt_fit_options;
+typedef void (*mxkt_epoch_cb)(int32_t epoch, const char *json, const mxkt_fit_options *o,
+                              void *user);
+
 /** Most metrics of one fit. */
 #define MXKT_FIT_MAX_METRICS 8
 
 /** Options of fit (upstream BaseModule.fit arguments). Zero-fill then set. */
-typedef struct mxkt_fit_options {
+struct mxkt_fit_options {
     int32_t begin_epoch, num_epoch; /**< epochs begin_epoch .. num_epoch - 1 */
     const mxkt_metric *metrics;     /**< templates (copied); NULL: accuracy */
     /** 1 to MXKT_FIT_MAX_METRICS (ignored when metrics is NULL) */
@@ -755,20 +769,69 @@ typedef struct mxkt_fit_options {
     /** One JSON line per epoch appended here (NULL: none): {"epoch": E, "train": {NAME: V},
      * "validation": {NAME: V} or null, "lr": rate of the epoch's last update (the
      * scheduler's or fixed lr, before Adam's bias correction),
-     * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. The
-     * log is rewritten whole with the line added (atomically, mxk.h "Files"). */
+     * "samples_per_sec": S, "seconds": T}; a value that is not finite is null. Metric
+     * values (doubles) and the rate (a float32, as the update operators take it) are
+     * written in the shortest form that reads back as the same double / float
+     * (mxkt_format_shortest: 0.8775, not 0.87750000000000006), samples_per_sec with
+     * one decimal, seconds with three. The log is rewritten whole with the line added
+     * (atomically, mxk.h "Files"). */
     const char *metrics_log;
-    int32_t progress;       /**< draw a progress bar on stdout (every 10 batches) */
     mxkt_batch_cb batch_cb; /**< NULL: none */
     void *batch_cb_user;    /**< passed to batch_cb */
+    mxkt_epoch_cb epoch_cb; /**< NULL: none */
+    void *epoch_cb_user;    /**< passed to epoch_cb */
     /** filled by fit: last epoch's metric values (validation only with eval) */
     double last_train[MXKT_FIT_MAX_METRICS], last_val[MXKT_FIT_MAX_METRICS];
-    /** filled by fit: last epoch's samples/sec (pad rows included) and seconds */
-    double last_speed, last_seconds;
+    /** filled by fit: last epoch's samples/sec (pad rows included), seconds and the
+     * rate of its last update (as the metrics log's "lr") */
+    double last_speed, last_seconds, last_lr;
     /** filled by fit: the real (not padded) training examples of the last epoch, and
      * those its validation scored (0 without eval) */
     int64_t last_examples, last_val_examples;
-} mxkt_fit_options;
+};
+
+/** Where a pass of fit, score or predict stands (mxkt_module_set_progress). */
+typedef struct mxkt_progress {
+    const char *phase;   /**< "train", "validation" (fit's), "score" or "predict" */
+    int32_t epoch;       /**< the epoch of "train" / "validation", else -1 */
+    int64_t batch;       /**< batches done in the pass (1 after the first) */
+    int64_t num_batches; /**< batches in the pass when the iterator knows, else 0 */
+    int64_t samples;     /**< rows done, pad rows included */
+    double seconds;      /**< since the pass started */
+    const char *metric;  /**< name of the first metric, NULL: none (predict) */
+    double value;        /**< its running value (NaN before it counted a row) */
+    int32_t done;        /**< 1 in the pass's last call, after its last batch */
+} mxkt_progress;
+
+/** A progress callback: called on the pass's thread; `p` is valid during the call. */
+typedef void (*mxkt_progress_cb)(const mxkt_progress *p, void *user);
+
+/**
+ * Sets the callback that fit, score and predict on `m` call after every batch and
+ * once more with done = 1 at the end of each pass (cb NULL: none, the default).
+ * Not thread-safe with a pass running on `m`. Cannot fail.
+ */
+void mxkt_module_set_progress(mxkt_module *m, mxkt_progress_cb cb, void *user);
+
+/**
+ * Formats `p` as one line of text into buf (cut to `size`, NUL-terminated), e.g.
+ * "Epoch[0] train [=====>    ] 300/600 50% 41230 samples/s ETA 0:07 accuracy=0.8123"
+ * (80 columns for 600 batches): "Epoch[E] " only with an epoch; the bar of 10
+ * cells, i/N and the percentage when num_batches is known, else "batch i";
+ * samples/s once seconds > 0; the ETA (M:SS, H:MM:SS from an hour) while 0 <
+ * batch < num_batches, from the mean time per batch so far; the metric ("%.4f")
+ * when it has a finite value. Returns the length written. Cannot fail;
+ * thread-safe.
+ */
+size_t mxkt_progress_format(const mxkt_progress *p, char *buf, size_t size);
+
+/**
+ * Writes v into buf in the shortest "%.Ng" form that reads back (strtod) as the
+ * same double, or with is_float as the same float32 after rounding v to float
+ * (0.1f: "0.1"); "null" when v is not finite (JSON). 24 bytes always suffice.
+ * Cannot fail; thread-safe.
+ */
+void mxkt_format_shortest(double v, int is_float, char *buf, size_t size);
 
 /**
  * fit(train, eval) (base_module.py BaseModule.fit; callback.py Speedometer and
@@ -779,7 +842,7 @@ typedef struct mxkt_fit_options {
  * on its batch_size - pad real rows (the pad rows are never counted), with the Speedometer and
  * batch_cb, logs "Update[N]: Change learning rate to R" when the scheduler
  * changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T", checkpoints (epoch + 1, with
- * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V") and appends to metrics_log.
+ * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V"), appends to metrics_log, calls epoch_cb.
  * The module must be bound, initialised and have its optimizer; the iterators stay the caller's;
  * `opt` is read and its last_* fields written. Errors (fit stops at the first):
  * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), MXK_ERR_INVALID_ARGUMENT

@@ -168,7 +168,7 @@ crosscheck_train)
     # without MXK_CROSSCHECK nothing is checked
     run --backend wrong,cpu-blas $TRAIN
     expect_rc 0
-    grep -F "crosscheck" "$ERR" >/dev/null && fail "checked without MXK_CROSSCHECK"
+    grep -F "crosscheck: " "$ERR" >/dev/null && fail "checked without MXK_CROSSCHECK"
     MXK_CROSSCHECK=cpu-blas MXK_CROSSCHECK_ITERATIONS=x run $TRAIN
     expect_rc 1
     err_has "MXK_CROSSCHECK_ITERATIONS: expected a positive integer, got 'x'"

@@ -394,6 +394,7 @@ mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
     m->opt = *opt;
     if (!keep_rescale)
         m->opt.rescale_grad = 1.0 / (double)m->batch;
+    MXKT_CHECK(mxkt_optimizer_check(&m->opt));
     mxk_status st = module_make_optimizer(m, kvstore);
     if (st != MXK_OK) {
         module_drop_optimizer(m);

@@ -28,6 +28,32 @@ void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd) {
     o->epsilon = 1e-8;
 }
 
+/** Checks the hyper-parameters' ranges (see mxk_train.h). */
+mxk_status mxkt_optimizer_check(const mxkt_optimizer *o) {
+    if (o->kind != MXKT_OPT_SGD && o->kind != MXKT_OPT_ADAM)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "optimizer: kind must be SGD (0) or Adam (1), not %d", (int)o->kind);
+    const char *name = o->kind == MXKT_OPT_ADAM ? "Adam" : "SGD";
+#define RANGE(ok, what, value)                                                                     \
+    if (!(ok))                                                                                     \
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s, not %g", name, what, value);
+    RANGE(isfinite(o->lr) && o->lr > 0.0, "learning_rate must be positive", o->lr)
+    RANGE(isfinite(o->wd) && o->wd >= 0.0, "wd must be at least 0", o->wd)
+    RANGE(isfinite(o->rescale_grad) && o->rescale_grad > 0.0, "rescale_grad must be positive",
+          o->rescale_grad)
+    RANGE(o->clip_gradient < 0.0 || (isfinite(o->clip_gradient) && o->clip_gradient > 0.0),
+          "clip_gradient must be positive (negative: off)", o->clip_gradient)
+    if (o->kind == MXKT_OPT_SGD) {
+        RANGE(o->momentum >= 0.0 && o->momentum < 1.0, "momentum must be in [0, 1)", o->momentum)
+    } else {
+        RANGE(o->beta1 >= 0.0 && o->beta1 < 1.0, "beta1 must be in [0, 1)", o->beta1)
+        RANGE(o->beta2 >= 0.0 && o->beta2 < 1.0, "beta2 must be in [0, 1)", o->beta2)
+        RANGE(isfinite(o->epsilon) && o->epsilon > 0.0, "epsilon must be positive", o->epsilon)
+    }
+#undef RANGE
+    return MXK_OK;
+}
+
 /** States per parameter: SGD momentum → 1 (mom), Adam → 2 (mean, var), else 0. */
 uint32_t mxkt_optimizer_num_states(const mxkt_optimizer *o) {
     if (o->kind == MXKT_OPT_ADAM)

@@ -154,6 +154,20 @@ void mxkt_optimizer_sgd(mxkt_optimizer *o, double lr, double momentum, double wd
  */
 void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd);
 /**
+ * Checks that the hyper-parameters of `o` are in the ranges where the update
+ * rules of optimizer.py (sgd_mom_update, adam_update) make sense (upstream leaves
+ * them unchecked): learning_rate > 0, wd >= 0, rescale_grad > 0, clip_gradient > 0
+ * or negative (off), all finite; SGD momentum in [0, 1) (1 or more never forgets
+ * a gradient and diverges); Adam beta1, beta2 in [0, 1), epsilon > 0. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "SGD: momentum must be in [0, 1), not 2" (the first
+ * bad field: "learning_rate must be positive", "wd must be at least 0",
+ * "rescale_grad must be positive", "clip_gradient must be positive (negative:
+ * off)", "beta1 must be in [0, 1)", "beta2 ...", "epsilon must be positive";
+ * "Adam: ..." for Adam), "optimizer: kind must be SGD (0) or Adam (1), not K".
+ * Pure, thread-safe.
+ */
+mxk_status mxkt_optimizer_check(const mxkt_optimizer *o);
+/**
  * Number of state arrays per parameter: Adam 2 (mean, var); otherwise SGD, 1 (mom)
  * when momentum != 0, else 0. Pure, thread-safe.
  */
@@ -535,7 +549,7 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
  * for one device). A second call prints "WARNING: optimizer already initialized,
  * ignoring..." on stderr and changes nothing (MXK_OK). Errors: MXK_ERR_STATE "bind
  * and init_params before init_optimizer", MXK_ERR_UNSUPPORTED "more than 1024
- * parameters", MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating
+ * parameters", mxkt_optimizer_check's (after rescale_grad is set; nothing changed), MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating
  * a state ("optimizer state: ...") or of mxk_kvstore_create / mxk_kvstore_init
  * ("kvstore: ...", e.g. MXK_ERR_NOT_FOUND for an unknown type).
  */

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "train_opts.h"
@@ -397,13 +396,6 @@ static int check_num_examples(const train_args *a, int train) {
     return CLI_OK;
 }
 
-/** Monotonic seconds. */
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /** What fit's epoch callback adds up and prints. */
 typedef struct epoch_sink {
     int json;          /**< --json: each epoch's JSON line on stdout */
@@ -430,7 +422,7 @@ static void on_epoch(int32_t epoch, const char *json, const mxkt_fit_options *o,
  */
 static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
     mxk_status st = mxkt_module_load_params(m, a->model_prefix, (int32_t)a->load_epoch);
-    if (st == MXK_ERR_INVALID_ARGUMENT) {
+    if (st == MXK_ERR_INVALID_ARGUMENT && strstr(mxkt_last_error(), "does not match the network")) {
         cli_error("%s", mxkt_last_error());
         cli_note("the checkpoint was saved with the network of '%s-symbol.json': resume with "
                  "--symbol %s-symbol.json or with the --network it was trained with",
@@ -478,9 +470,9 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
     fo.metrics_log = a->metrics_log;
     fo.epoch_cb = on_epoch;
     fo.epoch_cb_user = &sink;
-    double tic = now_s();
+    double tic = train_now_s();
     mxk_status st = mxkt_module_fit(m, train, val, &fo);
-    sink.sum.wall_seconds = now_s() - tic;
+    sink.sum.wall_seconds = train_now_s() - tic;
     train_progress_close(&bar);
     if (st != MXK_OK)
         return cli_error("%s", mxkt_last_error());

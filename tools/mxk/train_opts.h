@@ -15,7 +15,9 @@
  * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter
  * (shuffled with `seed` for training) that gives exactly num_examples examples per
  * epoch (0: all; more than the file holds is MNISTIter's error), the last batch
- * padded (round_batch) and the label file named as the iterator's source. A
+ * padded (round_batch), the label file named as the iterator's source and its
+ * num_batches (the progress bar's total) counted from num_examples, else from the
+ * set's size (train_count_examples). A
  * missing data set is reported with the `apt-get install dataset-fashion-mnist`
  * hint, an unreadable file as "Fashion-MNIST file 'PATH' is not readable: ...".
  * Returns CLI_OK or CLI_ERROR (reported).

@@ -10,8 +10,8 @@
 /** Shortest time between two redraws (seconds). */
 #define REDRAW_S 0.1
 
-/** Monotonic seconds. */
-static double now_s(void) {
+/** Monotonic seconds (see train_progress.h). */
+double train_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -31,6 +31,7 @@ static ssize_t log_write(void *cookie, const char *buf, size_t size) {
     return (ssize_t)fwrite(buf, 1, size, stderr);
 }
 
+/** Starts the bar (see train_progress.h). */
 void train_progress_open(train_progress *p, int wanted) {
     memset(p, 0, sizeof *p);
     p->log = stderr;
@@ -45,6 +46,7 @@ void train_progress_open(train_progress *p, int wanted) {
     p->on = 1;
 }
 
+/** Redraws or clears the bar for a pass (see train_progress.h). */
 void train_progress_cb(const mxkt_progress *prog, void *user) {
     train_progress *p = user;
     if (!p->on)
@@ -54,7 +56,7 @@ void train_progress_cb(const mxkt_progress *prog, void *user) {
         clear_bar(p);
         return;
     }
-    double t = now_s();
+    double t = train_now_s();
     if (p->shown && t - p->drawn_s < REDRAW_S && prog->batch != prog->num_batches)
         return;
     struct winsize ws;
@@ -69,6 +71,7 @@ void train_progress_cb(const mxkt_progress *prog, void *user) {
     p->drawn_s = t;
 }
 
+/** Ends the bar (see train_progress.h). */
 void train_progress_close(train_progress *p) {
     if (p->log != stderr && p->log != NULL)
         fclose(p->log);

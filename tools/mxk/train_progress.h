@@ -33,6 +33,9 @@ void train_progress_open(train_progress *p, int wanted);
  */
 void train_progress_cb(const mxkt_progress *prog, void *user);
 
+/** Seconds of CLOCK_MONOTONIC (for durations). */
+double train_now_s(void);
+
 /** Clears the bar and closes p->log when it is not stderr. */
 void train_progress_close(train_progress *p);
 

@@ -73,6 +73,12 @@ train_checks)
     first_line_is 2 "mxk train: option '--seed' needs an integer from 0 to 18446744073709551615" \
         train --seed -1
     first_line_is 2 "mxk train: --load-epoch needs --model-prefix" train --load-epoch 9
+    # refused before the data is looked for (the data dir does not exist)
+    first_line_is 2 "mxk train: bad --ctx 'tpu:0' (e.g. cpu:0,cpu:1)" train --data-dir none --ctx tpu:0
+    first_line_is 2 "mxk train: unknown optimizer 'rmsprop' (sgd, adam)" \
+        train --data-dir none --optimizer rmsprop
+    first_line_is 2 "mxk train: initializer 'xavier(mag=2)': unknown argument 'mag'" \
+        train --data-dir none --initializer "xavier(mag=2)"
     first_line_is 2 "mxk score: --load-epoch needs --model-prefix" score --load-epoch 1
     # runtime checks come before anything is loaded or printed: one line each
     run train --load-epoch 9 --model-prefix x/m

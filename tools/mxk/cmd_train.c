@@ -86,6 +86,9 @@ typedef struct train_args {
     uint32_t num_metrics;
     int64_t step_epochs[MXKT_MAX_STEPS]; /**< --lr-step-epochs, else default_step_epochs */
     int32_t num_step_epochs;
+    mxk_context contexts[MXKT_MAX_CTX]; /**< --ctx */
+    uint32_t num_contexts;
+    mxkt_initializer init; /**< --initializer with --seed */
 } train_args;
 
 /**
@@ -213,6 +216,12 @@ static int parse_args(train_args *a, int argc, char **argv) {
         return cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");
     if (a->save_period < 1)
         return cli_usage_error(a->cmd, "--save-period must be at least 1");
+    if (!cli_parse_ctx(a->ctx, a->contexts, &a->num_contexts))
+        return cli_usage_error(a->cmd, "bad --ctx '%s' (e.g. cpu:0,cpu:1)", a->ctx);
+    if (strcmp(a->optimizer, "sgd") != 0 && strcmp(a->optimizer, "adam") != 0)
+        return cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
+    if (mxkt_initializer_parse(a->initializer, a->seed, &a->init) != MXK_OK)
+        return cli_usage_error(a->cmd, "%s", mxkt_last_error());
     char msg[512], steps[64];
     default_step_epochs(a->num_epochs, steps, sizeof steps);
     if (!cli_parse_metrics(a->metrics, a->metric, &a->num_metrics, msg, sizeof msg) ||
@@ -280,10 +289,8 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
     int lenet = !a->symbol_file && strcmp(a->network, "lenet") == 0;
     if (strcmp(a->optimizer, "sgd") == 0)
         mxkt_optimizer_sgd(opt, a->lr_set ? a->lr : lenet ? 0.05 : 0.1, a->mom, a->wd);
-    else if (strcmp(a->optimizer, "adam") == 0)
+    else /* adam (parse_args refused the rest) */
         mxkt_optimizer_adam(opt, a->lr_set ? a->lr : 0.001, a->wd);
-    else
-        return cli_usage_error(a->cmd, "unknown optimizer '%s' (sgd, adam)", a->optimizer);
     const int64_t *epochs = a->step_epochs;
     int32_t ne = a->num_step_epochs, ns = 0;
     int64_t steps[MXKT_MAX_STEPS];
@@ -309,11 +316,8 @@ static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shi
 /** Creates and binds a module for the data iterator's shapes. */
 static int make_module(const train_args *a, mxk_symbol *sym, mxkt_iter *it, int for_training,
                        mxkt_module **m) {
-    mxk_context ctx[MXKT_MAX_CTX];
-    uint32_t nctx = 0;
-    if (!cli_parse_ctx(a->ctx, ctx, &nctx))
-        return cli_usage_error(a->cmd, "bad --ctx '%s' (e.g. cpu:0,cpu:1)", a->ctx);
-    mxk_status st = mxkt_module_create(sym, "data", "softmax_label", ctx, nctx, m);
+    mxk_status st =
+        mxkt_module_create(sym, "data", "softmax_label", a->contexts, a->num_contexts, m);
     if (st == MXK_OK)
         st = mxkt_module_bind(*m, &it->data_shape, &it->label_shape, for_training);
     if (st != MXK_OK)
@@ -443,14 +447,11 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
     train_progress bar;
     train_progress_open(&bar, !a->no_progress);
     mxkt_module_set_progress(m, train_progress_cb, &bar);
-    mxk_context ctx[MXKT_MAX_CTX];
-    uint32_t nctx = 0;
-    cli_parse_ctx(a->ctx, ctx, &nctx); /* checked by make_module */
     train_header h = {.network = a->symbol_file ? a->symbol_file : a->network,
                       .sym = sym,
                       .data_shape = &train->data_shape,
-                      .ctx = ctx,
-                      .nctx = nctx,
+                      .ctx = a->contexts,
+                      .nctx = a->num_contexts,
                       .data_dir = a->data_dir,
                       .train_examples = a->num_examples > 0 ? a->num_examples : all_train,
                       .all_train = all_train,
@@ -521,10 +522,7 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, &val);
     if (rc == CLI_OK)
         rc = make_module(a, sym, train, 1, &m);
-    mxkt_initializer init;
     mxkt_optimizer opt;
-    if (rc == CLI_OK && mxkt_initializer_parse(a->initializer, a->seed, &init) != MXK_OK)
-        rc = cli_usage_error(a->cmd, "%s", mxkt_last_error());
     /* resuming without a .states file: the update count starts again at 0, so the
      * schedule is shifted by the epochs already done (fit.py's way) */
     int64_t shift = 0;
@@ -536,7 +534,7 @@ static int train_body(const cli_globals *g, void *arg) {
     if (rc == CLI_OK)
         rc = make_optimizer(a, num_examples, shift, &opt);
     if (rc == CLI_OK) {
-        mxk_status st = mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0);
+        mxk_status st = mxkt_module_init_params(m, &a->init, 0, NULL, NULL, 0, 0);
         if (st == MXK_OK)
             st = mxkt_module_init_optimizer(m, a->kv_store, &opt, 0);
         if (st != MXK_OK)

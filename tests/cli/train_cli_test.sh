@@ -83,7 +83,10 @@ train_checks)
     # runtime checks come before anything is loaded or printed: one line each
     run train --load-epoch 9 --model-prefix x/m
     expect_rc 1
-    stderr_is "mxk: error: cannot resume from epoch 9: 'x/m-0009.params': No such file or directory"
+    stderr_is "mxk: error: --load-epoch 9: cannot read 'x/m-0009.params': No such file or directory"
+    run score --load-epoch 3 --model-prefix x/m
+    expect_rc 1
+    stderr_is "mxk: error: --load-epoch 3: cannot read 'x/m-0003.params': No such file or directory"
     run train --metrics-log /proc/nope/m.jsonl
     expect_rc 1
     stderr_is "mxk: error: --metrics-log: cannot write '/proc/nope/m.jsonl': No such file or directory"

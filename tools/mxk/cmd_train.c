@@ -372,15 +372,15 @@ static int check_metrics_log(const char *path) {
 }
 
 /**
- * Checks that the checkpoint a run resumes from is there before anything is
- * loaded or printed. Returns CLI_OK or CLI_ERROR ("cannot resume from epoch N:
+ * Checks that the checkpoint of --load-epoch (train, score, predict) is there,
+ * before anything is loaded or printed. Returns CLI_OK or CLI_ERROR ("--load-epoch N: cannot read
  * 'P-%04d.params': <strerror>").
  */
 static int check_checkpoint(const char *prefix, int64_t epoch) {
     char path[4096];
     mxkt_checkpoint_name(path, sizeof path, prefix, (int32_t)epoch, "params");
     if (access(path, R_OK) != 0)
-        return cli_error("cannot resume from epoch %lld: '%s': %s", (long long)epoch, path,
+        return cli_error("--load-epoch %lld: cannot read '%s': %s", (long long)epoch, path,
                          strerror(errno));
     return CLI_OK;
 }

@@ -174,13 +174,32 @@ train_mismatch)
     expect_rc 1
     grep -qx "mxk: error: c/m-0001.params does not match the network: it has 6 parameters the network lacks: arg:fc1_weight, arg:fc1_bias, arg:fc2_weight and 3 more; it lacks 8 of the network's: convolution0_weight, convolution0_bias, convolution1_weight and 5 more" "$ERR" ||
         fail "no mismatch message"
-    grep -qx "mxk: note: the checkpoint was saved with the network of 'c/m-symbol.json': resume with --symbol c/m-symbol.json or with the --network it was trained with" "$ERR" ||
+    grep -qx "mxk: note: the checkpoint holds the parameters of --network mlp: resume with --network mlp" "$ERR" ||
         fail "no note on the checkpoint's network"
     ! grep -q "Loaded model" "$ERR" || fail "'Loaded model' printed for a checkpoint that did not load"
     run train --symbol c/m-symbol.json --num-examples 100 --num-epochs 2 --disp-batches 0 \
         --model-prefix c/m --load-epoch 1
     expect_rc 0
     err_has "Loaded model c/m-0001.params"
+    # a checkpoint of no built-in network (one FullyConnected layer "out"): the note
+    # points at its symbol file
+    cat >one.json <<'JSON'
+{"nodes": [{"op": "null", "name": "data", "inputs": []},
+ {"op": "null", "name": "out_weight", "inputs": []},
+ {"op": "null", "name": "out_bias", "inputs": []},
+ {"op": "FullyConnected", "name": "out", "attrs": {"num_hidden": "10"},
+  "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+ {"op": "null", "name": "softmax_label", "inputs": []},
+ {"op": "SoftmaxOutput", "name": "softmax", "inputs": [[3, 0, 0], [4, 0, 0]]}],
+ "arg_nodes": [0, 1, 2, 4], "heads": [[5, 0, 0]]}
+JSON
+    run train --symbol one.json --num-examples 100 --num-epochs 1 --disp-batches 0 \
+        --model-prefix o/m
+    expect_rc 0
+    run train --num-examples 100 --num-epochs 2 --model-prefix o/m --load-epoch 1
+    expect_rc 1
+    stderr_is "mxk: error: o/m-0001.params does not match the network: it has 2 parameters the network lacks: arg:out_weight, arg:out_bias; it lacks 6 of the network's: fc1_weight, fc1_bias, fc2_weight and 3 more
+mxk: note: the checkpoint was saved with the network of 'o/m-symbol.json': resume with --symbol o/m-symbol.json or with the --network it was trained with"
     ;;
 *)
     echo "unknown case $CASE" >&2

@@ -419,6 +419,51 @@ static void on_epoch(int32_t epoch, const char *json, const mxkt_fit_options *o,
     }
 }
 
+/** 1 when the names of a .params file ("arg:X" or X) are exactly the parameters of `sym`. */
+static int names_match(const mxk_symbol *sym, uint32_t n, char *const *names) {
+    uint32_t nargs = 0, nparams = 0, matched = 0;
+    char **args = NULL;
+    if (mxk_symbol_list_names(sym, MXK_SYMBOL_ARGUMENTS, &nargs, &args) != MXK_OK)
+        return 0;
+    for (uint32_t i = 0; i < nargs; i++) {
+        if (strcmp(args[i], "data") == 0 || strcmp(args[i], "softmax_label") == 0)
+            continue;
+        nparams++;
+        for (uint32_t k = 0; k < n; k++)
+            if (strcmp(strncmp(names[k], "arg:", 4) == 0 ? names[k] + 4 : names[k], args[i]) == 0)
+                matched++;
+    }
+    mxk_string_list_free(args);
+    return nparams == n && matched == n;
+}
+
+/**
+ * The built-in network (mlp or lenet with their defaults) whose parameters are
+ * exactly those of the checkpoint of --load-epoch, or NULL (none, or unreadable).
+ */
+static const char *builtin_network_of(const train_args *a) {
+    static const char *const nets[] = {"mlp", "lenet"};
+    char path[4096];
+    mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch, "params");
+    uint32_t n = 0;
+    mxk_ndarray **arrs = NULL;
+    char **names = NULL;
+    const char *found = NULL;
+    if (mxk_ndarray_load(path, &n, &arrs, &names) != MXK_OK)
+        return NULL;
+    for (size_t k = 0; names && k < sizeof nets / sizeof nets[0] && !found; k++) {
+        mxkt_net_config c;
+        mxkt_net_config_default(&c, nets[k]);
+        c.network = nets[k];
+        mxk_symbol *sym = NULL;
+        if (mxkt_net_create(&c, &sym) == MXK_OK && names_match(sym, n, names))
+            found = nets[k];
+        mxk_symbol_free(sym);
+    }
+    mxk_ndarray_list_free(n, arrs, names);
+    return found;
+}
+
 /**
  * Loads the checkpoint a run resumes from (.params, and .states when `shift` is
  * 0) and logs "Loaded model". A checkpoint of another network is named with a
@@ -428,9 +473,15 @@ static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
     mxk_status st = mxkt_module_load_params(m, a->model_prefix, (int32_t)a->load_epoch);
     if (st == MXK_ERR_INVALID_ARGUMENT && strstr(mxkt_last_error(), "does not match the network")) {
         cli_error("%s", mxkt_last_error());
-        cli_note("the checkpoint was saved with the network of '%s-symbol.json': resume with "
-                 "--symbol %s-symbol.json or with the --network it was trained with",
-                 a->model_prefix, a->model_prefix);
+        const char *net = builtin_network_of(a);
+        if (net != NULL)
+            cli_note("the checkpoint holds the parameters of --network %s: resume with "
+                     "--network %s",
+                     net, net);
+        else
+            cli_note("the checkpoint was saved with the network of '%s-symbol.json': resume with "
+                     "--symbol %s-symbol.json or with the --network it was trained with",
+                     a->model_prefix, a->model_prefix);
         return CLI_ERROR;
     }
     if (st == MXK_OK && shift == 0)

@@ -224,8 +224,8 @@ mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const
         return rc;
     if (num_inputs != params->in_names->count) {
         char names[512];
-        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u inputs (%s), got %u", op_name,
-                           params->in_names->count,
+        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u input%s (%s), got %u", op_name,
+                           params->in_names->count, params->in_names->count == 1 ? "" : "s",
                            mxk_name_list_join(params->in_names, names, sizeof names), num_inputs);
         mxk_op_params_free(params);
         return rc;

@@ -320,6 +320,16 @@ static const char *lib_error(mxk_status st) {
     return m && m[0] ? m : mxk_status_name(st);
 }
 
+/**
+ * The library's last error without a leading "OP: " (the kit's messages start with
+ * "opcheck OP: " already), or a fallback naming the status.
+ */
+static const char *lib_detail(mxk_status st, const char *op) {
+    const char *m = lib_error(st);
+    size_t n = strlen(op);
+    return strncmp(m, op, n) == 0 && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
 /** Creates an array of a slot on the run's device (NULL on failure). */
 static mxk_ndarray *slot_array(oc_run *r, const oc_slot *s) {
     mxk_ndarray *a = NULL;
@@ -1456,7 +1466,7 @@ mxk_status mxk_opcheck_run(const mxk_opcheck_config *cfg, mxk_opcheck_report *re
         st = mxk_op_instance_create(cfg->op, cfg->num_attrs, cfg->keys, cfg->vals, r->ctx,
                                     cfg->num_inputs, cfg->in_shapes, cfg->in_types, &r->inst);
         if (st != MXK_OK)
-            oc_fail(st, "%s", lib_error(st));
+            oc_fail(st, "opcheck %s: %s", cfg->op, lib_detail(st, cfg->op));
     }
     if (cfg->backend && cfg->backend[0])
         mxk_set_op_backend(cfg->op, NULL);

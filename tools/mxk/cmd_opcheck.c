@@ -2,14 +2,16 @@
  * `mxk opcheck`: runs the operator test kit (sdk/include/mxk_opcheck.h) on any
  * registered operator.
  *
- *   mxk opcheck OP [--attr KEY=VALUE ...] [--shape d1,d2,... ...] [--backend NAME]
+ *   mxk opcheck OP [--attr KEY=VALUE ...] [--shape d1,d2,... ...] [--only-backend NAME]
  *                  [--seed N] [--inplace IN:OUT ...] [--json]
  *
- * One --shape per argument of the operator, in argument order ("0" or "()" leaves
- * one to inference, e.g. FullyConnected's weight). Inputs are random in [-1, 1)
- * from the seed, the loss is a random projection of the outputs; no forward
- * reference is known here, so the "forward" check is skipped. --backend (the
- * global option) forces that backend's kernel when it is a single name. Prints one
+ * The --shape options give the shapes of the operator's first arguments, in
+ * argument order ("0" or "()" leaves one to inference); the arguments after the
+ * last --shape are left to inference too (FullyConnected: --shape 2,3 is enough).
+ * Inputs are random in [-1, 1) from the seed, the loss is a random projection of
+ * the outputs; no forward reference is known here, so the "forward" check is
+ * skipped. --only-backend forces that backend's kernel; the global --backend is a
+ * preference list, as in every command. Prints one
  * line per check (or JSON) and exits 1 when a check fails, 2 on wrong usage. Runs
  * with the storage guard (MXK_STORAGE_GUARD=1: a write outside an array fails the
  * check naming it) and the engine watchdog (MXK_ENGINE_WATCHDOG=10: a kernel running
@@ -37,7 +39,7 @@ typedef struct opcheck_request {
     uint32_t num_inplace;
     uint32_t inplace[2 * OPCHECK_MAX_ARGS];
     uint64_t seed;
-    int status; /**< CLI_OK or the parse error's exit status */
+    const char *only_backend; /**< --only-backend, or NULL */
 } opcheck_request;
 
 /** Parses "IN:OUT" (two small unsigned integers). */
@@ -98,6 +100,11 @@ static int parse_args(opcheck_request *req, int argc, char **argv) {
                                        "(at most %d), or 0 for a shape left to inference",
                                        v, MXK_MAX_NDIM);
             req->num_shapes++;
+        } else if (!positional_only &&
+                   (m = cli_option_value(argc, argv, &i, "--only-backend", &v)) != 0) {
+            if (m < 0)
+                return cli_usage_error(req->cmd, "option '--only-backend' needs a backend name");
+            req->only_backend = v;
         } else if (!positional_only && (m = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (m < 0 || !cli_parse_uint(v, UINT64_MAX, &req->seed))
                 return cli_usage_error(req->cmd, "option '--seed' needs an unsigned integer");
@@ -154,9 +161,48 @@ static json_t *report_json(const mxk_opcheck_report *rep) {
     return root;
 }
 
+/**
+ * Leaves the arguments after the last --shape to inference: counts the operator's
+ * arguments with the given attributes (a node "x" of OP with a variable per
+ * argument, MXNet's compose) and pads req->shapes with unknown shapes. When no such
+ * node can be built (unknown operator, bad attributes) nothing is padded and the kit
+ * reports why. More shapes than arguments is an error naming the arguments.
+ * CLI_OK, or the error's exit status (printed).
+ */
+static int fill_shapes(opcheck_request *req) {
+    mxk_symbol *s = NULL;
+    uint32_t n = 0;
+    char **names = NULL;
+    if (mxk_symbol_create(req->op, "x", req->num_attrs, req->keys, req->vals, 0, NULL, NULL, &s) !=
+            MXK_OK ||
+        mxk_symbol_list_names(s, MXK_SYMBOL_ARGUMENTS, &n, &names) != MXK_OK) {
+        mxk_symbol_free(s);
+        return CLI_OK;
+    }
+    mxk_symbol_free(s);
+    int rc = CLI_OK;
+    if (req->num_shapes > n) {
+        char list[512] = "";
+        size_t used = 0;
+        for (uint32_t i = 0; i < n && used < sizeof list; i++) /* variables are x_NAME */
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                     names[i] + (strncmp(names[i], "x_", 2) == 0 ? 2 : 0));
+        rc = cli_error("opcheck %s: %u shapes given, the operator takes %u argument%s (%s)",
+                       req->op, (unsigned)req->num_shapes, (unsigned)n, n == 1 ? "" : "s", list);
+    } else {
+        for (; req->num_shapes < n && req->num_shapes < OPCHECK_MAX_ARGS; req->num_shapes++)
+            req->shapes[req->num_shapes] = (mxk_shape){0};
+    }
+    mxk_string_list_free(names);
+    return rc;
+}
+
 /** Runs the kit with the library initialised (cli_with_library). */
 static int run_body(const cli_globals *g, void *arg) {
     opcheck_request *req = arg;
+    int frc = fill_shapes(req);
+    if (frc != CLI_OK)
+        return frc;
     mxk_opcheck_config cfg;
     mxk_opcheck_config_init(&cfg);
     cfg.op = req->op;
@@ -168,17 +214,17 @@ static int run_body(const cli_globals *g, void *arg) {
     cfg.seed = req->seed;
     cfg.num_inplace = req->num_inplace;
     cfg.inplace = req->inplace;
-    /* A single backend name is forced for the operator; a list is only a preference. */
-    if (g->backend && g->backend[0] && strchr(g->backend, ',') == NULL)
-        cfg.backend = g->backend;
+    cfg.backend = req->only_backend; /* the global --backend is the preference (mxk_init) */
     mxk_opcheck_report rep;
     mxk_status st = mxk_opcheck_run(&cfg, &rep);
     if (st != MXK_OK) {
-        cli_error("opcheck %s: %s", req->op, mxk_opcheck_last_error());
-        if (st == MXK_ERR_NOT_FOUND && mxk_op_kernel_count(req->op) == 0)
-            cli_note("'mxk plugins' lists the registered operators");
-        else if (st == MXK_ERR_INVALID_ARGUMENT || st == MXK_ERR_SHAPE)
-            cli_note("give one --shape per argument of the operator, in argument order");
+        cli_error("%s", mxk_opcheck_last_error()); /* names "opcheck OP" */
+        if (st == MXK_ERR_NOT_FOUND && mxk_op_canonical_name(req->op) == NULL)
+            cli_note("'mxk ops' lists the registered operators");
+        else if (st == MXK_ERR_SHAPE)
+            cli_note("--shape gives the shapes of the first arguments, in argument order "
+                     "('mxk op %s' lists them); the others are inferred",
+                     req->op);
         return CLI_ERROR;
     }
     if (g->json) {
@@ -223,7 +269,7 @@ const cli_command cli_cmd_opcheck = {
     .name = "opcheck",
     .summary = "check an operator: inference, gradients, write requests, dependencies",
     .usage = "mxk opcheck OP [--attr KEY=VALUE ...] --shape d1,d2,... [--shape ...] "
-             "[--backend NAME] [--seed N] [--inplace IN:OUT ...] [--json]",
+             "[--only-backend NAME] [--seed N] [--inplace IN:OUT ...] [--json]",
     .help = "Runs the operator test kit (sdk/include/mxk_opcheck.h) on operator OP:\n"
             "  shape_type    shape and type inference is complete and consistent\n"
             "  forward       against a float64 reference (skipped: none from the CLI)\n"
@@ -240,9 +286,12 @@ const cli_command cli_cmd_opcheck = {
             "Options:\n"
             "  --attr KEY=VALUE   an attribute of the operator (MXNet's names), repeatable\n"
             "  --shape d1,d2,...  the shape of the next argument, in argument order; 0 leaves\n"
-            "                     it to inference (FullyConnected: --shape 2,3 --shape 0\n"
-            "                     --shape 0 with --attr num_hidden=4)\n"
-            "  --backend NAME     run the kernel of backend NAME (global option)\n"
+            "                     it to inference, and so are the arguments after the last\n"
+            "                     --shape (FullyConnected: --shape 2,3 --attr num_hidden=4\n"
+            "                     infers weight and bias)\n"
+            "  --only-backend NAME  run the kernel of backend NAME (an error when it has\n"
+            "                     none); the global --backend LIST is a preference, as in\n"
+            "                     every command (the first backend of LIST with a kernel)\n"
             "  --seed N           seed of the inputs, projections and random streams (0)\n"
             "  --inplace IN:OUT   also run with output OUT as the same array as input IN\n"
             "  --json             print the results as JSON\n"

@@ -5,7 +5,7 @@
 #   symbol_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS WORK_DIR
 #
 # The symbol files are written here (MXNet's JSON of the MNIST MLP 784-128-64-10:
-# 109,386 parameters, digest operators-kvstore-module.md §7 row 31). Loading them
+# 109,386 parameters, as mx.viz.print_summary counts them). Loading them
 # needs the operators of the cpu-blas plugin: without it every case is skipped.
 # POSIX sh only.
 set -u
@@ -112,6 +112,12 @@ symbol_dot)
     run symbol dot "$MLP" --shape data=100,784
     expect_rc 0
     out_has '"relu1" -> "fc2" [label="(128)",dir=back,arrowtail=open];'
+    # --json: the same text as {"dot": TEXT}
+    cp "$OUT" "$WORK/plain.dot"
+    run --json symbol dot "$MLP" --shape data=100,784
+    expect_rc 0
+    json "dot=$(cat "$WORK/plain.dot")
+"
     ;;
 symbol_errors)
     run symbol summary "$WORK/missing.json" --shape data=1,784
@@ -134,6 +140,14 @@ symbol_errors)
     run symbol summary "$MLP" --shape data=100,785 --shape fc1_weight=128,784
     expect_rc 1
     err_has "fc1"
+    # A checkpoint whose data input is not named 'data' (upstream Module's message,
+    # python/mxnet/module/base_module.py _check_input_names), before any work.
+    sed 's/"name": "data"/"name": "image"/' "$MLP" >"$WORK/ck-symbol.json"
+    : >"$WORK/ck-0001.params"
+    run score --model-prefix "$WORK/ck" --load-epoch 1
+    expect_rc 1
+    err_is "mxk: error: You created Module with Module(..., data_names=['data']) but input with name 'data' is not found in symbol.list_arguments(). Did you mean one of:" \
+        "	image" "	softmax_label"
     # usage errors
     run symbol
     expect_rc 2

@@ -281,6 +281,14 @@ void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *n
     memcpy(need_out_data, inst->need_out_data, inst->num_out);
 }
 
+uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward,
+                                   mxk_op_resource_info *out, uint32_t capacity) {
+    const mxk_phase_resources *pr = backward ? &inst->bwd_res : &inst->fwd_res;
+    for (uint32_t i = 0; i < pr->count && i < capacity; i++)
+        out[i] = (mxk_op_resource_info){pr->req[i].type, pr->req[i].temp_bytes};
+    return pr->count;
+}
+
 mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {
     /* Pending calls use the old kernel and state: wait for them (they all write the
      * instance's variable) before swapping. */

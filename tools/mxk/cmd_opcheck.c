@@ -22,22 +22,17 @@
 
 #include "cli.h"
 #include "mxk_opcheck.h"
+#include "op_node.h"
 
-/** Most --attr, --shape and --inplace options. */
-#define OPCHECK_MAX_ARGS 64
+/** Most --inplace options. */
+#define OPCHECK_MAX_INPLACE 64
 
 /** What `mxk opcheck` was asked to do. */
 typedef struct opcheck_request {
     const cli_command *cmd;
-    const char *op;
-    uint32_t num_attrs;
-    const char *keys[OPCHECK_MAX_ARGS];
-    const char *vals[OPCHECK_MAX_ARGS];
-    char *attr_buf[OPCHECK_MAX_ARGS]; /**< copies of KEY=VALUE split at '=' */
-    uint32_t num_shapes;
-    mxk_shape shapes[OPCHECK_MAX_ARGS];
+    cli_op_node node; /**< the operator, --attr and --shape */
     uint32_t num_inplace;
-    uint32_t inplace[2 * OPCHECK_MAX_ARGS];
+    uint32_t inplace[2 * OPCHECK_MAX_INPLACE];
     uint64_t seed;
     const char *only_backend; /**< --only-backend, or NULL */
 } opcheck_request;
@@ -71,35 +66,10 @@ static int parse_args(opcheck_request *req, int argc, char **argv) {
             positional_only = 1;
             continue;
         }
-        if (!positional_only && (m = cli_option_value(argc, argv, &i, "--attr", &v)) != 0) {
+        if (!positional_only &&
+            (m = cli_op_node_option(&req->node, req->cmd, argc, argv, &i)) != 0) {
             if (m < 0)
-                return cli_usage_error(req->cmd, "option '--attr' needs KEY=VALUE");
-            const char *eq = strchr(v, '=');
-            if (eq == NULL || eq == v)
-                return cli_usage_error(req->cmd, "bad --attr '%s': expected KEY=VALUE", v);
-            if (req->num_attrs >= OPCHECK_MAX_ARGS)
-                return cli_usage_error(req->cmd, "too many --attr options (at most %d)",
-                                       OPCHECK_MAX_ARGS);
-            char *copy = strdup(v);
-            if (copy == NULL)
-                return cli_error("out of memory");
-            copy[eq - v] = '\0';
-            req->attr_buf[req->num_attrs] = copy;
-            req->keys[req->num_attrs] = copy;
-            req->vals[req->num_attrs] = copy + (eq - v) + 1;
-            req->num_attrs++;
-        } else if (!positional_only && (m = cli_option_value(argc, argv, &i, "--shape", &v)) != 0) {
-            if (m < 0)
-                return cli_usage_error(req->cmd, "option '--shape' needs d1,d2,...");
-            if (req->num_shapes >= OPCHECK_MAX_ARGS)
-                return cli_usage_error(req->cmd, "too many --shape options (at most %d)",
-                                       OPCHECK_MAX_ARGS);
-            if (!mxk_opcheck_parse_shape(v, &req->shapes[req->num_shapes]))
-                return cli_usage_error(req->cmd,
-                                       "bad --shape '%s': expected positive integers d1,d2,... "
-                                       "(at most %d), or 0 for a shape left to inference",
-                                       v, MXK_MAX_NDIM);
-            req->num_shapes++;
+                return CLI_USAGE;
         } else if (!positional_only &&
                    (m = cli_option_value(argc, argv, &i, "--only-backend", &v)) != 0) {
             if (m < 0)
@@ -113,20 +83,20 @@ static int parse_args(opcheck_request *req, int argc, char **argv) {
             uint32_t a = 0, b = 0;
             if (m < 0 || !parse_pair(v, &a, &b))
                 return cli_usage_error(req->cmd, "option '--inplace' needs IN:OUT (indices)");
-            if (req->num_inplace >= OPCHECK_MAX_ARGS)
+            if (req->num_inplace >= OPCHECK_MAX_INPLACE)
                 return cli_usage_error(req->cmd, "too many --inplace options");
             req->inplace[2 * req->num_inplace] = a;
             req->inplace[2 * req->num_inplace + 1] = b;
             req->num_inplace++;
         } else if (!positional_only && cli_is_option(argv[i])) {
             return cli_reject_argument(req->cmd, argv[i]);
-        } else if (req->op == NULL) {
-            req->op = argv[i];
+        } else if (req->node.op == NULL) {
+            req->node.op = argv[i];
         } else {
             return cli_reject_argument(req->cmd, argv[i]);
         }
     }
-    if (req->op == NULL)
+    if (req->node.op == NULL)
         return cli_usage_error(req->cmd, "no operator given");
     return CLI_OK;
 }
@@ -161,56 +131,21 @@ static json_t *report_json(const mxk_opcheck_report *rep) {
     return root;
 }
 
-/**
- * Leaves the arguments after the last --shape to inference: counts the operator's
- * arguments with the given attributes (a node "x" of OP with a variable per
- * argument, MXNet's compose) and pads req->shapes with unknown shapes. When no such
- * node can be built (unknown operator, bad attributes) nothing is padded and the kit
- * reports why. More shapes than arguments is an error naming the arguments.
- * CLI_OK, or the error's exit status (printed).
- */
-static int fill_shapes(opcheck_request *req) {
-    mxk_symbol *s = NULL;
-    uint32_t n = 0;
-    char **names = NULL;
-    if (mxk_symbol_create(req->op, "x", req->num_attrs, req->keys, req->vals, 0, NULL, NULL, &s) !=
-            MXK_OK ||
-        mxk_symbol_list_names(s, MXK_SYMBOL_ARGUMENTS, &n, &names) != MXK_OK) {
-        mxk_symbol_free(s);
-        return CLI_OK;
-    }
-    mxk_symbol_free(s);
-    int rc = CLI_OK;
-    if (req->num_shapes > n) {
-        char list[512] = "";
-        size_t used = 0;
-        for (uint32_t i = 0; i < n && used < sizeof list; i++) /* variables are x_NAME */
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                     names[i] + (strncmp(names[i], "x_", 2) == 0 ? 2 : 0));
-        rc = cli_error("opcheck %s: %u shapes given, the operator takes %u argument%s (%s)",
-                       req->op, (unsigned)req->num_shapes, (unsigned)n, n == 1 ? "" : "s", list);
-    } else {
-        for (; req->num_shapes < n && req->num_shapes < OPCHECK_MAX_ARGS; req->num_shapes++)
-            req->shapes[req->num_shapes] = (mxk_shape){0};
-    }
-    mxk_string_list_free(names);
-    return rc;
-}
-
 /** Runs the kit with the library initialised (cli_with_library). */
 static int run_body(const cli_globals *g, void *arg) {
     opcheck_request *req = arg;
-    int frc = fill_shapes(req);
+    const cli_op_node *node = &req->node;
+    int frc = cli_op_node_fill_shapes(&req->node, "opcheck ");
     if (frc != CLI_OK)
         return frc;
     mxk_opcheck_config cfg;
     mxk_opcheck_config_init(&cfg);
-    cfg.op = req->op;
-    cfg.num_attrs = req->num_attrs;
-    cfg.keys = req->keys;
-    cfg.vals = req->vals;
-    cfg.num_inputs = req->num_shapes;
-    cfg.in_shapes = req->shapes;
+    cfg.op = node->op;
+    cfg.num_attrs = node->num_attrs;
+    cfg.keys = node->keys;
+    cfg.vals = node->vals;
+    cfg.num_inputs = node->num_shapes;
+    cfg.in_shapes = node->shapes;
     cfg.seed = req->seed;
     cfg.num_inplace = req->num_inplace;
     cfg.inplace = req->inplace;
@@ -219,12 +154,12 @@ static int run_body(const cli_globals *g, void *arg) {
     mxk_status st = mxk_opcheck_run(&cfg, &rep);
     if (st != MXK_OK) {
         cli_error("%s", mxk_opcheck_last_error()); /* names "opcheck OP" */
-        if (st == MXK_ERR_NOT_FOUND && mxk_op_canonical_name(req->op) == NULL)
+        if (st == MXK_ERR_NOT_FOUND && mxk_op_canonical_name(node->op) == NULL)
             cli_note("'mxk ops' lists the registered operators");
         else if (st == MXK_ERR_SHAPE)
             cli_note("--shape gives the shapes of the first arguments, in argument order "
                      "('mxk op %s' lists them); the others are inferred",
-                     req->op);
+                     node->op);
         return CLI_ERROR;
     }
     if (g->json) {
@@ -259,8 +194,7 @@ static int run_opcheck(const cli_command *self, const cli_globals *g, int argc, 
     setenv("MXK_ENGINE_WATCHDOG", "10", 0);
     if (rc == CLI_OK)
         rc = cli_with_library(g, run_body, req);
-    for (uint32_t i = 0; i < req->num_attrs; i++)
-        free(req->attr_buf[i]);
+    cli_op_node_free(&req->node);
     free(req);
     return rc;
 }

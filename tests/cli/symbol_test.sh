@@ -133,8 +133,22 @@ symbol_errors)
     err_has "node 7 ('fc2'): unknown operator 'FullyConnectedX'"
     run symbol summary "$MLP" --shape softmax_label=100
     expect_rc 1
-    err_has "the input shapes are incomplete"
-    err_has "data"
+    err_is "mxk: error: the input shapes are incomplete: cannot infer the shape of data, fc1_weight, fc1_bias, fc2_weight, fc2_bias, fc3_weight, fc3_bias" \
+        "mxk: note: give the shape of input 'data' with --shape data=d1,d2,..."
+    # An input not named data: the note names it (summary, --backends, crosscheck).
+    sed 's/"name": "data"/"name": "image"/' "$MLP" >"$WORK/image.json"
+    run symbol summary "$WORK/image.json" --shape data=100,784
+    expect_rc 1
+    err_has "mxk: error: InferShape: Keyword argument name data not found."
+    run symbol summary "$WORK/image.json" --shape softmax_label=100 --backends
+    expect_rc 1
+    err_is "mxk: error: the input shapes are incomplete: cannot infer the shape of image, fc1_weight, fc1_bias, fc2_weight, fc2_bias, fc3_weight, fc3_bias" \
+        "mxk: note: give the shape of input 'image' with --shape image=d1,d2,..."
+    run crosscheck --symbol "$WORK/image.json" --shape softmax_label=8 --backends cpu-blas,cpu-blas
+    expect_rc 1
+    err_is "mxk: error: InferShape pass cannot decide shapes for the following arguments (-1 means unknown dimensions). Please consider providing them as inputs:" \
+        "image: (), fc1_weight: (), fc1_bias: (), fc2_weight: (), fc2_bias: (), fc3_weight: (), fc3_bias: (), " \
+        "mxk: note: give the shape of input 'image' with --shape image=d1,d2,..."
     run symbol summary "$MLP" --shape nothere=1,2
     expect_rc 1
     run symbol summary "$MLP" --shape data=100,785 --shape fc1_weight=128,784

@@ -167,7 +167,8 @@ static int infer_shapes(const symbol_request *req, const mxk_symbol *sym, shape_
         }
         rc = cli_error("the input shapes are incomplete: cannot infer the shape of %s",
                        used ? unknown : "some outputs");
-        cli_note("give every input with --shape NAME=d1,d2,... (e.g. --shape data=100,784)");
+        symbol_inputs given = {req->num_shapes, req->names, req->shapes};
+        symbol_note_inputs(sym, &given);
     }
     mxk_symbol_free(internals);
     if (rc != CLI_OK) {
@@ -438,20 +439,6 @@ static void dot_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-/** 1 when a variable name looks like a parameter (MXNet plot_network's looks_like_weight). */
-static int looks_like_weight(const char *name) {
-    static const char *const suffixes[] = {"_weight",      "_bias",        "_beta",
-                                           "_gamma",       "_moving_var",  "_moving_mean",
-                                           "_running_var", "_running_mean"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        size_t k = strlen(suffixes[i]);
-        if (n >= k && strcmp(name + n - k, suffixes[i]) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /** Digits of a tuple attribute as "(a,b)" (MXNet.jl's _extract_shape, row-major order). */
 static void tuple_text(const char *s, char *buf, size_t size) {
     size_t used = 0;
@@ -486,7 +473,7 @@ static void write_dot(FILE *f, const json_t *doc, const shape_info *info) {
         char label[512];
         const char *color = cm[7];
         if (strcmp(op, "null") == 0) {
-            if (looks_like_weight(name))
+            if (symbol_looks_like_param(name))
                 continue;
             snprintf(label, sizeof label, "%s", name);
             color = cm[0];
@@ -525,7 +512,7 @@ static void write_dot(FILE *f, const json_t *doc, const shape_info *info) {
             const json_t *in = json_array_get(nodes, (size_t)id);
             const char *in_name = node_str(in, "name");
             int is_var = strcmp(node_str(in, "op"), "null") == 0;
-            if (is_var && looks_like_weight(in_name))
+            if (is_var && symbol_looks_like_param(in_name))
                 continue;
             dot_string(f, in_name);
             fprintf(f, " -> ");

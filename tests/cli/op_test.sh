@@ -112,12 +112,20 @@ op_describe_errors)
     err_has "unknown option '--bogus'"
     ;;
 ops_list)
+    COLUMNS=200
+    export COLUMNS
     run ops
+    unset COLUMNS
     expect_rc 0
     out_line "^FullyConnected +cpu-blas +Applies a linear transformation: y = x W\^T \+ b\.$"
     # the first sentence only: "w.r.t. the input" is not a sentence end
     out_line "^SoftmaxOutput +cpu-blas +Softmax forward; backward is the cross-entropy gradient w\.r\.t\. the input\.$"
     lines=$(wc -l <"$OUT")
+    # 80 columns without COLUMNS: the summary is cut with "..."
+    run ops
+    expect_rc 0
+    out_line "^Activation +cpu-blas +Applies an activation function eleme\.\.\.$"
+    awk 'length($0) > 80 { exit 1 }' "$OUT" || fail "a line is wider than 80 columns"
     run --json ops
     expect_rc 0
     json "operators#=$lines" operators.0.name=FullyConnected operators.0.plugin=cpu-blas \

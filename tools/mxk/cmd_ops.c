@@ -41,11 +41,14 @@ static int list_ops(const cli_globals *g, void *arg) {
         if (mxk_op_get_doc(mxk_op_name(i), &doc) != MXK_OK)
             continue;
         char summary[256];
-        first_sentence(doc.description, summary, sizeof summary);
-        if (list == NULL) {
+        if (list == NULL) { /* one line of the output's width ($COLUMNS, else 80) */
+            int room = cli_output_width() - (int)name_width - 15;
+            size_t size = room < 24 ? 24 : (size_t)room + 1;
+            first_sentence(doc.description, summary, size < sizeof summary ? size : sizeof summary);
             printf("%-*s  %-12s %s\n", (int)name_width, doc.name, doc.plugin, summary);
             continue;
         }
+        first_sentence(doc.description, summary, sizeof summary);
         json_t *o = json_object(), *al = json_array();
         const char *const *aliases = mxk_op_aliases(doc.name);
         for (size_t k = 0; al != NULL && aliases && aliases[k]; k++)
@@ -76,8 +79,9 @@ const cli_command cli_cmd_ops = {
     .usage = "mxk ops [--config-dir DIR] [--json]",
     .help = "Loads the plugins of the config directory and lists every registered\n"
             "operator in registration order: its name, the plugin that defines it and\n"
-            "the first sentence of its description. `mxk op NAME` prints one operator's\n"
-            "help (attributes, arguments, kernels, backend).\n"
+            "the first sentence of its description, cut with \"...\" to the output's width\n"
+            "($COLUMNS, else 80). `mxk op NAME` prints one operator's help (attributes,\n"
+            "arguments, kernels, backend).\n"
             "\n"
             "--json prints {\"operators\": [{\"name\", \"plugin\", \"summary\",\n"
             "  \"aliases\": [...]}]}.\n",

@@ -119,6 +119,31 @@ static mxk_status module_read_attrs(mxkt_module *m) {
     return st;
 }
 
+/**
+ * The data input must be an argument of the symbol (python/mxnet/module/
+ * base_module.py, _check_input_names): MXK_ERR_INVALID_ARGUMENT with upstream's
+ * message listing the arguments that are not parameters as the candidates.
+ */
+static mxk_status module_check_data_name(const mxkt_module *m) {
+    char cand[512] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < m->nargs; i++) {
+        if (strcmp(m->args[i], m->data_name) == 0)
+            return MXK_OK;
+        static const char *const params[] = {"_weight", "_bias", "_gamma", "_beta"};
+        size_t n = strlen(m->args[i]), k = 0;
+        while (k < 4 && !(n >= strlen(params[k]) &&
+                          strcmp(m->args[i] + n - strlen(params[k]), params[k]) == 0))
+            k++;
+        if (k == 4 && used < sizeof cand)
+            used += (size_t)snprintf(cand + used, sizeof cand - used, "\n\t%s", m->args[i]);
+    }
+    return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                      "You created Module with Module(..., data_names=['%s']) but input with "
+                      "name '%s' is not found in symbol.list_arguments(). Did you mean one of:%s",
+                      m->data_name, m->data_name, cand);
+}
+
 /** Module(symbol, data_names, label_names, context). */
 mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, const char *label_name,
                               const mxk_context *ctx, uint32_t num_ctx, mxkt_module **out) {
@@ -145,6 +170,11 @@ mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, cons
     if (m->pnames == NULL) {
         mxkt_module_free(m);
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    st = module_check_data_name(m);
+    if (st != MXK_OK) {
+        mxkt_module_free(m);
+        return st;
     }
     for (uint32_t i = 0; i < m->nargs; i++) {
         if (strcmp(m->args[i], m->data_name) == 0)

@@ -104,7 +104,7 @@ mxk_symbol *nb_op(nb *b, const char *op, mxk_symbol *const *in, uint32_t n, cons
     mxk_symbol *s = NULL;
     mxk_status st = mxk_symbol_create(op, name, na, keys, vals, n, NULL, in, &s);
     if (st != MXK_OK) {
-        b->st = mxkt_kernel_error(st, name);
+        b->st = mxkt_kernel_error(st, "network"); /* the message names the node */
         return NULL;
     }
     return keep(b, s);

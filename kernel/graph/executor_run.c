@@ -370,9 +370,13 @@ mxk_status mxk_executor_backward(mxk_executor *ex, uint32_t num_head,
         if (h >= num_head || head_grads == NULL || head_grads[h] == NULL)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                                  "Because the last operator is not Loss function, head_gradient "
-                                 "is required when calling backward. If you are attempting to "
-                                 "minimize the output as an objective, please modify your "
-                                 "network and pass it through the make_loss symbol.");
+                                 "is required when calling backward.%s",
+                                 /* the advice names make_loss only where a plugin defines it */
+                                 mxk_op_canonical_name("make_loss") == NULL
+                                     ? ""
+                                     : " If you are attempting to minimize the output as an "
+                                       "objective, please modify your network and pass it "
+                                       "through the make_loss symbol.");
     }
     for (uint32_t h = 0; h < p->num_heads; h++) {
         if (p->head_grad[h] == UINT32_MAX)

@@ -6,8 +6,9 @@
  * nnvm src/pass/infer_shape_type.cc): variables take their `__shape__` / `__dtype__`
  * attribute when still unknown; every operator's inference then runs forwards
  * (topological order) and backwards (reverse order), repeatedly, until no entry
- * changes; unknown dimensions are 0 and a partial result is not an error
- * (digest operators-kvstore-module.md §1.4 "InferShape contract"). Errors name the
+ * changes; unknown dimensions are 0 and a partial result is not an error (the
+ * pass counts what stays unknown in "shape_num_unknown_nodes",
+ * src/executor/infer_graph_attr_pass.cc). Errors name the
  * node: "Error in operator <node>: <op>: <detail>" (MXNet prefixes the operator
  * node's name the same way). Keyword lookup of known inputs follows MXNet's
  * MatchArguments (src/c_api/c_api_symbolic.cc): "Keyword argument name <x> not found."

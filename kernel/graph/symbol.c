@@ -545,9 +545,10 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
     }
     if (num_inputs < total && mxk_op_needs_all_inputs(p))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
-                             "Not enough argument to call operator %s: it takes %u inputs (%s), "
+                             "Not enough argument to call operator %s: it takes %u input%s (%s), "
                              "%u given, and creates no variables for the others",
-                             op, total, slot_names(p, names, sizeof names), num_inputs);
+                             op, total, total == 1 ? "" : "s", slot_names(p, names, sizeof names),
+                             num_inputs);
     for (uint32_t i = 0; i < num_inputs && st == MXK_OK; i++) {
         uint32_t slot = i;
         if (input_names != NULL) {

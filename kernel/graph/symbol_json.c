@@ -662,18 +662,27 @@ static const char *const node_fields[] = {
     "control_deps", "subgraphs", "backward_source_id",
 };
 
+/** The validated fields of one node of the file. */
+typedef struct jnode {
+    const char *op; /**< "null" for a variable */
+    const char *name;
+    const json_t *inputs; /**< array of [node, index(, version)] entries */
+    size_t num_inputs;
+    int is_var;
+} jnode;
+
 /**
- * Reads node i and builds it into r->nodes[i]. Errors: MXK_ERR_FORMAT,
- * MXK_ERR_NOT_FOUND (unknown operator or attribute), MXK_ERR_UNSUPPORTED
- * (subgraphs), MXK_ERR_OUT_OF_MEMORY; the message names the node.
+ * Checks node i's fields (nnvm's LoadJSON: known fields, op/name/inputs present
+ * and typed, control_deps naming earlier nodes, no subgraphs, a variable without
+ * inputs) into *f; `at` receives "node I ('NAME')" for messages. Errors:
+ * MXK_ERR_FORMAT, MXK_ERR_UNSUPPORTED (subgraphs).
  */
-static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
-    char at[128];
+static mxk_status check_node(uint32_t i, const json_t *jn, char *at, size_t at_size, jnode *f) {
     if (!json_is_object(jn))
         return fmt_error("node %u must be an object, got %s", i, jtype(jn));
     const json_t *jname = json_object_get(jn, "name");
-    const char *name = json_is_string(jname) ? json_string_value(jname) : NULL;
-    where(at, sizeof at, i, name);
+    f->name = json_is_string(jname) ? json_string_value(jname) : NULL;
+    where(at, at_size, i, f->name);
     const char *key;
     const json_t *val;
     json_object_foreach((json_t *)jn, key, val) {
@@ -693,11 +702,11 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
                                          : "inputs");
     if (!json_is_string(jop))
         return fmt_error("%s: \"op\" must be a string, got %s", at, jtype(jop));
-    if (name == NULL)
+    if (f->name == NULL)
         return fmt_error("%s: \"name\" must be a string, got %s", at, jtype(jname));
-    const json_t *jin = json_object_get(jn, "inputs");
-    if (!json_is_array(jin))
-        return fmt_error("%s: \"inputs\" must be an array, got %s", at, jtype(jin));
+    f->inputs = json_object_get(jn, "inputs");
+    if (!json_is_array(f->inputs))
+        return fmt_error("%s: \"inputs\" must be an array, got %s", at, jtype(f->inputs));
     const json_t *jbs = json_object_get(jn, "backward_source_id");
     if (jbs != NULL && !json_is_integer(jbs))
         return fmt_error("%s: \"backward_source_id\" must be an integer, got %s", at, jtype(jbs));
@@ -718,165 +727,197 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
                              "symbol JSON: %s: subgraphs (control-flow operators) are not "
                              "supported",
                              at);
+    f->op = json_string_value(jop);
+    f->is_var = strcmp(f->op, "null") == 0;
+    f->num_inputs = json_array_size(f->inputs);
+    if (f->is_var && f->num_inputs > 0)
+        return fmt_error("%s: a variable (op \"null\") has no inputs, got %zu", at, f->num_inputs);
+    if (f->num_inputs > 4096)
+        return fmt_error("%s: too many inputs (%zu)", at, f->num_inputs);
+    return MXK_OK;
+}
 
-    const char *op = json_string_value(jop);
-    int is_var = strcmp(op, "null") == 0;
-    size_t num_given = json_array_size(jin);
-    if (is_var && num_given > 0)
-        return fmt_error("%s: a variable (op \"null\") has no inputs, got %zu", at, num_given);
-    if (num_given > 4096)
-        return fmt_error("%s: too many inputs (%zu)", at, num_given);
-
-    /* Attributes: "attrs" and "attr" into one dict in file order, then "param"
-     * without replacing (nnvm JSONNode::Load). */
-    mxk_attrs *dict = mxk_attrs_new();
-    if (dict == NULL)
+/**
+ * The node's attributes: "attrs" and "attr" into one dict in file order, then
+ * "param" without replacing (nnvm JSONNode::Load). *dict is the caller's, also
+ * on error.
+ */
+static mxk_status read_node_attrs(const json_t *jn, const char *at, mxk_attrs **dict) {
+    *dict = mxk_attrs_new();
+    if (*dict == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     mxk_status st = MXK_OK;
+    const char *key;
+    const json_t *val;
     json_object_foreach((json_t *)jn, key, val) {
         if (st == MXK_OK && (strcmp(key, "attrs") == 0 || strcmp(key, "attr") == 0))
-            st = merge_attr_object(val, key, at, 1, dict);
+            st = merge_attr_object(val, key, at, 1, *dict);
     }
     const json_t *jparam = json_object_get(jn, "param");
     if (st == MXK_OK && jparam != NULL)
-        st = merge_attr_object(jparam, "param", at, 0, dict);
+        st = merge_attr_object(jparam, "param", at, 0, *dict);
+    return st;
+}
 
-    mxk_gentry *in = calloc(num_given ? num_given : 1, sizeof *in);
-    if (st == MXK_OK && in == NULL)
-        st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-    for (size_t k = 0; k < num_given && st == MXK_OK; k++) {
+/** Reads node i's input entries into a new array *in (the caller's, also on error). */
+static mxk_status read_node_inputs(const jreader *r, uint32_t i, const jnode *f, const char *at,
+                                   mxk_gentry **in) {
+    *in = calloc(f->num_inputs ? f->num_inputs : 1, sizeof **in);
+    if (*in == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
+    mxk_status st = MXK_OK;
+    for (size_t k = 0; k < f->num_inputs && st == MXK_OK; k++) {
         char what[160];
         snprintf(what, sizeof what, "%s: input %zu", at, k);
-        st = read_entry(r, json_array_get(jin, k), what, i, &in[k]);
+        st = read_entry(r, json_array_get(f->inputs, k), what, i, &(*in)[k]);
     }
-    if (st != MXK_OK) {
-        free(in);
-        mxk_attrs_free(dict);
-        return st;
-    }
+    return st;
+}
 
-    if (is_var) {
-        if (r->version < MXK_MXNET_VERSION)
-            st = fix_parsing(NULL, &dict, NULL, 0);
-        mxk_gnode *v = st == MXK_OK ? mxk_gnode_variable(name) : NULL;
-        if (v == NULL) {
-            free(in);
-            mxk_attrs_free(dict);
-            return st == MXK_OK ? MXK_ERR_OUT_OF_MEMORY : st;
-        }
-        mxk_attrs_free(v->attrs);
-        v->attrs = dict;
-        r->nodes[i] = v;
-        free(in);
-        return MXK_OK;
-    }
-
-    /* Upgrade before 0.9.5: argmax/argmin with axis=-1 lose the axis. */
-    if (r->version < 905 && (strcmp(op, "argmax") == 0 || strcmp(op, "argmin") == 0) &&
-        mxk_attrs_get(dict, "axis") != NULL && strcmp(mxk_attrs_get(dict, "axis"), "-1") == 0) {
-        mxk_attrs *d2 = attrs_without(dict, "axis");
-        mxk_attrs_free(dict);
-        dict = d2;
-        if (dict == NULL) {
-            free(in);
+/**
+ * The attribute upgrades of an operator node from an older file: before 0.9.5
+ * argmax/argmin with axis=-1 lose the axis; before 1.9.1 (upstream
+ * UpgradeJSON_FixParsing then UpgradeJSON_Parse) the node is parsed once without
+ * the hidden-like keys to learn its input names, and those keys move to their
+ * "__key__" places. *dict may be replaced (the caller's, also on error).
+ */
+static mxk_status upgrade_node_attrs(const jreader *r, const jnode *f, const char *at,
+                                     const mxk_gentry *in, mxk_attrs **dict) {
+    const char *axis = mxk_attrs_get(*dict, "axis");
+    if (r->version < 905 && (strcmp(f->op, "argmax") == 0 || strcmp(f->op, "argmin") == 0) &&
+        axis != NULL && strcmp(axis, "-1") == 0) {
+        mxk_attrs *d2 = attrs_without(*dict, "axis");
+        if (d2 == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-        }
+        mxk_attrs_free(*dict);
+        *dict = d2;
     }
-    /* Files older than 1.9.1 (upstream UpgradeJSON_FixParsing then UpgradeJSON_Parse):
-     * parse once without the hidden-like keys to learn the input names, move those keys
-     * to their "__key__" places, then parse the node's final attributes. */
+    if (r->version >= MXK_MXNET_VERSION)
+        return MXK_OK;
+    mxk_attrs *params = mxk_attrs_new();
+    for (uint32_t k = 0; params != NULL && k < (*dict)->count; k++)
+        if (!is_hidden_like((*dict)->keys[k]) &&
+            mxk_attrs_set(params, (*dict)->keys[k], (*dict)->values[k]) != MXK_OK) {
+            mxk_attrs_free(params);
+            params = NULL;
+        }
+    if (params == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     mxk_op_params *p = NULL;
-    if (r->version < MXK_MXNET_VERSION) {
-        mxk_attrs *params = mxk_attrs_new();
-        for (uint32_t k = 0; params != NULL && k < dict->count; k++)
-            if (!is_hidden_like(dict->keys[k]) &&
-                mxk_attrs_set(params, dict->keys[k], dict->values[k]) != MXK_OK) {
-                mxk_attrs_free(params);
-                params = NULL;
-            }
-        if (params == NULL)
-            st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-        if (st == MXK_OK)
-            st = create_params(op, params, at, &p);
-        mxk_attrs_free(params);
-        if (st == MXK_OK)
-            st = fix_parsing(p, &dict, in, (uint32_t)num_given);
-        mxk_op_params_free(p);
-        p = NULL;
-    }
+    mxk_status st = create_params(f->op, params, at, &p);
+    mxk_attrs_free(params);
     if (st == MXK_OK)
-        st = create_params(op, dict, at, &p);
-    if (st != MXK_OK) {
-        mxk_attrs_free(dict);
-        free(in);
-        return st;
-    }
+        st = fix_parsing(p, dict, in, (uint32_t)f->num_inputs);
+    mxk_op_params_free(p);
+    return st;
+}
 
+/**
+ * Checks the number of inputs against the operator's arguments and aux states
+ * (files before 0.9.0 may leave out aux states: build_op_node adds them).
+ */
+static mxk_status check_input_count(const jreader *r, const mxk_op_params *p, const jnode *f,
+                                    const char *at) {
     uint32_t total = p->in_names->count + p->aux_names->count;
-    if (num_given != total && !(num_given < total && r->version < 900)) {
-        char names[512];
-        size_t pos = 0;
-        names[0] = '\0';
-        for (uint32_t k = 0; k < total && pos < sizeof names; k++) {
-            int w = snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s",
-                             mxk_op_slot_name(p, k));
-            pos += w > 0 ? (size_t)w : 0;
-        }
-        /* MXNet's words for an operator its front end cannot compose from fewer inputs. */
-        int all = num_given < total && mxk_op_needs_all_inputs(p);
-        st = fmt_error("%s: %s%s%s takes %u input%s (%s), the file gives %zu", at,
-                       all ? "Not enough argument to call operator " : "operator ", op,
-                       all ? ": it" : "", total, total == 1 ? "" : "s", names, num_given);
-        mxk_op_params_free(p);
-        mxk_attrs_free(dict);
-        free(in);
-        return st;
+    if (f->num_inputs == total || (f->num_inputs < total && r->version < 900))
+        return MXK_OK;
+    char names[512];
+    size_t pos = 0;
+    names[0] = '\0';
+    for (uint32_t k = 0; k < total && pos < sizeof names; k++) {
+        int w =
+            snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s", mxk_op_slot_name(p, k));
+        pos += w > 0 ? (size_t)w : 0;
     }
-    mxk_gentry *all = in;
-    mxk_gnode **extra = NULL;
-    uint32_t num_extra = total > num_given ? total - (uint32_t)num_given : 0;
-    if (num_extra > 0) {
-        /* Upgrade before 0.9.0 (UpgradeJSON_000800_000900): the aux states MXNet did not
-         * store become variables "<node>_<input>" carrying the node's attributes. */
-        all = calloc(total, sizeof *all);
-        extra = calloc(num_extra, sizeof *extra);
-        if (all == NULL || extra == NULL)
+    /* MXNet's words for an operator its front end cannot compose from fewer inputs. */
+    int all = f->num_inputs < total && mxk_op_needs_all_inputs(p);
+    return fmt_error("%s: %s%s%s takes %u input%s (%s), the file gives %zu", at,
+                     all ? "Not enough argument to call operator " : "operator ", f->op,
+                     all ? ": it" : "", total, total == 1 ? "" : "s", names, f->num_inputs);
+}
+
+/**
+ * Builds the operator node from its parameters, attributes and inputs into *out.
+ * Takes *p and *dict (set to NULL). Before 0.9.0 (UpgradeJSON_000800_000900) the
+ * aux states MXNet did not store become variables "<node>_<input>" carrying the
+ * node's attributes.
+ */
+static mxk_status build_op_node(const jnode *f, mxk_op_params **p, mxk_attrs **dict,
+                                const mxk_gentry *in, mxk_gnode **out) {
+    uint32_t total = (*p)->in_names->count + (*p)->aux_names->count;
+    uint32_t num_given = (uint32_t)f->num_inputs, num_extra = total - num_given;
+    mxk_gentry *all = calloc(total ? total : 1, sizeof *all);
+    mxk_gnode **extra = calloc(num_extra ? num_extra : 1, sizeof *extra);
+    mxk_status st = MXK_OK;
+    if (all == NULL || extra == NULL)
+        st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
+    for (uint32_t k = 0; k < num_given && st == MXK_OK; k++)
+        all[k] = in[k];
+    for (uint32_t k = num_given; k < total && st == MXK_OK; k++) {
+        extra[k - num_given] = mxk_gnode_default_var(f->name, mxk_op_slot_name(*p, k), *dict);
+        if (extra[k - num_given] == NULL)
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-        for (uint32_t k = 0; k < num_given && st == MXK_OK; k++)
-            all[k] = in[k];
-        for (uint32_t k = (uint32_t)num_given; k < total && st == MXK_OK; k++) {
-            mxk_gnode *v = mxk_gnode_default_var(name, mxk_op_slot_name(p, k), dict);
-            if (v == NULL) {
-                st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-                break;
-            }
-            extra[k - num_given] = v;
-            all[k] = (mxk_gentry){v, 0};
-        }
+        else
+            all[k] = (mxk_gentry){extra[k - num_given], 0};
     }
-    mxk_gnode *node = NULL;
-    if (st == MXK_OK) {
-        node = mxk_gnode_op(p, name, dict, total, all);
-        if (node == NULL)
+    if (st == MXK_OK) { /* mxk_gnode_op takes the parameters and attributes */
+        *out = mxk_gnode_op(*p, f->name, *dict, total, all);
+        *p = NULL;
+        *dict = NULL;
+        if (*out == NULL)
             st = MXK_ERR_OUT_OF_MEMORY;
-    } else {
-        mxk_op_params_free(p);
-        mxk_attrs_free(dict);
     }
     for (uint32_t k = 0; extra != NULL && k < num_extra; k++)
         mxk_gnode_release(extra[k]);
     free(extra);
-    if (all != in)
-        free(all);
-    free(in);
-    if (st != MXK_OK) {
-        mxk_gnode_release(node);
+    free(all);
+    return st;
+}
+
+/**
+ * Reads node i and builds it into r->nodes[i]. Errors: MXK_ERR_FORMAT,
+ * MXK_ERR_NOT_FOUND (unknown operator or attribute), MXK_ERR_UNSUPPORTED
+ * (subgraphs), MXK_ERR_OUT_OF_MEMORY; the message names the node.
+ */
+static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
+    char at[128];
+    jnode f = {0};
+    mxk_status st = check_node(i, jn, at, sizeof at, &f);
+    if (st != MXK_OK)
         return st;
+    mxk_attrs *dict = NULL;
+    mxk_gentry *in = NULL;
+    mxk_op_params *p = NULL;
+    st = read_node_attrs(jn, at, &dict);
+    if (st == MXK_OK)
+        st = read_node_inputs(r, i, &f, at, &in);
+    if (st == MXK_OK && f.is_var) {
+        if (r->version < MXK_MXNET_VERSION)
+            st = fix_parsing(NULL, &dict, NULL, 0);
+        mxk_gnode *v = st == MXK_OK ? mxk_gnode_variable(f.name) : NULL;
+        if (st == MXK_OK && v == NULL)
+            st = MXK_ERR_OUT_OF_MEMORY;
+        if (v != NULL) { /* the variable takes the attributes */
+            mxk_attrs_free(v->attrs);
+            v->attrs = dict;
+            dict = NULL;
+            r->nodes[i] = v;
+        }
+    } else if (st == MXK_OK) {
+        st = upgrade_node_attrs(r, &f, at, in, &dict);
+        if (st == MXK_OK)
+            st = create_params(f.op, dict, at, &p);
+        if (st == MXK_OK)
+            st = check_input_count(r, p, &f, at);
+        if (st == MXK_OK)
+            st = build_op_node(&f, &p, &dict, in, &r->nodes[i]);
+        /* Upgrade before 0.9.4 (UpgradeJSON_000903_000904): compose-time variable hints. */
+        if (st == MXK_OK && r->version < 904)
+            st = mxk_gnode_set_input_var_hints(r->nodes[i]);
     }
-    /* Upgrade before 0.9.4 (UpgradeJSON_000903_000904): compose-time variable hints. */
-    if (r->version < 904)
-        st = mxk_gnode_set_input_var_hints(node);
-    r->nodes[i] = node;
+    mxk_op_params_free(p);
+    mxk_attrs_free(dict);
+    free(in);
     return st;
 }
 

@@ -499,6 +499,24 @@ const char *mxk_op_instance_backend(const mxk_op_instance *inst);
 /** Backward dependency: fills need flags (out_grad: num_visible, in_data, out_data entries). */
 void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *need_out_grad,
                                          uint8_t *need_in_data, uint8_t *need_out_data);
+/* --- Resources of an operator instance (`mxk op describe`) --- */
+
+/** One resource a phase of an operator instance requested (MXNet's ResourceRequest). */
+typedef struct mxk_op_resource_info {
+    int32_t type;        /**< mxk_resource_type of abi/mxk_abi_op.h: 1 temp space, 2 random */
+    uint64_t temp_bytes; /**< temp space: the bytes requested (0: decided at run time) */
+} mxk_op_resource_info;
+
+/**
+ * The resources that the forward (`backward` 0) or backward (1) phase of `inst`
+ * requested when it was created (the operator's *_resources callbacks, given the
+ * instance's input shapes), in request order: writes min(count, capacity) entries
+ * into `out` and returns the count (at most MXK_MAX_RESOURCES of abi/mxk_abi_op.h,
+ * 4). Reads only the instance: thread-safe while no call changes it.
+ */
+uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward,
+                                   mxk_op_resource_info *out, uint32_t capacity);
+
 /**
  * Re-resolves the kernel by the current backend preference (e.g. after
  * mxk_set_backend_preference); re-creates the kernel state when it changes.

@@ -29,10 +29,11 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
     uint32_t nargs = params->in_names->count, naux = params->aux_names->count;
     if (num_inputs != nargs + naux) {
         char names[512];
-        rc = mxk_set_error(
-            MXK_ERR_INVALID_ARGUMENT,
-            "%s expects %u inputs (%s) and %u auxiliary states, got %u arrays", op_name, nargs,
-            mxk_name_list_join(params->in_names, names, sizeof names), naux, num_inputs);
+        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                           "%s expects %u input%s (%s) and %u auxiliary state%s, got %u array%s",
+                           op_name, nargs, nargs == 1 ? "" : "s",
+                           mxk_name_list_join(params->in_names, names, sizeof names), naux,
+                           naux == 1 ? "" : "s", num_inputs, num_inputs == 1 ? "" : "s");
         mxk_op_params_free(params);
         return rc;
     }

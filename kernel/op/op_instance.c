@@ -224,8 +224,8 @@ mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const
         return rc;
     if (num_inputs != params->in_names->count) {
         char names[512];
-        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u inputs (%s), got %u", op_name,
-                           params->in_names->count,
+        rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u input%s (%s), got %u", op_name,
+                           params->in_names->count, params->in_names->count == 1 ? "" : "s",
                            mxk_name_list_join(params->in_names, names, sizeof names), num_inputs);
         mxk_op_params_free(params);
         return rc;
@@ -279,6 +279,14 @@ void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *n
     memcpy(need_out_grad, inst->need_out_grad, inst->num_visible);
     memcpy(need_in_data, inst->need_in_data, inst->num_in);
     memcpy(need_out_data, inst->need_out_data, inst->num_out);
+}
+
+uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward,
+                                   mxk_op_resource_info *out, uint32_t capacity) {
+    const mxk_phase_resources *pr = backward ? &inst->bwd_res : &inst->fwd_res;
+    for (uint32_t i = 0; i < pr->count && i < capacity; i++)
+        out[i] = (mxk_op_resource_info){pr->req[i].type, pr->req[i].temp_bytes};
+    return pr->count;
 }
 
 mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {

@@ -41,14 +41,23 @@ static mxk_status list_names(const mxk_op_params *p, const char *what,
     return MXK_OK;
 }
 
-/* Sets an "unknown operator" error listing the registered operators. */
+/**
+ * Sets an "unknown operator" error listing the registered operators: whole names
+ * while they fit in about 400 characters, then "... (N in all)".
+ */
 static mxk_status unknown_op(const char *name) {
-    char names[1536];
+    char names[512];
     size_t pos = 0;
     names[0] = '\0';
-    uint32_t n = mxk_op_count();
-    for (uint32_t i = 0; i < n && pos < sizeof names; i++)
-        pos += (size_t)snprintf(names + pos, sizeof names - pos, i ? ", %s" : "%s", mxk_op_name(i));
+    uint32_t n = mxk_op_count(), shown = 0;
+    for (; shown < n; shown++) {
+        const char *op = mxk_op_name(shown);
+        if (pos + strlen(op) + 2 > 400)
+            break;
+        pos += (size_t)snprintf(names + pos, sizeof names - pos, shown ? ", %s" : "%s", op);
+    }
+    if (shown < n)
+        snprintf(names + pos, sizeof names - pos, ", ... (%u in all)", (unsigned)n);
     return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'; registered operators: %s",
                          name ? name : "(null)", n ? names : "(none: are plugins loaded?)");
 }

@@ -30,6 +30,11 @@ err_has() {
     grep -F -e "$1" "$ERR" >/dev/null || fail "stderr lacks '$1'"
 }
 
+# err_is LINE...: stderr is exactly these lines.
+err_is() {
+    printf '%s\n' "$@" | cmp -s - "$ERR" || fail "stderr is not exactly: $*"
+}
+
 out_line() {
     grep -E -e "$1" "$OUT" >/dev/null || fail "no stdout line matches /$1/"
 }

@@ -235,8 +235,8 @@ op_help)
     expect_rc 0
     out_line "^BatchNorm  \(plugin cpu-blas\)$"
     out_line "^  eps +float, optional, default=0.001$"
-    out_line "^  arguments +x_data, x_gamma, x_beta$"
-    out_line "^  aux_states +x_moving_mean, x_moving_var$"
+    out_line "^  arguments +data, gamma, beta$"
+    out_line "^  aux_states +moving_mean, moving_var$"
     out_line "^kernels: cpu \(backend cpu-blas\)(, cpu \(backend onednn\))?$"
     # an alias names the same operator
     run op --config-dir "$CONF" _Plus
@@ -245,8 +245,8 @@ op_help)
     out_line "^aliases: .*_Plus"
     run op --config-dir "$CONF" --json flatten
     expect_rc 0
-    json "name=Flatten" "aliases.*=flatten" "plugin=cpu-blas" "arguments.0=x_data" \
-        "outputs.0=x_output" "attributes?"
+    json "name=Flatten" "aliases.*=flatten" "plugin=cpu-blas" "arguments.0=data" \
+        "outputs.0=output" "attributes?"
     # a required attribute: no default node, the rest is listed
     run op --config-dir "$CONF" --json FullyConnected
     expect_rc 0

@@ -57,6 +57,11 @@ opcheck_pass)
     out_line "^  backward +pass "
     out_line "^  forward +skip .*no reference"
     out_has "all checks passed"
+    # The arguments after the last --shape are inferred: the same report.
+    cp "$OUT" "$WORK/explicit"
+    run opcheck FullyConnected --attr num_hidden=4 --shape 2,3 --seed 5
+    expect_rc 0
+    cmp -s "$OUT" "$WORK/explicit" || fail "--shape 2,3 alone differs from --shape 2,3 --shape 0 --shape 0"
     run opcheck Activation --attr act_type=tanh --shape 3,2 --inplace 0:0
     expect_rc 0
     out_line "^  forward_req +pass .*1 in-place pair"
@@ -89,9 +94,16 @@ opcheck_fails)
     run opcheck OpcheckIgnoresAdd --shape 4
     expect_rc 1
     out_line "^  backward_req +FAIL .*ADD"
-    run opcheck OpcheckGood --shape 4 --backend opcheck-broken
+    run opcheck OpcheckGood --shape 4 --only-backend opcheck-broken
     expect_rc 0
     out_has "(backend opcheck-broken)"
+    # --only-backend forces a backend; the global --backend is only a preference list.
+    run opcheck OpcheckGood --shape 4 --only-backend cpu-blas
+    expect_rc 1
+    err_is "mxk: error: opcheck OpcheckGood: backend 'cpu-blas' has no kernel of the operator on cpu (available: opcheck-broken)"
+    run opcheck OpcheckGood --shape 4 --backend cpu-blas,opcheck-broken
+    expect_rc 0
+    out_has "opcheck OpcheckGood (backend opcheck-broken)"
     # One element written past the output: the storage guard (on by default) names it.
     run opcheck OpcheckOverrun --shape 2,3
     expect_rc 1
@@ -101,19 +113,31 @@ opcheck_errors)
     need_cpu_blas
     run opcheck NoSuchOp --shape 2
     expect_rc 1
-    err_has "unknown operator 'NoSuchOp'"
+    err_is "mxk: error: opcheck: unknown operator 'NoSuchOp'" \
+        "mxk: note: 'mxk ops' lists the registered operators"
     run opcheck Activation --attr act_typ=tanh --shape 2,3
     expect_rc 1
-    err_has "act_typ"
+    err_has "mxk: error: opcheck Activation: unknown attribute 'act_typ'; "
+    # An attribute error: the attribute's doc with its closing parenthesis, no
+    # note about shapes.
+    run opcheck FullyConnected --shape 2,3
+    expect_rc 1
+    err_is "mxk: error: opcheck FullyConnected: required attribute 'num_hidden' is missing (Number of hidden nodes of the output.)"
+    # Too many shapes: the arguments named, singular "argument".
     run opcheck Activation --attr act_type=tanh --shape 2,3 --shape 2,3
     expect_rc 1
-    err_has "mxk: error: opcheck Activation:"
+    err_is "mxk: error: opcheck Activation: 2 shapes given, the operator takes 1 argument (data)"
+    run opcheck FullyConnected --attr num_hidden=4 --shape 2,3 --shape 5,5
+    expect_rc 1
+    err_is "mxk: error: opcheck FullyConnected: argument 'weight': expected (4,3), got (5,5)" \
+        "mxk: note: --shape gives the shapes of the first arguments, in argument order ('mxk op FullyConnected' lists them); the others are inferred"
     run opcheck FullyConnected --attr num_hidden=4
     expect_rc 1
-    err_has "opcheck FullyConnected"
-    run opcheck Activation --attr act_type=tanh --shape 2,3 --backend no-such-backend
+    err_is "mxk: error: opcheck FullyConnected: cannot infer the shape of input 'data' (got ())" \
+        "mxk: note: --shape gives the shapes of the first arguments, in argument order ('mxk op FullyConnected' lists them); the others are inferred"
+    run opcheck tanh --shape 2,3 --only-backend no-such-backend
     expect_rc 1
-    err_has "no-such-backend"
+    err_is "mxk: error: opcheck tanh: backend 'no-such-backend' has no kernel of the operator on cpu (available: cpu-blas)"
     ;;
 opcheck_usage)
     run opcheck

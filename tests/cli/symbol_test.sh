@@ -5,7 +5,7 @@
 #   symbol_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS WORK_DIR
 #
 # The symbol files are written here (MXNet's JSON of the MNIST MLP 784-128-64-10:
-# 109,386 parameters, digest operators-kvstore-module.md §7 row 31). Loading them
+# 109,386 parameters, as mx.viz.print_summary counts them). Loading them
 # needs the operators of the cpu-blas plugin: without it every case is skipped.
 # POSIX sh only.
 set -u
@@ -112,6 +112,12 @@ symbol_dot)
     run symbol dot "$MLP" --shape data=100,784
     expect_rc 0
     out_has '"relu1" -> "fc2" [label="(128)",dir=back,arrowtail=open];'
+    # --json: the same text as {"dot": TEXT}
+    cp "$OUT" "$WORK/plain.dot"
+    run --json symbol dot "$MLP" --shape data=100,784
+    expect_rc 0
+    json "dot=$(cat "$WORK/plain.dot")
+"
     ;;
 symbol_errors)
     run symbol summary "$WORK/missing.json" --shape data=1,784
@@ -127,13 +133,35 @@ symbol_errors)
     err_has "node 7 ('fc2'): unknown operator 'FullyConnectedX'"
     run symbol summary "$MLP" --shape softmax_label=100
     expect_rc 1
-    err_has "the input shapes are incomplete"
-    err_has "data"
+    err_is "mxk: error: the input shapes are incomplete: cannot infer the shape of data, fc1_weight, fc1_bias, fc2_weight, fc2_bias, fc3_weight, fc3_bias" \
+        "mxk: note: give the shape of input 'data' with --shape data=d1,d2,..."
+    # An input not named data: the note names it (summary, --backends, crosscheck).
+    sed 's/"name": "data"/"name": "image"/' "$MLP" >"$WORK/image.json"
+    run symbol summary "$WORK/image.json" --shape data=100,784
+    expect_rc 1
+    err_has "mxk: error: InferShape: Keyword argument name data not found."
+    run symbol summary "$WORK/image.json" --shape softmax_label=100 --backends
+    expect_rc 1
+    err_is "mxk: error: the input shapes are incomplete: cannot infer the shape of image, fc1_weight, fc1_bias, fc2_weight, fc2_bias, fc3_weight, fc3_bias" \
+        "mxk: note: give the shape of input 'image' with --shape image=d1,d2,..."
+    run crosscheck --symbol "$WORK/image.json" --shape softmax_label=8 --backends cpu-blas,cpu-blas
+    expect_rc 1
+    err_is "mxk: error: InferShape pass cannot decide shapes for the following arguments (-1 means unknown dimensions). Please consider providing them as inputs:" \
+        "image: (), fc1_weight: (), fc1_bias: (), fc2_weight: (), fc2_bias: (), fc3_weight: (), fc3_bias: (), " \
+        "mxk: note: give the shape of input 'image' with --shape image=d1,d2,..."
     run symbol summary "$MLP" --shape nothere=1,2
     expect_rc 1
     run symbol summary "$MLP" --shape data=100,785 --shape fc1_weight=128,784
     expect_rc 1
     err_has "fc1"
+    # A checkpoint whose data input is not named 'data' (upstream Module's message,
+    # python/mxnet/module/base_module.py _check_input_names), before any work.
+    sed 's/"name": "data"/"name": "image"/' "$MLP" >"$WORK/ck-symbol.json"
+    : >"$WORK/ck-0001.params"
+    run score --model-prefix "$WORK/ck" --load-epoch 1
+    expect_rc 1
+    err_is "mxk: error: You created Module with Module(..., data_names=['data']) but input with name 'data' is not found in symbol.list_arguments(). Did you mean one of:" \
+        "	image" "	softmax_label"
     # usage errors
     run symbol
     expect_rc 2

@@ -4,17 +4,16 @@
  * with a test-local host table and registrar, and drives the captured operator
  * and device definitions itself.
  *
- * Every operator is checked for: forward against a float64 reference computed
- * here; backward against central finite differences (float64, on the
- * reference, with a random projection of the output as the scalar loss) or
- * against the closed form where backward is not a derivative (SoftmaxOutput,
- * BlockGrad); write requests (outputs pre-filled with 5: WRITE gives r, ADD 5 + r,
- * NULL leaves 5); in-place hints (same result as out of place); backward with
- * only the declared dependencies present; shape and type inference, including
- * exact error messages. Also fixed numbers worked out by hand (FullyConnected,
- * Activation, softmax and SoftmaxOutput),
- * Reshape's special values, the device backend, the thread knob and the SDK
- * helpers.
+ * What is checked here is what only a direct caller sees or what is specific to
+ * one operator: the plugin contract (entry points, registration, init options,
+ * the device backend, the thread knob, the SDK helpers), shape and type
+ * inference with exact error messages, forward against a float64 reference
+ * computed here, backward against the closed form where it is not a derivative
+ * (SoftmaxOutput, BlockGrad), fixed numbers worked out by hand (FullyConnected,
+ * Activation, softmax and SoftmaxOutput) and Reshape's special values. Numeric
+ * gradients, write requests (WRITE / ADD / NULL), in-place runs and undeclared
+ * dependencies are the operator test kit's (sdk/opcheck), run on every operator
+ * by tests/opcheck with the configurations used here among its own.
  *
  * Exit code 77 (skipped) when the plugin cannot be loaded.
  */
@@ -506,13 +505,6 @@ static float *falloc(size_t n, float v) {
     return p;
 }
 
-/** A copy of n floats. */
-static float *fdup(const float *src, size_t n) {
-    float *p = falloc(n, 0.0f);
-    memcpy(p, src, n * sizeof(float));
-    return p;
-}
-
 /* ------------------------------------------------------------------------- */
 /* Binding and calling operators                                              */
 /* ------------------------------------------------------------------------- */
@@ -754,7 +746,7 @@ struct op_case {
     double lo, hi;  /**< range of random inputs */
     double min_abs; /**< random inputs keep |x| >= min_abs (kinks, division) */
     ref_fn ref;
-    ref_bwd_fn ref_bwd;    /**< NULL: finite differences of ref */
+    ref_bwd_fn ref_bwd;    /**< closed-form backward; NULL: tests/opcheck checks it */
     const float *fixed[4]; /**< fixed input values (NULL: random) */
     int ip[4];             /**< integer parameters of the reference */
     double dp[4];          /**< real parameters of the reference */
@@ -769,149 +761,16 @@ static float rand_in(double lo, double hi, double min_abs) {
     }
 }
 
-/** Scalar loss sum(r * ref(in)). */
-static double ref_loss(const op_case *c, double *const *in, const double *r, double *ybuf) {
-    c->ref(c, in, ybuf);
-    double s = 0.0;
-    for (size_t j = 0; j < cnt(&c->out); j++)
-        s += r[j] * ybuf[j];
-    return s;
-}
-
-/** Central finite differences (float64) of the loss w.r.t. every input element. */
-static void fd_grads(const op_case *c, double **in, const double *r, double **g) {
-    double *ybuf = malloc((cnt(&c->out) + 1) * sizeof(double));
-    for (uint32_t i = 0; i < c->ni; i++) {
-        for (size_t e = 0; e < cnt(&c->in[i]); e++) {
-            double save = in[i][e], h = 1e-5 * fmax(1.0, fabs(save));
-            in[i][e] = save + h;
-            double lp = ref_loss(c, in, r, ybuf);
-            in[i][e] = save - h;
-            double lm = ref_loss(c, in, r, ybuf);
-            in[i][e] = save;
-            g[i][e] = (lp - lm) / (2.0 * h);
-        }
-    }
-    free(ybuf);
-}
-
-/** Everything of one case's backward checks. */
-typedef struct bwd_env {
-    const op_case *c;
-    const bound *b;
-    mxk_tensor dy, out, in[4];
-    size_t n[4];
-    double *gref[4];
-    uint8_t need_og, need_in[4], need_od;
-} bwd_env;
-
 /**
- * Runs backward once with request rq[i] for input i, gradients pre-filled with 5, and
- * checks them: NULL leaves 5, WRITE gives the reference, ADD 5 + the reference. The
- * messages read "<op> <tag> d<input> <note>".
+ * Checks one operator configuration against its references: shape inference from
+ * the inputs, type inference (float32 everywhere; a float64 input among float32
+ * ones rejected naming it), forward (WRITE) against the float64 reference and, for
+ * operators whose backward is not the derivative of their forward (ref_bwd:
+ * SoftmaxOutput, BlockGrad), backward (WRITE) against that closed form. Gradients
+ * by finite differences, the write requests, in-place runs and undeclared
+ * dependencies are the operator test kit's checks (tests/opcheck runs them on
+ * every operator).
  */
-static void check_backward_once(bwd_env *e, const mxk_op_req *rq, const char *tag,
-                                const char *note) {
-    const op_case *c = e->c;
-    float *g[4];
-    mxk_tensor gt[4];
-    for (uint32_t i = 0; i < c->ni; i++) {
-        g[i] = falloc(e->n[i], 5.0f);
-        gt[i] = mk(g[i], c->in[i]);
-    }
-    mxk_error_sink err;
-    CHECK_ST(call_backward(e->b, &e->dy, e->in, &e->out, gt, rq, &err), MXK_OK, &err);
-    for (uint32_t i = 0; i < c->ni; i++) {
-        char what[160];
-        snprintf(what, sizeof what, "%s %s d%s %s", c->op, tag, e->b->arg_names[i], note);
-        if (rq[i] == MXK_REQ_NULL) {
-            CHECK_ALL(what, g[i], e->n[i], 5.0f);
-        } else {
-            double *want = malloc((e->n[i] + 1) * sizeof(double));
-            for (size_t k = 0; k < e->n[i]; k++)
-                want[k] = e->gref[i][k] + (rq[i] == MXK_REQ_ADD ? 5.0 : 0.0);
-            CHECK_CLOSE(what, g[i], want, e->n[i], 2e-4);
-            free(want);
-        }
-        free(g[i]);
-    }
-}
-
-/**
- * Runs backward with each request for every input, then (several inputs) with one
- * input at a time not requested: it stays 5, the others are right.
- */
-static void check_backward_reqs(bwd_env *e, const char *tag) {
-    static const mxk_op_req reqs[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
-    const op_case *c = e->c;
-    char note[96];
-    mxk_op_req rq[4];
-    for (int r = 0; r < 3; r++) {
-        for (uint32_t i = 0; i < c->ni; i++)
-            rq[i] = reqs[r];
-        snprintf(note, sizeof note, "(req %s)", mxk_sdk_req_name(reqs[r]));
-        check_backward_once(e, rq, tag, note);
-    }
-    for (uint32_t skip = 0; skip < c->ni && c->ni > 1; skip++) {
-        for (uint32_t i = 0; i < c->ni; i++)
-            rq[i] = i == skip ? MXK_REQ_NULL : MXK_REQ_WRITE;
-        snprintf(note, sizeof note, "(d%s not requested)", e->b->arg_names[skip]);
-        check_backward_once(e, rq, tag, note);
-    }
-}
-
-/**
- * Backward in-place hints: for each pair, in_grad[out_index] shares the buffer of
- * backward input in_index (out_grad, in_data..., out_data), which holds that
- * input's values; req INPLACE. All gradients must match the reference.
- */
-static void check_backward_inplace(bwd_env *e) {
-    const op_case *c = e->c;
-    if (e->b->op->def.backward_inplace == NULL)
-        return;
-    mxk_inplace_pair pairs[MXK_MAX_INPLACE];
-    uint32_t np = e->b->op->def.backward_inplace(e->b->param, pairs, MXK_MAX_INPLACE);
-    CHECK(np <= MXK_MAX_INPLACE);
-    for (uint32_t p = 0; p < np && p < MXK_MAX_INPLACE; p++) {
-        uint32_t src = pairs[p].in_index, dst = pairs[p].out_index;
-        CHECK(dst < c->ni);
-        CHECK(src < 1 + c->ni + 1);
-        if (dst >= c->ni || src >= 1 + c->ni + 1)
-            continue;
-        mxk_tensor dy = e->dy, out = e->out, in[4];
-        for (uint32_t i = 0; i < c->ni; i++)
-            in[i] = e->in[i];
-        mxk_tensor *s = src == 0 ? &dy : src <= c->ni ? &in[src - 1] : &out;
-        CHECK(s->data !=
-              NULL); /* sharing memory with a tensor backward does not read is pointless */
-        CHECK_EQ_INT(cnt(&s->shape), e->n[dst]);
-        if (s->data == NULL || cnt(&s->shape) != e->n[dst])
-            continue;
-        float *shared = fdup((const float *)s->data, e->n[dst]);
-        s->data = shared;
-        float *g[4];
-        mxk_tensor gt[4];
-        mxk_op_req rq[4];
-        for (uint32_t i = 0; i < c->ni; i++) {
-            g[i] = i == dst ? shared : falloc(e->n[i], 5.0f);
-            gt[i] = mk(g[i], c->in[i]);
-            rq[i] = i == dst ? MXK_REQ_INPLACE : MXK_REQ_WRITE;
-        }
-        mxk_error_sink err;
-        CHECK_ST(call_backward(e->b, &dy, in, &out, gt, rq, &err), MXK_OK, &err);
-        for (uint32_t i = 0; i < c->ni; i++) {
-            char what[160];
-            snprintf(what, sizeof what, "%s in-place backward (input %u -> grad %u) d%s", c->op,
-                     (unsigned)src, (unsigned)dst, e->b->arg_names[i]);
-            CHECK_CLOSE(what, g[i], e->gref[i], e->n[i], 2e-4);
-            if (i != dst)
-                free(g[i]);
-        }
-        free(shared);
-    }
-}
-
-/** Runs every generic check of one operator configuration. */
 static void run_case(const op_case *c) {
     mxk_error_sink err;
     bound b;
@@ -965,6 +824,7 @@ static void run_case(const op_case *c) {
     float *x[4];
     double *xd[4];
     size_t n[4];
+    mxk_tensor tin[4];
     for (uint32_t i = 0; i < c->ni; i++) {
         n[i] = cnt(&c->in[i]);
         x[i] = falloc(n[i], 0.0f);
@@ -973,101 +833,46 @@ static void run_case(const op_case *c) {
             x[i][k] = c->fixed[i] ? c->fixed[i][k] : rand_in(c->lo, c->hi, c->min_abs);
             xd[i][k] = x[i][k];
         }
+        tin[i] = mk(x[i], c->in[i]);
     }
     size_t ny = cnt(&c->out);
     double *yref = malloc((ny + 1) * sizeof(double));
     c->ref(c, xd, yref);
-    mxk_tensor tin[4];
-    for (uint32_t i = 0; i < c->ni; i++)
-        tin[i] = mk(x[i], c->in[i]);
 
-    /* forward with every request */
+    /* forward over 5: WRITE gives the reference */
     float *y = falloc(ny, 5.0f);
     mxk_tensor ty = mk(y, c->out);
-    static const mxk_op_req reqs[3] = {MXK_REQ_ADD, MXK_REQ_NULL, MXK_REQ_WRITE};
-    for (int r = 0; r < 3; r++) {
-        for (size_t k = 0; k < ny; k++)
-            y[k] = 5.0f;
-        CHECK_ST(call_forward(&b, tin, &ty, reqs[r], &err), MXK_OK, &err);
-        snprintf(what, sizeof what, "%s forward (req %s)", c->op, mxk_sdk_req_name(reqs[r]));
-        if (reqs[r] == MXK_REQ_NULL) {
-            CHECK_ALL(what, y, ny, 5.0f);
-        } else {
-            double *want = malloc((ny + 1) * sizeof(double));
-            for (size_t k = 0; k < ny; k++)
-                want[k] = yref[k] + (reqs[r] == MXK_REQ_ADD ? 5.0 : 0.0);
-            CHECK_CLOSE(what, y, want, ny, 2e-5);
-            free(want);
-        }
-    }
-    /* y now holds the WRITE result */
+    CHECK_ST(call_forward(&b, tin, &ty, MXK_REQ_WRITE, &err), MXK_OK, &err);
+    snprintf(what, sizeof what, "%s forward", c->op);
+    CHECK_CLOSE(what, y, yref, ny, 2e-5);
 
-    /* forward in place */
-    if (b.op->def.forward_inplace != NULL) {
-        mxk_inplace_pair pairs[MXK_MAX_INPLACE];
-        uint32_t np = b.op->def.forward_inplace(b.param, pairs, MXK_MAX_INPLACE);
-        CHECK(np > 0 && np <= MXK_MAX_INPLACE);
-        for (uint32_t p = 0; p < np && p < MXK_MAX_INPLACE; p++) {
-            uint32_t src = pairs[p].in_index;
-            CHECK(src < c->ni && pairs[p].out_index == 0);
-            if (src >= c->ni || n[src] != ny) {
-                CHECK(src < c->ni && n[src] == ny);
-                continue;
-            }
-            float *shared = fdup(x[src], ny);
-            mxk_tensor t2[4];
-            for (uint32_t i = 0; i < c->ni; i++)
-                t2[i] = tin[i];
-            t2[src].data = shared;
-            mxk_tensor to = mk(shared, c->out);
-            CHECK_ST(call_forward(&b, t2, &to, MXK_REQ_INPLACE, &err), MXK_OK, &err);
-            double *want = malloc((ny + 1) * sizeof(double));
-            for (size_t k = 0; k < ny; k++)
-                want[k] = y[k];
-            snprintf(what, sizeof what, "%s forward in place (input %u)", c->op, (unsigned)src);
-            CHECK_CLOSE(what, shared, want, ny, 1e-6);
-            if (pairs[p].identity)
-                CHECK_CLOSE("identity in-place output equals input", shared, xd[src], ny, 0.0);
-            free(want);
-            free(shared);
-        }
-    }
-
-    /* backward */
-    CHECK(b.k->def.backward != NULL);
-    if (b.k->def.backward != NULL) {
-        bwd_env e;
-        memset(&e, 0, sizeof e);
-        e.c = c;
-        e.b = &b;
+    /* backward against the closed form, every tensor given */
+    if (c->ref_bwd != NULL) {
         double *r = malloc((ny + 1) * sizeof(double));
         float *rf = falloc(ny, 0.0f);
         for (size_t k = 0; k < ny; k++) {
             rf[k] = (float)(2.0 * urand() - 1.0);
             r[k] = rf[k];
         }
+        double *gref[4];
+        float *g[4];
+        mxk_tensor gt[4];
+        mxk_op_req rq[4];
         for (uint32_t i = 0; i < c->ni; i++) {
-            e.n[i] = n[i];
-            e.gref[i] = calloc(n[i] + 1, sizeof(double));
+            gref[i] = calloc(n[i] + 1, sizeof(double));
+            g[i] = falloc(n[i], 5.0f);
+            gt[i] = mk(g[i], c->in[i]);
+            rq[i] = MXK_REQ_WRITE;
         }
-        if (c->ref_bwd != NULL)
-            c->ref_bwd(c, xd, yref, r, e.gref);
-        else
-            fd_grads(c, xd, r, e.gref);
-        /* only the declared dependencies are given */
-        uint8_t og = 0, id[4] = {0}, od = 0;
-        if (b.op->def.backward_dependency != NULL)
-            b.op->def.backward_dependency(b.param, 1, c->ni, 1, &og, id, &od);
-        else
-            og = od = id[0] = id[1] = id[2] = id[3] = 1;
-        e.dy = mk(og ? rf : NULL, c->out);
-        e.out = mk(od ? y : NULL, c->out);
-        for (uint32_t i = 0; i < c->ni; i++)
-            e.in[i] = mk(id[i] ? x[i] : NULL, c->in[i]);
-        check_backward_reqs(&e, "backward");
-        check_backward_inplace(&e);
-        for (uint32_t i = 0; i < c->ni; i++)
-            free(e.gref[i]);
+        c->ref_bwd(c, xd, yref, r, gref);
+        mxk_tensor dy = mk(rf, c->out);
+        CHECK_ST(call_backward(&b, &dy, tin, &ty, gt, rq, &err), MXK_OK, &err);
+        for (uint32_t i = 0; i < c->ni; i++) {
+            snprintf(what, sizeof what, "%s backward d%s", c->op, b.arg_names[i]);
+            CHECK_CLOSE(what, g[i], gref[i], n[i], 2e-4);
+            free(gref[i]);
+            free(g[i]);
+        }
         free(r);
         free(rf);
     }

@@ -335,7 +335,7 @@ static void test_unknown_operator_and_attribute(void) {
     mxk_op_instance_free(inst);
     CHECK_EQ_INT(mxk_op_instance_create("TestOp", 0, NULL, NULL, cpu, 2, &s, NULL, &inst),
                  MXK_ERR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(mxk_get_last_error(), "TestOp expects 1 inputs (data), got 2");
+    CHECK_CONTAINS(mxk_get_last_error(), "TestOp expects 1 input (data), got 2");
 }
 
 int main(void) {

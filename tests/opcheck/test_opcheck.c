@@ -235,15 +235,17 @@ static int ref_fc(void *user, const mxk_opcheck_ref_args *a) {
     return 0;
 }
 
-/** dot of 2-D arrays with transpose_a / transpose_b. */
+/**
+ * dot with transpose_a / transpose_b (src/operator/tensor/dot-inl.h): lhs is a
+ * (M, K) matrix of its last axis against the others, or (K, M) of its first axis
+ * with transpose_a; rhs is (K, N) of its first axis, or (N, K) of its last with
+ * transpose_b (1-D arrays are a row or a column).
+ */
 static int ref_dot(void *user, const mxk_opcheck_ref_args *a) {
     int ta = attr_b(a->config, "transpose_a", 0), tb = attr_b(a->config, "transpose_b", 0);
     const mxk_shape *l = &a->in_shapes[0], *r = &a->in_shapes[1];
-    if (l->ndim != 2 || r->ndim != 2)
-        return 1;
-    uint64_t m = (uint64_t)(ta ? l->dims[1] : l->dims[0]),
-             k = (uint64_t)(ta ? l->dims[0] : l->dims[1]);
-    uint64_t n = (uint64_t)(tb ? r->dims[0] : r->dims[1]);
+    uint64_t k = (uint64_t)(ta ? l->dims[0] : l->dims[l->ndim - 1]), m = count(l) / k;
+    uint64_t n = count(r) / k;
     for (uint64_t i = 0; i < m; i++)
         for (uint64_t j = 0; j < n; j++) {
             double s = 0;
@@ -293,29 +295,59 @@ static int ref_clip(void *user, const mxk_opcheck_ref_args *a) {
     return 0;
 }
 
-/** SoftmaxOutput's implicit loss: -sum log softmax(x)[label] * grad_scale (2-D or multi_output). */
+/**
+ * SoftmaxOutput's implicit loss, whose gradient is its backward
+ * (src/operator/softmax_output-inl.h): the cross entropy of softmax(x) against the
+ * label smoothed by smooth_alpha (1 - alpha on the label, alpha / (k - 1) on the
+ * others), over the class axis (1 with multi_output, the last with
+ * preserve_shape, else all but the first), labels equal to ignore_label left out
+ * with use_ignore, times grad_scale, divided by the normalization (null: 1, or
+ * the spatial size with multi_output; batch: the number of labels; valid: the
+ * labels not ignored).
+ */
 static int loss_softmax_output(void *user, const mxk_opcheck_ref_args *a, double *loss) {
     const mxk_shape *s = &a->in_shapes[0];
     double scale = attr_f(a->config, "grad_scale", 1.0);
+    double alpha = attr_f(a->config, "smooth_alpha", 0.0);
+    double ignore = attr_f(a->config, "ignore_label", -1.0);
     int multi = attr_b(a->config, "multi_output", 0);
-    uint64_t n = (uint64_t)s->dims[0], k = multi ? (uint64_t)s->dims[1] : count(s) / n;
-    uint64_t inner = multi ? count(s) / n / k : 1;
-    double l = 0;
+    int preserve = attr_b(a->config, "preserve_shape", 0);
+    int use_ignore = attr_b(a->config, "use_ignore", 0);
+    const char *norm = attr(a->config, "normalization");
+    uint64_t n = (uint64_t)s->dims[0], k = count(s) / n, inner = 1;
+    if (multi) {
+        k = (uint64_t)s->dims[1];
+        inner = count(s) / n / k;
+    } else if (preserve) {
+        k = (uint64_t)s->dims[s->ndim - 1];
+        n = count(s) / k;
+    }
+    double l = 0, valid = 0;
     for (uint64_t b = 0; b < n; b++)
         for (uint64_t i = 0; i < inner; i++) {
             const double *x = a->in[0] + b * k * inner + i;
+            double lab = a->in[1][b * inner + i];
+            if ((uint64_t)lab >= k)
+                return 1;
+            if (use_ignore && lab == ignore)
+                continue;
+            valid += 1;
             double mx = -INFINITY, z = 0;
             for (uint64_t c = 0; c < k; c++)
                 mx = fmax(mx, x[c * inner]);
             for (uint64_t c = 0; c < k; c++)
                 z += exp(x[c * inner] - mx);
-            uint64_t lab = (uint64_t)a->in[1][b * inner + i];
-            if (lab >= k)
-                return 1;
-            l -= x[lab * inner] - mx - log(z);
+            for (uint64_t c = 0; c < k; c++) {
+                double t = c == (uint64_t)lab ? 1.0 - alpha : alpha / (double)(k - 1);
+                l -= t * (x[c * inner] - mx - log(z));
+            }
         }
-    /* Upstream: in multi_output mode normalization 'null' also divides by the spatial size. */
-    *loss = l * scale / (double)inner;
+    double div = multi ? (double)inner : 1.0;
+    if (norm != NULL && strcmp(norm, "batch") == 0)
+        div = (double)(n * inner);
+    else if (norm != NULL && strcmp(norm, "valid") == 0)
+        div = valid > 0 ? valid : 1.0;
+    *loss = l * scale / div;
     return 0;
 }
 
@@ -366,7 +398,9 @@ static const op_entry table[] = {
      {{"num_hidden=4", "2,3|0|0", 0},
       {"num_hidden=3;no_bias=True", "2,2,3|0", 0},
       {"num_hidden=2;flatten=False", "2,3,4|0|0", 0},
-      {"num_hidden=1-5", "1-3,2-4|0|0", 0}}},
+      {"num_hidden=1-5", "1-3,2-4|0|0", 0},
+      {"num_hidden=5", "3,2,2|0|0", 0},
+      {"num_hidden=4", "2,3|4,3|4,1", 0}}},
     {"Activation",
      NULL,
      "0:0",
@@ -377,7 +411,8 @@ static const op_entry table[] = {
      {{"act_type=relu", "2,3", 0},
       {"act_type=sigmoid", "2,1-4", 0},
       {"act_type=tanh", "3,2,2", 0},
-      {"act_type=softrelu", "4", 0}}},
+      {"act_type=softrelu", "4", 0},
+      {"act_type=softsign", "3,7", 0}}},
     {"SoftmaxOutput Softmax",
      "1=0,4,int,nograd",
      NULL,
@@ -385,7 +420,12 @@ static const op_entry table[] = {
      0,
      NULL,
      loss_softmax_output,
-     {{"", "3,4|3", 0}, {"grad_scale=0.5", "2-5,4|0", 0}, {"multi_output=True", "2,4,3|2,3", 0}}},
+     {{"", "3,4|3", 0},
+      {"grad_scale=0.5", "2-5,4|0", 0},
+      {"multi_output=True", "2,4,3|2,3", 0},
+      {"grad_scale=0.5;normalization=valid;use_ignore=True;ignore_label=3", "4,5|4", 0},
+      {"preserve_shape=True;normalization=batch", "2,3,4|2,3", 0},
+      {"smooth_alpha=0.1", "3,4|3", 0}}},
     {"LinearRegressionOutput",
      "1=-1,1,nograd",
      NULL,
@@ -695,7 +735,9 @@ static const op_entry table[] = {
      {{"", "2,3", 0},
       {"axis=1;keepdims=True", "2,3,2", 0},
       {"axis=(0,2)", "2,3,2", 0},
-      {"axis=0;exclude=True", "2,1-3", 0}}},
+      {"axis=0;exclude=True", "2,1-3", 0},
+      {"axis=-1", "2,3,4", 0},
+      {"keepdims=True", "2,3,2", 0}}},
     {"max max_axis min min_axis",
      NULL,
      NULL,
@@ -746,7 +788,9 @@ static const op_entry table[] = {
      {{"", "2,3|3,4", 0},
       {"transpose_a=True", "3,2|3,4", 0},
       {"transpose_b=True", "2,3|4,3", 0},
-      {"", "1-3,2|2,1-3", 0}}},
+      {"", "1-3,2|2,1-3", 0},
+      {"", "2,3,4|4,5", 0},
+      {"transpose_a=True", "4,2,3|4,5", 0}}},
     {"batch_dot",
      NULL,
      NULL,
@@ -756,7 +800,14 @@ static const op_entry table[] = {
      NULL,
      {{"", "2,2,3|2,3,2", 0}, {"transpose_b=True", "2,2,3|2,4,3", 0}}},
     /* Shape manipulation */
-    {"Flatten flatten", NULL, "0:0", 0, 0, ref_copy, NULL, {{"", "2,3,2", 0}, {"", "3,1-3", 0}}},
+    {"Flatten flatten",
+     NULL,
+     "0:0",
+     0,
+     0,
+     ref_copy,
+     NULL,
+     {{"", "2,3,2", 0}, {"", "3,1-3", 0}, {"", "5", 0}}},
     {"Reshape reshape",
      NULL,
      "0:0",
@@ -766,7 +817,8 @@ static const op_entry table[] = {
      NULL,
      {{"shape=(3,-1)", "2,3,2", 0},
       {"shape=(0,-3)", "2,3,4", 0},
-      {"target_shape=(4,0)", "2,4", 0}}},
+      {"target_shape=(4,0)", "2,4", 0},
+      {"shape=(-1,0);reverse=True", "10,5,4", 0}}},
     {"expand_dims", NULL, NULL, 0, 0, ref_copy, NULL, {{"axis=1", "2,3", 0}}},
     /* Random sampling: no inputs */
     {"_random_uniform random_uniform uniform",

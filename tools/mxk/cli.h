@@ -56,6 +56,7 @@ struct cli_command {
 /* The commands (one per cmd_*.c file). */
 extern const cli_command cli_cmd_plugins;
 extern const cli_command cli_cmd_op;
+extern const cli_command cli_cmd_ops;
 extern const cli_command cli_cmd_ndarray;
 extern const cli_command cli_cmd_demo;
 extern const cli_command cli_cmd_symbol;

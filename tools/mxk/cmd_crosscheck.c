@@ -180,6 +180,8 @@ static int run_body(const cli_globals *g, void *arg) {
     }
     int rc = st == MXK_OK ? CLI_OK : cli_api_error(st, "binding '%s' failed", req->symbol);
     symbol_inputs in = {req->num_shapes, (const char *const *)req->names, req->shapes};
+    if (st == MXK_ERR_SHAPE)
+        symbol_note_inputs(sym, &in);
     int diverged = 0;
     for (uint64_t it = 1; it <= req->iterations && rc == CLI_OK && !diverged; it++) {
         rc = symbol_fill_random(sym, &in, ex, it == 1, req->seed * 1000003u + it);

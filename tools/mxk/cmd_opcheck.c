@@ -2,14 +2,16 @@
  * `mxk opcheck`: runs the operator test kit (sdk/include/mxk_opcheck.h) on any
  * registered operator.
  *
- *   mxk opcheck OP [--attr KEY=VALUE ...] [--shape d1,d2,... ...] [--backend NAME]
+ *   mxk opcheck OP [--attr KEY=VALUE ...] [--shape d1,d2,... ...] [--only-backend NAME]
  *                  [--seed N] [--inplace IN:OUT ...] [--json]
  *
- * One --shape per argument of the operator, in argument order ("0" or "()" leaves
- * one to inference, e.g. FullyConnected's weight). Inputs are random in [-1, 1)
- * from the seed, the loss is a random projection of the outputs; no forward
- * reference is known here, so the "forward" check is skipped. --backend (the
- * global option) forces that backend's kernel when it is a single name. Prints one
+ * The --shape options give the shapes of the operator's first arguments, in
+ * argument order ("0" or "()" leaves one to inference); the arguments after the
+ * last --shape are left to inference too (FullyConnected: --shape 2,3 is enough).
+ * Inputs are random in [-1, 1) from the seed, the loss is a random projection of
+ * the outputs; no forward reference is known here, so the "forward" check is
+ * skipped. --only-backend forces that backend's kernel; the global --backend is a
+ * preference list, as in every command. Prints one
  * line per check (or JSON) and exits 1 when a check fails, 2 on wrong usage. Runs
  * with the storage guard (MXK_STORAGE_GUARD=1: a write outside an array fails the
  * check naming it) and the engine watchdog (MXK_ENGINE_WATCHDOG=10: a kernel running
@@ -20,24 +22,19 @@
 
 #include "cli.h"
 #include "mxk_opcheck.h"
+#include "op_node.h"
 
-/** Most --attr, --shape and --inplace options. */
-#define OPCHECK_MAX_ARGS 64
+/** Most --inplace options. */
+#define OPCHECK_MAX_INPLACE 64
 
 /** What `mxk opcheck` was asked to do. */
 typedef struct opcheck_request {
     const cli_command *cmd;
-    const char *op;
-    uint32_t num_attrs;
-    const char *keys[OPCHECK_MAX_ARGS];
-    const char *vals[OPCHECK_MAX_ARGS];
-    char *attr_buf[OPCHECK_MAX_ARGS]; /**< copies of KEY=VALUE split at '=' */
-    uint32_t num_shapes;
-    mxk_shape shapes[OPCHECK_MAX_ARGS];
+    cli_op_node node; /**< the operator, --attr and --shape */
     uint32_t num_inplace;
-    uint32_t inplace[2 * OPCHECK_MAX_ARGS];
+    uint32_t inplace[2 * OPCHECK_MAX_INPLACE];
     uint64_t seed;
-    int status; /**< CLI_OK or the parse error's exit status */
+    const char *only_backend; /**< --only-backend, or NULL */
 } opcheck_request;
 
 /** Parses "IN:OUT" (two small unsigned integers). */
@@ -69,35 +66,15 @@ static int parse_args(opcheck_request *req, int argc, char **argv) {
             positional_only = 1;
             continue;
         }
-        if (!positional_only && (m = cli_option_value(argc, argv, &i, "--attr", &v)) != 0) {
+        if (!positional_only &&
+            (m = cli_op_node_option(&req->node, req->cmd, argc, argv, &i)) != 0) {
             if (m < 0)
-                return cli_usage_error(req->cmd, "option '--attr' needs KEY=VALUE");
-            const char *eq = strchr(v, '=');
-            if (eq == NULL || eq == v)
-                return cli_usage_error(req->cmd, "bad --attr '%s': expected KEY=VALUE", v);
-            if (req->num_attrs >= OPCHECK_MAX_ARGS)
-                return cli_usage_error(req->cmd, "too many --attr options (at most %d)",
-                                       OPCHECK_MAX_ARGS);
-            char *copy = strdup(v);
-            if (copy == NULL)
-                return cli_error("out of memory");
-            copy[eq - v] = '\0';
-            req->attr_buf[req->num_attrs] = copy;
-            req->keys[req->num_attrs] = copy;
-            req->vals[req->num_attrs] = copy + (eq - v) + 1;
-            req->num_attrs++;
-        } else if (!positional_only && (m = cli_option_value(argc, argv, &i, "--shape", &v)) != 0) {
+                return CLI_USAGE;
+        } else if (!positional_only &&
+                   (m = cli_option_value(argc, argv, &i, "--only-backend", &v)) != 0) {
             if (m < 0)
-                return cli_usage_error(req->cmd, "option '--shape' needs d1,d2,...");
-            if (req->num_shapes >= OPCHECK_MAX_ARGS)
-                return cli_usage_error(req->cmd, "too many --shape options (at most %d)",
-                                       OPCHECK_MAX_ARGS);
-            if (!mxk_opcheck_parse_shape(v, &req->shapes[req->num_shapes]))
-                return cli_usage_error(req->cmd,
-                                       "bad --shape '%s': expected positive integers d1,d2,... "
-                                       "(at most %d), or 0 for a shape left to inference",
-                                       v, MXK_MAX_NDIM);
-            req->num_shapes++;
+                return cli_usage_error(req->cmd, "option '--only-backend' needs a backend name");
+            req->only_backend = v;
         } else if (!positional_only && (m = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
             if (m < 0 || !cli_parse_uint(v, UINT64_MAX, &req->seed))
                 return cli_usage_error(req->cmd, "option '--seed' needs an unsigned integer");
@@ -106,20 +83,20 @@ static int parse_args(opcheck_request *req, int argc, char **argv) {
             uint32_t a = 0, b = 0;
             if (m < 0 || !parse_pair(v, &a, &b))
                 return cli_usage_error(req->cmd, "option '--inplace' needs IN:OUT (indices)");
-            if (req->num_inplace >= OPCHECK_MAX_ARGS)
+            if (req->num_inplace >= OPCHECK_MAX_INPLACE)
                 return cli_usage_error(req->cmd, "too many --inplace options");
             req->inplace[2 * req->num_inplace] = a;
             req->inplace[2 * req->num_inplace + 1] = b;
             req->num_inplace++;
         } else if (!positional_only && cli_is_option(argv[i])) {
             return cli_reject_argument(req->cmd, argv[i]);
-        } else if (req->op == NULL) {
-            req->op = argv[i];
+        } else if (req->node.op == NULL) {
+            req->node.op = argv[i];
         } else {
             return cli_reject_argument(req->cmd, argv[i]);
         }
     }
-    if (req->op == NULL)
+    if (req->node.op == NULL)
         return cli_usage_error(req->cmd, "no operator given");
     return CLI_OK;
 }
@@ -157,28 +134,32 @@ static json_t *report_json(const mxk_opcheck_report *rep) {
 /** Runs the kit with the library initialised (cli_with_library). */
 static int run_body(const cli_globals *g, void *arg) {
     opcheck_request *req = arg;
+    const cli_op_node *node = &req->node;
+    int frc = cli_op_node_fill_shapes(&req->node, "opcheck ");
+    if (frc != CLI_OK)
+        return frc;
     mxk_opcheck_config cfg;
     mxk_opcheck_config_init(&cfg);
-    cfg.op = req->op;
-    cfg.num_attrs = req->num_attrs;
-    cfg.keys = req->keys;
-    cfg.vals = req->vals;
-    cfg.num_inputs = req->num_shapes;
-    cfg.in_shapes = req->shapes;
+    cfg.op = node->op;
+    cfg.num_attrs = node->num_attrs;
+    cfg.keys = node->keys;
+    cfg.vals = node->vals;
+    cfg.num_inputs = node->num_shapes;
+    cfg.in_shapes = node->shapes;
     cfg.seed = req->seed;
     cfg.num_inplace = req->num_inplace;
     cfg.inplace = req->inplace;
-    /* A single backend name is forced for the operator; a list is only a preference. */
-    if (g->backend && g->backend[0] && strchr(g->backend, ',') == NULL)
-        cfg.backend = g->backend;
+    cfg.backend = req->only_backend; /* the global --backend is the preference (mxk_init) */
     mxk_opcheck_report rep;
     mxk_status st = mxk_opcheck_run(&cfg, &rep);
     if (st != MXK_OK) {
-        cli_error("opcheck %s: %s", req->op, mxk_opcheck_last_error());
-        if (st == MXK_ERR_NOT_FOUND && mxk_op_kernel_count(req->op) == 0)
-            cli_note("'mxk plugins' lists the registered operators");
-        else if (st == MXK_ERR_INVALID_ARGUMENT || st == MXK_ERR_SHAPE)
-            cli_note("give one --shape per argument of the operator, in argument order");
+        cli_error("%s", mxk_opcheck_last_error()); /* names "opcheck OP" */
+        if (st == MXK_ERR_NOT_FOUND && mxk_op_canonical_name(node->op) == NULL)
+            cli_note("'mxk ops' lists the registered operators");
+        else if (st == MXK_ERR_SHAPE)
+            cli_note("--shape gives the shapes of the first arguments, in argument order "
+                     "('mxk op %s' lists them); the others are inferred",
+                     node->op);
         return CLI_ERROR;
     }
     if (g->json) {
@@ -213,8 +194,7 @@ static int run_opcheck(const cli_command *self, const cli_globals *g, int argc, 
     setenv("MXK_ENGINE_WATCHDOG", "10", 0);
     if (rc == CLI_OK)
         rc = cli_with_library(g, run_body, req);
-    for (uint32_t i = 0; i < req->num_attrs; i++)
-        free(req->attr_buf[i]);
+    cli_op_node_free(&req->node);
     free(req);
     return rc;
 }
@@ -223,7 +203,7 @@ const cli_command cli_cmd_opcheck = {
     .name = "opcheck",
     .summary = "check an operator: inference, gradients, write requests, dependencies",
     .usage = "mxk opcheck OP [--attr KEY=VALUE ...] --shape d1,d2,... [--shape ...] "
-             "[--backend NAME] [--seed N] [--inplace IN:OUT ...] [--json]",
+             "[--only-backend NAME] [--seed N] [--inplace IN:OUT ...] [--json]",
     .help = "Runs the operator test kit (sdk/include/mxk_opcheck.h) on operator OP:\n"
             "  shape_type    shape and type inference is complete and consistent\n"
             "  forward       against a float64 reference (skipped: none from the CLI)\n"
@@ -240,9 +220,13 @@ const cli_command cli_cmd_opcheck = {
             "Options:\n"
             "  --attr KEY=VALUE   an attribute of the operator (MXNet's names), repeatable\n"
             "  --shape d1,d2,...  the shape of the next argument, in argument order; 0 leaves\n"
-            "                     it to inference (FullyConnected: --shape 2,3 --shape 0\n"
-            "                     --shape 0 with --attr num_hidden=4)\n"
-            "  --backend NAME     run the kernel of backend NAME (global option)\n"
+            "                     it to inference, as are the arguments after the last\n"
+            "                     --shape (FullyConnected: --shape 2,3 --attr num_hidden=4\n"
+            "                     infers weight and bias)\n"
+            "  --only-backend NAME\n"
+            "                     run the kernel of backend NAME (an error when it has\n"
+            "                     none); the global --backend LIST is a preference, as in\n"
+            "                     every command (the first backend of LIST with a kernel)\n"
             "  --seed N           seed of the inputs, projections and random streams (0)\n"
             "  --inplace IN:OUT   also run with output OUT as the same array as input IN\n"
             "  --json             print the results as JSON\n"

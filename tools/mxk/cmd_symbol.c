@@ -3,7 +3,7 @@
  *
  *   mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--backends] [--json]
  *   mxk symbol summary FILE --shape ... --profile [--iterations N] [--is-train] [--json]
- *   mxk symbol dot FILE [--shape NAME=d1,d2,...]
+ *   mxk symbol dot FILE [--shape NAME=d1,d2,...] [--json]
  *
  * `summary` is MXNet's print_summary (python/mxnet/visualization.py): one row per
  * layer (the input variables given by --shape, then every operator node in the
@@ -26,7 +26,8 @@
  * (dir=back, arrowtail=open), labelled with the input's shape without the batch
  * axis when --shape is given. Variables that
  * look like parameters (MXNet's plot_network rule: *_weight, *_bias, *_gamma,
- * *_beta, *_moving_mean, *_moving_var, ...) are left out.
+ * *_beta, *_moving_mean, *_moving_var, ...) are left out. --json prints the same
+ * text as {"dot": TEXT}.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,8 @@ static int infer_shapes(const symbol_request *req, const mxk_symbol *sym, shape_
         }
         rc = cli_error("the input shapes are incomplete: cannot infer the shape of %s",
                        used ? unknown : "some outputs");
-        cli_note("give every input with --shape NAME=d1,d2,... (e.g. --shape data=100,784)");
+        symbol_inputs given = {req->num_shapes, req->names, req->shapes};
+        symbol_note_inputs(sym, &given);
     }
     mxk_symbol_free(internals);
     if (rc != CLI_OK) {
@@ -423,32 +425,18 @@ static int run_summary(const cli_globals *g, const symbol_request *req, const mx
     return rc;
 }
 
-/** Writes s as a quoted DOT string (MXNet.jl's _simple_escape, plus \" and \\). */
-static void dot_string(const char *s) {
-    putchar('"');
+/** Writes s to f as a quoted DOT string (MXNet.jl's _simple_escape, plus \" and \\). */
+static void dot_string(FILE *f, const char *s) {
+    fputc('"', f);
     for (; *s; s++) {
         if (*s == '\n')
-            fputs("\\n", stdout);
+            fputs("\\n", f);
         else if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
+            fprintf(f, "\\%c", *s);
         else
-            putchar(*s);
+            fputc(*s, f);
     }
-    putchar('"');
-}
-
-/** 1 when a variable name looks like a parameter (MXNet plot_network's looks_like_weight). */
-static int looks_like_weight(const char *name) {
-    static const char *const suffixes[] = {"_weight",      "_bias",        "_beta",
-                                           "_gamma",       "_moving_var",  "_moving_mean",
-                                           "_running_var", "_running_mean"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        size_t k = strlen(suffixes[i]);
-        if (n >= k && strcmp(name + n - k, suffixes[i]) == 0)
-            return 1;
-    }
-    return 0;
+    fputc('"', f);
 }
 
 /** Digits of a tuple attribute as "(a,b)" (MXNet.jl's _extract_shape, row-major order). */
@@ -471,26 +459,13 @@ static void tuple_text(const char *s, char *buf, size_t size) {
         snprintf(buf + used, size - used, ")");
 }
 
-/** `mxk symbol dot`: see the file comment. */
-static int run_dot(const symbol_request *req, const mxk_symbol *sym) {
-    shape_info info;
-    int have_shapes = req->num_shapes > 0;
-    if (have_shapes) {
-        int rc = infer_shapes(req, sym, &info);
-        if (rc != CLI_OK)
-            return rc;
-    }
-    json_t *doc = symbol_document(sym);
-    if (doc == NULL) {
-        if (have_shapes)
-            shape_info_free(&info);
-        return CLI_ERROR;
-    }
+/** Writes the dot text of `doc` (the symbol's JSON) to f; info: the shapes, or NULL. */
+static void write_dot(FILE *f, const json_t *doc, const shape_info *info) {
     static const char *const cm[8] = {"#8dd3c7", "#fb8072", "#ffffb3", "#bebada",
                                       "#80b1d3", "#fdb462", "#b3de69", "#fccde5"};
     const json_t *nodes = json_object_get(doc, "nodes");
     size_t nn = json_array_size(nodes);
-    printf("digraph \"Network Visualization\" {\nnode [fontsize=10];\n");
+    fprintf(f, "digraph \"Network Visualization\" {\nnode [fontsize=10];\n");
     for (size_t i = 0; i < nn; i++) {
         const json_t *n = json_array_get(nodes, i);
         const char *op = node_str(n, "op"), *name = node_str(n, "name");
@@ -498,7 +473,7 @@ static int run_dot(const symbol_request *req, const mxk_symbol *sym) {
         char label[512];
         const char *color = cm[7];
         if (strcmp(op, "null") == 0) {
-            if (looks_like_weight(name))
+            if (symbol_looks_like_param(name))
                 continue;
             snprintf(label, sizeof label, "%s", name);
             color = cm[0];
@@ -518,12 +493,12 @@ static int run_dot(const symbol_request *req, const mxk_symbol *sym) {
         } else {
             snprintf(label, sizeof label, "%s", op);
         }
-        dot_string(name);
-        printf(" [label=");
-        dot_string(label);
-        printf(",shape=box,fixedsize=true,width=1.3,height=0.8034,style=filled,fillcolor=");
-        dot_string(color);
-        printf("];\n");
+        dot_string(f, name);
+        fprintf(f, " [label=");
+        dot_string(f, label);
+        fprintf(f, ",shape=box,fixedsize=true,width=1.3,height=0.8034,style=filled,fillcolor=");
+        dot_string(f, color);
+        fprintf(f, "];\n");
     }
     for (size_t i = 0; i < nn; i++) {
         const json_t *n = json_array_get(nodes, i);
@@ -537,31 +512,63 @@ static int run_dot(const symbol_request *req, const mxk_symbol *sym) {
             const json_t *in = json_array_get(nodes, (size_t)id);
             const char *in_name = node_str(in, "name");
             int is_var = strcmp(node_str(in, "op"), "null") == 0;
-            if (is_var && looks_like_weight(in_name))
+            if (is_var && symbol_looks_like_param(in_name))
                 continue;
-            dot_string(in_name);
-            printf(" -> ");
-            dot_string(node_str(n, "name"));
-            printf(" [");
+            dot_string(f, in_name);
+            fprintf(f, " -> ");
+            dot_string(f, node_str(n, "name"));
+            fprintf(f, " [");
             const mxk_shape *s = NULL;
-            if (have_shapes)
-                s = is_var ? named_shape(&info.args, in_name) : node_output_shape(&info, in_name);
+            if (info != NULL)
+                s = is_var ? named_shape(&info->args, in_name) : node_output_shape(info, in_name);
             if (s != NULL) {
                 char shape[256], label[260];
                 format_no_batch(s, ",", shape, sizeof shape);
                 snprintf(label, sizeof label, "(%s)", shape);
-                printf("label=");
-                dot_string(label);
-                printf(",");
+                fprintf(f, "label=");
+                dot_string(f, label);
+                fprintf(f, ",");
             }
-            printf("dir=back,arrowtail=open];\n");
+            fprintf(f, "dir=back,arrowtail=open];\n");
         }
     }
-    printf("}\n");
+    fprintf(f, "}\n");
+}
+
+/**
+ * `mxk symbol dot`: see the file comment. With --json the text is printed as
+ * {"dot": TEXT}.
+ */
+static int run_dot(const cli_globals *g, const symbol_request *req, const mxk_symbol *sym) {
+    shape_info info;
+    int have_shapes = req->num_shapes > 0;
+    if (have_shapes) {
+        int rc = infer_shapes(req, sym, &info);
+        if (rc != CLI_OK)
+            return rc;
+    }
+    json_t *doc = symbol_document(sym);
+    int rc = doc == NULL ? CLI_ERROR : CLI_OK;
+    if (doc != NULL && !g->json) {
+        write_dot(stdout, doc, have_shapes ? &info : NULL);
+    } else if (doc != NULL) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (f != NULL) {
+            write_dot(f, doc, have_shapes ? &info : NULL);
+            fclose(f);
+        }
+        json_t *root = text ? json_object() : NULL;
+        if (root != NULL)
+            json_object_set_new(root, "dot", json_stringn(text, len));
+        rc = root ? cli_json_print(root, 0) : cli_error("out of memory");
+        free(text);
+    }
     json_decref(doc);
     if (have_shapes)
         shape_info_free(&info);
-    return CLI_OK;
+    return rc;
 }
 
 /** Loads the file and runs the report (with the library initialised). */
@@ -576,7 +583,7 @@ static int symbol_body(const cli_globals *g, void *arg) {
                      "'mxk plugins'");
         return CLI_ERROR;
     }
-    int rc = req->dot ? run_dot(req, sym) : run_summary(g, req, sym);
+    int rc = req->dot ? run_dot(g, req, sym) : run_summary(g, req, sym);
     mxk_symbol_free(sym);
     return rc;
 }
@@ -678,7 +685,7 @@ const cli_command cli_cmd_symbol = {
     .summary = "summarise an MXNet symbol JSON file or draw it as a GraphViz graph",
     .usage = "mxk symbol summary FILE --shape NAME=d1,d2,... [--shape ...] [--backends] [--json]\n"
              "       mxk symbol summary FILE --shape ... --profile [--iterations N] [--is-train]\n"
-             "       mxk symbol dot FILE [--shape NAME=d1,d2,...]...",
+             "       mxk symbol dot FILE [--shape NAME=d1,d2,...]... [--json]",
     .help = "Loads FILE, a symbol in MXNet's JSON format (as mx.sym.save or a checkpoint's\n"
             "prefix-symbol.json writes it; legacy MXNet 0.8 files too). Operators come from\n"
             "the loaded plugins.\n"
@@ -706,7 +713,7 @@ const cli_command cli_cmd_symbol = {
             "         than the kernels' sum when kernels run in parallel.\n"
             "dot      prints the graph in GraphViz's dot language (MXNet.jl's to_graphviz);\n"
             "         with --shape the edges are labelled with the shapes they carry.\n"
-            "         Render it with e.g. 'dot -Tsvg'.\n"
+            "         Render it with e.g. 'dot -Tsvg'. --json prints {\"dot\": TEXT}.\n"
             "\n"
             "Options:\n"
             "  --shape NAME=d1,d2,...  shape of input NAME (repeatable), e.g. data=100,784\n"

@@ -22,13 +22,56 @@ int symbol_bind(const mxk_symbol *sym, const symbol_inputs *in, int with_grads,
     mxk_status st =
         mxk_executor_simple_bind(sym, cpu, in->num, in->names, in->shapes,
                                  with_grads ? "write" : "null", 0, NULL, NULL, NULL, out);
-    return st == MXK_OK ? CLI_OK : cli_api_error(st, "binding the symbol failed");
+    if (st == MXK_OK)
+        return CLI_OK;
+    cli_api_error(st, "binding the symbol failed");
+    if (st == MXK_ERR_SHAPE)
+        symbol_note_inputs(sym, in);
+    return CLI_ERROR;
 }
 
 /** True when `name` ends with `suffix`. */
 static int ends_with(const char *name, const char *suffix) {
     size_t n = strlen(name), k = strlen(suffix);
     return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+int symbol_looks_like_param(const char *name) {
+    static const char *const suffixes[] = {"_weight",      "_bias",        "_beta",
+                                           "_gamma",       "_moving_var",  "_moving_mean",
+                                           "_running_var", "_running_mean"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (ends_with(name, suffixes[i]))
+            return 1;
+    return 0;
+}
+
+void symbol_note_inputs(const mxk_symbol *sym, const symbol_inputs *in) {
+    uint32_t n = 0;
+    char **args = NULL;
+    if (mxk_symbol_list_names(sym, MXK_SYMBOL_ARGUMENTS, &n, &args) != MXK_OK)
+        return;
+    char list[512] = "";
+    const char *first = NULL;
+    size_t used = 0;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = 0;
+        while (k < in->num && strcmp(in->names[k], args[i]) != 0)
+            k++;
+        if (k < in->num || symbol_looks_like_param(args[i]) || ends_with(args[i], "label"))
+            continue;
+        first = first ? first : args[i];
+        count++;
+        if (used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                                     args[i]);
+    }
+    if (count == 1)
+        cli_note("give the shape of input '%s' with --shape %s=d1,d2,...", first, first);
+    else if (count > 1)
+        cli_note("give the shapes of the inputs %s with --shape NAME=d1,d2,...", list);
+    mxk_string_list_free(args);
 }
 
 /** splitmix64: the next value of the stream *s, uniform in [0, 1) (any seed). */

@@ -16,10 +16,28 @@ typedef struct symbol_inputs {
 } symbol_inputs;
 
 /**
+ * 1 when a variable name looks like a parameter or an aux state (MXNet
+ * plot_network's looks_like_weight: *_weight, *_bias, *_beta, *_gamma,
+ * *_moving_var, *_moving_mean, *_running_var, *_running_mean).
+ */
+int symbol_looks_like_param(const char *name);
+
+/**
+ * After a shape error: prints a note naming the arguments of `sym` that need a
+ * --shape, those not given in `in` that look like neither parameters
+ * (symbol_looks_like_param) nor labels (names ending in "label"), as upstream's
+ * Module names its candidate inputs: "give the shape of input 'image' with
+ * --shape image=d1,d2,..." (several: "give the shapes of the inputs a, b with
+ * --shape NAME=d1,d2,..."). Prints nothing when there is none.
+ */
+void symbol_note_inputs(const mxk_symbol *sym, const symbol_inputs *in);
+
+/**
  * Binds `sym` on cpu(0) with mxk_executor_simple_bind from the input shapes
  * (float32, zero-filled; gradients "write" for every argument when `with_grads`,
  * else none). The caller frees *out (mxk_executor_free). Returns CLI_OK, or
- * CLI_ERROR after reporting the library's error ("binding the symbol failed: ...").
+ * CLI_ERROR after reporting the library's error ("binding the symbol failed: ...")
+ * and, for a shape error, symbol_note_inputs.
  */
 int symbol_bind(const mxk_symbol *sym, const symbol_inputs *in, int with_grads, mxk_executor **out);
 

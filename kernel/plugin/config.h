@@ -43,6 +43,19 @@ mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins);
  */
 mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size);
 
+/**
+ * The install's config dir for a libmxk in the directory `libdir`
+ * (<prefix>/<libdir>, the libdir relative as built: MXK_INSTALL_LIBDIR), written
+ * into out: "<full sysconfdir>/mxk", the full sysconfdir by GNUInstallDirs'
+ * CMAKE_INSTALL_FULL_SYSCONFDIR rule (sdk/cmake/mxkInstallDirs.cmake, the same
+ * rule the install rules apply): /usr/lib -> /etc/mxk, /usr/local/lib ->
+ * /usr/local/etc/mxk, /opt/P/lib -> /etc/opt/P/mxk, <build>/lib ->
+ * <build>/etc/mxk. `plain` set: always <prefix>/<sysconfdir>/mxk (the build
+ * tree's layout, for a build tree under /opt). "" when libdir does not end in
+ * the built libdir. Pure string work; thread-safe.
+ */
+void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t size);
+
 /** num_threads from mxk.conf (0 when unset). */
 int32_t mxk_config_num_threads(void);
 

@@ -7,7 +7,7 @@
  * attribute when still unknown; every operator's inference then runs forwards
  * (topological order) and backwards (reverse order), repeatedly, until no entry
  * changes; unknown dimensions are 0 and a partial result is not an error
- * (digest operators-kvstore-module.md §1.4 "InferShape contract"). Errors name the
+ * (include/mxnet/operator.h OperatorProperty::InferShape). Errors name the
  * node: "Error in operator <node>: <op>: <detail>" (MXNet prefixes the operator
  * node's name the same way). Keyword lookup of known inputs follows MXNet's
  * MatchArguments (src/c_api/c_api_symbolic.cc): "Keyword argument name <x> not found."

@@ -530,7 +530,8 @@ mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *o
 
 /**
  * A symbolic graph: a list of output entries of operator and variable nodes
- * (MXNet's Symbol; seed overview "Symbol", dmlc/nnvm src/core/symbolic.cc).
+ * (MXNet's Symbol; docs/static_site/src/pages/api/architecture/overview.md
+ * "Symbol", dmlc/nnvm src/core/symbolic.cc).
  * Symbols share nodes; every function returning a symbol returns a new handle
  * that the caller frees with mxk_symbol_free.
  */

@@ -1,7 +1,7 @@
 /*
  * Configuration directory (kernel-internal): discovery, mxk.conf and plugins.d.
  *
- * Layout (BRIEF "Discovery and configuration"):
+ * Layout (README.md "Configuration and plugins"):
  *   <dir>/mxk.conf           global settings, INI:
  *       [mxk]
  *       backend = onednn, cpu-blas    ; backend preference list

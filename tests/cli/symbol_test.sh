@@ -5,7 +5,7 @@
 #   symbol_test.sh CASE MXK JSON_CHECK BUILD_CONFIG_DIR HAVE_CPU_BLAS WORK_DIR
 #
 # The symbol files are written here (MXNet's JSON of the MNIST MLP 784-128-64-10:
-# 109,386 parameters, digest operators-kvstore-module.md §7 row 31). Loading them
+# 109,386 parameters: 784*128+128 + 128*64+64 + 64*10+10). Loading them
 # needs the operators of the cpu-blas plugin: without it every case is skipped.
 # POSIX sh only.
 set -u

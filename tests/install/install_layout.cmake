@@ -41,7 +41,8 @@ expect_files("pkg-config" ${lib}/pkgconfig/mxk.pc ${lib}/pkgconfig/mxk-sdk.pc
   ${lib}/pkgconfig/mxk-train.pc)
 expect_files("documentation" /usr/share/doc/mxk/README.md
   /usr/share/doc/mxk/docs/mxnet-compatibility.md /usr/share/doc/mxk/abi/README.md
-  /usr/share/doc/mxk/sdk/README.md /usr/share/doc/mxk/sdk/examples/scaled_tanh/scaled_tanh.c
+  /usr/share/doc/mxk/sdk/README.md /usr/share/doc/mxk/plugins/io-recordio/README.md
+  /usr/share/doc/mxk/sdk/examples/scaled_tanh/scaled_tanh.c
   /usr/share/doc/mxk/sdk/examples/scaled_tanh/CMakeLists.txt)
 expect_files("bash completion" /usr/share/bash-completion/completions/mxk)
 

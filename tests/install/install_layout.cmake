@@ -138,4 +138,11 @@ foreach(p ${plugins})
   expect_has("application output (the staged plugins, found from libmxk)" "${OUT}"
     "plugin ${p}\n")
 endforeach()
+# ---- a plugin installed into the same prefix: its conf joins /etc/mxk/plugins.d ------
+configure_and_build("the scaled_tanh example (staged package)" ${SOURCE_DIR}/sdk/examples/scaled_tanh
+  ${WORK}/example ${root}${lib}/cmake/mxk)
+run("DESTDIR=${root} cmake --install <example> --prefix /usr" ${CMAKE_COMMAND} -E env
+  DESTDIR=${root} ${CMAKE_COMMAND} --install ${WORK}/example --prefix /usr)
+expect_files("the example's install (mxk_install_conf)" /etc/mxk/plugins.d/scaled_tanh.conf
+  ${lib}/mxk/plugins/libscaled_tanh.so)
 message(STATUS "install for /usr staged and checked in ${root}")

@@ -11,6 +11,11 @@ _mxk_options() {
         sed 's/ /=/'
 }
 
+# _mxk_reply COMMAND...: COMPREPLY = the command's output lines (names with spaces intact).
+_mxk_reply() {
+    mapfile -t COMPREPLY < <("$@")
+}
+
 _mxk() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     local mxk=${COMP_WORDS[0]} cmd="" sub="" i w opts o meta
@@ -39,26 +44,26 @@ _mxk() {
         meta=$(sed -n "s/^${prev}=//p" <<<"$opts" | head -n 1)
         if [[ -n $meta ]]; then
             case $meta in
-            DIR) COMPREPLY=($(compgen -d -- "$cur")) ;;
-            *FILE* | PATH | PREFIX | *.jsonl | *.params) COMPREPLY=($(compgen -f -- "$cur")) ;;
+            DIR) _mxk_reply compgen -d -- "$cur" ;;
+            *FILE* | PATH | PREFIX) _mxk_reply compgen -f -- "$cur" ;;
             *) COMPREPLY=() ;;
             esac
             return 0
         fi
     fi
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(sed 's/=.*//' <<<"$opts" | sort -u)" -- "$cur"))
+        _mxk_reply compgen -W "$(sed 's/=.*//' <<<"$opts" | sort -u)" -- "$cur"
     elif [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' \
-            <<<"$global")" -- "$cur"))
+        _mxk_reply compgen -W "$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' \
+            <<<"$global")" -- "$cur"
     else
         local subs
         subs=$(sed -n "s/^\(usage: \)\{0,1\} *mxk $cmd \[\{0,1\}\([a-z][a-z-]*\)[] ].*/\2/p" <<<"$help" |
             sort -u)
         if [[ -n $subs && -z $sub ]]; then
-            COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+            _mxk_reply compgen -W "$subs" -- "$cur"
         else
-            COMPREPLY=($(compgen -f -- "$cur"))
+            _mxk_reply compgen -f -- "$cur"
         fi
     fi
     return 0

@@ -137,10 +137,10 @@ uint32_t mxk_exec_find_aux(const mxk_executor *ex, const char *name);
 mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype);
 
 /**
- * Allocates ex->blocks for ex->mem (InitDataEntryMemory): blocks by size, largest first, each taking
- * the smallest chunk of shared_exec's pool that fits on the same device (best fit,
- * each chunk once); otherwise a new chunk, appended to shared_exec's pool. The
- * executor's own pool starts as its blocks. Errors: storage errors, OOM.
+ * Allocates ex->blocks for ex->mem (InitDataEntryMemory): blocks by size, largest first, each
+ * taking the smallest chunk of shared_exec's pool that fits on the same device (best fit, each
+ * chunk once); otherwise a new chunk, appended to shared_exec's pool. The executor's own pool
+ * starts as its blocks. Errors: storage errors, OOM.
  */
 mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared_exec);
 

@@ -1,11 +1,11 @@
 /*
  * The static memory plan of a forward+backward schedule (graph.h).
  *
- * Semantics: the simulation of MXNet's docs/static_site/src/pages/api/architecture/note_memory.md (walk the schedule once with a reference count per value, in-place when only the
- * current operation still needs the source, blocks recycled into a free box when
- * their count reaches 0, size-aware matching, never sharing between operations that
- * may run in parallel) implemented as upstream nnvm's planner
- * (src/nnvm/plan_memory.cc): reference counts = reads by steps (+1 per
+ * Semantics: the simulation of MXNet's docs/static_site/src/pages/api/architecture/note_memory.md
+ * (walk the schedule once with a reference count per value, in-place when only the current
+ * operation still needs the source, blocks recycled into a free box when their count reaches 0,
+ * size-aware matching, never sharing between operations that may run in parallel) implemented as
+ * upstream nnvm's planner (src/nnvm/plan_memory.cc): reference counts = reads by steps (+1 per
  * graph output), in-place per FInplaceOption pair under its conditions (the output
  * has no storage yet, the input has pool storage, the input storage's count is 1 or
  * the pair is an identity with equal size and dtype, the output is read, equal

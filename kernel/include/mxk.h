@@ -78,7 +78,8 @@ typedef struct mxk_init_options {
 /**
  * Initialises the library: starts the engine (MXK_ENGINE_TYPE), finds the config
  * dir (options->config_dir, else $MXK_CONFIG_DIR, else $XDG_CONFIG_HOME/mxk, else
- * the install's etc/mxk located from libmxk's own path), reads mxk.conf and loads
+ * the install's config dir located from libmxk's own path: <prefix>/etc/mxk,
+ * /etc/mxk for the prefix /usr), reads mxk.conf and loads
  * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
  * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
  * Sets GOMP_SPINCOUNT=3000 in the environment unless OMP_WAIT_POLICY or

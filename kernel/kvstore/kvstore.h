@@ -3,8 +3,8 @@
  *
  * The store semantics (summing, updater, pull into several arrays, key checks) live
  * in kernel/kvstore/kvstore.c (MXNet's KVStoreLocal, upstream
- * src/kvstore/kvstore_local.h, python/mxnet/kvstore/kvstore.py). Moving the merged bytes is a transport's
- * job (abi/mxk_abi_kvstore.h); the in-process stores "local" and "device" use the
+ * src/kvstore/kvstore_local.h, python/mxnet/kvstore/kvstore.py). Moving the merged bytes is a
+ * transport's job (abi/mxk_abi_kvstore.h); the in-process stores "local" and "device" use the
  * built-in transport below, through the very same struct as plugin transports
  * (dist_sync, dist_async), so that those plug in without changing kvstore.c.
  */

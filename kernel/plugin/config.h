@@ -17,9 +17,9 @@
  *       key = value                   ; passed to the plugin's init
  * Search order for <dir>: explicit (command-line flag / mxk_init option),
  * $MXK_CONFIG_DIR, $XDG_CONFIG_HOME/mxk (default ~/.config/mxk), the install's
- * etc/mxk located from libmxk's own path. An explicit or environment dir that does
- * not exist is an error; later candidates that do not exist are skipped.
- * Parsed with inih.
+ * config dir located from libmxk's own path (mxk_config_install_dir). An explicit
+ * or environment dir that does not exist is an error; later candidates that do not
+ * exist are skipped. Parsed with inih.
  */
 #ifndef MXK_CONFIG_H
 #define MXK_CONFIG_H

@@ -1,15 +1,14 @@
 /*
- * KVStore tests (kernel/kvstore.c, kernel/kvstore_local_transport.c), against the
- * golden sequences of MXNet's Clojure KVStore tutorial
- * (docs/static_site/src/pages/api/clojure/docs/tutorials/kvstore.md) (2, 8, 3, 3 and 3, list keys 1 1 1), upstream kvstore.py's
- * docstrings (4, then 6 after "stored += 2 * input") and test_kvstore.py's
- * test_updater ("+=" from zeros with 4 devices: 4, then 16 after 4 list pushes),
- * plus the error messages of src/kvstore/kvstore_local.h, the "device" type, and engine ordering of many
- * pushes and pulls issued without waits. Updaters here push their work through the
- * engine (cpu-blas operators, loaded from the build tree's config dir) or work
- * synchronously on host copies; both are valid per mxk.h. A store of a type served
- * by a plugin transport (the tkv-mem test plugin, test_transport_plugin.c) is checked
- * against the plugin's log of transport callbacks.
+ * KVStore tests (kernel/kvstore/kvstore.c, kernel/kvstore/kvstore_local_transport.c),
+ * against the golden sequences of MXNet's Clojure KVStore tutorial
+ * (docs/static_site/src/pages/api/clojure/docs/tutorials/kvstore.md: 2, 8, 3, 3 and 3,
+ * list keys 1 1 1), upstream kvstore.py's docstrings (4, then 6 after "stored += 2 * input") and
+ * test_kvstore.py's test_updater ("+=" from zeros with 4 devices: 4, then 16 after 4 list pushes),
+ * plus the error messages of src/kvstore/kvstore_local.h, the "device" type, and engine ordering of
+ * many pushes and pulls issued without waits. Updaters here push their work through the engine
+ * (cpu-blas operators, loaded from the build tree's config dir) or work synchronously on host
+ * copies; both are valid per mxk.h. A store of a type served by a plugin transport (the tkv-mem
+ * test plugin, test_transport_plugin.c) is checked against the plugin's log of transport callbacks.
  */
 #include <dlfcn.h>
 #include <stdlib.h>

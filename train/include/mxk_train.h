@@ -870,12 +870,11 @@ const char *mxkt_net_names(void);
  * Builds a network through the symbol API with upstream's node names, operators
  * and attributes (so its JSON equals the one upstream's get_symbol writes, and
  * `mxk symbol summary` prints print_summary's parameter counts): "mlp" and
- * "lenet" (julia/examples/mnist/mlp.jl, lenet.jl: below), "resnet" and "resnext" (resnet.py, resnext.py),
- * "vgg" (vgg.py), "alexnet", "googlenet", "inception-bn", "inception-v3",
- * "mobilenet" (mobilenet.py get_symbol, resolution 224) and "mobilenetv2"
- * (mobilenetv2.py). The data variable is "data", the label "softmax_label", the
- * output SoftmaxOutput "softmax". The caller owns *out (mxk_symbol_free).
- * Errors (mxkt_last_error): MXK_ERR_INVALID_ARGUMENT "unknown network 'N' (mlp,
+ * "lenet" (julia/examples/mnist/mlp.jl, lenet.jl: below), "resnet" and "resnext" (resnet.py,
+ * resnext.py), "vgg" (vgg.py), "alexnet", "googlenet", "inception-bn", "inception-v3", "mobilenet"
+ * (mobilenet.py get_symbol, resolution 224) and "mobilenetv2" (mobilenetv2.py). The data variable
+ * is "data", the label "softmax_label", the output SoftmaxOutput "softmax". The caller owns *out
+ * (mxk_symbol_free). Errors (mxkt_last_error): MXK_ERR_INVALID_ARGUMENT "unknown network 'N' (mlp,
  * ...)", "N: num_classes C is not in [1, 65536]",
  * "N: image_shape C,H,W: each dim must be in [1, 65536]", "N: num_layers L is not in
  * [0, 65536]", "N: num_group G is not in [1, 65536]", "N: multiplier M is not in (0,

@@ -1,10 +1,11 @@
 /*
  * mxk plugin ABI 1.0: the data iterator contract.
  *
- * Semantics: MXNet's DataIter (include/mxnet/io.h; seed note_data_loading):
+ * Semantics: MXNet's DataIter (include/mxnet/io.h; upstream
+ * docs/static_site/src/pages/api/architecture/note_data_loading.md):
  * create from string attributes, reset (BeforeFirst), next, read the current
  * batch (data, label, pad, index). Errors of a producer thread surface at the
- * next call of next/reset (seed exception_handling) and stay sticky until the
+ * next call of next/reset (exception_handling.md, same folder) and stay sticky until the
  * iterator is destroyed or re-created.
  *
  * Ownership: an iterator object is created and destroyed by the plugin; batch

@@ -1,8 +1,8 @@
 /*
  * Memory plans of the graph passes (kernel/graph/plan_memory.c) against a naive plan
- * (one buffer per internal entry), as the seed's note_memory reports them ("coarse-
+ * (one buffer per internal entry), as MXNet's note_memory.md reports them ("coarse-
  * grained graphs use about half the memory ... inference needs far less than
- * training"): MXNet's MNIST MLP (784-128-64-10), the seed's two-layer perceptron and
+ * training"): MXNet's MNIST MLP (784-128-64-10), note_memory.md's two-layer perceptron and
  * a LeNet-shaped network (test convolution/pooling operators with MXNet's shapes),
  * batch 64, in training (gradients of every weight, none for data and label) and
  * inference. Only the plans are built; nothing is bound or allocated. Also times the
@@ -83,7 +83,7 @@ int main(void) {
     int bad = 0;
     for (int t = 1; t >= 0; t--) {
         bad |= row("MLP 784-128-64-10", mlp3, "data=64,784;out_label=64", t);
-        bad |= row("seed MLP 784-128-10", mlp2, "data=64,784;out_label=64", t);
+        bad |= row("MLP 784-128-10", mlp2, "data=64,784;out_label=64", t);
         bad |= row("LeNet 1x28x28", lenet, "data=64,1,28,28;out_label=64", t);
     }
     mxk_symbol *big = big_graph(455); /* 1001 operators (the last _copyto is unused) */

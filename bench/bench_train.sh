@@ -1,13 +1,15 @@
 #!/bin/sh
-# Alternating runs of mxk's bench_train and the PyTorch peer (../shared/peers/train.py),
+# Alternating runs of mxk's bench_train and a PyTorch peer (PEER_DIR/train.py, taking
+# --model and --epochs and printing a JSON line with "train_sps"),
 # OPENBLAS_NUM_THREADS=1 for both, 1 epoch each, N rounds (3): prints every JSON line
-# and the median training samples/s of each with the ratio mxk / peer.
+# and the median training samples/s of each with the ratio mxk / peer. Without a
+# peer dir (4th argument or $PEER_DIR) only mxk runs.
 # usage: bench/bench_train.sh BUILD_DIR [mlp|lenet] [rounds] [peer_dir]
 set -eu
 build=${1:?usage: bench_train.sh BUILD_DIR [mlp|lenet] [rounds] [peer_dir]}
 net=${2:-mlp}
 rounds=${3:-3}
-peer=${4:-$(dirname "$0")/../../shared/peers}
+peer=${4:-${PEER_DIR:-}}
 export OPENBLAS_NUM_THREADS=1
 tmp=$(mktemp -d)
 i=0

@@ -1,6 +1,6 @@
 # Reference trainer throughput: `bench_train mlp|lenet [epochs] [data_dir]` (one JSON
 # line), and bench_train.sh, which alternates it with the PyTorch peer
-# (../shared/peers/train.py) and prints the median ratio.
+# (PEER_DIR/train.py) and prints the median ratio.
 if(TARGET mxk-cpu-blas AND TARGET mxk_train)
   add_executable(bench_train ${CMAKE_CURRENT_LIST_DIR}/bench_train.c)
   target_link_libraries(bench_train PRIVATE mxk_train mxk)

@@ -1,6 +1,6 @@
 /*
- * The networks of mxk_train (mxk_train.h "Networks"): the seed's MLP and LeNet
- * (MXNet.jl's docs/tutorial/mnist.rst and examples/mnist/lenet.jl) and the
+ * The networks of mxk_train (mxk_train.h "Networks"): MXNet.jl's MNIST MLP and LeNet
+ * (julia/docs/src/tutorial/mnist.md, julia/examples/mnist/mlp.jl and lenet.jl) and the
  * dispatch of mxkt_net_create to the model-zoo builders (net_*.c).
  */
 #include <string.h>

@@ -1,5 +1,6 @@
 /*
- * Error slots of the engine (digest §1.2): shared, refcounted error objects, their
+ * Error slots of the engine (upstream src/engine/threaded_engine.{h,cc},
+ * exception_handling.md of the architecture docs): shared, refcounted error objects, their
  * inheritance by ops, the global list that mxk_engine_wait_all() reports from, and
  * the storage guard's check of what an op wrote.
  */

@@ -5,8 +5,8 @@
  * Layout of the implementation:
  *   engine.c          public entry points, start/stop, the global pending-op count
  *   engine_op.c       building ops from push descriptors, running them, finishing them
- *   engine_var.c      variables and their versioned request queues (digest §2.5)
- *   engine_error.c    shared error slots and the global list of pending errors (§1.2)
+ *   engine_var.c      variables and their versioned request queues (ThreadedVar)
+ *   engine_error.c    shared error slots and the global list of pending errors
  *   engine_pool.c     a worker thread pool serving a FIFO or a priority queue
  *   engine_threaded.c ThreadedEnginePerDevice: per-device pools, waits through the queues
  *   engine_naive.c    NaiveEngine: runs every push synchronously in the pushing thread

@@ -1,5 +1,6 @@
 /*
- * Engine variables and their request queues (digest §2.5, upstream ThreadedVar):
+ * Engine variables and their request queues (upstream ThreadedVar,
+ * src/engine/threaded_engine.h):
  * consecutive reads share a variable, a write (or wait/delete) holds it alone, and
  * requests are granted in the order they were queued.
  */

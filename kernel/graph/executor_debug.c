@@ -2,7 +2,7 @@
  * Executor debug_str and plan bytes (mxk.h mxk_executor_debug_str / _plan_bytes).
  *
  * Source: upstream src/executor/graph_executor.cc GraphExecutor::Print and dmlc/nnvm
- * src/core/symbolic.cc Symbol::Print (digest executor-bucketing.md §8). The text is:
+ * src/core/symbolic.cc Symbol::Print. The text is:
  *
  *   1. MXNet's symbol listing of the executor's graph: "Symbol Outputs:" with one
  *      "\toutput[i]=<node>(<index>)" per output (forward outputs, then the gradient of

@@ -3,19 +3,18 @@
  *
  * Semantics: MXNet's GraphExecutor (upstream src/executor/graph_executor.cc:
  * Init/InitArguments/InitDataEntryMemory/InitCachedOps/RunOps/Backward/Reshape/
- * Print; src/c_api/c_api_executor.cc; seed executor pages; digest
- * executor-bucketing.md §1-9).
+ * Print; src/c_api/c_api_executor.cc; python/mxnet/executor.py).
  *
  * Layout of the implementation:
  *   executor.c         bind (the core all entry points share), simple_bind, free,
  *                      arrays by name, copy_params_from, reresolve
  *   executor_memory.c  the memory pool: one NDArray chunk per storage block of the
- *                      memory plan, lent to executors bound with shared_exec (§9),
+ *                      memory plan, lent to executors bound with shared_exec,
  *                      and typed views of chunks
  *   executor_run.c     forward, backward, the monitor callback, and the cached helper
  *                      ops (head-gradient copies, zero fills)
- *   executor_reshape.c reshape (§7)
- *   executor_debug.c   debug_str (§8) and plan bytes
+ *   executor_reshape.c reshape
+ *   executor_debug.c   debug_str and plan bytes
  *   executor_profile.c the per-node profiler and backend queries
  *
  * Data model: a bound executor keeps the indexed graph, the gradient plan (its
@@ -68,7 +67,7 @@ struct mxk_executor {
     /** Storage blocks: blocks[b] is the chunk (1-D uint8) behind block b of the plan. */
     mxk_ndarray **blocks;
     /**
-     * The pool this executor lends (§9): its own blocks plus chunks appended by
+     * The pool this executor lends (InitDataEntryMemory): its own blocks plus chunks appended by
      * executors bound with this one as shared_exec. Owned handles.
      */
     mxk_ndarray **pool;
@@ -138,10 +137,10 @@ uint32_t mxk_exec_find_aux(const mxk_executor *ex, const char *name);
 mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype);
 
 /**
- * Allocates ex->blocks for ex->mem (§9): blocks by size, largest first, each taking
- * the smallest chunk of shared_exec's pool that fits on the same device (best fit,
- * each chunk once); otherwise a new chunk, appended to shared_exec's pool. The
- * executor's own pool starts as its blocks. Errors: storage errors, OOM.
+ * Allocates ex->blocks for ex->mem (InitDataEntryMemory): blocks by size, largest first, each
+ * taking the smallest chunk of shared_exec's pool that fits on the same device (best fit, each
+ * chunk once); otherwise a new chunk, appended to shared_exec's pool. The executor's own pool
+ * starts as its blocks. Errors: storage errors, OOM.
  */
 mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared_exec);
 

@@ -3,10 +3,9 @@
  * of the memory plan, typed views of chunks for the entries, and the pool lent to
  * executors bound with shared_exec.
  *
- * Source: upstream src/executor/graph_executor.cc InitDataEntryMemory (digest
- * executor-bucketing.md §9): storage ids are processed by size, largest first; each
- * takes the smallest chunk of the shared executor's pool that holds it, on the same
- * device (lower bound, then upward), and removes it from the free list, so a chunk
+ * Source: upstream src/executor/graph_executor.cc InitDataEntryMemory: storage ids are processed by
+ * size, largest first; each takes the smallest chunk of the shared executor's pool that holds it,
+ * on the same device (lower bound, then upward), and removes it from the free list, so a chunk
  * serves one block of the new executor; when none fits a new chunk is allocated and
  * appended to the shared executor's pool, so later executors sharing it can reuse
  * it. Upstream's chunks are float32 arrays of ceil(bytes / 4) words; here they are

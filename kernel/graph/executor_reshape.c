@@ -3,14 +3,15 @@
  * that shares memory with the old one.
  *
  * Source: upstream src/executor/graph_executor.cc GraphExecutor::Reshape and
- * src/c_api/c_api_executor.cc MXExecutorReshapeEx (digest executor-bucketing.md §7):
+ * src/c_api/c_api_executor.cc MXExecutorReshapeEx, python/mxnet/executor.py reshape:
  * shapes are inferred from the named ones; an argument may change shape when
  * partial_shaping is set, when it was named, or when it is unchanged (an aux state
  * only with partial_shaping or unchanged); a change to more elements needs
  * allow_up_sizing and gets fresh, uninitialised arrays (argument and gradient);
  * otherwise argument and gradient become views of the old arrays (a prefix when
  * smaller). The new executor is bound with the same requests and the old executor as
- * shared_exec, so its internal entries come from the old one's pool (§9). As the
+ * shared_exec, so its internal entries come from the old one's pool
+ * (executor_memory.c). As the
  * Python front end does, the monitor callback is carried over.
  */
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  * no step writes).
  *
  * Source: upstream src/executor/graph_executor.cc (Forward, Backward, RunOps,
- * ExecuteMonInputCallback, ExecuteMonOutputCallback); digest executor-bucketing.md
- * §5 and §8.
+ * ExecuteMonInputCallback, ExecuteMonOutputCallback); python/mxnet/executor.py
+ * forward, backward and set_monitor_callback.
  *
  * Nothing here allocates on the hot path: every step is a prepared call pushed as a
  * cached engine op; head gradients are copied by a cached op per output that is

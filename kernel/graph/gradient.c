@@ -1,17 +1,16 @@
 /*
  * The gradient plan: the forward+backward schedule of a bound graph (graph.h).
  *
- * Semantics: MXNet's explicit backward graph (seed note_memory "explicit backward
- * graph"; nnvm src/pass/gradient.cc; src/executor/graph_executor.cc InitFullGraph;
- * digest executor-bucketing.md §1 "Internal graph", §2 grad_req, §5 head-gradient
- * rule). Each operator's backward reads only what its DeclareBackwardDependency
- * names (operators-kvstore-module.md §1.6; mxk_op_def.backward_dependency): out_grad
- * of its visible outputs, in_data, out_data. An entry read by several operators
- * gets its gradient from an add-to chain (first contribution WRITE, later ones
- * ADD): the seed's gradient-aggregation node, realised as MXNet's kAddTo
- * accumulation. Gradients stop at operators whose no_gradient callback says so
- * (BlockGrad-like) and at arguments whose request is null; only steps on a path
- * from a gradient source (a head gradient or a loss, i.e. a backward that reads no
+ * Semantics: MXNet's explicit backward graph
+ * (docs/static_site/src/pages/api/architecture/note_memory.md "explicit backward graph"; nnvm
+ * src/pass/gradient.cc; src/executor/graph_executor.cc InitFullGraph; python/mxnet/executor.py
+ * grad_req and backward's out_grads). Each operator's backward reads only what its
+ * DeclareBackwardDependency names (include/mxnet/operator.h; mxk_op_def.backward_dependency):
+ * out_grad of its visible outputs, in_data, out_data. An entry read by several operators gets its
+ * gradient from an add-to chain (first contribution WRITE, later ones ADD): note_memory.md's
+ * gradient-aggregation node, realised as MXNet's kAddTo accumulation. Gradients stop at operators
+ * whose no_gradient callback says so (BlockGrad-like) and at arguments whose request is null; only
+ * steps on a path from a gradient source (a head gradient or a loss, i.e. a backward that reads no
  * out_grad) to a wanted argument gradient are scheduled (nnvm's gradient pass
  * only builds nodes that reach the xs).
  */

@@ -3,10 +3,10 @@
  * passes work on, and the products of the passes (shapes/types, the gradient
  * plan, the memory plan) that the executor consumes.
  *
- * Semantics: nnvm/MXNet symbols (seed overview "Symbol", note_memory; upstream
- * dmlc/nnvm src/core/symbolic.cc, src/nnvm/plan_memory.cc,
- * src/executor/graph_executor.cc; digests executor-bucketing.md,
- * engine-memory-io.md §3, operators-kvstore-module.md §6.1).
+ * Semantics: nnvm/MXNet symbols (upstream docs/static_site/src/pages/api/architecture
+ * overview.md "Symbol" and note_memory.md; dmlc/nnvm src/core/symbolic.cc,
+ * src/nnvm/plan_memory.cc, src/executor/graph_executor.cc, python/mxnet/executor.py;
+ * the JSON of src/nnvm/legacy_json_util.cc).
  *
  * Ownership: nodes are reference-counted and immutable after creation except for
  * their attribute dictionary (set_attr) and name; a symbol holds references on its
@@ -282,8 +282,8 @@ enum {
 };
 
 /**
- * The static memory plan of a schedule (seed note_memory; upstream
- * src/nnvm/plan_memory.cc; digest engine-memory-io.md §3): every internal entry
+ * The static memory plan of a schedule (upstream note_memory.md and
+ * src/nnvm/plan_memory.cc): every internal entry
  * gets a storage block id. The simulation walks the steps in schedule order with a
  * reference count per entry (reads by steps, ADD writes, +1 per graph output: graph
  * outputs stay readable after forward and after backward, as MXNet's Module reads
@@ -292,7 +292,7 @@ enum {
  * In-place: an output takes its input's block when the operator's hint allows it,
  * the output's request is WRITE, element counts and dtype widths match, and either
  * the input block has no other pending reader and every earlier user of the block is
- * an ancestor of the step (the seed's trap), or the pair is an identity with equal
+ * an ancestor of the step (note_memory.md's in-place trap), or the pair is an identity with equal
  * size and dtype (shared even with other consumers: the values are equal).
  * Sharing: a block whose last reader has run is reused by a later entry, best fit by
  * size ([size, size*range] smallest first, then [size/range, size) largest first;

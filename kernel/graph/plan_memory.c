@@ -1,12 +1,11 @@
 /*
  * The static memory plan of a forward+backward schedule (graph.h).
  *
- * Semantics: the seed's note_memory simulation (digest engine-memory-io.md §3.1:
- * walk the schedule once with a reference count per value, in-place when only the
- * current operation still needs the source, blocks recycled into a free box when
- * their count reaches 0, size-aware matching, never sharing between operations that
- * may run in parallel) implemented as upstream nnvm's planner
- * (src/nnvm/plan_memory.cc, digest §3.2): reference counts = reads by steps (+1 per
+ * Semantics: the simulation of MXNet's docs/static_site/src/pages/api/architecture/note_memory.md
+ * (walk the schedule once with a reference count per value, in-place when only the current
+ * operation still needs the source, blocks recycled into a free box when their count reaches 0,
+ * size-aware matching, never sharing between operations that may run in parallel) implemented as
+ * upstream nnvm's planner (src/nnvm/plan_memory.cc): reference counts = reads by steps (+1 per
  * graph output), in-place per FInplaceOption pair under its conditions (the output
  * has no storage yet, the input has pool storage, the input storage's count is 1 or
  * the pair is an identity with equal size and dtype, the output is read, equal
@@ -15,7 +14,7 @@
  * then [size/range, size) largest first, a block's size the largest entry it holds,
  * inputs released after the step and unread outputs released at once.
  *
- * Parallel safety (seed §3.1 "Parallel execution": "never share memory between
+ * Parallel safety (note_memory.md "Parallel execution": "never share memory between
  * nodes that can run in parallel"; the exact ancestor check): instead of nnvm's
  * colouring heuristic, the step dependency graph (edges from the last writer of
  * each entry a step reads or writes) is closed into ancestor bitsets, and a block is

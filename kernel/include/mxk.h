@@ -78,7 +78,8 @@ typedef struct mxk_init_options {
 /**
  * Initialises the library: starts the engine (MXK_ENGINE_TYPE), finds the config
  * dir (options->config_dir, else $MXK_CONFIG_DIR, else $XDG_CONFIG_HOME/mxk, else
- * the install's etc/mxk located from libmxk's own path), reads mxk.conf and loads
+ * the install's config dir located from libmxk's own path: <prefix>/etc/mxk,
+ * /etc/mxk for the prefix /usr), reads mxk.conf and loads
  * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
  * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
  * Sets GOMP_SPINCOUNT=3000 in the environment unless OMP_WAIT_POLICY or
@@ -548,7 +549,8 @@ mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *o
 
 /**
  * A symbolic graph: a list of output entries of operator and variable nodes
- * (MXNet's Symbol; seed overview "Symbol", dmlc/nnvm src/core/symbolic.cc).
+ * (MXNet's Symbol; docs/static_site/src/pages/api/architecture/overview.md
+ * "Symbol", dmlc/nnvm src/core/symbolic.cc).
  * Symbols share nodes; every function returning a symbol returns a new handle
  * that the caller frees with mxk_symbol_free.
  */

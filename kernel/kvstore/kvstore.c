@@ -2,9 +2,8 @@
  * The KVStore (public API in mxk.h, section "KVStore").
  *
  * Semantics: MXNet's KVStoreLocal (upstream src/kvstore/kvstore_local.h, comm.h,
- * python/mxnet/kvstore/kvstore.py; seed KVStore tutorial; digest
- * operators-kvstore-module.md §3): init stores a copy per key; the values pushed
- * to one key in one call are summed; without an updater the sum replaces the
+ * python/mxnet/kvstore/kvstore.py; tests/python/unittest/test_kvstore.py): init stores a copy per
+ * key; the values pushed to one key in one call are summed; without an updater the sum replaces the
  * stored value, with one the updater is called once per key and push on the sum;
  * pull copies the stored value into each output.
  *

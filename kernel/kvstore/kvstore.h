@@ -2,9 +2,9 @@
  * KVStore internals (kernel-internal). The public API is in mxk.h ("KVStore").
  *
  * The store semantics (summing, updater, pull into several arrays, key checks) live
- * in kernel/kvstore.c (MXNet's KVStoreLocal, upstream src/kvstore/kvstore_local.h;
- * digest operators-kvstore-module.md §3). Moving the merged bytes is a transport's
- * job (abi/mxk_abi_kvstore.h); the in-process stores "local" and "device" use the
+ * in kernel/kvstore/kvstore.c (MXNet's KVStoreLocal, upstream
+ * src/kvstore/kvstore_local.h, python/mxnet/kvstore/kvstore.py). Moving the merged bytes is a
+ * transport's job (abi/mxk_abi_kvstore.h); the in-process stores "local" and "device" use the
  * built-in transport below, through the very same struct as plugin transports
  * (dist_sync, dist_async), so that those plug in without changing kvstore.c.
  */

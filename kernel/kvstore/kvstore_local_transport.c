@@ -1,5 +1,5 @@
 /*
- * The built-in in-process KVStore transport (see kernel/kvstore.h).
+ * The built-in in-process KVStore transport (see kernel/kvstore/kvstore.h).
  *
  * It implements the transport contract of abi/mxk_abi_kvstore.h for a single
  * worker: init copies the value into a host buffer owned by the transport, push

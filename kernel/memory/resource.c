@@ -1,7 +1,6 @@
 /*
  * Resource manager: temp space and random streams per device (see resource.h for the
- * contract; MXNet's ResourceManagerImpl in src/resource.cc, digest
- * engine-memory-io.md §3.4).
+ * contract; MXNet's ResourceManagerImpl in src/resource.cc).
  *
  * Design
  * - One `res_dev` per (dev_type, dev_id), created lazily by the first mxk_resource_get

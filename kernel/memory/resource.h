@@ -2,8 +2,8 @@
  * Resource manager (kernel-internal): temporary workspace and random streams per
  * device, handed to operator kernels that request them.
  *
- * Semantics: MXNet's ResourceManager (include/mxnet/resource.h, src/resource.cc;
- * digest engine-memory-io.md §3.4). Each device has MXK_CPU_TEMP_COPY (default 4)
+ * Semantics: MXNet's ResourceManager (include/mxnet/resource.h, src/resource.cc).
+ * Each device has MXK_CPU_TEMP_COPY (default 4)
  * / MXK_GPU_TEMP_COPY (default 1) temp-space slots handed out round-robin, and one
  * random slot. Every slot has its own engine variable that operators using it list
  * as written, so users of one slot are serialised (which makes random draws

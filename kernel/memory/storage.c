@@ -1,7 +1,7 @@
 /*
  * Storage manager: a pooled allocator per device on top of the device backend's raw
  * alloc/free (see storage.h for the contract; MXNet's GPUPooledStorageManager, "Naive"
- * strategy, digest engine-memory-io.md §3.3).
+ * strategy, upstream src/storage/pooled_storage_manager.h).
  *
  * Design
  * - One `storage_dev` per (dev_type, dev_id), created lazily by the first allocation on

@@ -3,7 +3,7 @@
  * device backend's raw alloc/free (registry), with statistics.
  *
  * Semantics: MXNet's Storage (include/mxnet/storage.h, src/storage/
- * pooled_storage_manager.h; digest engine-memory-io.md §3.3). Pooling rounds sizes
+ * pooled_storage_manager.h, src/storage/storage.cc). Pooling rounds sizes
  * as MXNet's "Naive" GPU pool does: up to a multiple of the page size
  * (MXK_MEM_POOL_PAGE_SIZE, default 4096), and above MXK_MEM_LARGE_ALLOC_ROUND_SIZE
  * (default 2 MiB) to a multiple of that; freed blocks are kept per exact rounded

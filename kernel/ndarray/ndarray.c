@@ -4,7 +4,7 @@
  *
  * Source: upstream src/ndarray/ndarray.cc (NDArray, Chunk, Slice, Reshape,
  * CopyFromTo, SyncCopyFromCPU/ToCPU), include/mxnet/ndarray.h (WaitToRead,
- * WaitToWrite); digest engine-memory-io.md §2.4.
+ * WaitToWrite), include/mxnet/engine.h.
  *
  * Design
  * - A handle (struct mxk_ndarray) is a view: chunk + byte offset + shape + dtype.

@@ -2,8 +2,7 @@
  * NDArray list files: mxk_ndarray_save / mxk_ndarray_load / mxk_ndarray_list_free,
  * and the in-memory forms mxk_ndarray_save_buffer / mxk_ndarray_load_buffer.
  * The format is described in ndarray_io.h (MXNet's .params; upstream
- * src/ndarray/ndarray.cc NDArray::Save/Load/LegacyLoad, digest
- * operators-kvstore-module.md §6.2).
+ * src/ndarray/ndarray.cc NDArray::Save/Load/LegacyLoad).
  *
  * Writing: V2 dense records, the array's real context (as MXNet writes it),
  * little-endian integers and data whatever the host byte order. A list holding a

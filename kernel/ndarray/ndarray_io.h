@@ -2,8 +2,7 @@
  * NDArray internals shared by ndarray.c, ndarray_io.c, the fuzz target and tests
  * (kernel-internal; not part of the public API).
  *
- * The NDArray list file format is MXNet's (.params), digest
- * operators-kvstore-module.md §6.2, upstream src/ndarray/ndarray.cc
+ * The NDArray list file format is MXNet's (.params), upstream src/ndarray/ndarray.cc
  * (NDArray::Save/Load/LegacyLoad), include/mxnet/tuple.h (TShape::Save/Load),
  * include/mxnet/base.h (Context::Save/Load). All integers are little-endian:
  *

@@ -18,8 +18,11 @@
 #include "mxk.h"
 #include "registry_internal.h"
 
-#ifndef MXK_REL_CONFDIR
-#define MXK_REL_CONFDIR "../etc/mxk"
+#ifndef MXK_INSTALL_LIBDIR
+#define MXK_INSTALL_LIBDIR "lib"
+#endif
+#ifndef MXK_INSTALL_SYSCONFDIR
+#define MXK_INSTALL_SYSCONFDIR "etc"
 #endif
 
 static char config_dir[PATH_MAX];
@@ -36,6 +39,26 @@ int32_t mxk_config_num_threads(void) {
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t size) {
+    const char *sysconf = MXK_INSTALL_SYSCONFDIR;
+    size_t n = strlen(libdir), r = strlen(MXK_INSTALL_LIBDIR);
+    out[0] = '\0';
+    if (sysconf[0] == '/') {
+        snprintf(out, size, "%s/mxk", sysconf);
+        return;
+    }
+    if (n <= r || libdir[n - r - 1] != '/' || strcmp(libdir + n - r, MXK_INSTALL_LIBDIR) != 0)
+        return;
+    int plen = (int)(n - r - 1); /* the prefix, libdir[0, plen) ("" is "/") */
+    if (!plain && (plen == 0 || (plen == 4 && strncmp(libdir, "/usr", 4) == 0)))
+        snprintf(out, size, "/%s/mxk", sysconf);
+    else if (!plain && plen > 5 && strncmp(libdir, "/opt/", 5) == 0 &&
+             !(plen > 14 && strncmp(libdir, "/opt/homebrew/", 14) == 0))
+        snprintf(out, size, "/%s%.*s/mxk", sysconf, plen, libdir);
+    else
+        snprintf(out, size, "%.*s/%s/mxk", plen, libdir, sysconf);
 }
 
 mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size) {
@@ -70,10 +93,11 @@ mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size)
         return MXK_OK;
     }
     const char *libdir = mxk_loader_library_dir();
-    if (*libdir) {
-        snprintf(cand, sizeof cand, "%s/%s", libdir, MXK_REL_CONFDIR);
+    /* The GNUInstallDirs place, else <prefix>/<sysconfdir>/mxk (a build tree under /opt). */
+    for (int plain = 0; plain < 2 && *libdir && !out[0]; plain++) {
+        mxk_config_install_dir(libdir, plain, cand, sizeof cand);
         char real[PATH_MAX];
-        if (is_dir(cand) && realpath(cand, real) != NULL)
+        if (cand[0] && is_dir(cand) && realpath(cand, real) != NULL)
             snprintf(out, size, "%s", real);
     }
     return MXK_OK;

@@ -1,7 +1,7 @@
 /*
  * Configuration directory (kernel-internal): discovery, mxk.conf and plugins.d.
  *
- * Layout (BRIEF "Discovery and configuration"):
+ * Layout (README.md "Configuration and plugins"):
  *   <dir>/mxk.conf           global settings, INI:
  *       [mxk]
  *       backend = onednn, cpu-blas    ; backend preference list
@@ -17,9 +17,9 @@
  *       key = value                   ; passed to the plugin's init
  * Search order for <dir>: explicit (command-line flag / mxk_init option),
  * $MXK_CONFIG_DIR, $XDG_CONFIG_HOME/mxk (default ~/.config/mxk), the install's
- * etc/mxk located from libmxk's own path. An explicit or environment dir that does
- * not exist is an error; later candidates that do not exist are skipped.
- * Parsed with inih.
+ * config dir located from libmxk's own path (mxk_config_install_dir). An explicit
+ * or environment dir that does not exist is an error; later candidates that do not
+ * exist are skipped. Parsed with inih.
  */
 #ifndef MXK_CONFIG_H
 #define MXK_CONFIG_H
@@ -42,6 +42,19 @@ mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins);
  * MXK_CONFIG_DIR directory (named in the message).
  */
 mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size);
+
+/**
+ * The install's config dir for a libmxk in the directory `libdir`
+ * (<prefix>/<libdir>, the libdir relative as built: MXK_INSTALL_LIBDIR), written
+ * into out: "<full sysconfdir>/mxk", the full sysconfdir by GNUInstallDirs'
+ * CMAKE_INSTALL_FULL_SYSCONFDIR rule (sdk/cmake/mxkInstallDirs.cmake, the same
+ * rule the install rules apply): /usr/lib -> /etc/mxk, /usr/local/lib ->
+ * /usr/local/etc/mxk, /opt/P/lib -> /etc/opt/P/mxk, <build>/lib ->
+ * <build>/etc/mxk. `plain` set: always <prefix>/<sysconfdir>/mxk (the build
+ * tree's layout, for a build tree under /opt). "" when libdir does not end in
+ * the built libdir. Pure string work; thread-safe.
+ */
+void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t size);
 
 /** num_threads from mxk.conf (0 when unset). */
 int32_t mxk_config_num_threads(void);

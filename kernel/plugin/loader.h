@@ -33,8 +33,8 @@ mxk_status mxk_loader_resolve(const char *library, const char *conf_dir, char *o
 
 /**
  * Directory of libmxk itself (from dladdr), e.g. "/usr/local/lib"; "" if unknown.
- * The install layout is relative to it: ../etc/mxk (MXK_REL_CONFDIR) and
- * mxk/plugins (MXK_REL_PLUGINDIR).
+ * The install layout is found from it: the config dir (mxk_config_install_dir)
+ * and mxk/plugins (MXK_REL_PLUGINDIR).
  */
 const char *mxk_loader_library_dir(void);
 

@@ -3,7 +3,7 @@
  * tests can call them directly.
  *
  * Semantics: MXNet src/operator/tensor/matrix_op-inl.h (InferReshapeShape,
- * ReshapeShape; digest operators-kvstore-module.md §2.3). Special values of the
+ * ReshapeShape; the Reshape description in matrix_op.cc). Special values of the
  * `shape` attribute:
  *    0  copy this input dim             -1  infer from the remaining size (at most one)
  *   -2  copy all remaining input dims   -3  merge two consecutive input dims

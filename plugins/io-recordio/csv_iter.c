@@ -1,7 +1,7 @@
 /*
  * CSVIter: MXNet's src/io/iter_csv.cc with the batching of
- * src/io/iter_batchloader.h (digest engine-memory-io.md §4.9, seed
- * exception_handling E1).
+ * src/io/iter_batchloader.h (errors of the producer thread as in upstream
+ * docs/static_site/src/pages/api/architecture/exception_handling.md).
  *
  * - data_csv / label_csv: files of comma-separated numbers, one example per
  *   line (blank lines skipped); each data row has exactly prod(data_shape)

@@ -1,5 +1,5 @@
 /*
- * MNISTIter: MXNet's src/io/iter_mnist.cc (digest engine-memory-io.md §4.8).
+ * MNISTIter: MXNet's src/io/iter_mnist.cc.
  *
  * - image / label: IDX files, gzip'd or plain (zlib's gzread reads both).
  * - Partition (num_parts, part_index): examples [floor(n/k*i), floor(n/k*(i+1)))
@@ -238,7 +238,8 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
 /** MNISTIter's attribute schema (names and defaults of upstream's MNISTParam + prefetch). */
 static const mxk_attr_def g_mnist_attrs[] = {
     MXK_SDK_ATTR("image", MXK_ATTR_STRING, 0, "./train-images-idx3-ubyte", NULL,
-                 "IDX image file (gzip'd or plain)"),
+                 "IDX image file (gzip'd or plain); data = pixel byte / 256, in [0, 255/256], "
+                 "as upstream (no other scaling or mean subtraction)"),
     MXK_SDK_ATTR("label", MXK_ATTR_STRING, 0, "./train-labels-idx1-ubyte", NULL,
                  "IDX label file (gzip'd or plain)"),
     MXK_SDK_ATTR("batch_size", MXK_ATTR_INT, 0, "128", NULL, "batch size"),

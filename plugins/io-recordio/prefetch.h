@@ -1,7 +1,8 @@
 /*
  * A producer thread with a bounded queue of batches: mxk's version of MXNet's
  * PrefetcherIter (src/io/iter_prefetcher.h) over dmlc-core's ThreadedIter
- * (include/dmlc/threadediter.h); seed note_data_loading and exception_handling.
+ * (include/dmlc/threadediter.h); upstream docs/static_site/src/pages/api/architecture/
+ * note_data_loading.md and exception_handling.md.
  *
  * The producer fills free slots (at most `capacity` batches in flight) by calling
  * the source's produce callback; the consumer takes full slots in order and gives

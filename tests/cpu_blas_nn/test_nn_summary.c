@@ -2,7 +2,7 @@
  * LeNet and VGG-16 built through the public symbol API (mxk_symbol_create) on
  * the cpu-blas operators: shape inference from data (1,1,28,28) and
  * (1,3,224,224) gives MXNet's output shapes and parameter counts (LeNet
- * 431,080, digest §7 row 31; VGG-16 138,357,544). With argv[1], the two symbols
+ * 431,080; VGG-16 138,357,544). With argv[1], the two symbols
  * are also saved there as lenet-symbol.json / vgg16-symbol.json (for the CLI
  * test of `mxk symbol summary`).
  */

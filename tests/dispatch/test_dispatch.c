@@ -25,7 +25,7 @@ static void host(mxk_ndarray *a, float *out) {
         fprintf(stderr, "copy_to_host: %s\n", mxk_get_last_error());
 }
 
-/* digest §7 row 7: x=[[1,2]], W=[[1,0],[0,1],[1,1]], b=[0,0,1], dy=[[1,1,1]]. */
+/* By hand: x=[[1,2]], W=[[1,0],[0,1],[1,1]], b=[0,0,1], dy=[[1,1,1]]. */
 static void test_fully_connected_numbers_and_write_requests(void) {
     const float xv[] = {1, 2}, wv[] = {1, 0, 0, 1, 1, 1}, bv[] = {0, 0, 1}, ones[] = {1, 1, 1};
     const float five[] = {5, 5, 5, 5, 5, 5};

@@ -1,11 +1,12 @@
 /*
- * Dependency tracking of the engine: the seed's four-line example, reads in
+ * Dependency tracking of the engine: note_engine.md's four-line example, reads in
  * parallel, writes in push order, waits, deletion, versions, deduplication and
  * priority order.
  */
 #include "engine_test_util.h"
 
-/* ---- the four-line example (seed note_engine; digest §2.3) ---- */
+/* ---- the four-line example (upstream docs/static_site/src/pages/api/architecture/
+ * note_engine.md) ---- */
 
 /** A global logical clock ordering the start and end of every step. */
 static atomic_int g_clock;

@@ -7,7 +7,7 @@
 #include "engine.h"
 #include "exec_test_util.h"
 
-/** T1's symbol: c = _mul_scalar(a, scalar=2) + b, named as the seed's. */
+/** T1's symbol: c = _mul_scalar(a, scalar=2) + b, named as executor.py's docstring. */
 static mxk_symbol *t1_symbol(void) {
     mxk_symbol *a = et_var("a"), *b = et_var("b");
     mxk_symbol *m = et_op("_mul_scalar", "_mulscalar0", "scalar=2", 1, a);
@@ -158,7 +158,7 @@ static mxk_symbol *t3_symbol(void) {
     return sm;
 }
 
-/** T3: the seed's numbers for outputs and the weight and bias gradients. */
+/** T3: python/mxnet/executor.py's numbers for outputs and weight and bias gradients. */
 static void test_t3_fc_relu_softmax(void) {
     mxk_symbol *sm = t3_symbol();
     const float bias[] = {1, 4, 4, 4, 5, 6}, label[] = {1};

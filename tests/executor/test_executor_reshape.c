@@ -1,8 +1,9 @@
 /*
- * Executor reshape and memory sharing between executors (digest executor-bucketing.md
- * §7, §9, §13 T5/T6): up-sizing with and without allow_up_sizing, unspecified shape
- * changes, the upstream sharing test, shared_exec's pool (best fit, growth appended
- * to the donor), and simple_bind reusing the shared executor's same-named arrays.
+ * Executor reshape and memory sharing between executors (upstream
+ * python/mxnet/executor.py reshape, src/executor/graph_executor.cc InitDataEntryMemory,
+ * tests/python/unittest/test_executor.py test_reshape): up-sizing with and without allow_up_sizing,
+ * unspecified shape changes, the upstream sharing test, shared_exec's pool (best fit, growth
+ * appended to the donor), and simple_bind reusing the shared executor's same-named arrays.
  */
 #include "exec_test_util.h"
 

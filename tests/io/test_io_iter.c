@@ -2,9 +2,11 @@
  * MNISTIter and CSVIter through the public API, on small generated files:
  * shapes, scaling, shuffle determinism, partitions, reset, the dropped tail,
  * gzip'd and plain files, corrupt IDX files, CSVIter's round_batch / pad rules,
- * the seed's E1 (exception_handling: missing labels raise at next and stay
- * sticky) and MNISTIter's log line. Upstream references: src/io/iter_mnist.cc,
- * src/io/iter_csv.cc, src/io/iter_batchloader.h, tests/python/unittest/test_io.py.
+ * the first example of upstream
+ * docs/static_site/src/pages/api/architecture/exception_handling.md (missing
+ * labels raise at next and stay sticky) and MNISTIter's log line. Upstream references:
+ * src/io/iter_mnist.cc, src/io/iter_csv.cc, src/io/iter_batchloader.h,
+ * tests/python/unittest/test_io.py.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -259,7 +261,8 @@ static void test_partitions_disjoint_and_covering(void) {
         for (uint32_t i = 0; i < N_IMG; i++)
             CHECK_EQ_INT(seen[i], 1);
     }
-    /* 10 items in 3 parts: [0,3), [3,6), [6,10) (digest §4.8) -- via 50: [0,16) [16,33) [33,50) */
+    /* 10 items in 3 parts: [0,3), [3,6), [6,10) (iter_mnist.cc) -- via 50: [0,16) [16,33) [33,50)
+     */
     mxk_data_iter *it =
         mnist(iot_path("img"), iot_path("lbl"), "1", "False", "0", "True", "3", "1");
     uint32_t ids[64], n;

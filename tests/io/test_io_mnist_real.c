@@ -89,7 +89,7 @@ static void test_train_and_test_counts(void) {
     CHECK_EQ_INT(mxk_data_iter_reset(it), MXK_OK);
     CHECK_EQ_INT(epoch(it, 1, 0, hist), 100);
     mxk_data_iter_free(it);
-    /* batch 128: 468 batches, 96 dropped (digest §4.8) */
+    /* batch 128: 468 batches, 96 dropped (src/io/iter_mnist.cc drops the last partial one) */
     const char *kv[] = {"image", g_img, "label", g_lbl, "batch_size", "128", "silent", "1", NULL};
     CHECK_EQ_INT(iot_create("MNISTIter", kv, &it), MXK_OK);
     CHECK_EQ_INT(epoch(it, 0, 0, hist), 468);

@@ -1,15 +1,14 @@
 /*
- * KVStore tests (kernel/kvstore.c, kernel/kvstore_local_transport.c), against the
- * golden sequences of operators-kvstore-module.md §3.2 and §7 rows 5-6: the seed's
- * Clojure tutorial (2, 8, 3, 3 and 3, list keys 1 1 1), upstream kvstore.py's
- * docstrings (4, then 6 after "stored += 2 * input") and test_kvstore.py's
- * test_updater ("+=" from zeros with 4 devices: 4, then 16 after 4 list pushes),
- * plus the error messages of §3.1, the "device" type, and engine ordering of many
- * pushes and pulls issued without waits. Updaters here push their work through the
- * engine (cpu-blas operators, loaded from the build tree's config dir) or work
- * synchronously on host copies; both are valid per mxk.h. A store of a type served
- * by a plugin transport (the tkv-mem test plugin, test_transport_plugin.c) is checked
- * against the plugin's log of transport callbacks.
+ * KVStore tests (kernel/kvstore/kvstore.c, kernel/kvstore/kvstore_local_transport.c),
+ * against the golden sequences of MXNet's Clojure KVStore tutorial
+ * (docs/static_site/src/pages/api/clojure/docs/tutorials/kvstore.md: 2, 8, 3, 3 and 3,
+ * list keys 1 1 1), upstream kvstore.py's docstrings (4, then 6 after "stored += 2 * input") and
+ * test_kvstore.py's test_updater ("+=" from zeros with 4 devices: 4, then 16 after 4 list pushes),
+ * plus the error messages of src/kvstore/kvstore_local.h, the "device" type, and engine ordering of
+ * many pushes and pulls issued without waits. Updaters here push their work through the engine
+ * (cpu-blas operators, loaded from the build tree's config dir) or work synchronously on host
+ * copies; both are valid per mxk.h. A store of a type served by a plugin transport (the tkv-mem
+ * test plugin, test_transport_plugin.c) is checked against the plugin's log of transport callbacks.
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -63,7 +62,7 @@ static int all_eq(mxk_ndarray *a, float v) {
     return 1;
 }
 
-/** The seed's Clojure tutorial, steps 1-5, on store type `type`. */
+/** The Clojure KVStore tutorial, steps 1-5, on store type `type`. */
 static void seed_sequence(const char *type) {
     mxk_kvstore *kv = NULL;
     CHECK_EQ_INT(mxk_kvstore_create(type, &kv), MXK_OK);
@@ -110,7 +109,7 @@ static void seed_sequence(const char *type) {
         mxk_ndarray_free(all[i]);
 }
 
-/** Seed sequence, "local" (§3.2, §7 row 5). */
+/** The tutorial's sequence, "local". */
 static void test_seed_sequence_local(void) {
     seed_sequence("local");
 }
@@ -246,7 +245,7 @@ static void updater_from_zeros(const char *type) {
         mxk_ndarray_free(lo[i]);
 }
 
-/** "+=" updater from zeros on "local" (§7 row 6). */
+/** "+=" updater from zeros on "local" (test_kvstore.py test_updater). */
 static void test_updater_from_zeros_local(void) {
     updater_from_zeros("local");
 }
@@ -258,7 +257,7 @@ static void test_updater_from_zeros_device(void) {
 
 /* ---- errors ------------------------------------------------------------- */
 
-/** Unknown keys, mixed key kinds, duplicate init, shape and dtype mismatches (§3.1). */
+/** Unknown keys, mixed key kinds, duplicate init, shape and dtype mismatches. */
 static void test_errors(void) {
     mxk_kvstore *kv = NULL, *ki = NULL;
     CHECK_EQ_INT(mxk_kvstore_create("local", &kv), MXK_OK);

@@ -71,6 +71,39 @@ static void test_search_order(void) {
         fprintf(stderr, "got '%s', expected '%s'\n", out, BUILD_CONFDIR);
 }
 
+/* expect_install_dir(prefix, plain, want): the config dir of a libmxk in <prefix>/<libdir>. */
+static void expect_install_dir(const char *prefix, int plain, const char *want) {
+    char libdir[512], out[512];
+    snprintf(libdir, sizeof libdir, "%s/%s", prefix, INSTALL_LIBDIR);
+    mxk_config_install_dir(libdir, plain, out, sizeof out);
+    CHECK(strcmp(out, want) == 0);
+    if (strcmp(out, want) != 0)
+        fprintf(stderr, "libdir '%s' (plain %d): got '%s', expected '%s'\n", libdir, plain, out,
+                want);
+}
+
+/* GNUInstallDirs' CMAKE_INSTALL_FULL_SYSCONFDIR rule (sdk/cmake/mxkInstallDirs.cmake). */
+static void test_install_dir(void) {
+    if (INSTALL_SYSCONFDIR[0] == '/' || strcmp(INSTALL_SYSCONFDIR, "etc") != 0) {
+        printf("  (built with sysconfdir '%s': the table below assumes 'etc')\n",
+               INSTALL_SYSCONFDIR);
+        return;
+    }
+    expect_install_dir("/usr", 0, "/etc/mxk");
+    expect_install_dir("", 0, "/etc/mxk"); /* prefix "/" */
+    expect_install_dir("/usr/local", 0, "/usr/local/etc/mxk");
+    expect_install_dir("/opt/mxk", 0, "/etc/opt/mxk/mxk");
+    expect_install_dir("/opt/homebrew/mxk", 0, "/opt/homebrew/mxk/etc/mxk");
+    expect_install_dir("/opt", 0, "/opt/etc/mxk");
+    expect_install_dir("/home/u/build", 0, "/home/u/build/etc/mxk");
+    expect_install_dir("/usr2", 0, "/usr2/etc/mxk");
+    expect_install_dir("/usr", 1, "/usr/etc/mxk");
+    expect_install_dir("/opt/mxk/build", 1, "/opt/mxk/build/etc/mxk");
+    char out[64] = "x";
+    mxk_config_install_dir("/usr/share", 0, out, sizeof out); /* not <prefix>/<libdir> */
+    CHECK(out[0] == '\0');
+}
+
 static void test_bad_global_conf(void) {
     mkdir(sub("badconf"), 0755);
     write_file(sub("badconf"), "mxk.conf", "[mxk]\nbacknd = x\n");
@@ -199,6 +232,7 @@ int main(void) {
     snprintf(root, sizeof root, "%s/mxk-config-test-%d", "/tmp", (int)getpid());
     mkdir(root, 0755);
     MXK_RUN(test_search_order);
+    MXK_RUN(test_install_dir);
     MXK_RUN(test_bad_global_conf);
     MXK_RUN(test_unreadable_global_conf);
     MXK_RUN(test_plugins_d);

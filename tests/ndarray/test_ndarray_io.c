@@ -104,7 +104,7 @@ static void test_roundtrip_all_dtypes(void) {
     }
 }
 
-/** The digest's 85-byte example: {"a": float32 [1,2,3] on cpu(0)}. */
+/** An 85-byte file as MXNet's NDArray::Save writes {"a": float32 [1,2,3] on cpu(0)}. */
 /* clang-format off */
 static const uint8_t example85[85] = {
     0x12, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* list magic 0x112 */
@@ -123,7 +123,7 @@ static const uint8_t example85[85] = {
 };
 /* clang-format on */
 
-/** The digest's 85-byte example is written byte-exact and loads back. */
+/** The 85-byte example is written byte-exact and loads back. */
 static void test_example_85_bytes(void) {
     mxk_shape s = nd_shape(1, 3, 0, 0, 0);
     float v[3] = {1, 2, 3};

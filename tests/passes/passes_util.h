@@ -253,8 +253,8 @@ PU_HELPER int pu_plan(const mxk_symbol *sym, const char *shapes, const char *gra
 /* ------------------------------------------------------------------------- */
 
 /**
- * The seed's two-layer perceptron: data -> fc1(hidden) -> act1(act) -> fc2(classes) ->
- * SoftmaxOutput "out" (label "out_label").
+ * note_memory.md's two-layer perceptron (MXNet's architecture docs): data -> fc1(hidden) ->
+ * act1(act) -> fc2(classes) -> SoftmaxOutput "out" (label "out_label").
  */
 PU_HELPER mxk_symbol *pu_mlp(int hidden, int classes, const char *act) {
     char a1[64], a2[64], a3[64];

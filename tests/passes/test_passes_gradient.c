@@ -1,5 +1,5 @@
 /*
- * The gradient plan (kernel/graph/gradient.c): schedule structure for the seed's
+ * The gradient plan (kernel/graph/gradient.c): schedule structure for executor.py's
  * c = 2a + b and for an MLP, what each backward step reads (the operators'
  * declared backward dependencies), gradient aggregation as an add-to chain
  * (x feeding two consumers: WRITE then ADD), head gradients (none for a loss,
@@ -25,7 +25,7 @@ static int writers_of(const mxk_grad_plan *p, uint32_t gid, mxk_op_req *reqs, in
     return n;
 }
 
-/* The seed's example: b = a (sin in the seed; any operator), c = 2a + b. */
+/* The example of python/mxnet/executor.py's docstrings: c = 2 * a + b (b an input). */
 static void test_c_equals_2a_plus_b(void) {
     mxk_symbol *a = pu_var("a"), *b = pu_var("b");
     mxk_symbol *m = pu_op("_mul_scalar", "_mulscalar0", "scalar=2", 1, a);
@@ -70,7 +70,7 @@ done:
     pu_free(a, b, m, c, NULL);
 }
 
-/* The seed's MLP: each backward step reads exactly its declared dependencies. */
+/* note_memory.md's MLP: each backward step reads exactly its declared dependencies. */
 static void test_mlp_structure(void) {
     mxk_symbol *net = pu_mlp(128, 10, "relu");
     pu_plans pl;
@@ -125,7 +125,7 @@ done:
     mxk_symbol_free(net);
 }
 
-/* The seed's gradient-aggregation node: x feeds two consumers. */
+/* note_memory.md's gradient-aggregation node: x feeds two consumers. */
 static void test_aggregation_write_then_add(void) {
     mxk_symbol *x = pu_var("x");
     mxk_symbol *y1 = pu_op("Activation", "y1", "act_type=sigmoid", 1, x);

@@ -1,9 +1,10 @@
 /*
- * The memory plan (kernel/graph/plan_memory.c), against the seed's note_memory and
- * upstream plan_memory.cc (digest engine-memory-io.md §3, §5 tests 18-22): a sigmoid
+ * The memory plan (kernel/graph/plan_memory.c), against upstream
+ * docs/static_site/src/pages/api/architecture/note_memory.md and
+ * src/nnvm/plan_memory.cc: a sigmoid
  * chain in constant memory, the in-place trap, FullyConnected's output freed after
  * forward while Activation's is kept for backward, inference smaller than training,
- * the seed's MLP plan, planned bytes at most half the naive plan (MLP and LeNet
+ * note_memory.md's MLP plan, planned bytes at most half the naive plan (MLP and LeNet
  * training), no sharing between steps that may run in parallel (a diamond), match
  * range 0 turning sharing off, block sizes the maximum of their entries. Every plan
  * is also run through the independent checker pu_check_plan.

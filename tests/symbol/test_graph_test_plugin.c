@@ -3,7 +3,7 @@
  * instances so that the passes and executor tests can rely on them: shape
  * inference (weights from data, hidden outputs, aux states), TestConv's forward
  * on a hand-computed case and its backward against finite differences, TestPool's
- * max/avg (digest operators-kvstore-module.md §7 row 10: first maximum only).
+ * max/avg (first maximum only, as upstream src/operator/nn/pool.h).
  * BatchNorm, which the symbol tests also use, comes from cpu-blas.
  */
 #include <math.h>

@@ -1,6 +1,7 @@
 /*
- * Tests of mxk_train (train/include/mxk_train.h) against the digest's numbers
- * (operators-kvstore-module.md §7 rows 17-31, executor-bucketing.md §10.1): update
+ * Tests of mxk_train (train/include/mxk_train.h) against numbers computed from
+ * MXNet's formulas (python/mxnet/optimizer/optimizer.py, lr_scheduler.py,
+ * initializer.py, metric.py, callback.py, executor_manager.py): update
  * operators through the optimizer, schedulers, initializer bounds, metrics,
  * _split_input_slice, the Speedometer line, checkpoint names, the reference
  * networks' parameters, and the Module: a second init_optimizer changes nothing,
@@ -284,7 +285,7 @@ static void test_metrics(void) {
     CHECK_NEAR(mxkt_metric_get(&t), 0.5, 1e-12);
 }
 
-/** executor-bucketing.md §10.1 (Python 3 rounding) and the error rows. */
+/** python/mxnet/executor_manager.py _split_input_slice (Python 3 rounding) and its errors. */
 static void test_split(void) {
     struct {
         int64_t batch;

@@ -232,8 +232,9 @@ static int parse_args(train_args *a, int argc, char **argv) {
 }
 
 /**
- * Defaults of every option: the seed's settings for the reference networks (batch
- * 100, SGD momentum 0.9, wd 1e-5, lr 0.1 MLP / 0.05 LeNet, 10 epochs), fit.py's
+ * Defaults of every option: MXNet.jl's MNIST examples' settings (julia/examples/
+ * mnist/mlp.jl, lenet.jl) for the reference networks (batch
+ * 100, SGD momentum 0.9, wd 1e-5, lr 0.1 MLP / 0.05 LeNet; 10 epochs), fit.py's
  * lr-factor 0.1 with steps that follow the run's length (default_step_epochs),
  * Xavier, and the local KVStore. MXNet's train_mnist.py differs (batch 64, wd
  * 1e-4, disp-batches 20, kv-store device, 20 epochs).

@@ -1,6 +1,6 @@
 /*
  * mxk_train: the reference trainer of mxk, a library above libmxk (the kernel stays
- * free of training policy, design brief "Layout"). It mirrors MXNet's Python
+ * free of training policy; README.md "Layout"). It mirrors MXNet's Python
  * front end (1.9.1):
  *   - Module (python/mxnet/module/module.py, base_module.py, executor_group.py):
  *     bind, init_params, init_optimizer, forward/backward/update, fit, score,
@@ -912,7 +912,7 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
                                int64_t *width);
 
 /* ------------------------------------------------------------------------- */
-/* Networks: the seed's MLP and LeNet, MXNet's image-classification zoo       */
+/* Networks: MXNet.jl's MNIST MLP and LeNet, the image-classification zoo    */
 /* ------------------------------------------------------------------------- */
 
 /** Largest num_classes, num_layers, num_group and image dim of mxkt_net_config. */
@@ -947,12 +947,11 @@ const char *mxkt_net_names(void);
  * Builds a network through the symbol API with upstream's node names, operators
  * and attributes (so its JSON equals the one upstream's get_symbol writes, and
  * `mxk symbol summary` prints print_summary's parameter counts): "mlp" and
- * "lenet" (the seed's, below), "resnet" and "resnext" (resnet.py, resnext.py),
- * "vgg" (vgg.py), "alexnet", "googlenet", "inception-bn", "inception-v3",
- * "mobilenet" (mobilenet.py get_symbol, resolution 224) and "mobilenetv2"
- * (mobilenetv2.py). The data variable is "data", the label "softmax_label", the
- * output SoftmaxOutput "softmax". The caller owns *out (mxk_symbol_free).
- * Errors (mxkt_last_error): MXK_ERR_INVALID_ARGUMENT "unknown network 'N' (mlp,
+ * "lenet" (julia/examples/mnist/mlp.jl, lenet.jl: below), "resnet" and "resnext" (resnet.py,
+ * resnext.py), "vgg" (vgg.py), "alexnet", "googlenet", "inception-bn", "inception-v3", "mobilenet"
+ * (mobilenet.py get_symbol, resolution 224) and "mobilenetv2" (mobilenetv2.py). The data variable
+ * is "data", the label "softmax_label", the output SoftmaxOutput "softmax". The caller owns *out
+ * (mxk_symbol_free). Errors (mxkt_last_error): MXK_ERR_INVALID_ARGUMENT "unknown network 'N' (mlp,
  * ...)", "N: num_classes C is not in [1, 65536]",
  * "N: image_shape C,H,W: each dim must be in [1, 65536]", "N: num_layers L is not in
  * [0, 65536]", "N: num_group G is not in [1, 65536]", "N: multiplier M is not in (0,

@@ -1,8 +1,10 @@
 /*
- * A minimal mxk application (tests/sdk): initialises libmxk with the config dir
+ * A minimal mxk application (tests/sdk, tests/install) linking mxk::mxk and
+ * mxk::train: initialises libmxk with the config dir
  * given as argv[1] (or the default search), then prints, one per line,
  *
  *   version <mxk_version()>
+ *   checkpoint <mxkt_checkpoint_name("ck/mlp", 3, "params")> (mxk_train linked)
  *   config_dir <mxk_config_dir()>
  *   plugin <name> (one line per loaded plugin)
  *   rejected <path>: <reason> (one line per rejected candidate)
@@ -14,6 +16,7 @@
 #include <stdio.h>
 
 #include "mxk.h"
+#include "mxk_train.h"
 
 /** Runs ScaledTanh (default attributes) on the one-element array {1}; prints the result. */
 static int run_scaled_tanh(void) {
@@ -42,6 +45,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("version %s\n", mxk_version());
+    char ck[64];
+    mxkt_checkpoint_name(ck, sizeof ck, "ck/mlp", 3, "params");
+    printf("checkpoint %s\n", ck);
     printf("config_dir %s\n", mxk_config_dir());
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
         mxk_plugin_record r;

@@ -6,7 +6,8 @@
 # MXNet 1.9.1 venv of the conformance suite (.ci/run). Run as root or with sudo.
 set -eu
 pkgs="cmake make gcc pkg-config libjansson-dev libinih-dev zlib1g-dev libopenblas-dev
-      dataset-fashion-mnist clang libclang-rt-14-dev python3-venv python3-pip libdnnl-dev"
+      dataset-fashion-mnist clang libclang-rt-14-dev python3-venv python3-pip libdnnl-dev
+      libplplot-dev plplot-driver-cairo"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

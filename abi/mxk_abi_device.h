@@ -48,7 +48,8 @@ typedef struct mxk_device_def {
 
     /** Number of devices of this type (0 when none is present: the backend stays registered). */
     int32_t (*device_count)(void);
-    /** Fills props for device `dev_id` (struct_size preset by the kernel). */
+    /** Fills props for device `dev_id` (struct_size preset by the kernel, the rest zero).
+     *  Required; backs the public mxk_device_properties (kernel/include/mxk.h). */
     mxk_status (*get_properties)(int32_t dev_id, mxk_device_props *props, mxk_error_sink *err);
     /** Allocates `bytes` (> 0) on `dev_id`, aligned to props.alignment. */
     mxk_status (*alloc)(int32_t dev_id, uint64_t bytes, void **ptr, mxk_error_sink *err);

@@ -5,7 +5,10 @@
  * several arrays) live in the kernel (MXNet src/kvstore/kvstore_local.h); a
  * transport only moves the merged bytes between processes (dist_sync,
  * dist_async) or, for the in-process store, keeps them. Keys cross as strings
- * (integer keys in decimal).
+ * (integer keys in decimal). The kernel merges the values pushed to a key before
+ * the transport sees them: in host memory itself, on another device with the
+ * operator ElementWiseSum (the reduce contract, abi/README.md "Operators the
+ * kernel calls").
  *
  * Asynchronous completion: push and pull receive an mxk_async_handle and finish
  * by host->async_complete(done, status, msg), from any thread; the kernel runs them

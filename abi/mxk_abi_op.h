@@ -1,5 +1,5 @@
 /*
- * mxk plugin ABI 1.2: the operator contract.
+ * mxk plugin ABI 1.3: the operator contract.
  *
  * Semantics follow MXNet's OperatorProperty / Operator (include/mxnet/operator.h,
  * include/mxnet/op_attr_types.h): attribute schema,
@@ -186,11 +186,9 @@ enum mxk_kernel_flags {
      *  temporary output with WRITE and adds the result. */
     MXK_KERNEL_SUPPORTS_ADDTO = 1u << 0,
     /** forward/backward start work and finish by host->async_complete(ctx->async, ...). */
-    MXK_KERNEL_ASYNC = 1u << 1,
-    /** Forward is a pure function of the inputs that may be called concurrently on one
-     *  state. Reserved: the kernel currently serialises every call of one operator
-     *  instance whatever the flag says. */
-    MXK_KERNEL_REENTRANT = 1u << 2
+    MXK_KERNEL_ASYNC = 1u << 1
+    /* 1u << 2 is reserved (ABI 1.0-1.2 named it MXK_KERNEL_REENTRANT, which was never
+     * honoured: calls with one state object are never concurrent) and ignored. */
 };
 
 /**
@@ -294,6 +292,21 @@ typedef struct mxk_op_def {
      * Read only when struct_size covers it.
      */
     const char *const *aliases;
+    /* --- ABI 1.3 (read only when struct_size covers it) --- */
+    /**
+     * Attributes for the variable feeding input `index` (arguments first, then aux
+     * states, MXNet's input numbering), MXNet's FSetInputVarAttrOnCompose: BatchNorm
+     * gives moving_mean `__init__` "[\"zero\", {}]" and moving_var "[\"one\", {}]"
+     * (src/operator/nn/batch_norm.cc), so initialisers start them at 0 and 1. Append
+     * key, value, key, value, ... with host->name_list_add (none: nothing to set);
+     * the host sets each key the variable does not have yet, and never touches an
+     * input computed by another operator. Called when a node of the operator is
+     * composed (symbol creation, MXNet JSON loading), once per input fed by a
+     * variable, auto-created or given. An error fails the composition with the
+     * operator's name prefixed. NULL: no attributes.
+     */
+    mxk_status (*input_var_attrs)(const void *param, uint32_t index, mxk_name_list *out,
+                                  mxk_error_sink *err);
 } mxk_op_def;
 
 /**

@@ -1,5 +1,5 @@
 /*
- * mxk plugin ABI 1.0: the plugin entry points. Include this one header.
+ * mxk plugin ABI 1.x: the plugin entry points. Include this one header.
  *
  * Two-phase load (abi/README.md):
  * 1. The kernel dlopens the library and calls `mxk_plugin_get_info()`, which must
@@ -11,8 +11,11 @@
  *    (min(host minor, plugin abi_minor)), the host table and a registrar. The plugin
  *    registers what it provides and returns MXK_OK, or an error (its registrations
  *    are then discarded and the plugin is unloaded).
- * 3. At process exit the kernel calls `mxk_plugin_shutdown()` if exported. Plugins
- *    are never dlclose'd while the registry can point into them.
+ * 3. In mxk_shutdown (not at process exit: an application that never calls it
+ *    never reaches this), after all pushed engine work has finished and before the
+ *    engine stops, the kernel calls `mxk_plugin_shutdown()` if exported, once, in
+ *    reverse load order. Plugins are never dlclose'd (the registry points into
+ *    them).
  */
 #ifndef MXK_PLUGIN_H
 #define MXK_PLUGIN_H

@@ -7,7 +7,7 @@
 set -eu
 pkgs="cmake make gcc pkg-config libjansson-dev libinih-dev zlib1g-dev libopenblas-dev
       dataset-fashion-mnist clang libclang-rt-14-dev python3-venv python3-pip libdnnl-dev
-      help2man"
+      help2man libplplot-dev plplot-driver-cairo"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,6 +5,7 @@
  * the storage guard's check of what an op wrote.
  */
 #include "engine_internal.h"
+#include "mxk_assert.h"
 
 #include "storage.h"
 
@@ -58,7 +59,9 @@ void engine_error_ref(engine_error *e) {
 void engine_error_unref(engine_error *e) {
     if (e == NULL || e == &oom_error)
         return;
-    if (atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel) == 1)
+    int before = atomic_fetch_sub_explicit(&e->refcount, 1, memory_order_acq_rel);
+    MXK_ASSERT(before > 0, "an engine error is released more often than it was referenced");
+    if (before == 1)
         free(e);
 }
 

@@ -5,6 +5,7 @@
  * requests are granted in the order they were queued.
  */
 #include "engine_internal.h"
+#include "mxk_assert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ uint64_t mxk_engine_var_version(const mxk_engine_var *var) {
 }
 
 void engine_var_destroy(mxk_engine_var *var) {
+    MXK_ASSERT(var->qhead == NULL && var->running_reads == 0,
+               "a variable is destroyed with requests queued or reads running");
     engine_error_unref(atomic_load(&var->err));
     pthread_mutex_destroy(&var->mu);
     free(var);
@@ -39,8 +42,26 @@ void engine_var_destroy(mxk_engine_var *var) {
 
 /** Counts `n` granted requests of `op`; dispatches it when none is left. */
 static void op_granted(engine_op *op, long n) {
-    if (atomic_fetch_sub(&op->wait, n) == n)
+    long before = atomic_fetch_sub(&op->wait, n);
+    MXK_ASSERT(before >= n, "an op is granted more requests than it made");
+    if (before == n)
         op->impl->dispatch(op);
+}
+
+/**
+ * The invariants of a variable's state (var locked; engine_internal.h): no read
+ * runs while a write is active, the queue's ends agree, and the head of a non-empty
+ * queue is a write whenever reads are running (a read is granted at once only when
+ * nothing is queued).
+ */
+static void check_var_locked(const mxk_engine_var *var) {
+    MXK_ASSERT(var->running_reads >= 0, "a variable's running read count is negative");
+    MXK_ASSERT(!var->write_active || var->running_reads == 0,
+               "reads run while a write holds the variable");
+    MXK_ASSERT((var->qhead == NULL) == (var->qtail == NULL),
+               "a variable's queue head and tail disagree");
+    MXK_ASSERT(var->running_reads == 0 || var->qhead == NULL || var->qhead->write,
+               "a read is queued behind running reads");
 }
 
 /** Appends a request to the variable's queue (var locked). */
@@ -82,6 +103,7 @@ void engine_deps_append(engine_op *op) {
         } else {
             enqueue_locked(var, d);
         }
+        check_var_locked(var);
     }
     for (uint32_t i = op->ndeps; i-- > 0;)
         pthread_mutex_unlock(&op->deps[i].var->mu);
@@ -124,6 +146,7 @@ void engine_deps_release(engine_op *op, bool queued) {
         bool destroy = false;
         pthread_mutex_lock(&var->mu);
         if (d->write) {
+            MXK_ASSERT(!queued || var->write_active, "a write is released that was not granted");
             if (op->kind != ENGINE_OP_WAIT)
                 atomic_fetch_add(&var->version, 1);
             engine_error *old = atomic_load(&var->err);
@@ -144,10 +167,13 @@ void engine_deps_release(engine_op *op, bool queued) {
                             (void *)var);
             }
         } else if (queued) {
+            MXK_ASSERT(var->running_reads > 0, "a read is released that was not granted");
             var->running_reads--;
         }
-        if (queued && !destroy)
+        if (queued && !destroy) {
             granted = grant_next_locked(var);
+            check_var_locked(var);
+        }
         pthread_mutex_unlock(&var->mu);
         if (destroy)
             engine_var_destroy(var);

@@ -30,6 +30,7 @@
 #include "env.h"
 #include "error.h"
 #include "graph.h"
+#include "mxk_assert.h"
 #include "shape.h"
 
 /** Most bytes the ancestor bitsets may take before falling back to direct predecessors. */
@@ -529,6 +530,15 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
             m->block_bytes[k] = b.blocks[k].bytes;
             m->total_bytes = add_sat(m->total_bytes, b.blocks[k].bytes);
         }
+        for (uint32_t e = 0; st == MXK_OK && e < F; e++) {
+            MXK_ASSERT(m->storage[e] < (int32_t)b.num_blocks,
+                       "an entry names a block that does not exist");
+            MXK_ASSERT(m->storage[e] < 0 || m->block_bytes[m->storage[e]] >= b.entry_bytes[e],
+                       "a block is smaller than an entry it holds");
+            MXK_ASSERT(!m->inplace[e] || m->storage[e] >= 0, "an in-place entry has no block");
+        }
+        MXK_ASSERT(st != MXK_OK || m->total_bytes <= m->naive_bytes,
+                   "the plan takes more memory than one block per entry");
     }
     mem_build_free(&b);
     if (st != MXK_OK) {

@@ -493,24 +493,33 @@ static const char *slot_names(const mxk_op_params *p, char *buf, size_t size) {
 }
 
 mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n) {
-    /* MXNet's BatchNorm registers FSetInputVarAttrOnCompose (src/operator/nn/batch_norm.cc):
-     * input 3 (moving_mean) starts at zero, input 4 (moving_var) at one. */
-    if (n->op == NULL || strcmp(n->op->op->def.name, "BatchNorm") != 0)
+    if (n->op == NULL || n->op->op->def.input_var_attrs == NULL)
         return MXK_OK;
-    static const char *const names[2] = {"moving_mean", "moving_var"};
-    static const char *const inits[2] = {"[\"zero\", {}]", "[\"one\", {}]"};
-    uint32_t na = n->op->in_names->count;
-    for (uint32_t k = 0; k < 2; k++) {
-        uint32_t j = name_index(n->op->aux_names, names[k]);
-        if (j == UINT32_MAX || na + j >= n->num_inputs)
+    const mxk_op_def *d = &n->op->op->def;
+    mxk_status st = MXK_OK;
+    for (uint32_t i = 0; i < n->num_inputs && st == MXK_OK; i++) {
+        mxk_gnode *v = n->inputs[i].node;
+        if (v == NULL || v->op != NULL)
             continue;
-        mxk_gnode *v = n->inputs[na + j].node;
-        if (v == NULL || v->op != NULL || mxk_attrs_get(v->attrs, "__init__") != NULL)
-            continue;
-        if (mxk_attrs_set(v->attrs, "__init__", inits[k]) != MXK_OK)
-            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+        mxk_name_list *kv = mxk_name_list_new();
+        if (kv == NULL)
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", d->name);
+        mxk_error_sink sink;
+        mxk_error_sink_clear(&sink);
+        if (d->input_var_attrs(n->op->param, i, kv, &sink) != MXK_OK)
+            st = mxk_set_error_from_sink(&sink, "%s: input %u: ", d->name, i);
+        else if (kv->count % 2 != 0)
+            st = mxk_set_error(MXK_ERR_ABI,
+                               "%s: input_var_attrs for input %u gave %u strings, not key/value "
+                               "pairs",
+                               d->name, i, kv->count);
+        for (uint32_t k = 0; st == MXK_OK && k + 1 < kv->count; k += 2)
+            if (mxk_attrs_get(v->attrs, kv->names[k]) == NULL &&
+                mxk_attrs_set(v->attrs, kv->names[k], kv->names[k + 1]) != MXK_OK)
+                st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", d->name);
+        mxk_name_list_free(kv);
     }
-    return MXK_OK;
+    return st;
 }
 
 int mxk_op_needs_all_inputs(const mxk_op_params *p) {

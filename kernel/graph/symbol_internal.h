@@ -93,10 +93,13 @@ mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
 
 /**
  * MXNet's compose-time hints on variables feeding an operator
- * (FSetInputVarAttrOnCompose): BatchNorm's moving_mean / moving_var inputs
- * (aux states 0 and 1) get `__init__` ["zero", {}] / ["one", {}] unless they have
- * one. Applied by compose and by the legacy-JSON upgrade (before 0.9.4).
- * MXK_ERR_OUT_OF_MEMORY.
+ * (FSetInputVarAttrOnCompose, nnvm's Symbol::Compose): for each input of `n` fed by
+ * a variable, the operator's mxk_op_def.input_var_attrs (ABI 1.3) gives key/value
+ * pairs, set on the variable where it lacks the key (BatchNorm: `__init__` of
+ * moving_mean / moving_var). Applied by compose and by the legacy-JSON upgrade
+ * (before 0.9.4). Errors: the callback's, prefixed "OP: input I: ";
+ * MXK_ERR_ABI "OP: input_var_attrs for input I gave N strings, not key/value
+ * pairs"; MXK_ERR_OUT_OF_MEMORY.
  */
 mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
 

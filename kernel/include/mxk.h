@@ -271,6 +271,23 @@ typedef struct mxk_storage_stats {
 /** Fills `out` with ctx's storage statistics (zeros for a device never used). */
 mxk_status mxk_storage_get_stats(mxk_context ctx, mxk_storage_stats *out);
 
+/* Device properties (the backend's mxk_device_def.get_properties). */
+#include "mxk_abi_device.h"
+
+/**
+ * Fills `out` with the properties of device `ctx` as its backend reports them
+ * (abi/mxk_abi_device.h: name, total and free memory in bytes, 0 when unknown,
+ * allocation alignment, compute capability, 0 on CPU); the counterpart of MXNet's
+ * mx.context.gpu_memory_info (python/mxnet/context.py). `out` (caller-owned) is
+ * zero-filled and its struct_size set first; on error it stays zero-filled.
+ * Thread-safe. Errors: MXK_ERR_INVALID_ARGUMENT "mxk_device_properties: out is
+ * NULL"; MXK_ERR_NOT_FOUND "mxk_device_properties: no device backend is registered
+ * for device type 2 (gpu)" or "mxk_device_properties: device cpu(9) does not
+ * exist: the cpu backend has 2 device(s)"; the backend's own error, prefixed
+ * "mxk_device_properties: cpu(0): ".
+ */
+mxk_status mxk_device_properties(mxk_context ctx, mxk_device_props *out);
+
 /**
  * Waits for all pushed work; reports the first asynchronous error not yet reported
  * (by any wait), once. Failed arrays stay failed (see the conventions above).

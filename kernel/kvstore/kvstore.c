@@ -2,10 +2,11 @@
  * The KVStore (public API in mxk.h, section "KVStore").
  *
  * Semantics: MXNet's KVStoreLocal (upstream src/kvstore/kvstore_local.h, comm.h,
- * python/mxnet/kvstore/kvstore.py; tests/python/unittest/test_kvstore.py): init stores a copy per
- * key; the values pushed to one key in one call are summed; without an updater the sum replaces the
- * stored value, with one the updater is called once per key and push on the sum;
- * pull copies the stored value into each output.
+ * python/mxnet/kvstore/kvstore.py, and the KVStore tutorial
+ * docs/python_docs/python/tutorials/packages/kvstore/kvstore.md): init stores a
+ * copy per key; the values pushed to one key in one call are summed; without an
+ * updater the sum replaces the stored value, with one the updater is called once
+ * per key and push on the sum; pull copies the stored value into each output.
  *
  * Design (per key: `stored`, the store's value; `merged`, the reduce buffer;
  * `comm`, a host staging buffer used only when `merged` is not in host memory):
@@ -16,8 +17,9 @@
  *        int8/uint8/int32/int64), values on other devices copied to host temporaries
  *        first. "device" reduces on the first value's device: on a host device the
  *        same host function, elsewhere the ElementWiseSum operator (through
- *        mxk_imperative_invoke) on that device. The kernel has no math of its own
- *        beyond these adds.
+ *        mxk_imperative_invoke) on that device: the reduce contract (KV_REDUCE_OP,
+ *        abi/README.md "Operators the kernel calls"). The kernel has no math of its
+ *        own beyond these adds.
  *     2. exchange  transport->push(key, merged) then transport->pull(key, merged):
  *        two async engine functions writing the buffer's variable. The transport
  *        returns the aggregate over all workers; the built-in in-process transport
@@ -59,6 +61,15 @@
 #include "ndarray.h"
 #include "registry.h"
 #include "shape.h"
+
+/**
+ * The reduce contract (abi/README.md, "Operators the kernel calls"): the operator
+ * the "device" KVStore sums pushed values with on a device that is not host memory,
+ * as upstream's CommDevice::Reduce calls ElementwiseSum (src/kvstore/comm.h):
+ * attribute num_args = N (>= 2), inputs arg0..arg{N-1} of one shape and dtype on
+ * that device, one output, their elementwise sum, written with MXK_REQ_WRITE.
+ */
+#define KV_REDUCE_OP "ElementWiseSum"
 
 /** Kind of keys a store has seen (mixing is an error, upstream kvstore.py). */
 enum { KV_KEYS_NONE = 0, KV_KEYS_STR = 1, KV_KEYS_INT = 2 };
@@ -585,7 +596,7 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
         st = mxk_engine_push_sync(kv_sum_fn, a, kv_sum_free, MXK_DEV_CPU, 0, rv, n, &wv, 1,
                                   MXK_ENGINE_PROP_NORMAL, priority, "kvstore_sum");
         free(rv);
-    } else { /* "device" on a non-host device: ElementWiseSum there */
+    } else { /* "device" on a non-host device: the reduce contract there */
         mxk_ndarray **src = calloc(n, sizeof *src);
         if (src == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
@@ -608,7 +619,7 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
             const char *keys[1] = {"num_args"}, *vals1[1] = {num_args};
             uint32_t nout = 1;
             mxk_ndarray *outs[16] = {e->merged};
-            st = mxk_imperative_invoke("ElementWiseSum", n, src, &nout, outs, 1, keys, vals1);
+            st = mxk_imperative_invoke(KV_REDUCE_OP, n, src, &nout, outs, 1, keys, vals1);
         }
         for (uint32_t k = 0; k < n; k++)
             mxk_ndarray_free(src[k]);

@@ -1,5 +1,6 @@
 /*
- * Context names and validated device-backend lookup (see device_lookup.h).
+ * Context names, validated device-backend lookup (see device_lookup.h) and the
+ * public mxk_device_properties.
  */
 #include "device_lookup.h"
 
@@ -9,6 +10,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 /** True for the device types of the ABI (mxk_dev_type). */
 static bool known_dev_type(int32_t dev_type) {
@@ -45,4 +47,25 @@ const mxk_device_def *mxk_device_lookup(const char *who, mxk_context ctx) {
         return NULL;
     }
     return def;
+}
+
+mxk_status mxk_device_properties(mxk_context ctx, mxk_device_props *out) {
+    if (out == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_device_properties: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    const mxk_device_def *def = mxk_device_lookup("mxk_device_properties", ctx);
+    if (def == NULL)
+        return mxk_last_error_code();
+    mxk_error_sink sink;
+    mxk_error_sink_clear(&sink);
+    if (def->get_properties(ctx.dev_id, out, &sink) != MXK_OK) {
+        char cs[64];
+        mxk_status st = mxk_set_error_from_sink(
+            &sink, "mxk_device_properties: %s: ", mxk_ctx_format(ctx, cs, sizeof cs));
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    out->name[sizeof out->name - 1] = '\0';
+    return MXK_OK;
 }

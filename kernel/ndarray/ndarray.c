@@ -44,6 +44,7 @@
 #include "dtype_convert.h"
 #include "error.h"
 #include "mxk_abi_device.h"
+#include "mxk_assert.h"
 #include "ndarray_io.h"
 #include "registry.h"
 #include "shape.h"
@@ -165,7 +166,9 @@ static void chunk_delete(void *p) {
 
 /** Drops one handle's reference; the last one schedules the chunk's deletion. */
 static void chunk_release(mxk_ndarray_chunk *c) {
-    if (atomic_fetch_sub(&c->refcount, 1) == 1)
+    unsigned before = atomic_fetch_sub(&c->refcount, 1);
+    MXK_ASSERT(before > 0, "an NDArray chunk is released more often than it was referenced");
+    if (before == 1)
         mxk_engine_delete_var(c->var, chunk_delete, c, c->ctx.dev_type, c->ctx.dev_id);
 }
 

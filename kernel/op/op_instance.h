@@ -43,7 +43,7 @@ struct mxk_op_instance {
     /**
      * Written by every call of the instance: calls sharing the kernel state never run
      * concurrently (the ABI's promise), and reresolve waits for this instance's work
-     * only. (MXK_KERNEL_REENTRANT is not used to relax this yet.)
+     * only.
      */
     mxk_engine_var *var;
 };

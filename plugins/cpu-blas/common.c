@@ -21,7 +21,7 @@ void cb_kernel_init(mxk_op_kernel_def *k, const char *op_name,
     k->dev_type = MXK_DEV_CPU;
     k->backend = CB_BACKEND;
     k->priority = 0;
-    k->flags = MXK_KERNEL_SUPPORTS_ADDTO | MXK_KERNEL_REENTRANT;
+    k->flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k->supports = cb_supports_f32;
     k->forward = forward;
     k->backward = backward;

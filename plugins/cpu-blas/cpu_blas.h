@@ -106,7 +106,7 @@ typedef mxk_status (*cb_infer_shape_fn)(const void *param, mxk_shape *in_shapes,
 
 /**
  * Fills a kernel definition for `op_name` on MXK_DEV_CPU, backend "cpu-blas",
- * priority 0, flags SUPPORTS_ADDTO | REENTRANT (the kernels are stateless and
+ * priority 0, flags SUPPORTS_ADDTO (the kernels are stateless and
  * write every output through its request), `supports` = cb_supports_f32.
  */
 void cb_kernel_init(mxk_op_kernel_def *k, const char *op_name,

@@ -328,6 +328,21 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
+/**
+ * input_var_attrs (ABI 1.3), MXNet's FSetInputVarAttrOnCompose of BatchNorm
+ * (src/operator/nn/batch_norm.cc): input 3 (moving_mean) gets `__init__`
+ * ["zero", {}] and input 4 (moving_var) ["one", {}], so that initialisers start
+ * the moving statistics at 0 and 1 whatever their default for other arrays.
+ */
+static mxk_status bn_input_var_attrs(const void *param, uint32_t index, mxk_name_list *out,
+                                     mxk_error_sink *err) {
+    static const char *const inits[2] = {"[\"zero\", {}]", "[\"one\", {}]"};
+    if (index != 3 && index != 4)
+        return MXK_OK;
+    MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, "__init__", err));
+    return mxk_sdk_host()->name_list_add(out, inits[index - 3], err);
+}
+
 /** Registers BatchNorm and its CPU kernel. */
 mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_def def;
@@ -346,6 +361,7 @@ mxk_status cb_register_batchnorm(mxk_registrar *reg, mxk_error_sink *err) {
     def.infer_type = bn_infer_type;
     def.backward_dependency = bn_backward_dependency;
     def.aliases = bn_aliases;
+    def.input_var_attrs = bn_input_var_attrs;
     mxk_op_kernel_def k;
     cb_kernel_init(&k, "BatchNorm", bn_forward, bn_backward);
     return cb_register(reg, &def, &k, err);

@@ -1,10 +1,12 @@
 /*
- * Pins the layout of every struct of plugin ABI 1.0 on LP64 targets (x86-64,
+ * Pins the layout of every struct of plugin ABI 1.x on LP64 targets (x86-64,
  * AArch64): sizes and the offset of every field. A change here breaks every
- * plugin built for 1.0; ABI 1.x may only append fields at the end of a struct
- * (which changes its size assertion and nothing else: then add the new fields'
- * offsets here, and keep the old ones). Checked at compile time (_Static_assert)
- * and reported at run time.
+ * plugin built for an older minor; a minor may only append fields at the end of
+ * a struct (which changes its size assertion and nothing else: then add the new
+ * fields' offsets here, marked with their minor, and keep the old ones). The
+ * offset of a minor's first appended field is the struct's size in the minors
+ * before it, so the older layouts stay pinned too. Checked at compile time
+ * (_Static_assert) and reported at run time.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +17,7 @@
 #include "testing.h"
 
 #if UINTPTR_MAX != 0xffffffffffffffffu
-#error "the pinned ABI 1.0 layout is for LP64 targets"
+#error "the pinned ABI 1.x layout is for LP64 targets"
 #endif
 
 #define PIN_SIZE(T, n) _Static_assert(sizeof(T) == (n), "ABI size of " #T)
@@ -89,7 +91,7 @@ PIN_OFF(mxk_backward_args, in_grad, 48);
 PIN_OFF(mxk_backward_args, req, 56);
 PIN_OFF(mxk_backward_args, num_aux, 64);
 PIN_OFF(mxk_backward_args, aux, 72);
-PIN_SIZE(mxk_op_def, 192);
+PIN_SIZE(mxk_op_def, 200);
 PIN_OFF(mxk_op_def, struct_size, 0);
 PIN_OFF(mxk_op_def, abi_minor, 4);
 PIN_OFF(mxk_op_def, name, 8);
@@ -114,7 +116,8 @@ PIN_OFF(mxk_op_def, forward_inplace, 152);
 PIN_OFF(mxk_op_def, backward_inplace, 160);
 PIN_OFF(mxk_op_def, mutate_inputs, 168);
 PIN_OFF(mxk_op_def, no_gradient, 176);
-PIN_OFF(mxk_op_def, aliases, 184); /* ABI 1.1 */
+PIN_OFF(mxk_op_def, aliases, 184);         /* ABI 1.1 */
+PIN_OFF(mxk_op_def, input_var_attrs, 192); /* ABI 1.3 */
 PIN_SIZE(mxk_op_kernel_def, 112);
 PIN_OFF(mxk_op_kernel_def, struct_size, 0);
 PIN_OFF(mxk_op_kernel_def, abi_minor, 4);

@@ -21,19 +21,8 @@ if [ $# -ne 7 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 HAVE_CPU_BLAS=$5 SECOND=$6 WORK=$7
 
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH COLUMNS
-XDG_CONFIG_HOME=$WORK/xdg
-export XDG_CONFIG_HOME
-
-rm -rf "$WORK"
-mkdir -p "$WORK/xdg" || exit 1
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
 . "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK"
 
 # run ARGS...: runs mxk; stdout in $OUT, stderr in $ERR, status in $rc.
 run() {

@@ -1,7 +1,30 @@
 # Helpers shared by the command-line test scripts (sourced; POSIX sh). The script
-# sets CASE (the case name), OUT and ERR (files with the last command's stdout and
-# stderr), rc (its exit status), last (its arguments) and JSON_CHECK (the
-# mxk-cli-json-check program), and defines its own run().
+# sets CASE (the case name) and JSON_CHECK (the mxk-cli-json-check program), calls
+# cli_begin WORK_DIR, and defines its own run(), which sets rc (the exit status)
+# and last (the arguments) and writes the command's stdout and stderr to OUT and
+# ERR.
+
+# cli_begin WORK [SUBDIR...]: the scripts' common start. Clears the environment
+# that changes what mxk loads or prints (MXK_CONFIG_DIR, MXK_BACKEND,
+# MXK_PLUGIN_PATH, MXK_PLUGINS, MXK_LOG_LEVEL, COLUMNS), points XDG_CONFIG_HOME at
+# WORK/xdg (so no user config dir is read), recreates WORK with xdg/ and the given
+# subdirectories, and sets OUT and ERR (WORK/stdout, WORK/stderr), rc and last.
+cli_begin() {
+    unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_PLUGINS MXK_LOG_LEVEL COLUMNS
+    XDG_CONFIG_HOME=$1/xdg
+    export XDG_CONFIG_HOME
+    rm -rf "$1"
+    mkdir -p "$1/xdg" || exit 1
+    work_=$1
+    shift
+    for d in "$@"; do
+        mkdir -p "$work_/$d" || exit 1
+    done
+    OUT=$work_/stdout
+    ERR=$work_/stderr
+    rc=0
+    last=""
+}
 
 # fail MESSAGE: prints the message and the last command's output, ends the test.
 fail() {
@@ -33,6 +56,11 @@ err_has() {
 # err_is LINE...: stderr is exactly these lines.
 err_is() {
     printf '%s\n' "$@" | cmp -s - "$ERR" || fail "stderr is not exactly: $*"
+}
+
+# err_first: the first stderr line is exactly $1.
+err_first() {
+    [ "$(head -n 1 "$ERR")" = "$1" ] || fail "the first stderr line is not '$1'"
 }
 
 out_line() {

@@ -16,21 +16,9 @@ if [ $# -ne 7 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 WRITE_PARAMS=$4 CONF=$5 HAVE_CPU_BLAS=$6 WORK=$7
 
-# Keep the user's and the CI's environment out of the results.
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH COLUMNS
-XDG_CONFIG_HOME=$WORK/xdg
-export XDG_CONFIG_HOME
-
-rm -rf "$WORK"
-mkdir -p "$WORK/empty" "$WORK/xdg" || exit 1
-EMPTY=$WORK/empty
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
 . "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK" empty
+EMPTY=$WORK/empty
 
 # skip REASON: ends the test as skipped.
 skip() {

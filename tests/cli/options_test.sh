@@ -10,26 +10,23 @@ if [ $# -ne 3 ]; then
     echo "usage: options_test.sh MXK BUILD_CONFIG_DIR WORK_DIR" >&2
     exit 2
 fi
-MXK=$1 CONF=$2 WORK=$3
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH
-rm -rf "$WORK"
-mkdir -p "$WORK/empty" || exit 1
-ERR=$WORK/stderr
+MXK=$1 CONF=$2 WORK=$3 CASE=option_values
+. "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK" empty
+
+run() {
+    last="$*"
+    rc=0
+    "$MXK" --config-dir "$CONF" "$@" --data-dir "$WORK/empty" >"$OUT" 2>"$ERR" || rc=$?
+}
 
 # usage_error MESSAGE ARGS...: `mxk ARGS` exits 2 and its first stderr line is MESSAGE.
 usage_error() {
     want=$1
     shift
-    rc=0
-    "$MXK" --config-dir "$CONF" "$@" --data-dir "$WORK/empty" >/dev/null 2>"$ERR" || rc=$?
-    got=$(head -n 1 "$ERR")
-    if [ "$rc" -ne 2 ] || [ "$got" != "$want" ]; then
-        echo "FAIL: mxk $*" >&2
-        echo "  expected exit 2 and: $want" >&2
-        echo "  got exit $rc and:" >&2
-        cat "$ERR" >&2
-        exit 1
-    fi
+    run "$@"
+    expect_rc 2
+    err_first "$want"
 }
 
 # K of top_k_accuracy_K past int32 (atoi made 99999999999 into 1215752191).

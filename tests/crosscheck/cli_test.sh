@@ -15,19 +15,9 @@ if [ $# -ne 6 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 WRONG=$5 WORK=$6
 
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_CROSSCHECK MXK_CROSSCHECK_ITERATIONS COLUMNS
-XDG_CONFIG_HOME=$WORK/xdg
-export XDG_CONFIG_HOME
-
-rm -rf "$WORK"
-mkdir -p "$WORK/xdg" "$WORK/conf/plugins.d" || exit 1
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
 . "$(dirname "$0")/../cli/cli_lib.sh"
+cli_begin "$WORK" conf/plugins.d
+unset MXK_CROSSCHECK MXK_CROSSCHECK_ITERATIONS
 
 # The build's plugins and the wrong kernel in one config dir.
 [ -f "$WRONG" ] || fail "test plugin $WRONG missing"

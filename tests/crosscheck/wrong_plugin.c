@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "mxk_sdk.h"
+#include "testing_plugin.h"
 
 /** The factor the wrong forward multiplies relu by. */
 #define WRONG_FACTOR 1.01f
@@ -86,30 +86,14 @@ static mxk_status wrong_backward(const mxk_op_ctx *ctx, const void *param, void 
     return MXK_OK;
 }
 
-/** Plugin description. */
-static const mxk_plugin_info wrong_info = {
-    .struct_size = sizeof(mxk_plugin_info),
-    .abi_major = MXK_ABI_MAJOR,
-    .abi_minor = MXK_ABI_MINOR,
-    .min_host_minor = 2,
-    .name = "crosscheck-wrong",
-    .version = "0.1.0",
-    .description = "deliberately wrong Activation kernels for the cross-check's tests",
-    .provides = MXK_PROVIDES_KERNELS,
-};
-
-/** Entry point 1: the plugin's description. */
-MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
-    return &wrong_info;
-}
+MXK_TEST_PLUGIN_INFO("crosscheck-wrong",
+                     "deliberately wrong Activation kernels for the cross-check's tests", 2,
+                     MXK_PROVIDES_KERNELS)
 
 /** Entry point 2: registers the kernel of Activation under backend "wrong". */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
-    if (args == NULL || args->host == NULL || args->registrar == NULL)
-        return MXK_ERR_INVALID_ARGUMENT;
-    MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_key), err));
-    mxk_sdk_set_host(args->host);
+    MXK_SDK_CHECK(mxk_test_plugin_begin(args, MXK_SDK_HOST_SLOT_END(attr_key), err));
     mxk_op_kernel_def k;
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "Activation";

@@ -14,6 +14,7 @@
 
 #include "mxk.h"
 #include "testing.h"
+#include "testing_attrs.h"
 
 #ifndef BUILD_CONFDIR
 #error "BUILD_CONFDIR must name the build tree's config dir"
@@ -55,17 +56,10 @@ static inline mxk_symbol *et_var(const char *name) {
 static inline mxk_symbol *et_op(const char *op, const char *name, const char *attrs, int n, ...) {
     char buf[512];
     const char *keys[16], *vals[16];
-    uint32_t na = 0;
-    if (attrs != NULL) {
-        snprintf(buf, sizeof buf, "%s", attrs);
-        for (char *tok = strtok(buf, ";"); tok && na < 16; tok = strtok(NULL, ";")) {
-            char *eq = strchr(tok, '=');
-            if (eq == NULL)
-                continue;
-            *eq = '\0';
-            keys[na] = tok;
-            vals[na++] = eq + 1;
-        }
+    int na = mxk_t_parse_attrs(attrs, buf, sizeof buf, keys, vals, 16);
+    if (na < 0) {
+        fprintf(stderr, "et_op %s: malformed attributes '%s'\n", op, attrs);
+        return NULL;
     }
     mxk_symbol *in[16];
     va_list ap;
@@ -74,7 +68,8 @@ static inline mxk_symbol *et_op(const char *op, const char *name, const char *at
         in[i] = va_arg(ap, mxk_symbol *);
     va_end(ap);
     mxk_symbol *out = NULL;
-    if (mxk_symbol_create(op, name, na, keys, vals, (uint32_t)n, NULL, in, &out) != MXK_OK)
+    if (mxk_symbol_create(op, name, (uint32_t)na, keys, vals, (uint32_t)n, NULL, in, &out) !=
+        MXK_OK)
         fprintf(stderr, "create %s: %s\n", op, mxk_get_last_error());
     return out;
 }

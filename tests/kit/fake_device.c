@@ -112,8 +112,14 @@ static mxk_status host_fill(const char *who, void *ptr, int32_t dtype, uint64_t 
     return MXK_OK;
 }
 
-/** get_properties of both backends: the name "fake device" and 64-byte alignment. */
+/**
+ * get_properties of both backends: the name "fake device" and 64-byte alignment;
+ * device 1 fails with MXK_ERR_BACKEND "fake device 1 has no properties" (for the
+ * error path of mxk_device_properties).
+ */
 static mxk_status fake_props(int32_t dev_id, mxk_device_props *p, mxk_error_sink *err) {
+    if (dev_id == 1)
+        return mxk_sink_set(err, MXK_ERR_BACKEND, "fake device 1 has no properties");
     strcpy(p->name, "fake device");
     p->alignment = FAKE_ALIGN;
     return MXK_OK;

@@ -85,9 +85,9 @@ static void test_same_file_twice_is_one_plugin(void) {
 static void test_abi_major_mismatch(void) {
     uint32_t n = mxk_plugin_count(), ops = mxk_op_count();
     CHECK_EQ_INT(mxk_load_plugin(tp("major"), NULL), MXK_ERR_ABI);
-    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.2; this host implements ABI 1.2 "
+    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.3; this host implements ABI 1.3 "
                                          "(major versions must match)");
-    CHECK(rejected_with("was built for ABI 2.2"));
+    CHECK(rejected_with("was built for ABI 2.3"));
     CHECK_EQ_INT(mxk_plugin_count(), n);
     CHECK_EQ_INT(mxk_op_count(), ops);
 }
@@ -95,9 +95,9 @@ static void test_abi_major_mismatch(void) {
 static void test_needs_newer_host_minor(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("newer"), NULL), MXK_ERR_ABI);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "plugin 'tp-newer' needs a host with ABI minor >= 3; this host implements "
-                   "ABI 1.2");
-    CHECK(rejected_with("needs a host with ABI minor >= 3"));
+                   "plugin 'tp-newer' needs a host with ABI minor >= 4; this host implements "
+                   "ABI 1.3");
+    CHECK(rejected_with("needs a host with ABI minor >= 4"));
 }
 
 static void test_older_minor_short_structs(void) {
@@ -196,6 +196,38 @@ static void test_aliases(void) {
     CHECK_EQ_INT(mxk_symbol_to_json(y, &json), MXK_OK);
     CHECK(json && strstr(json, "\"op\": \"TestOp\"") && !strstr(json, "_TestOp"));
     free(json);
+    mxk_symbol_free(y);
+    mxk_symbol_free(x);
+}
+
+/* The first internal output of a one-node symbol: its auto-created input variable. */
+static mxk_symbol *first_input(const mxk_symbol *s) {
+    mxk_symbol *all = NULL, *v = NULL;
+    if (mxk_symbol_get_internals(s, &all) == MXK_OK)
+        mxk_symbol_get_output(all, 0, &v);
+    mxk_symbol_free(all);
+    return v;
+}
+
+/* ABI 1.3 input_var_attrs: TestOp's pairs land on the variables feeding it, keys a
+ * variable already has stay; a 1.0-sized definition (OldOp) gives none. */
+static void test_input_var_attrs(void) {
+    mxk_symbol *x = NULL, *y = NULL, *z = NULL, *o = NULL;
+    CHECK_EQ_INT(mxk_symbol_variable("x", &x), MXK_OK);
+    CHECK_EQ_INT(mxk_symbol_set_attr(x, "__init__", "[\"zero\", {}]"), MXK_OK);
+    CHECK_EQ_INT(mxk_symbol_create("TestOp", "y", 0, NULL, NULL, 1, NULL, &x, &y), MXK_OK);
+    CHECK(strcmp(mxk_symbol_get_attr(x, "__init__"), "[\"zero\", {}]") == 0);
+    CHECK(strcmp(mxk_symbol_get_attr(x, "__wd_mult__"), "0") == 0);
+    CHECK_EQ_INT(mxk_symbol_create("TestOp", "z", 0, NULL, NULL, 0, NULL, NULL, &z), MXK_OK);
+    mxk_symbol *in = first_input(z);
+    CHECK(in && strcmp(mxk_symbol_get_attr(in, "__init__"), "[\"one\", {}]") == 0);
+    mxk_symbol_free(in);
+    CHECK_EQ_INT(mxk_symbol_create("OldOp", "o", 0, NULL, NULL, 0, NULL, NULL, &o), MXK_OK);
+    in = first_input(o);
+    CHECK(in && mxk_symbol_get_attr(in, "__init__") == NULL);
+    mxk_symbol_free(in);
+    mxk_symbol_free(o);
+    mxk_symbol_free(z);
     mxk_symbol_free(y);
     mxk_symbol_free(x);
 
@@ -354,6 +386,7 @@ int main(void) {
     MXK_RUN(test_init_failure_leaves_no_trace);
     MXK_RUN(test_duplicate_operator_names_both_plugins);
     MXK_RUN(test_aliases);
+    MXK_RUN(test_input_var_attrs);
     MXK_RUN(test_failed_registration_rejects_plugin);
     MXK_RUN(test_backend_swap);
     MXK_RUN(test_calls_sharing_a_state_are_serialised);

@@ -5,8 +5,9 @@
  *
  * Variants:
  *   TP_VALID       "tp-valid": a malloc CPU device + operator TestOp (y = x + 1,
- *                  backend "alpha", aliases test_op and _TestOp) with an attribute
- *                  schema.
+ *                  backend "alpha", aliases test_op and _TestOp, input_var_attrs
+ *                  giving its input `__init__` ["one", {}] and `__wd_mult__` 0)
+ *                  with an attribute schema.
  *   TP_BACKEND_B   "tp-beta": only a kernel for TestOp, registered under its alias
  *                  test_op (y = x + 2, backend "beta").
  *   TP_MAJOR       "tp-major": built for ABI major 2.
@@ -101,6 +102,16 @@ static mxk_status st_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     nanosleep(&ts, NULL);
     atomic_fetch_sub(&s->inside, 1);
     return add_k(a, 1.0f);
+}
+
+/* TestOp's input_var_attrs (ABI 1.3): two key/value pairs for input 0. */
+static mxk_status test_var_attrs(const void *param, uint32_t index, mxk_name_list *out,
+                                 mxk_error_sink *err) {
+    static const char *const kv[] = {"__init__", "[\"one\", {}]", "__wd_mult__", "0"};
+    mxk_status st = MXK_OK;
+    for (int i = 0; i < 4 && index == 0 && st == MXK_OK; i++)
+        st = host->name_list_add(out, kv[i], err);
+    return st;
 }
 
 /* A malloc-based CPU device for tests that load no cpu-blas. */
@@ -229,6 +240,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
 #ifdef TP_VALID
     static const char *const test_aliases[] = {"test_op", "_TestOp", NULL};
     op.aliases = test_aliases;
+    op.input_var_attrs = test_var_attrs;
 #endif
     rc = reg->register_op(reg, &op, err);
     mxk_op_kernel_def k;

@@ -22,6 +22,7 @@
 
 #include "mxk.h"
 #include "testing.h"
+#include "testing_attrs.h"
 
 /** One line of a table. */
 typedef struct agree_case {
@@ -113,19 +114,13 @@ static void fill(mxk_ndarray *arr, int kind, int64_t classes, uint64_t *stream) 
  */
 static int run_case(const agree_case *c, int line, int *on_onednn) {
     char abuf[1024], sbuf[512];
-    char *attrs[MAX_ITEMS], *shapes[MAX_ITEMS];
+    char *shapes[MAX_ITEMS];
     const char *keys[MAX_ITEMS], *vals[MAX_ITEMS];
-    uint32_t na = split(c->attrs, ';', abuf, sizeof abuf, attrs);
+    int na = mxk_t_parse_attrs(c->attrs, abuf, sizeof abuf, keys, vals, MAX_ITEMS);
+    CHECK(na >= 0);
+    if (na < 0)
+        return 0;
     uint32_t ns = split(c->shapes, '|', sbuf, sizeof sbuf, shapes);
-    for (uint32_t i = 0; i < na; i++) {
-        char *eq = strchr(attrs[i], '=');
-        CHECK(eq != NULL);
-        if (eq == NULL)
-            return 0;
-        *eq = '\0';
-        keys[i] = attrs[i];
-        vals[i] = eq + 1;
-    }
     mxk_shape in_shapes[MAX_ITEMS];
     for (uint32_t i = 0; i < ns; i++)
         CHECK(parse_shape(shapes[i], &in_shapes[i]));
@@ -133,7 +128,7 @@ static int run_case(const agree_case *c, int line, int *on_onednn) {
     mxk_executor *ex = NULL;
     uint32_t num_args = 0;
     char **args = NULL;
-    mxk_status st = mxk_symbol_create(c->op, "node", na, keys, vals, 0, NULL, NULL, &sym);
+    mxk_status st = mxk_symbol_create(c->op, "node", (uint32_t)na, keys, vals, 0, NULL, NULL, &sym);
     if (st == MXK_OK)
         st = mxk_symbol_list_names(sym, MXK_SYMBOL_ARGUMENTS, &num_args, &args);
     if (st == MXK_OK && ns <= num_args) {

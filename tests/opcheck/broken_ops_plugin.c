@@ -13,7 +13,7 @@
  */
 #include <stddef.h>
 
-#include "mxk_sdk.h"
+#include "testing_plugin.h"
 
 /** Which broken behaviour an operator has (its parameter object). */
 enum bo_kind { BO_GOOD, BO_WRONG_GRAD, BO_IGNORES_ADD, BO_UNDECLARED, BO_OVERRUN };
@@ -129,22 +129,9 @@ static mxk_status bo_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** Plugin description. */
-static const mxk_plugin_info bo_info = {
-    .struct_size = sizeof(mxk_plugin_info),
-    .abi_major = MXK_ABI_MAJOR,
-    .abi_minor = MXK_ABI_MINOR,
-    .min_host_minor = 0,
-    .name = "opcheck-broken",
-    .version = "0.1.0",
-    .description = "deliberately broken operators for the operator test kit's negative test",
-    .provides = MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS,
-};
-
-/** Entry point 1: the plugin's description. */
-MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
-    return &bo_info;
-}
+MXK_TEST_PLUGIN_INFO("opcheck-broken",
+                     "deliberately broken operators for the operator test kit's negative test", 0,
+                     MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS)
 
 /** Registers one operator and its CPU kernel. */
 static mxk_status bo_register(mxk_registrar *reg, const char *name, int binary,
@@ -160,24 +147,13 @@ static mxk_status bo_register(mxk_registrar *reg, const char *name, int binary,
     def.infer_shape = bo_infer_shape;
     def.infer_type = bo_infer_type;
     def.backward_dependency = bo_dependency;
-    MXK_SDK_CHECK(reg->register_op(reg, &def, err));
-    mxk_op_kernel_def k;
-    mxk_sdk_kernel_def_init(&k);
-    k.op_name = name;
-    k.dev_type = MXK_DEV_CPU;
-    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-    k.forward = bo_forward;
-    k.backward = bo_backward;
-    return reg->register_kernel(reg, &k, err);
+    return mxk_test_register_cpu_op(reg, &def, bo_forward, bo_backward, err);
 }
 
 /** Entry point 2: registers the five operators. */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
-    if (args == NULL || args->host == NULL || args->registrar == NULL)
-        return MXK_ERR_INVALID_ARGUMENT;
-    MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_key), err));
-    mxk_sdk_set_host(args->host);
+    MXK_SDK_CHECK(mxk_test_plugin_begin(args, MXK_SDK_HOST_SLOT_END(attr_key), err));
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(bo_register(reg, "OpcheckGood", 0, bo_parse_good, err));
     MXK_SDK_CHECK(bo_register(reg, "OpcheckWrongGrad", 0, bo_parse_wrong, err));

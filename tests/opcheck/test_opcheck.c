@@ -37,6 +37,7 @@
 #include "mxk.h"
 #include "mxk_opcheck.h"
 #include "testing.h"
+#include "testing_attrs.h"
 
 /** Most arguments of a case. */
 #define MAX_IN 16
@@ -985,16 +986,13 @@ typedef struct concrete {
 /** Parses a case (after range expansion). Returns 0 on a malformed table entry. */
 static int make_concrete(const op_entry *e, const op_case *c, uint64_t *rng, concrete *k) {
     memset(k, 0, sizeof *k);
-    expand_ranges(c->attrs, k->attr_text, sizeof k->attr_text, rng);
+    char attrs[sizeof k->attr_text];
+    expand_ranges(c->attrs, attrs, sizeof attrs, rng);
     expand_ranges(c->shapes, k->shape_text, sizeof k->shape_text, rng);
-    for (char *tok = strtok(k->attr_text, ";"); tok; tok = strtok(NULL, ";")) {
-        char *eq = strchr(tok, '=');
-        if (eq == NULL || k->num_attrs >= 16)
-            return 0;
-        *eq = '\0';
-        k->keys[k->num_attrs] = tok;
-        k->vals[k->num_attrs++] = eq + 1;
-    }
+    int na = mxk_t_parse_attrs(attrs, k->attr_text, sizeof k->attr_text, k->keys, k->vals, 16);
+    if (na < 0)
+        return 0;
+    k->num_attrs = (uint32_t)na;
     if (k->shape_text[0]) {
         char *save = NULL;
         for (char *tok = strtok_r(k->shape_text, "|", &save); tok;

@@ -19,7 +19,7 @@
  */
 #include <stdlib.h>
 
-#include "mxk_sdk.h"
+#include "testing_plugin.h"
 
 /* ------------------------------------------------------------------------- */
 /* Parameters                                                                */
@@ -270,42 +270,19 @@ static mxk_status zero_backward(const mxk_op_ctx *ctx, const void *param, void *
     return MXK_OK;
 }
 
-/** Registers `def` and a CPU kernel with the zero functions. */
+/** Registers operator `def` with the zero-output CPU kernels. */
 static mxk_status pt_register(mxk_registrar *reg, const mxk_op_def *def, mxk_error_sink *err) {
-    MXK_SDK_CHECK(reg->register_op(reg, def, err));
-    mxk_op_kernel_def k;
-    mxk_sdk_kernel_def_init(&k);
-    k.op_name = def->name;
-    k.dev_type = MXK_DEV_CPU;
-    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-    k.forward = zero_forward;
-    k.backward = zero_backward;
-    return reg->register_kernel(reg, &k, err);
+    return mxk_test_register_cpu_op(reg, def, zero_forward, zero_backward, err);
 }
 
-static const mxk_plugin_info pt_info = {
-    .struct_size = sizeof(mxk_plugin_info),
-    .abi_major = MXK_ABI_MAJOR,
-    .abi_minor = MXK_ABI_MINOR,
-    .min_host_minor = 0,
-    .name = "passes-test",
-    .version = "0.1.0",
-    .description = "Test operators for the graph passes (conv/pool/dropout shapes, no_gradient)",
-    .provides = MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS,
-};
-
-/** Entry point 1: the plugin's description. */
-MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
-    return &pt_info;
-}
+MXK_TEST_PLUGIN_INFO("passes-test",
+                     "Test operators for the graph passes (conv/pool/dropout shapes, no_gradient)",
+                     0, MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS)
 
 /** Entry point 2: registers the five operators and their CPU kernels. */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
-    if (args == NULL || args->host == NULL || args->registrar == NULL)
-        return MXK_ERR_INVALID_ARGUMENT;
-    MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_get_shape), err));
-    mxk_sdk_set_host(args->host);
+    MXK_SDK_CHECK(mxk_test_plugin_begin(args, MXK_SDK_HOST_SLOT_END(attr_get_shape), err));
     mxk_registrar *reg = args->registrar;
     mxk_op_def d;
 

@@ -19,6 +19,7 @@
 
 #include "graph.h"
 #include "mxk.h"
+#include "testing_attrs.h"
 
 /** Helpers are static and not every program uses all of them. */
 #define PU_HELPER static __attribute__((unused))
@@ -63,18 +64,10 @@ PU_HELPER mxk_symbol *pu_var(const char *name) {
 PU_HELPER mxk_symbol *pu_op(const char *op, const char *name, const char *attrs, int n, ...) {
     const char *keys[16], *vals[16];
     char buf[512];
-    uint32_t na = 0;
-    if (attrs != NULL) {
-        snprintf(buf, sizeof buf, "%s", attrs);
-        for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv && na < 16;
-             kv = strtok_r(NULL, ";", &save)) {
-            char *eq = strchr(kv, '=');
-            if (eq == NULL)
-                continue;
-            *eq = '\0';
-            keys[na] = kv;
-            vals[na++] = eq + 1;
-        }
+    int na = mxk_t_parse_attrs(attrs, buf, sizeof buf, keys, vals, 16);
+    if (na < 0) {
+        fprintf(stderr, "pu_op %s: malformed attributes '%s'\n", op, attrs);
+        return NULL;
     }
     mxk_symbol *in[16];
     va_list ap;
@@ -83,7 +76,7 @@ PU_HELPER mxk_symbol *pu_op(const char *op, const char *name, const char *attrs,
         in[i] = va_arg(ap, mxk_symbol *);
     va_end(ap);
     mxk_symbol *s = NULL;
-    if (mxk_symbol_create(op, name, na, keys, vals, (uint32_t)n, NULL, in, &s) != MXK_OK)
+    if (mxk_symbol_create(op, name, (uint32_t)na, keys, vals, (uint32_t)n, NULL, in, &s) != MXK_OK)
         fprintf(stderr, "create %s %s: %s\n", op, name ? name : "", mxk_get_last_error());
     return s;
 }

@@ -290,6 +290,25 @@ static void test_bad_device(void) {
     mxk_storage_release_pool(weird);
 }
 
+/** mxk_device_properties: the backend's get_properties, and its errors. */
+static void test_device_properties(void) {
+    mxk_device_props p;
+    memset(&p, 0x5a, sizeof p);
+    CHECK_EQ_INT(mxk_device_properties(CPU0, &p), MXK_OK);
+    CHECK(p.struct_size == sizeof p && strcmp(p.name, "fake device") == 0 && p.alignment == 64 &&
+          p.total_memory == 0 && p.compute_major == 0);
+    mxk_context cpu1 = {MXK_DEV_CPU, 1}, cpu5 = {MXK_DEV_CPU, 5};
+    CHECK_EQ_INT(mxk_device_properties(cpu1, &p), MXK_ERR_BACKEND);
+    CHECK(strcmp(mxk_last_error_message(),
+                 "mxk_device_properties: cpu(1): fake device 1 has no properties") == 0);
+    CHECK(p.name[0] == '\0' && p.alignment == 0);
+    CHECK_EQ_INT(mxk_device_properties(cpu5, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxk_last_error_message(), "mxk_device_properties: device cpu(5) does not exist: "
+                                           "the cpu backend has 2 device(s)") == 0);
+    CHECK_EQ_INT(mxk_device_properties(CPU0, NULL), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxk_last_error_message(), "mxk_device_properties: out is NULL") == 0);
+}
+
 /** Freeing memory that is not a live block of the device is reported and ignored. */
 static void test_bad_free(void) {
     uint64_t frees = atomic_load(&fake.frees);
@@ -451,6 +470,7 @@ int main(void) {
     MXK_RUN(test_stats_sequence);
     MXK_RUN(test_oom_retry);
     MXK_RUN(test_bad_device);
+    MXK_RUN(test_device_properties);
     MXK_RUN(test_bad_free);
     MXK_RUN(test_many_blocks);
     MXK_RUN(test_threads);

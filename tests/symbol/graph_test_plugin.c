@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mxk_sdk.h"
+#include "testing_plugin.h"
 
 /* ------------------------------------------------------------------------- */
 /* Helpers                                                                   */
@@ -492,52 +492,13 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
 /* Registration                                                              */
 /* ------------------------------------------------------------------------- */
 
-/** Registers one operator and its CPU kernel (ADD handled by the kernels). */
-static mxk_status gt_register(mxk_registrar *reg, mxk_op_def *def,
-                              mxk_status (*fwd)(const mxk_op_ctx *, const void *, void *,
-                                                const mxk_forward_args *, mxk_error_sink *),
-                              mxk_status (*bwd)(const mxk_op_ctx *, const void *, void *,
-                                                const mxk_backward_args *, mxk_error_sink *),
-                              mxk_error_sink *err) {
-    MXK_SDK_CHECK(reg->register_op(reg, def, err));
-    mxk_op_kernel_def k;
-    mxk_sdk_kernel_def_init(&k);
-    k.op_name = def->name;
-    k.dev_type = MXK_DEV_CPU;
-    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-    k.forward = fwd;
-    k.backward = bwd;
-    return reg->register_kernel(reg, &k, err);
-}
-
-/** Static description of the plugin. */
-static const mxk_plugin_info gt_info = {
-    .struct_size = sizeof(mxk_plugin_info),
-    .abi_major = MXK_ABI_MAJOR,
-    .abi_minor = MXK_ABI_MINOR,
-    .min_host_minor = 0,
-    .name = "graph-test",
-    .version = "0.1.0",
-    .description = "Test operators for the graph tests: TestConv, "
-                   "TestPool",
-    .provides = MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS,
-};
-
-MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void);
-MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args, mxk_error_sink *err);
-
-/** Returns the plugin's static description (side-effect free). */
-MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
-    return &gt_info;
-}
+MXK_TEST_PLUGIN_INFO("graph-test", "Test operators for the graph tests: TestConv, TestPool", 0,
+                     MXK_PROVIDES_OPERATORS | MXK_PROVIDES_KERNELS)
 
 /** Registers TestConv and TestPool with their CPU kernels. */
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
-    if (args == NULL || args->host == NULL || args->registrar == NULL)
-        return MXK_ERR_INVALID_ARGUMENT;
-    MXK_SDK_CHECK(mxk_sdk_check_host(args->host, MXK_SDK_HOST_SLOT_END(attr_key), err));
-    mxk_sdk_set_host(args->host);
+    MXK_SDK_CHECK(mxk_test_plugin_begin(args, MXK_SDK_HOST_SLOT_END(attr_key), err));
     mxk_registrar *reg = args->registrar;
 
     mxk_op_def conv;
@@ -552,7 +513,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     conv.list_arguments = conv_list_arguments;
     conv.infer_shape = conv_infer_shape;
     conv.backward_dependency = conv_backward_dependency;
-    MXK_SDK_CHECK(gt_register(reg, &conv, conv_forward, conv_backward, err));
+    MXK_SDK_CHECK(mxk_test_register_cpu_op(reg, &conv, conv_forward, conv_backward, err));
 
     mxk_op_def pool;
     mxk_sdk_op_def_init(&pool);
@@ -566,5 +527,5 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     pool.free_param = gt_free;
     pool.infer_shape = pool_infer_shape;
     pool.backward_dependency = pool_backward_dependency;
-    return gt_register(reg, &pool, pool_forward, pool_backward, err);
+    return mxk_test_register_cpu_op(reg, &pool, pool_forward, pool_backward, err);
 }

@@ -32,6 +32,12 @@ train_slice)
     [ "$(wc -l <m.jsonl)" -eq 1 ] || fail "metrics log needs one line"
     grep -q '"epoch": 0, "train": {"accuracy": 0\.[0-9]*}, "validation": {"accuracy": ' m.jsonl ||
         fail "metrics log line: $(cat m.jsonl)"
+    # the log as `mxk plot` reads it (a build without PLplot says so instead)
+    if "$mxk" plot m.jsonl -o curve.svg >plot.txt 2>&1; then
+        grep -q '^<svg ' curve.svg || fail "mxk plot wrote no SVG"
+    else
+        grep -q "built without plotting" plot.txt || fail "mxk plot: $(cat plot.txt)"
+    fi
     [ ! -s out.txt ] || fail "stdout has output without --json"
     ! grep -q "$(printf '\r')" log.txt || fail "stderr not a terminal: no progress bar expected"
     # on a terminal (script(1) gives the run a pseudo-terminal): the progress bar on

@@ -66,6 +66,7 @@ extern const cli_command cli_cmd_train;
 extern const cli_command cli_cmd_score;
 extern const cli_command cli_cmd_predict;
 extern const cli_command cli_cmd_version;
+extern const cli_command cli_cmd_plot;
 
 /* ------------------------------------------------------------------------- */
 /* options.c: command-line parsing helpers                                   */

@@ -11,8 +11,10 @@
  *    (min(host minor, plugin abi_minor)), the host table and a registrar. The plugin
  *    registers what it provides and returns MXK_OK, or an error (its registrations
  *    are then discarded and the plugin is unloaded).
- * 3. At process exit the kernel calls `mxk_plugin_shutdown()` if exported. Plugins
- *    are never dlclose'd while the registry can point into them.
+ * 3. In mxk_shutdown() (kernel/include/mxk.h), after all work has finished, the
+ *    kernel calls `mxk_plugin_shutdown()` if exported, once, in the reverse order of
+ *    loading; a process that never calls mxk_shutdown never calls it. Plugins are
+ *    never dlclose'd while the registry can point into them.
  */
 #ifndef MXK_PLUGIN_H
 #define MXK_PLUGIN_H

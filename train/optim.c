@@ -8,7 +8,6 @@
  */
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,28 +19,15 @@
 /* errors and small helpers                                                  */
 /* ------------------------------------------------------------------------- */
 
-/** This thread's last message of mxk_train ("" when the kernel's applies). */
-static _Thread_local char last_error[1024];
-
-/** Records a message of this library and returns `st`. */
-mxk_status mxkt_error(mxk_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
+/** Records "<what>: <kernel's last error>" and returns `st`. */
+mxk_status mxkt_kernel_error(mxk_status st, const char *what) {
+    mxk_error_add_context("%s", what);
     return st;
 }
 
-/** Records "<what>: <kernel's last error>" and returns `st`. */
-mxk_status mxkt_kernel_error(mxk_status st, const char *what) {
-    char tmp[900];
-    snprintf(tmp, sizeof tmp, "%s", mxk_get_last_error());
-    return mxkt_error(st, "%s: %s", what, tmp);
-}
-
-/** The last error message of this library on the calling thread. */
+/** The calling thread's last error: the kernel's channel. */
 const char *mxkt_last_error(void) {
-    return last_error[0] ? last_error : mxk_get_last_error();
+    return mxk_get_last_error();
 }
 
 /** Number of elements of a shape. */
@@ -240,7 +226,7 @@ mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mu
     }
 #undef ATTR
     uint32_t nout = 1;
-    mxk_ndarray *out[16] = {weight};
+    mxk_ndarray *out[MXK_MAX_OUTPUTS] = {weight};
     mxk_status st = mxk_imperative_invoke(op, nin, in, &nout, out, na, keys, vals);
     if (st != MXK_OK)
         return mxkt_kernel_error(st, op);

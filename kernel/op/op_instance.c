@@ -247,14 +247,14 @@ void mxk_op_instance_counts(const mxk_op_instance *inst, uint32_t *num_inputs,
         *num_aux = inst->num_aux;
 }
 
-mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint32_t i,
+mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, mxk_op_slot_kind kind, uint32_t i,
                                  mxk_shape *shape, int32_t *dtype) {
     const mxk_shape *s[3] = {inst->in_shapes, inst->out_shapes, inst->aux_shapes};
     const int32_t *t[3] = {inst->in_types, inst->out_types, inst->aux_types};
     uint32_t n[3] = {inst->num_in, inst->num_out, inst->num_aux};
-    if (kind < 0 || kind > 2 || i >= n[kind])
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: no slot %u of kind %d",
-                             inst->params->op->def.name, i, kind);
+    if ((int)kind < 0 || kind > MXK_SLOT_AUX || i >= n[kind])
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "%s: no slot %u of kind %d",
+                             inst->params->op->def.name, i, (int)kind);
     if (shape)
         *shape = s[kind][i];
     if (dtype)
@@ -262,10 +262,10 @@ mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint
     return MXK_OK;
 }
 
-const char *mxk_op_instance_name(const mxk_op_instance *inst, int32_t kind, uint32_t i) {
+const char *mxk_op_instance_name(const mxk_op_instance *inst, mxk_op_slot_kind kind, uint32_t i) {
     const mxk_name_list *l[3] = {inst->params->in_names, inst->params->out_names,
                                  inst->params->aux_names};
-    if (kind < 0 || kind > 2 || i >= l[kind]->count)
+    if ((int)kind < 0 || kind > MXK_SLOT_AUX || i >= l[kind]->count)
         return NULL;
     return l[kind]->names[i];
 }

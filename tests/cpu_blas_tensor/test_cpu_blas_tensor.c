@@ -721,7 +721,7 @@ static void test_cast_round_trips(void) {
     const float x[6] = {0, 1, 2, 7, 100, 3.75f};
     mxk_shape s = SH1(6);
     for (int i = 0; i < 7; i++) {
-        mxk_ndarray *a = arr_f32(&s, x), *out[16] = {0}, *back[16] = {0};
+        mxk_ndarray *a = arr_f32(&s, x), *out[MXK_MAX_OUTPUTS] = {0}, *back[MXK_MAX_OUTPUTS] = {0};
         uint32_t n = 0, n2 = 0;
         const char *k[] = {"dtype"}, *v[] = {dts[i]}, *vb[] = {"float32"};
         CHECK_EQ_INT(mxk_imperative_invoke("Cast", 1, &a, &n, out, 1, k, v), MXK_OK);
@@ -744,7 +744,7 @@ static void test_cast_round_trips(void) {
      * backward cast */
     const float big[2] = {300, -5};
     mxk_shape s2 = SH1(2);
-    mxk_ndarray *a = arr_f32(&s2, big), *out[16] = {0};
+    mxk_ndarray *a = arr_f32(&s2, big), *out[MXK_MAX_OUTPUTS] = {0};
     uint32_t n = 0;
     const char *k[] = {"dtype"}, *v[] = {"uint8"};
     CHECK_EQ_INT(mxk_imperative_invoke("Cast", 1, &a, &n, out, 1, k, v), MXK_OK);
@@ -762,7 +762,7 @@ static void test_cast_round_trips(void) {
 static void test_argmax_one_hot(void) {
     const float x[6] = {1, 5, 3, 9, 2, 9};
     mxk_shape s = SH2(2, 3);
-    mxk_ndarray *a = arr_f32(&s, x), *out[16] = {0};
+    mxk_ndarray *a = arr_f32(&s, x), *out[MXK_MAX_OUTPUTS] = {0};
     uint32_t n = 0;
     const char *k[] = {"axis"}, *v[] = {"1"};
     CHECK_EQ_INT(mxk_imperative_invoke("argmax", 1, &a, &n, out, 1, k, v), MXK_OK);

@@ -50,7 +50,7 @@ static void test_valid_plugin_loads(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("valid"), NULL), MXK_OK);
     CHECK(mxk_op_plugin("TestOp") != NULL);
     CHECK(strcmp(mxk_op_plugin("TestOp"), "tp-valid") == 0);
-    mxk_plugin_record r;
+    mxk_plugin_record r = {.struct_size = sizeof r};
     CHECK_EQ_INT(mxk_plugin_get(0, &r), MXK_OK);
     CHECK(strcmp(r.name, "tp-valid") == 0);
     CHECK(strcmp(r.version, "1.2.3") == 0);

@@ -102,7 +102,7 @@ static mxk_status run_imperative(uint32_t n, const char *const *keys, const char
     mxk_ndarray *in = array_from(x);
     if (in == NULL)
         return MXK_ERR_INTERNAL;
-    mxk_ndarray *outs[16] = {0};
+    mxk_ndarray *outs[MXK_MAX_OUTPUTS] = {0};
     uint32_t nout = 0;
     mxk_status rc = mxk_imperative_invoke("ScaledTanh", 1, &in, &nout, outs, n, keys, vals);
     if (rc == MXK_OK) {
@@ -127,7 +127,7 @@ static void test_plugin_listed(void) {
     CHECK_EQ_INT(mxk_plugin_rejected_count(), 0);
     int found = 0;
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         CHECK_EQ_INT(mxk_plugin_get(i, &r), MXK_OK);
         if (strcmp(r.name, "scaled_tanh") != 0)
             continue;

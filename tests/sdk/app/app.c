@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     printf("version %s\n", mxk_version());
     printf("config_dir %s\n", mxk_config_dir());
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         if (mxk_plugin_get(i, &r) == MXK_OK)
             printf("plugin %s\n", r.name);
     }

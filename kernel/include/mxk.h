@@ -483,7 +483,7 @@ MXK_API mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray
  * than MXK_MAX_NDIM dims); MXK_ERR_OUT_OF_MEMORY; MXK_ERR_NOT_FOUND when no CPU
  * backend is registered. Thread-safe.
  */
-MXK_API mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
+MXK_API mxk_status mxk_ndarray_load_buffer(const void *data, size_t size, const char *source,
                                            uint32_t *num, mxk_ndarray ***arrays, char ***names);
 /** Frees what mxk_ndarray_load returned (arrays and names). */
 MXK_API void mxk_ndarray_list_free(uint32_t num, mxk_ndarray **arrays, char **names);

@@ -277,9 +277,7 @@ static void test_copy_params_prefixes(void) {
     uint32_t num = 0;
     mxk_ndarray **arrays = NULL;
     char **names = NULL;
-    CHECK_EQ_INT(
-        mxk_ndarray_load_buffer((const uint8_t *)params, size, NULL, &num, &arrays, &names),
-        MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_load_buffer(params, size, NULL, &num, &arrays, &names), MXK_OK);
     CHECK_EQ_INT(num, 8);
     mxk_symbol *sym = NULL;
     CHECK_EQ_INT(mxk_symbol_from_json(json, &sym), MXK_OK);

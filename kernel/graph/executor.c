@@ -221,12 +221,12 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
     uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out, na = inst->num_aux;
     uint32_t n = nv + 3 * ni + no + na + 1;
     mxk_ndarray **a = calloc(n, sizeof *a);
-    int32_t *req = calloc(st->num_out + 1, sizeof *req);
+    mxk_op_req *req = calloc(st->num_out + 1, sizeof *req);
     mxk_status rc = MXK_OK;
     if (a == NULL || req == NULL)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     for (uint32_t k = 0; rc == MXK_OK && k < st->num_out; k++)
-        req[k] = st->out[k] == UINT32_MAX ? MXK_REQ_NULL : (int32_t)st->req[k];
+        req[k] = st->out[k] == UINT32_MAX ? MXK_REQ_NULL : st->req[k];
     if (rc == MXK_OK && !st->backward) {
         if (st->num_in != ni + na || st->num_out != no)
             rc = mxk_set_error(MXK_ERR_INTERNAL,
@@ -548,7 +548,7 @@ static mxk_status check_list(mxk_ndarray *const *v, uint32_t n, const char *list
 
 mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
                              mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
-                             const int32_t *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
+                             const mxk_op_req *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
                              mxk_executor *shared_exec, mxk_executor **out) {
     if (out == NULL || sym == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_executor_bind: %s is NULL",

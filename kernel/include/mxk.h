@@ -663,7 +663,7 @@ MXK_API mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst);
  */
 MXK_API mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
                                            mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
-                                           const int32_t *req, mxk_ndarray *const *aux);
+                                           const mxk_op_req *req, mxk_ndarray *const *aux);
 /**
  * Pushes backward: out_grads (visible outputs), in_data, out_data (undeclared
  * entries may be NULL), in_grads with one req each (NULL: all WRITE), aux.
@@ -672,7 +672,7 @@ MXK_API mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_tra
 MXK_API mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                             mxk_ndarray *const *in_data,
                                             mxk_ndarray *const *out_data,
-                                            mxk_ndarray *const *in_grads, const int32_t *req,
+                                            mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                             mxk_ndarray *const *aux);
 
 /* ------------------------------------------------------------------------- */
@@ -829,7 +829,7 @@ typedef struct mxk_executor mxk_executor;
  */
 MXK_API mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
                                      mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
-                                     const int32_t *grad_reqs, uint32_t num_aux,
+                                     const mxk_op_req *grad_reqs, uint32_t num_aux,
                                      mxk_ndarray *const *aux, mxk_executor *shared_exec,
                                      mxk_executor **out);
 

@@ -668,9 +668,9 @@ static void call_finish_prepare(mxk_op_call *c) {
 }
 
 /** Converts user reqs (NULL: all WRITE) and validates them. */
-static mxk_status set_reqs(mxk_op_call *c, const int32_t *req) {
+static mxk_status set_reqs(mxk_op_call *c, const mxk_op_req *req) {
     for (uint32_t i = 0; i < c->num_written; i++) {
-        int32_t r = req ? req[i] : MXK_REQ_WRITE;
+        int32_t r = req ? (int32_t)req[i] : MXK_REQ_WRITE;
         if (r < MXK_REQ_NULL || r > MXK_REQ_ADD)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: invalid write request %d",
                                  c->inst->params->op->def.name, r);
@@ -680,7 +680,7 @@ static mxk_status set_reqs(mxk_op_call *c, const int32_t *req) {
 }
 
 mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
-                                       mxk_ndarray *const *outputs, const int32_t *req,
+                                       mxk_ndarray *const *outputs, const mxk_op_req *req,
                                        mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     mxk_op_call *c = call_new(inst, 0);
@@ -712,7 +712,7 @@ mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const
 
 mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                         mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                        mxk_ndarray *const *in_grads, const int32_t *req,
+                                        mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                         mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     if (inst->kernel->def.backward == NULL)
@@ -832,7 +832,7 @@ static mxk_status call_push_once(mxk_op_call *c, int32_t is_train) {
 
 mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
                                    mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
-                                   const int32_t *req, mxk_ndarray *const *aux) {
+                                   const mxk_op_req *req, mxk_ndarray *const *aux) {
     mxk_op_call *c;
     mxk_status rc = mxk_op_call_prepare_forward(inst, inputs, outputs, req, aux, &c);
     return rc == MXK_OK ? call_push_once(c, is_train) : rc;
@@ -840,7 +840,7 @@ mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
 
 mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                     mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                    mxk_ndarray *const *in_grads, const int32_t *req,
+                                    mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                     mxk_ndarray *const *aux) {
     mxk_op_call *c;
     mxk_status rc =

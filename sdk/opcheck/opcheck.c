@@ -376,7 +376,7 @@ static int aliased_out(const oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *co
  * output that is one of the inputs: in place), requests req (NULL: WRITE). Waits.
  */
 static mxk_status forward(oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const *outs, double fill,
-                          const int32_t *req) {
+                          const mxk_op_req *req) {
     mxk_status st = restore_inputs(r);
     if (st == MXK_OK)
         st = restore_aux(r, r->aux_vals);
@@ -400,12 +400,12 @@ static mxk_status forward(oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const
  * pass (entries may be NULL). Inputs without a gradient get NULL in_grads. Waits.
  */
 static mxk_status backward(oc_run *r, mxk_ndarray *const *og, mxk_ndarray *const *id,
-                           mxk_ndarray *const *od, double fill, const int32_t *req) {
+                           mxk_ndarray *const *od, double fill, const mxk_op_req *req) {
     mxk_status st = restore_inputs(r);
     if (st == MXK_OK)
         st = restore_aux(r, r->aux_fwd);
     mxk_ndarray *grads[OC_MAX_SLOTS];
-    int32_t reqs[OC_MAX_SLOTS];
+    mxk_op_req reqs[OC_MAX_SLOTS];
     for (uint32_t i = 0; st == MXK_OK && i < r->ni; i++) {
         grads[i] = r->grad_in[i] ? r->grad_arr[i] : NULL;
         reqs[i] = !r->grad_in[i] ? MXK_REQ_NULL : req ? req[i] : MXK_REQ_WRITE;
@@ -1037,7 +1037,7 @@ static const char *req_name(int32_t q) {
 }
 
 /** Compares the gradients of the last backward run under requests req (pre-filled 5). */
-static mxk_status cmp_req_grads(oc_run *r, const int32_t *req, oc_cmp *c, double *v,
+static mxk_status cmp_req_grads(oc_run *r, const mxk_op_req *req, oc_cmp *c, double *v,
                                 double *expect) {
     for (uint32_t i = 0; i < r->ni; i++) {
         if (!r->grad_in[i])
@@ -1091,7 +1091,7 @@ static void check_backward_req(oc_run *r, mxk_opcheck_result *res) {
         return;
     }
     oc_cmp c = {.rtol = cfg->req_rtol, .atol = cfg->req_atol};
-    int32_t reqs[4][OC_MAX_SLOTS];
+    mxk_op_req reqs[4][OC_MAX_SLOTS];
     int nruns = ngrad > 1 ? 4 : 3;
     for (uint32_t i = 0; i < r->ni; i++) {
         reqs[0][i] = MXK_REQ_WRITE;

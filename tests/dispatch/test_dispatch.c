@@ -56,7 +56,7 @@ static void test_fully_connected_numbers_and_write_requests(void) {
     mxk_ndarray *dy = from(2, 1, 3, ones);
     mxk_ndarray *dx = from(2, 1, 2, five), *dw = from(2, 3, 2, five), *db = from(1, 3, 0, five);
     mxk_ndarray *grads[3] = {dx, dw, db};
-    int32_t req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
+    mxk_op_req req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
     /* out_data NULL: FullyConnected did not declare it. */
     CHECK_EQ_INT(mxk_op_instance_backward(fc, &dy, in, NULL, grads, req, NULL), MXK_OK);
     float gx[2], gw[6], gb[3];

@@ -263,7 +263,7 @@ static void test_forward_write_requests(void) {
     mxk_ndarray *x = array_from(xs);
     float h[N];
     struct {
-        int32_t req;
+        mxk_op_req req;
         double fill;   /* output before the call */
         double before; /* weight of the old value in the expected result */
         double fresh;  /* weight of f(x) */
@@ -286,7 +286,7 @@ static void test_forward_write_requests(void) {
     }
     /* In place: the output is the input array (the instance turns WRITE into INPLACE). */
     mxk_ndarray *xy = array_from(xs);
-    int32_t inplace = MXK_REQ_INPLACE;
+    mxk_op_req inplace = MXK_REQ_INPLACE;
     CHECK_EQ_INT(mxk_op_instance_forward(inst, 0, &xy, &xy, &inplace, NULL), MXK_OK);
     CHECK_EQ_INT(read_array(xy, h), MXK_OK);
     for (int i = 0; i < N; i++)
@@ -314,7 +314,7 @@ static void test_backward_write_requests(void) {
     for (int i = 0; i < N; i++)
         dref[i] = gs[i] * ref_fd(xs[i], 1.3, 0.8);
     struct {
-        int32_t req;
+        mxk_op_req req;
         double fill, before, fresh;
     } cases[] = {
         {MXK_REQ_ADD, 5.0, 1.0, 1.0},

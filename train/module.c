@@ -1106,11 +1106,11 @@ static mxk_status append_metrics_log(const mxkt_module *m, const mxkt_fit_option
         return mxkt_kernel_error(st, "metrics log");
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) {
-        free(old);
+        mxk_free(old);
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
     }
     fwrite(old ? old : "", 1, old_len, f);
-    free(old);
+    mxk_free(old);
     fprintf(f, "{\"epoch\": %d, \"train\": ", epoch);
     json_metrics(f, metrics, nm, o->last_train);
     fputs(", \"validation\": ", f);

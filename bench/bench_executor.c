@@ -148,7 +148,7 @@ static double run_imperative(int iters, int alloc) {
         mxk_ndarray *cur = buf[0];
         mxk_ndarray *owned = NULL;
         for (int i = 0; i < CHAIN; i++) {
-            mxk_ndarray *out[16] = {0};
+            mxk_ndarray *out[MXK_MAX_OUTPUTS] = {0};
             uint32_t n = 0;
             if (!alloc) {
                 out[0] = buf[(i + 1) % 2];

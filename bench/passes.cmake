@@ -9,6 +9,6 @@ if(TARGET mxk-cpu-blas AND TARGET mxk-passes-test)
     ${PROJECT_SOURCE_DIR}/tests/passes)
   target_compile_definitions(bench_plan PRIVATE BUILD_CONFDIR="${MXK_BUILD_CONFDIR_ABS}"
     PT_PLUGIN_PATH="${MXK_TEST_PLUGIN_DIR}/libmxk-passes-test.so")
-  target_link_libraries(bench_plan PRIVATE mxk)
+  target_link_libraries(bench_plan PRIVATE mxk_whitebox)
   add_dependencies(bench_plan mxk-cpu-blas mxk-passes-test)
 endif()

@@ -38,7 +38,7 @@ set(MXK_KERNEL_SOURCES
   ${k}/graph/igraph.c ${k}/graph/infer.c ${k}/graph/gradient.c ${k}/graph/plan_memory.c
   ${k}/graph/executor.c ${k}/graph/executor_debug.c ${k}/graph/executor_memory.c
   ${k}/graph/executor_profile.c ${k}/graph/executor_reshape.c ${k}/graph/executor_run.c
-  ${k}/graph/crosscheck.c
+  ${k}/graph/crosscheck.c ${k}/graph/predict.c
   ${k}/kvstore/kvstore.c ${k}/kvstore/kvstore_local_transport.c
   ${k}/io/data_iter.c)
 unset(k)

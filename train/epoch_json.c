@@ -73,11 +73,11 @@ mxk_status mxkt_metrics_log_append(const char *path, const char *line) {
         return mxkt_kernel_error(st, "metrics log");
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) {
-        free(old);
+        mxk_free(old);
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "metrics log: out of memory");
     }
     fwrite(old ? old : "", 1, old_len, f);
-    free(old);
+    mxk_free(old);
     fprintf(f, "%s\n", line);
     if (fclose(f) != 0) {
         free(text);

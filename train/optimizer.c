@@ -119,7 +119,7 @@ mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mu
     }
 #undef ATTR
     uint32_t nout = 1;
-    mxk_ndarray *out[16] = {weight};
+    mxk_ndarray *out[MXK_MAX_OUTPUTS] = {weight};
     mxk_status st = mxk_imperative_invoke(op, nin, in, &nout, out, na, keys, vals);
     if (st != MXK_OK)
         return mxkt_kernel_error(st, op);

@@ -6,9 +6,15 @@
 
 #include "mxk_train.h"
 
-/** Records a message of this library (thread-local) and returns `st`. */
-mxk_status mxkt_error(mxk_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/** Records "<what>: <kernel's last error>" and returns `st` (for failed kernel calls). */
+/**
+ * Records a message of this library and returns `st`: the kernel's one error
+ * channel (mxk.h mxk_set_error), so mxk_get_last_error and mxkt_last_error give it.
+ */
+#define mxkt_error(...) mxk_set_error(__VA_ARGS__)
+/**
+ * Prefixes the failed kernel call's message with "<what>: " (mxk.h
+ * mxk_error_add_context) and returns `st` (for failed kernel calls).
+ */
 mxk_status mxkt_kernel_error(mxk_status st, const char *what);
 /** Number of elements of a shape. */
 int64_t mxkt_shape_size(const mxk_shape *s);

@@ -221,12 +221,12 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
     uint32_t nv = inst->num_visible, ni = inst->num_in, no = inst->num_out, na = inst->num_aux;
     uint32_t n = nv + 3 * ni + no + na + 1;
     mxk_ndarray **a = calloc(n, sizeof *a);
-    int32_t *req = calloc(st->num_out + 1, sizeof *req);
+    mxk_op_req *req = calloc(st->num_out + 1, sizeof *req);
     mxk_status rc = MXK_OK;
     if (a == NULL || req == NULL)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     for (uint32_t k = 0; rc == MXK_OK && k < st->num_out; k++)
-        req[k] = st->out[k] == UINT32_MAX ? MXK_REQ_NULL : (int32_t)st->req[k];
+        req[k] = st->out[k] == UINT32_MAX ? MXK_REQ_NULL : st->req[k];
     if (rc == MXK_OK && !st->backward) {
         if (st->num_in != ni + na || st->num_out != no)
             rc = mxk_set_error(MXK_ERR_INTERNAL,
@@ -375,14 +375,14 @@ static mxk_status make_names(mxk_executor *ex) {
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     for (uint32_t i = 0; i < g->num_args; i++)
         if ((ex->arg_names[i] = dup_str(g->nodes[g->arg_nodes[i]]->name)) == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     for (uint32_t i = 0; i < g->num_aux; i++)
         if ((ex->aux_names[i] = dup_str(g->nodes[g->aux_nodes[i]]->name)) == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     ex->num_outputs = g->num_outputs;
     for (uint32_t i = 0; i < g->num_outputs; i++)
         if ((ex->out_names[i] = mxk_gentry_output_name(&ex->sym->outputs[i])) == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     return MXK_OK;
 }
 
@@ -548,7 +548,7 @@ static mxk_status check_list(mxk_ndarray *const *v, uint32_t n, const char *list
 
 mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
                              mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
-                             const int32_t *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
+                             const mxk_op_req *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
                              mxk_executor *shared_exec, mxk_executor **out) {
     if (out == NULL || sym == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_executor_bind: %s is NULL",
@@ -843,6 +843,41 @@ mxk_ndarray *mxk_executor_output_by_name(const mxk_executor *ex, const char *nam
 /* copy_params_from, reresolve                                               */
 /* ------------------------------------------------------------------------- */
 
+/**
+ * Where a name given to copy_params_from goes: "arg:NAME" to argument NAME and
+ * "aux:NAME" to aux state NAME whichever list holds it, as MXNet's .params files
+ * name them (python/mxnet/model.py save_checkpoint); a name without either prefix
+ * to the list it was given in (`in_aux`). Sets *name to the name without prefix and
+ * returns 1 for an aux state, 0 for an argument.
+ */
+static int param_target(const char **name, int in_aux) {
+    if (strncmp(*name, "arg:", 4) == 0 || strncmp(*name, "aux:", 4) == 0) {
+        in_aux = (*name)[1] == 'u';
+        *name += 4;
+    }
+    return in_aux;
+}
+
+/** Checks (copy 0) or copies (copy 1) one named array; see copy_params_from. */
+static mxk_status copy_param(mxk_executor *ex, const char *name, mxk_ndarray *arr, int in_aux,
+                             int allow_extra, int copy) {
+    int aux = param_target(&name, in_aux);
+    uint32_t k = aux ? mxk_exec_find_aux(ex, name) : mxk_exec_find_arg(ex, name);
+    if (k == UINT32_MAX) {
+        if (allow_extra)
+            return MXK_OK;
+        return aux ? mxk_set_error(MXK_ERR_NOT_FOUND,
+                                   "Find name %s that is not in the auxiliary states", name)
+                   : mxk_set_error(MXK_ERR_NOT_FOUND,
+                                   "Find name \"%s\" that is not in the arguments", name);
+    }
+    if (!copy)
+        return MXK_OK;
+    if (mxk_ndarray_copy_to(arr, aux ? ex->aux[k] : ex->args[k]) != MXK_OK)
+        return node_error(aux ? "copy_params_from: aux state" : "copy_params_from: argument", name);
+    return MXK_OK;
+}
+
 mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
                                          const char *const *arg_names,
                                          mxk_ndarray *const *arg_arrays, uint32_t num_aux,
@@ -852,38 +887,26 @@ mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "copy_params_from: executor is NULL");
     if ((num_args && (!arg_names || !arg_arrays)) || (num_aux && (!aux_names || !aux_arrays)))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "copy_params_from: a list is NULL");
-    /* Check every name first, so that an error leaves the executor unchanged. */
-    for (uint32_t i = 0; i < num_args; i++) {
+    for (uint32_t i = 0; i < num_args; i++)
         if (arg_names[i] == NULL || arg_arrays[i] == NULL)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                                  "copy_params_from: argument %u has a NULL name or array", i);
-        if (!allow_extra && mxk_exec_find_arg(ex, arg_names[i]) == UINT32_MAX)
-            return mxk_set_error(MXK_ERR_NOT_FOUND, "Find name \"%s\" that is not in the arguments",
-                                 arg_names[i]);
-    }
-    for (uint32_t i = 0; i < num_aux; i++) {
+    for (uint32_t i = 0; i < num_aux; i++)
         if (aux_names[i] == NULL || aux_arrays[i] == NULL)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                                  "copy_params_from: aux state %u has a NULL name or array", i);
-        if (!allow_extra && mxk_exec_find_aux(ex, aux_names[i]) == UINT32_MAX)
-            return mxk_set_error(MXK_ERR_NOT_FOUND,
-                                 "Find name %s that is not in the auxiliary states", aux_names[i]);
-    }
-    for (uint32_t i = 0; i < num_args; i++) {
-        uint32_t k = mxk_exec_find_arg(ex, arg_names[i]);
-        if (k == UINT32_MAX)
-            continue;
-        mxk_status rc = mxk_ndarray_copy_to(arg_arrays[i], ex->args[k]);
-        if (rc != MXK_OK)
-            return node_error("copy_params_from: argument", arg_names[i]);
-    }
-    for (uint32_t i = 0; i < num_aux; i++) {
-        uint32_t k = mxk_exec_find_aux(ex, aux_names[i]);
-        if (k == UINT32_MAX)
-            continue;
-        mxk_status rc = mxk_ndarray_copy_to(aux_arrays[i], ex->aux[k]);
-        if (rc != MXK_OK)
-            return node_error("copy_params_from: aux state", aux_names[i]);
+    /* Check every name first (copy 0), so that an error leaves the executor unchanged. */
+    for (int copy = 0; copy < 2; copy++) {
+        for (uint32_t i = 0; i < num_args; i++) {
+            mxk_status rc = copy_param(ex, arg_names[i], arg_arrays[i], 0, allow_extra, copy);
+            if (rc != MXK_OK)
+                return rc;
+        }
+        for (uint32_t i = 0; i < num_aux; i++) {
+            mxk_status rc = copy_param(ex, aux_names[i], aux_arrays[i], 1, allow_extra, copy);
+            if (rc != MXK_OK)
+                return rc;
+        }
     }
     return MXK_OK;
 }

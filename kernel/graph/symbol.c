@@ -137,7 +137,7 @@ static void index_insert(mxk_node_index *m, const mxk_gnode *key, uint32_t value
 
 mxk_status mxk_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value) {
     if (m->capacity == 0 && mxk_node_index_init(m, 8) != MXK_OK)
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     if (2u * (m->count + 1) > m->capacity) {
         if (m->capacity >= (1u << 30))
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "graph too large to index");
@@ -214,7 +214,7 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
     *num = 0;
     mxk_node_index seen;
     if (mxk_node_index_init(&seen, 64) != MXK_OK)
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     dfs_frame *stack = NULL;
     uint32_t stack_cap = 0, depth = 0;
     mxk_gnode **order = NULL;
@@ -326,7 +326,7 @@ mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out) {
                              "mxk_symbol_variable: a variable needs a non-empty name");
     mxk_gnode *n = mxk_gnode_variable(name);
     if (n == NULL)
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     mxk_status st = symbol_of_node(n, out);
     mxk_gnode_release(n);
     return st;
@@ -671,7 +671,7 @@ mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attr
     free(slots);
     free(auto_nm);
     if (n == NULL)
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     st = mxk_gnode_set_input_var_hints(n);
     if (st == MXK_OK)
         st = symbol_of_node(n, out);
@@ -792,7 +792,7 @@ mxk_status mxk_symbol_get_output(const mxk_symbol *sym, uint32_t i, mxk_symbol *
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_symbol_get_output: NULL argument");
     *out = NULL;
     if (i >= sym->num_outputs)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+        return mxk_set_error(MXK_ERR_NOT_FOUND,
                              "mxk_symbol_get_output: index %u out of range (the symbol has %u "
                              "output%s)",
                              i, sym->num_outputs, sym->num_outputs == 1 ? "" : "s");
@@ -842,7 +842,7 @@ mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***n
     mxk_node_index aux_set;
     if (mxk_node_index_init(&aux_set, 16) != MXK_OK) {
         free(order);
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     }
     for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
         const mxk_gnode *g = order[i];
@@ -922,12 +922,12 @@ mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, u
     if (kind == MXK_SYMBOL_OUTPUTS) {
         list = string_list_new(sym->num_outputs);
         if (list == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
         for (uint32_t i = 0; i < sym->num_outputs; i++) {
             list[i] = mxk_gentry_output_name(&sym->outputs[i]);
             if (list[i] == NULL) {
                 mxk_string_list_free(list);
-                return MXK_ERR_OUT_OF_MEMORY;
+                return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
             }
         }
         count = sym->num_outputs;
@@ -947,7 +947,7 @@ mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, u
         }
         free(nodes);
         if (list == NULL)
-            return MXK_ERR_OUT_OF_MEMORY;
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     } else {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_symbol_list_names: unknown kind %d (0 arguments, 1 outputs, "
@@ -1091,7 +1091,7 @@ mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***k
     }
     free(order);
     if (list == NULL)
-        return MXK_ERR_OUT_OF_MEMORY;
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     *num = k;
     *kv = list;
     return MXK_OK;

@@ -1,22 +1,71 @@
 /*
  * mxk public C API: the one header an application includes.
  *
+ * Example: classify one image with a checkpoint of `mxk train --model-prefix m`
+ * (the whole program, with error handling: examples/classify/classify.c; link
+ * with -lmxk):
+ *
+ *     char *json, *params;
+ *     size_t json_size, params_size;
+ *     float image[784], prob[10]; // pixels / 256, as MNISTIter scales them
+ *     mxk_init(NULL);             // finds the config dir and loads the plugins
+ *     mxk_file_read("m-symbol.json", "symbol file", 1 << 26, &json, &json_size);
+ *     mxk_file_read("m-0010.params", "parameter file", 1u << 31, &params, &params_size);
+ *     const char *inputs[] = {"data"};
+ *     mxk_shape shape = {.ndim = 4, .dims = {1, 1, 28, 28}};
+ *     mxk_predictor *p;
+ *     mxk_predictor_create(json, params, params_size, (mxk_context){MXK_DEV_CPU, 0}, 1,
+ *                          inputs, &shape, 0, NULL, &p);
+ *     mxk_predictor_set_input(p, "data", image, 784);
+ *     mxk_predictor_forward(p);
+ *     mxk_predictor_get_output(p, 0, prob, 10); // softmax probabilities
+ *     mxk_predictor_free(p);
+ *     mxk_free(json);
+ *     mxk_free(params);
+ *     mxk_shutdown();
+ *
+ * Each call returns MXK_OK or an error status; on an error,
+ * mxk_get_last_error() says what went wrong.
+ *
  * Conventions:
  * - Every fallible function returns an mxk_status (MXK_OK == 0 on success); on
  *   failure mxk_get_last_error() holds a message saying what was wrong and where
  *   (operator, node, argument, expected vs got). The message is thread-local and
- *   valid until the next failing call on the same thread.
- * - Handles (mxk_ndarray *, mxk_op_instance *) are created by mxk_*_create / load
- *   functions and released by the matching *_free; the caller owns them.
+ *   valid until the next failing call on the same thread; successful calls do not
+ *   clear it. It is the one error channel: mxk_train and mxk_opcheck record their
+ *   messages there too (mxk_set_error, mxk_error_add_context).
+ * - NULL: the *_free functions accept NULL (no-op). Every other function says what
+ *   it does with NULL arguments (most that return a status give
+ *   MXK_ERR_INVALID_ARGUMENT naming the argument; output pointers documented as
+ *   optional are skipped); NULL where a function's documentation does not allow it
+ *   is a caller's bug.
+ * - Indexes: an index past the end (plugin, operator kernel, device, output) is
+ *   MXK_ERR_NOT_FOUND for functions returning a status, NULL for those returning
+ *   a name. Registries are enumerated by a count and a get by index.
+ * - Ownership: handles (mxk_ndarray, mxk_symbol, mxk_executor, mxk_op_instance,
+ *   mxk_predictor, mxk_data_iter, mxk_kvstore) are created by mxk_*_create / load /
+ *   bind functions and released by the matching *_free; the caller owns them.
+ *   Plain buffers the library allocates for the caller (JSON, debug strings,
+ *   profiles, file contents) are released with mxk_free(); string lists with
+ *   mxk_string_list_free, NDArray lists with mxk_ndarray_list_free. Strings
+ *   returned as `const char *` are owned by the library (lifetime documented).
  * - Shapes are row-major, batch first (NCHW); dtypes and device types use MXNet's
  *   codes (mxk_abi_base.h).
- * - Thread safety: all functions may be called from any thread; pushes of work on
- *   the same arrays are ordered in the order of the calls of one thread. Work runs
- *   asynchronously on the dependency engine; copies to the host and waits are the
- *   synchronisation points where errors of earlier asynchronous work are reported
- *   (upstream docs/static_site/src/pages/api/architecture/exception_handling.md). An array written
- * by failed work stays failed: every wait on it, copy from it or work reading it reports the error
- * again, until the array is written again (never MXK_OK with undefined contents); mxk_wait_all
+ * - Records that may grow carry `struct_size` as their first field: zero-fill, set
+ *   it to sizeof, then set what you need (mxk_init_options, mxk_crosscheck_options).
+ * - Thread safety per handle type: an NDArray may be used from any thread (its
+ *   reads and writes are ordered by its engine variable, in the order of the calls
+ *   of each thread); a Symbol may be read by several threads at once, but one that
+ *   is being modified (mxk_symbol_set_attr) by none other; an Executor, a Predictor,
+ *   an op instance and a data iterator are used by one thread at a time (distinct
+ *   ones are independent); a KVStore as documented there. Registry queries and
+ *   global settings are thread-safe.
+ * - Asynchrony: work runs on the dependency engine; copies to the host and waits
+ *   are the synchronisation points where errors of earlier asynchronous work are
+ *   reported (upstream docs/static_site/src/pages/api/architecture/
+ *   exception_handling.md). An array written by failed work stays failed: every
+ *   wait on it, copy from it or work reading it reports the error again, until the
+ *   array is written again (never MXK_OK with undefined contents); mxk_wait_all
  *   reports each error once.
  * - Debugging aids (environment, read at mxk_init / the first allocation):
  *   MXK_ENGINE_WATCHDOG=SECONDS logs (ERROR, stderr) each operator call running
@@ -35,9 +84,26 @@
 
 #include "mxk_abi_base.h"
 
+/**
+ * Marks a function of the public API: libmxk is built with hidden visibility
+ * (-fvisibility=hidden), so only the functions declared with MXK_API here are
+ * exported (`nm -D --defined-only libmxk.so` lists exactly them; tests/capi checks
+ * it). mxk_train.h and mxk_opcheck.h mark their functions with it too.
+ */
+#ifndef MXK_API
+#define MXK_API __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * Most outputs (hidden ones included) of an operator that mxk_imperative_invoke
+ * runs: an output array given to it must have room for this many; an operator with
+ * more fails with MXK_ERR_UNSUPPORTED "OP: more than 16 outputs".
+ */
+#define MXK_MAX_OUTPUTS 16
 
 /** A device: type (mxk_dev_type) and ordinal. */
 typedef struct mxk_context {
@@ -45,23 +111,52 @@ typedef struct mxk_context {
     int32_t dev_id;
 } mxk_context;
 
+/**
+ * Frees a buffer the library allocated for the caller (mxk_symbol_to_json's JSON,
+ * mxk_executor_debug_str's text, mxk_executor_get_profile's array, mxk_file_read's
+ * data). NULL: no-op. Not for handles (their *_free) or lists (mxk_string_list_free,
+ * mxk_ndarray_list_free). Thread-safe.
+ */
+MXK_API void mxk_free(void *ptr);
+
 /** Library version string, e.g. "0.1.0". */
-const char *mxk_version(void);
+MXK_API const char *mxk_version(void);
 
 /** The calling thread's last error message ("" if none). Thread-local. */
-const char *mxk_get_last_error(void);
+MXK_API const char *mxk_get_last_error(void);
+
+/**
+ * Sets the calling thread's last error: `code` and a printf-style message, which
+ * mxk_get_last_error returns until the next failure on the thread; returns `code`.
+ * The one error channel of mxk: libmxk, mxk_train and mxk_opcheck record their
+ * messages here, and an application wrapping mxk may too (`return
+ * mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "model '%s' has no output", name);`).
+ * Messages longer than 2047 bytes are cut. Thread-safe (thread-local storage).
+ */
+MXK_API mxk_status mxk_set_error(mxk_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/**
+ * Adds context before the calling thread's last error: the message becomes
+ * "<formatted context>: <message>" ("fc1: " + "shape mismatch ..."); the code is
+ * kept. Returns the code (MXK_ERR_INTERNAL when no error was recorded, which is a
+ * caller's bug). For wrapping a failed mxk call in the caller's terms (which file,
+ * which step). Thread-safe.
+ */
+MXK_API mxk_status mxk_error_add_context(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 /** Name of a status code ("MXK_ERR_SHAPE"); never NULL. */
-const char *mxk_status_name(mxk_status code);
+MXK_API const char *mxk_status_name(mxk_status code);
 
 /** Name of a dtype code ("float32"), or "unknown". */
-const char *mxk_dtype_name(int32_t dtype);
+MXK_API const char *mxk_dtype_name(int32_t dtype);
 
 /** Size in bytes of one element of a dtype, or 0 for an unknown code. */
-size_t mxk_dtype_size(int32_t dtype);
+MXK_API size_t mxk_dtype_size(int32_t dtype);
 
 /** Name of a device type ("cpu", "gpu", "cpu_pinned"), or "unknown". */
-const char *mxk_dev_type_name(int32_t dev_type);
+MXK_API const char *mxk_dev_type_name(int32_t dev_type);
 
 /* ------------------------------------------------------------------------- */
 /* Library set-up                                                            */
@@ -91,17 +186,17 @@ typedef struct mxk_init_options {
  * MXK_ERR_INVALID_ARGUMENT for a bad engine type or option. Idempotent: a second
  * call returns MXK_OK and changes nothing. `options` may be NULL.
  */
-mxk_status mxk_init(const mxk_init_options *options);
+MXK_API mxk_status mxk_init(const mxk_init_options *options);
 
 /**
  * Waits for all work, runs plugin shutdown hooks and releases pooled memory. Work
  * that never completes (a hung kernel) makes it wait forever; with
  * MXK_ENGINE_WATCHDOG set, the culprit is named on stderr first.
  */
-void mxk_shutdown(void);
+MXK_API void mxk_shutdown(void);
 
 /** The config dir in use after mxk_init ("" when none was found). */
-const char *mxk_config_dir(void);
+MXK_API const char *mxk_config_dir(void);
 
 /**
  * Loads one plugin library by path (two-phase load, see abi/README.md).
@@ -111,13 +206,18 @@ const char *mxk_config_dir(void);
  * skew, bad definitions), MXK_ERR_DUPLICATE (name clash), or what init returned;
  * in every case the rejection is also recorded for mxk_plugin_rejected_*.
  */
-mxk_status mxk_load_plugin(const char *path, const char *const *options);
+MXK_API mxk_status mxk_load_plugin(const char *path, const char *const *options);
 
 /** Number of loaded plugins. */
-uint32_t mxk_plugin_count(void);
+MXK_API uint32_t mxk_plugin_count(void);
 
-/** What a loaded plugin is (strings owned by the library, valid until mxk_shutdown). */
+/**
+ * What a loaded plugin is (strings owned by the library, valid until mxk_shutdown).
+ * A growable record: set struct_size to sizeof(mxk_plugin_record) before
+ * mxk_plugin_get.
+ */
 typedef struct mxk_plugin_record {
+    uint32_t struct_size; /**< sizeof(mxk_plugin_record), set by the caller */
     const char *name;
     const char *version;
     const char *description;
@@ -126,23 +226,28 @@ typedef struct mxk_plugin_record {
     uint32_t num_ops, num_kernels, num_devices, num_iterators, num_transports;
 } mxk_plugin_record;
 
-/** Fills `out` for loaded plugin i (0-based). MXK_ERR_NOT_FOUND if out of range. */
-mxk_status mxk_plugin_get(uint32_t i, mxk_plugin_record *out);
+/**
+ * Fills `out` for loaded plugin i (0-based; out->struct_size set by the caller).
+ * Errors: MXK_ERR_NOT_FOUND "plugin index I out of range (N loaded)";
+ * MXK_ERR_INVALID_ARGUMENT "mxk_plugin_get: out is NULL", "mxk_plugin_get:
+ * out->struct_size is N, less than M (set it to sizeof(mxk_plugin_record))".
+ */
+MXK_API mxk_status mxk_plugin_get(uint32_t i, mxk_plugin_record *out);
 
 /** Number of rejected plugin candidates (kept with their reasons). */
-uint32_t mxk_plugin_rejected_count(void);
+MXK_API uint32_t mxk_plugin_rejected_count(void);
 
 /** Path (or conf file) and reason of rejected candidate i; strings owned by the library. */
-mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **reason);
+MXK_API mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **reason);
 
 /* ------------------------------------------------------------------------- */
 /* Registry queries                                                          */
 /* ------------------------------------------------------------------------- */
 
 /** Number of registered operators; names are listed in registration order. */
-uint32_t mxk_op_count(void);
+MXK_API uint32_t mxk_op_count(void);
 /** Name of operator i, or NULL when out of range. */
-const char *mxk_op_name(uint32_t i);
+MXK_API const char *mxk_op_name(uint32_t i);
 /**
  * The canonical name of the operator called `name` (its registered name, or the
  * operator of which `name` is an alias: "Flatten" for "flatten", as MXNet's
@@ -150,13 +255,13 @@ const char *mxk_op_name(uint32_t i);
  * The string is owned by the registry and valid until mxk_shutdown. Thread-safe.
  * Every function that takes an operator name accepts an alias too.
  */
-const char *mxk_op_canonical_name(const char *name);
+MXK_API const char *mxk_op_canonical_name(const char *name);
 /**
  * The aliases of the operator called `name` (name or alias), as a NULL-terminated
  * list in registration order (empty when it has none), or NULL when no operator has
  * that name. Owned by the registry, valid until mxk_shutdown. Thread-safe.
  */
-const char *const *mxk_op_aliases(const char *name);
+MXK_API const char *const *mxk_op_aliases(const char *name);
 /** An operator's documentation (its help): strings owned by the registry until mxk_shutdown. */
 typedef struct mxk_op_doc {
     const char *name;        /**< canonical name */
@@ -170,7 +275,7 @@ typedef struct mxk_op_doc {
  * ("unknown operator 'X'") when there is none; MXK_ERR_INVALID_ARGUMENT for NULL.
  * Thread-safe.
  */
-mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out);
+MXK_API mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out);
 
 /** One attribute of an operator's schema, as MXNet's operator docs list it. */
 typedef struct mxk_op_attr_doc {
@@ -186,25 +291,34 @@ typedef struct mxk_op_attr_doc {
  * Fills `out` with attribute i (0-based, schema order) of the operator called
  * `name`. MXK_ERR_NOT_FOUND for an unknown operator or i out of range. Thread-safe.
  */
-mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *out);
+MXK_API mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *out);
 
 /** Name of the plugin that defined operator `op`, or NULL. */
-const char *mxk_op_plugin(const char *op);
+MXK_API const char *mxk_op_plugin(const char *op);
 /** Number of kernels registered for operator `op` (all devices and backends). */
-uint32_t mxk_op_kernel_count(const char *op);
+MXK_API uint32_t mxk_op_kernel_count(const char *op);
 /** Device type, backend and plugin of kernel i of `op`. MXK_ERR_NOT_FOUND if out of range. */
-mxk_status mxk_op_kernel_get(const char *op, uint32_t i, int32_t *dev_type, const char **backend,
-                             const char **plugin);
-/** Registered iterator / transport / device names (i-th), or NULL when out of range. */
-const char *mxk_iterator_name(uint32_t i);
-const char *mxk_kvstore_transport_name(uint32_t i);
+MXK_API mxk_status mxk_op_kernel_get(const char *op, uint32_t i, int32_t *dev_type,
+                                     const char **backend, const char **plugin);
+/** Number of registered iterator types / KVStore transports / device backends. */
+MXK_API uint32_t mxk_iterator_count(void);
+MXK_API uint32_t mxk_kvstore_transport_count(void);
+MXK_API uint32_t mxk_device_backend_count(void);
+/** Registered iterator / transport names (i-th), or NULL when out of range. */
+MXK_API const char *mxk_iterator_name(uint32_t i);
+MXK_API const char *mxk_kvstore_transport_name(uint32_t i);
 /** Name of the plugin that registered iterator / transport `name`, or NULL. */
-const char *mxk_iterator_plugin(const char *name);
-const char *mxk_kvstore_transport_plugin(const char *name);
-/** i-th registered device backend: type and name; MXK_ERR_NOT_FOUND if out of range. */
-mxk_status mxk_device_get(uint32_t i, int32_t *dev_type, const char **name, const char **plugin);
+MXK_API const char *mxk_iterator_plugin(const char *name);
+MXK_API const char *mxk_kvstore_transport_plugin(const char *name);
+/**
+ * i-th registered device backend (0 to mxk_device_backend_count() - 1): type, name
+ * and plugin (owned by the registry until mxk_shutdown; NULL outputs are skipped).
+ * MXK_ERR_NOT_FOUND "device backend index I out of range" past the end.
+ */
+MXK_API mxk_status mxk_device_get(uint32_t i, int32_t *dev_type, const char **name,
+                                  const char **plugin);
 /** Number of devices of a type (0 when no backend serves it). */
-int32_t mxk_device_count(int32_t dev_type);
+MXK_API int32_t mxk_device_count(int32_t dev_type);
 
 /* ------------------------------------------------------------------------- */
 /* Backend selection                                                         */
@@ -217,14 +331,17 @@ int32_t mxk_device_count(int32_t dev_type);
  * An empty string or NULL clears the API-level preference. Takes effect at the next
  * dispatch or bind (and when a live executor re-resolves).
  */
-mxk_status mxk_set_backend_preference(const char *list);
+MXK_API mxk_status mxk_set_backend_preference(const char *list);
 
-/** Forces `backend` for operator `op` (NULL or "" clears the override). Also
- *  settable in mxk.conf as `backend.OPNAME = name`. */
-mxk_status mxk_set_op_backend(const char *op, const char *backend);
+/**
+ * Forces `backend` for operator `op` (NULL or "" clears the override). Takes
+ * precedence over mxk.conf's section [op_backend], whose lines `OPNAME = backend`
+ * force the same (etc/mxk.conf in the tree, the install's etc/mxk/mxk.conf).
+ */
+MXK_API mxk_status mxk_set_op_backend(const char *op, const char *backend);
 
 /** The effective preference list ("" when none). Owned by the library; valid until the next set. */
-const char *mxk_get_backend_preference(void);
+MXK_API const char *mxk_get_backend_preference(void);
 
 /**
  * The backend forced for operator `op` (name or alias): mxk_set_op_backend's, else
@@ -233,31 +350,32 @@ const char *mxk_get_backend_preference(void);
  * "mxk_get_op_backend: op or buf is NULL" (also for size 0); MXK_ERR_NOT_FOUND
  * "unknown operator 'X'". Thread-safe.
  */
-mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size);
+MXK_API mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size);
 
 /**
  * The backend whose kernel would run `op` on `dev_type` now (NULL and
  * MXK_ERR_NOT_FOUND when none is registered).
  */
-mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **backend);
+MXK_API mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **backend);
 
 /* ------------------------------------------------------------------------- */
 /* Global knobs                                                              */
 /* ------------------------------------------------------------------------- */
 
 /** Seeds every random stream (all devices), as MXNet's mx.random.seed. */
-mxk_status mxk_random_seed(uint64_t seed);
+MXK_API mxk_status mxk_random_seed(uint64_t seed);
 
 /**
  * Sets the number of CPU threads operator kernels may use (mxk_op_ctx.num_threads);
- * also caps OpenBLAS's own pool through the cpu-blas plugin so the two never
- * oversubscribe. Default: MXK_NUM_THREADS (an integer in [1, 4096]; another value is
- * ignored with one WARNING), else mxk.conf's num_threads, else the online CPUs.
- * Errors: MXK_ERR_INVALID_ARGUMENT "mxk_set_num_threads: N is not in [1, 4096]".
+ * the cpu-blas plugin splits its kernels over that many threads of its own pool
+ * (capped by its `num_threads` option) and keeps OpenBLAS at one thread, so the two
+ * never oversubscribe (plugins/cpu-blas/threads.c). Default: MXK_NUM_THREADS (an integer in [1,
+ * 4096]; another value is ignored with one WARNING), else mxk.conf's num_threads, else the online
+ * CPUs. Errors: MXK_ERR_INVALID_ARGUMENT "mxk_set_num_threads: N is not in [1, 4096]".
  */
-mxk_status mxk_set_num_threads(int32_t n);
+MXK_API mxk_status mxk_set_num_threads(int32_t n);
 /** Current CPU thread count. */
-int32_t mxk_get_num_threads(void);
+MXK_API int32_t mxk_get_num_threads(void);
 
 /** Memory statistics of one device's storage pool (bytes). */
 typedef struct mxk_storage_stats {
@@ -269,7 +387,7 @@ typedef struct mxk_storage_stats {
 } mxk_storage_stats;
 
 /** Fills `out` with ctx's storage statistics (zeros for a device never used). */
-mxk_status mxk_storage_get_stats(mxk_context ctx, mxk_storage_stats *out);
+MXK_API mxk_status mxk_storage_get_stats(mxk_context ctx, mxk_storage_stats *out);
 
 /* Device properties (the backend's mxk_device_def.get_properties). */
 #include "mxk_abi_device.h"
@@ -286,13 +404,13 @@ mxk_status mxk_storage_get_stats(mxk_context ctx, mxk_storage_stats *out);
  * exist: the cpu backend has 2 device(s)"; the backend's own error, prefixed
  * "mxk_device_properties: cpu(0): ".
  */
-mxk_status mxk_device_properties(mxk_context ctx, mxk_device_props *out);
+MXK_API mxk_status mxk_device_properties(mxk_context ctx, mxk_device_props *out);
 
 /**
  * Waits for all pushed work; reports the first asynchronous error not yet reported
  * (by any wait), once. Failed arrays stay failed (see the conventions above).
  */
-mxk_status mxk_wait_all(void);
+MXK_API mxk_status mxk_wait_all(void);
 
 /* ------------------------------------------------------------------------- */
 /* NDArray                                                                   */
@@ -306,49 +424,50 @@ typedef struct mxk_ndarray mxk_ndarray;
  * the device's pool; contents are undefined. ndim 0 with no dims is rejected
  * (MXK_ERR_SHAPE); unknown device type: MXK_ERR_NOT_FOUND; OOM: MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_ndarray_create(const mxk_shape *shape, int32_t dtype, mxk_context ctx,
-                              mxk_ndarray **out);
+MXK_API mxk_status mxk_ndarray_create(const mxk_shape *shape, int32_t dtype, mxk_context ctx,
+                                      mxk_ndarray **out);
 /** Releases the handle; memory is freed once no view and no pending work uses it. NULL: no-op. */
-void mxk_ndarray_free(mxk_ndarray *arr);
+MXK_API void mxk_ndarray_free(mxk_ndarray *arr);
 /** Shape of the array. */
-mxk_shape mxk_ndarray_shape(const mxk_ndarray *arr);
+MXK_API mxk_shape mxk_ndarray_shape(const mxk_ndarray *arr);
 /** dtype (mxk_dtype). */
-int32_t mxk_ndarray_dtype(const mxk_ndarray *arr);
+MXK_API int32_t mxk_ndarray_dtype(const mxk_ndarray *arr);
 /** Device of the array. */
-mxk_context mxk_ndarray_context(const mxk_ndarray *arr);
+MXK_API mxk_context mxk_ndarray_context(const mxk_ndarray *arr);
 /** Number of elements. */
-uint64_t mxk_ndarray_size(const mxk_ndarray *arr);
+MXK_API uint64_t mxk_ndarray_size(const mxk_ndarray *arr);
 /**
  * Pointer to the first element, for CPU arrays, after waiting for pending writes
  * (reports their errors). Non-CPU arrays: MXK_ERR_UNSUPPORTED.
  */
-mxk_status mxk_ndarray_data(mxk_ndarray *arr, void **data);
+MXK_API mxk_status mxk_ndarray_data(mxk_ndarray *arr, void **data);
 /** Copies `bytes` (must equal size * element size) from host memory into the array (async). */
-mxk_status mxk_ndarray_copy_from_host(mxk_ndarray *arr, const void *src, uint64_t bytes);
+MXK_API mxk_status mxk_ndarray_copy_from_host(mxk_ndarray *arr, const void *src, uint64_t bytes);
 /** Copies the array into host memory; waits, and reports errors of earlier work on it. */
-mxk_status mxk_ndarray_copy_to_host(mxk_ndarray *arr, void *dst, uint64_t bytes);
+MXK_API mxk_status mxk_ndarray_copy_to_host(mxk_ndarray *arr, void *dst, uint64_t bytes);
 /** Copies src into dst (same shape; any devices; dtype converted if different). Async. */
-mxk_status mxk_ndarray_copy_to(mxk_ndarray *src, mxk_ndarray *dst);
+MXK_API mxk_status mxk_ndarray_copy_to(mxk_ndarray *src, mxk_ndarray *dst);
 /** Sets every element to `value` (async). */
-mxk_status mxk_ndarray_fill(mxk_ndarray *arr, double value);
+MXK_API mxk_status mxk_ndarray_fill(mxk_ndarray *arr, double value);
 /** Creates an array filled with `value` (zeros: 0, ones: 1). */
-mxk_status mxk_ndarray_full(const mxk_shape *shape, int32_t dtype, mxk_context ctx, double value,
-                            mxk_ndarray **out);
+MXK_API mxk_status mxk_ndarray_full(const mxk_shape *shape, int32_t dtype, mxk_context ctx,
+                                    double value, mxk_ndarray **out);
 /** A view of rows [begin, end) along axis 0, sharing memory (and the engine variable). */
-mxk_status mxk_ndarray_slice(mxk_ndarray *arr, int64_t begin, int64_t end, mxk_ndarray **out);
+MXK_API mxk_status mxk_ndarray_slice(mxk_ndarray *arr, int64_t begin, int64_t end,
+                                     mxk_ndarray **out);
 /** A view with another shape of the same size, sharing memory. MXK_ERR_SHAPE on size mismatch. */
-mxk_status mxk_ndarray_reshape(mxk_ndarray *arr, const mxk_shape *shape, mxk_ndarray **out);
+MXK_API mxk_status mxk_ndarray_reshape(mxk_ndarray *arr, const mxk_shape *shape, mxk_ndarray **out);
 /**
  * Waits until all pending writes to the array are done; returns the error of a failed
  * array at every call until it is written again.
  */
-mxk_status mxk_ndarray_wait_to_read(mxk_ndarray *arr);
+MXK_API mxk_status mxk_ndarray_wait_to_read(mxk_ndarray *arr);
 /**
  * Waits until all pending reads and writes of the array are done and reports a
  * failure as wait_to_read; like upstream it pushes an empty write, so once the error
  * has been reported, it clears the failed state (the caller is about to overwrite).
  */
-mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr);
+MXK_API mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr);
 
 /**
  * Saves arrays (with names, or names == NULL for an unnamed list) in MXNet's
@@ -357,8 +476,8 @@ mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr);
  * Waits for pending writes.
  * Errors: MXK_ERR_IO (file), or errors of pending work.
  */
-mxk_status mxk_ndarray_save(const char *path, uint32_t num, mxk_ndarray *const *arrays,
-                            const char *const *names);
+MXK_API mxk_status mxk_ndarray_save(const char *path, uint32_t num, mxk_ndarray *const *arrays,
+                                    const char *const *names);
 /**
  * Loads an MXNet NDArray list file (V2/V3-dense/V1/legacy records) onto CPU; a
  * V3 0-d scalar (shape (), mx.npx.save) loads as shape (1,) and is saved back as 0-d.
@@ -367,9 +486,25 @@ mxk_status mxk_ndarray_save(const char *path, uint32_t num, mxk_ndarray *const *
  * Errors: MXK_ERR_IO, MXK_ERR_FORMAT ("Invalid NDArray file format" plus detail),
  * never a crash on malformed input.
  */
-mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arrays, char ***names);
+MXK_API mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arrays,
+                                    char ***names);
+/**
+ * mxk_ndarray_load from `size` bytes in memory (not retained), e.g. a .params file
+ * an application embeds or reads itself (upstream MXNDListCreate, NDArray::Load on
+ * a dmlc::MemoryFixedSizeStream). `source` names the input in error messages
+ * ("file 'x.params'"; NULL: "memory buffer"). Outputs and ownership as
+ * mxk_ndarray_load. Errors (outputs zeroed, nothing leaked): MXK_ERR_INVALID_ARGUMENT
+ * for NULL outputs or NULL data with size > 0; MXK_ERR_FORMAT "Invalid NDArray file
+ * format: <detail> (<source>)" for malformed or truncated input (every count is
+ * checked against the bytes left before anything is allocated);
+ * MXK_ERR_UNSUPPORTED for valid records mxk cannot represent (sparse storage, more
+ * than MXK_MAX_NDIM dims); MXK_ERR_OUT_OF_MEMORY; MXK_ERR_NOT_FOUND when no CPU
+ * backend is registered. Thread-safe.
+ */
+MXK_API mxk_status mxk_ndarray_load_buffer(const void *data, size_t size, const char *source,
+                                           uint32_t *num, mxk_ndarray ***arrays, char ***names);
 /** Frees what mxk_ndarray_load returned (arrays and names). */
-void mxk_ndarray_list_free(uint32_t num, mxk_ndarray **arrays, char **names);
+MXK_API void mxk_ndarray_list_free(uint32_t num, mxk_ndarray **arrays, char **names);
 
 /* ------------------------------------------------------------------------- */
 /* Files: atomic writes and bounded reads                                    */
@@ -407,7 +542,7 @@ typedef struct mxk_file_writer mxk_file_writer;
  * "cannot write 'PATH': it is a directory|a FIFO|a character device|a block
  * device|a socket, not a regular file". Thread-safe.
  */
-mxk_status mxk_file_check_target(const char *path);
+MXK_API mxk_status mxk_file_check_target(const char *path);
 
 /**
  * Starts writing `path`: the checks of mxk_file_check_target, then a temporary
@@ -418,7 +553,7 @@ mxk_status mxk_file_check_target(const char *path);
  * out of memory". Thread-safe (one writer per thread; two writers of one path:
  * the last commit wins).
  */
-mxk_status mxk_file_writer_open(const char *path, mxk_file_writer **out);
+MXK_API mxk_status mxk_file_writer_open(const char *path, mxk_file_writer **out);
 
 /**
  * Appends `size` bytes (buffered). Errors: MXK_ERR_IO "cannot write 'PATH':
@@ -426,7 +561,7 @@ mxk_status mxk_file_writer_open(const char *path, mxk_file_writer **out);
  * failure every later write returns the same error, so callers may check once at
  * commit. Not thread-safe for one writer.
  */
-mxk_status mxk_file_writer_write(mxk_file_writer *w, const void *data, size_t size);
+MXK_API mxk_status mxk_file_writer_write(mxk_file_writer *w, const void *data, size_t size);
 
 /**
  * Writes what is buffered, fsyncs and closes the temporary file, renames it over
@@ -436,20 +571,20 @@ mxk_status mxk_file_writer_write(mxk_file_writer *w, const void *data, size_t si
  * rename or the directory's fsync; the last happens after the replacement), or
  * the error of an earlier failed mxk_file_writer_write. NULL: MXK_ERR_INVALID_ARGUMENT.
  */
-mxk_status mxk_file_writer_commit(mxk_file_writer *w);
+MXK_API mxk_status mxk_file_writer_commit(mxk_file_writer *w);
 
 /** Removes the temporary file and frees `w`; the target is untouched. NULL: no-op. */
-void mxk_file_writer_abort(mxk_file_writer *w);
+MXK_API void mxk_file_writer_abort(mxk_file_writer *w);
 
 /**
  * Writes `size` bytes of `data` to `path` atomically: mxk_file_writer_open, one
  * write, commit; the errors of those. Thread-safe.
  */
-mxk_status mxk_file_write(const char *path, const void *data, size_t size);
+MXK_API mxk_status mxk_file_write(const char *path, const void *data, size_t size);
 
 /**
  * Reads a whole regular file into a malloc'd buffer with a NUL after the last
- * byte (*data, freed by the caller with free(); *size bytes, without the NUL).
+ * byte (*data, freed by the caller with mxk_free(); *size bytes, without the NUL).
  * Never blocks on a FIFO or a device: anything but a regular file (or a symlink
  * to one) is refused, and a file of more than `max_size` bytes is refused before
  * anything is allocated. `what` names the kind of file in messages ("symbol
@@ -460,8 +595,8 @@ mxk_status mxk_file_write(const char *path, const void *data, size_t size);
  * <strerror>"; MXK_ERR_FORMAT "cannot read WHAT 'PATH': N bytes is more than the
  * limit of M bytes"; MXK_ERR_OUT_OF_MEMORY. Thread-safe.
  */
-mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, char **data,
-                         size_t *size);
+MXK_API mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, char **data,
+                                 size_t *size);
 
 /* ------------------------------------------------------------------------- */
 /* Operators: imperative invocation and operator instances                   */
@@ -473,15 +608,15 @@ mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, 
  * MXK_ERR_NOT_FOUND listing the valid ones). Shapes and types are inferred; if
  * *num_outputs is 0 on entry, outputs are allocated on the first input's device
  * (the visible outputs are returned: *num_outputs set, outputs[] filled with new
- * handles the caller frees; `outputs` must have room for 16); otherwise
+ * handles the caller frees; `outputs` must have room for MXK_MAX_OUTPUTS); otherwise
  * outputs[0..*num_outputs) are written (their shapes must match). The work is
  * pushed to the engine reading the inputs and writing the outputs, with the
  * operator's resources; it runs in inference mode (is_train 0).
  */
-mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
-                                 mxk_ndarray *const *inputs, uint32_t *num_outputs,
-                                 mxk_ndarray **outputs, uint32_t num_attrs, const char *const *keys,
-                                 const char *const *vals);
+MXK_API mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
+                                         mxk_ndarray *const *inputs, uint32_t *num_outputs,
+                                         mxk_ndarray **outputs, uint32_t num_attrs,
+                                         const char *const *keys, const char *const *vals);
 
 /**
  * An operator bound to attributes, input shapes/dtypes and a device: parsed
@@ -497,26 +632,41 @@ typedef struct mxk_op_instance mxk_op_instance;
  * in_types may be NULL (float32). After creation every shape is known, or
  * MXK_ERR_SHAPE says which is missing/inconsistent.
  */
-mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const char *const *keys,
-                                  const char *const *vals, mxk_context ctx, uint32_t num_inputs,
-                                  const mxk_shape *in_shapes, const int32_t *in_types,
-                                  mxk_op_instance **out);
+MXK_API mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs,
+                                          const char *const *keys, const char *const *vals,
+                                          mxk_context ctx, uint32_t num_inputs,
+                                          const mxk_shape *in_shapes, const int32_t *in_types,
+                                          mxk_op_instance **out);
 /** Frees an instance (after its pushed work completes). NULL: no-op. */
-void mxk_op_instance_free(mxk_op_instance *inst);
+MXK_API void mxk_op_instance_free(mxk_op_instance *inst);
 
 /** Counts: arguments, all outputs, visible outputs, aux states. */
-void mxk_op_instance_counts(const mxk_op_instance *inst, uint32_t *num_inputs,
-                            uint32_t *num_outputs, uint32_t *num_visible, uint32_t *num_aux);
-/** Inferred shape/dtype of input, output or aux slot i (kind 0 input, 1 output, 2 aux). */
-mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint32_t i,
-                                 mxk_shape *shape, int32_t *dtype);
-/** Name of input, output or aux slot i (kind as above), or NULL. */
-const char *mxk_op_instance_name(const mxk_op_instance *inst, int32_t kind, uint32_t i);
+MXK_API void mxk_op_instance_counts(const mxk_op_instance *inst, uint32_t *num_inputs,
+                                    uint32_t *num_outputs, uint32_t *num_visible,
+                                    uint32_t *num_aux);
+/** The kinds of slots of an operator instance. */
+typedef enum mxk_op_slot_kind {
+    MXK_SLOT_INPUT = 0,  /**< arguments (list_arguments order) */
+    MXK_SLOT_OUTPUT = 1, /**< all outputs, hidden ones included */
+    MXK_SLOT_AUX = 2     /**< aux states */
+} mxk_op_slot_kind;
+
+/**
+ * Inferred shape/dtype of slot i of a kind (shape or dtype may be NULL). Errors:
+ * MXK_ERR_NOT_FOUND "OP: no slot I of kind K" for an index past the end or an
+ * unknown kind.
+ */
+MXK_API mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, mxk_op_slot_kind kind,
+                                         uint32_t i, mxk_shape *shape, int32_t *dtype);
+/** Name of slot i of a kind, or NULL (index past the end, unknown kind). */
+MXK_API const char *mxk_op_instance_name(const mxk_op_instance *inst, mxk_op_slot_kind kind,
+                                         uint32_t i);
 /** The backend whose kernel the instance runs. */
-const char *mxk_op_instance_backend(const mxk_op_instance *inst);
+MXK_API const char *mxk_op_instance_backend(const mxk_op_instance *inst);
 /** Backward dependency: fills need flags (out_grad: num_visible, in_data, out_data entries). */
-void mxk_op_instance_backward_dependency(const mxk_op_instance *inst, uint8_t *need_out_grad,
-                                         uint8_t *need_in_data, uint8_t *need_out_data);
+MXK_API void mxk_op_instance_backward_dependency(const mxk_op_instance *inst,
+                                                 uint8_t *need_out_grad, uint8_t *need_in_data,
+                                                 uint8_t *need_out_data);
 /* --- Resources of an operator instance (`mxk op describe`) --- */
 
 /** One resource a phase of an operator instance requested (MXNet's ResourceRequest). */
@@ -532,14 +682,14 @@ typedef struct mxk_op_resource_info {
  * into `out` and returns the count (at most MXK_MAX_RESOURCES of abi/mxk_abi_op.h,
  * 4). Reads only the instance: thread-safe while no call changes it.
  */
-uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward,
-                                   mxk_op_resource_info *out, uint32_t capacity);
+MXK_API uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward,
+                                           mxk_op_resource_info *out, uint32_t capacity);
 
 /**
  * Re-resolves the kernel by the current backend preference (e.g. after
  * mxk_set_backend_preference); re-creates the kernel state when it changes.
  */
-mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst);
+MXK_API mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst);
 
 /**
  * Pushes forward. inputs/outputs/aux follow the instance's slots (all outputs,
@@ -547,18 +697,19 @@ mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst);
  * An output that is the same array as an input gets MXK_REQ_INPLACE semantics.
  * ADD on a kernel without MXK_KERNEL_SUPPORTS_ADDTO is emulated (temp + add).
  */
-mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
-                                   mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
-                                   const int32_t *req, mxk_ndarray *const *aux);
+MXK_API mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
+                                           mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
+                                           const mxk_op_req *req, mxk_ndarray *const *aux);
 /**
  * Pushes backward: out_grads (visible outputs), in_data, out_data (undeclared
  * entries may be NULL), in_grads with one req each (NULL: all WRITE), aux.
  * MXK_ERR_UNSUPPORTED if the kernel has no backward.
  */
-mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
-                                    mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                    mxk_ndarray *const *in_grads, const int32_t *req,
-                                    mxk_ndarray *const *aux);
+MXK_API mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                            mxk_ndarray *const *in_data,
+                                            mxk_ndarray *const *out_data,
+                                            mxk_ndarray *const *in_grads, const mxk_op_req *req,
+                                            mxk_ndarray *const *aux);
 
 /* ------------------------------------------------------------------------- */
 /* Symbol (symbolic graphs)                                                  */
@@ -581,7 +732,7 @@ typedef enum mxk_symbol_names {
 } mxk_symbol_names;
 
 /** Creates a variable named `name`. Errors: MXK_ERR_INVALID_ARGUMENT for an empty name. */
-mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out);
 
 /**
  * Applies operator `op` with string attributes to inputs (MXNet's compose).
@@ -595,51 +746,51 @@ mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out);
  * unknown input name, listing the arguments), MXK_ERR_INVALID_ARGUMENT (bad
  * attributes; too many inputs; an input with several outputs).
  */
-mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attrs,
-                             const char *const *keys, const char *const *vals, uint32_t num_inputs,
-                             const char *const *input_names, mxk_symbol *const *inputs,
-                             mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attrs,
+                                     const char *const *keys, const char *const *vals,
+                                     uint32_t num_inputs, const char *const *input_names,
+                                     mxk_symbol *const *inputs, mxk_symbol **out);
 
 /** Groups symbols: the outputs of all of them, in order. */
-mxk_status mxk_symbol_group(uint32_t num, mxk_symbol *const *symbols, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_group(uint32_t num, mxk_symbol *const *symbols, mxk_symbol **out);
 
 /** A deep copy (new nodes with the same names and attributes). */
-mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out);
 
 /** Frees a handle (nodes are freed when no symbol uses them). NULL: no-op. */
-void mxk_symbol_free(mxk_symbol *sym);
+MXK_API void mxk_symbol_free(mxk_symbol *sym);
 
 /** Number of outputs. */
-uint32_t mxk_symbol_num_outputs(const mxk_symbol *sym);
+MXK_API uint32_t mxk_symbol_num_outputs(const mxk_symbol *sym);
 
-/** A symbol of output i. MXK_ERR_INVALID_ARGUMENT when out of range. */
-mxk_status mxk_symbol_get_output(const mxk_symbol *sym, uint32_t i, mxk_symbol **out);
+/** A symbol of output i. MXK_ERR_NOT_FOUND when out of range. */
+MXK_API mxk_status mxk_symbol_get_output(const mxk_symbol *sym, uint32_t i, mxk_symbol **out);
 
 /** All internal outputs (every node's visible outputs, variables too), MXNet's get_internals. */
-mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out);
 
 /**
  * Lists names of a kind. *names is a NULL-terminated array of *num strings that the
  * caller frees with mxk_string_list_free.
  */
-mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, uint32_t *num,
-                                 char ***names);
+MXK_API mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind,
+                                         uint32_t *num, char ***names);
 
 /** Frees a string list returned by the library. NULL: no-op. */
-void mxk_string_list_free(char **list);
+MXK_API void mxk_string_list_free(char **list);
 
 /** Name of the symbol's single output node (NULL for a group). Owned by the symbol. */
-const char *mxk_symbol_name(const mxk_symbol *sym);
+MXK_API const char *mxk_symbol_name(const mxk_symbol *sym);
 
 /**
  * Sets attribute `key` on the symbol's single output node (a group:
  * MXK_ERR_INVALID_ARGUMENT). Hidden keys (lr_mult, wd_mult, ctx_group, ...) are
  * stored as "__key__", as MXNet does.
  */
-mxk_status mxk_symbol_set_attr(mxk_symbol *sym, const char *key, const char *value);
+MXK_API mxk_status mxk_symbol_set_attr(mxk_symbol *sym, const char *key, const char *value);
 
 /** Value of attribute `key` of the single output node, or NULL (owned by the symbol). */
-const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key);
+MXK_API const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key);
 
 /**
  * Lists the attributes of every node reachable from the symbol as
@@ -649,10 +800,10 @@ const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key);
  * followed by its plain alias ("w$lr_mult") with the same value; *kv is a
  * NULL-terminated array of 2 * *num strings freed with mxk_string_list_free.
  */
-mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***kv);
+MXK_API mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***kv);
 
-/** Serialises to MXNet's JSON (current nnvm form). *json is freed with free(). */
-mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json);
+/** Serialises to MXNet's JSON (current nnvm form). *json is freed with mxk_free(). */
+MXK_API mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json);
 
 /**
  * Parses MXNet symbol JSON, current or legacy (MXNet <= 0.8: `param`/`attr`,
@@ -661,13 +812,13 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json);
  * the message says where), MXK_ERR_NOT_FOUND for an unknown operator (naming the
  * operator and the node). Never crashes on bad input.
  */
-mxk_status mxk_symbol_from_json(const char *json, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_from_json(const char *json, mxk_symbol **out);
 
 /** mxk_symbol_to_json into a file (MXK_ERR_IO on failure). */
-mxk_status mxk_symbol_save(const mxk_symbol *sym, const char *path);
+MXK_API mxk_status mxk_symbol_save(const mxk_symbol *sym, const char *path);
 
 /** mxk_symbol_from_json from a file. */
-mxk_status mxk_symbol_load(const char *path, mxk_symbol **out);
+MXK_API mxk_status mxk_symbol_load(const char *path, mxk_symbol **out);
 
 /**
  * Shape inference. Known argument shapes are given by name (`num_known` names and
@@ -677,15 +828,16 @@ mxk_status mxk_symbol_load(const char *path, mxk_symbol **out);
  * (unknown dims 0; not an error). Inconsistent shapes: MXK_ERR_SHAPE naming the
  * node, the argument, expected and actual. An unknown name: MXK_ERR_NOT_FOUND.
  */
-mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
-                                  const char *const *names, const mxk_shape *shapes,
-                                  mxk_shape *arg_shapes, mxk_shape *out_shapes,
-                                  mxk_shape *aux_shapes, int32_t *complete);
+MXK_API mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
+                                          const char *const *names, const mxk_shape *shapes,
+                                          mxk_shape *arg_shapes, mxk_shape *out_shapes,
+                                          mxk_shape *aux_shapes, int32_t *complete);
 
 /** Type inference, the same conventions with dtype codes (-1 unknown). */
-mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
-                                 const char *const *names, const int32_t *types, int32_t *arg_types,
-                                 int32_t *out_types, int32_t *aux_types, int32_t *complete);
+MXK_API mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
+                                         const char *const *names, const int32_t *types,
+                                         int32_t *arg_types, int32_t *out_types, int32_t *aux_types,
+                                         int32_t *complete);
 
 /* ------------------------------------------------------------------------- */
 /* Executor                                                                  */
@@ -712,10 +864,11 @@ typedef struct mxk_executor mxk_executor;
  * of L bytes (MXK_MEM_LIMIT); the largest array is <what> (B bytes)", where <what>
  * names the array's operator and node.
  */
-mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
-                             mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
-                             const int32_t *grad_reqs, uint32_t num_aux, mxk_ndarray *const *aux,
-                             mxk_executor *shared_exec, mxk_executor **out);
+MXK_API mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
+                                     mxk_ndarray *const *args, mxk_ndarray *const *arg_grads,
+                                     const mxk_op_req *grad_reqs, uint32_t num_aux,
+                                     mxk_ndarray *const *aux, mxk_executor *shared_exec,
+                                     mxk_executor **out);
 
 /**
  * Infers every shape from the given input shapes and allocates zero-filled
@@ -728,17 +881,18 @@ mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t nu
  * MXK_ERR_OUT_OF_MEMORY ("simple_bind: the arguments, gradients and auxiliary states
  * needs N bytes, more than the memory limit ...") before allocating any of them.
  */
-mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_shapes,
-                                    const char *const *names, const mxk_shape *shapes,
-                                    const char *grad_req, uint32_t num_reqs,
-                                    const char *const *req_names, const char *const *req_values,
-                                    mxk_executor *shared_exec, mxk_executor **out);
+MXK_API mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx,
+                                            uint32_t num_shapes, const char *const *names,
+                                            const mxk_shape *shapes, const char *grad_req,
+                                            uint32_t num_reqs, const char *const *req_names,
+                                            const char *const *req_values,
+                                            mxk_executor *shared_exec, mxk_executor **out);
 
 /** Frees an executor (after its pending work). Arrays it allocated are freed; bound ones not. */
-void mxk_executor_free(mxk_executor *ex);
+MXK_API void mxk_executor_free(mxk_executor *ex);
 
 /** Pushes the forward pass (is_train selects training behaviour and keeps backward inputs). */
-mxk_status mxk_executor_forward(mxk_executor *ex, int32_t is_train);
+MXK_API mxk_status mxk_executor_forward(mxk_executor *ex, int32_t is_train);
 
 /**
  * Pushes the backward pass. head_grads: one per output (entries may be NULL for
@@ -747,30 +901,41 @@ mxk_status mxk_executor_forward(mxk_executor *ex, int32_t is_train);
  * MXNet's message ("Because the last operator is not Loss function, head_gradient is
  * required when calling backward. ..."). No gradient requested: does nothing.
  */
-mxk_status mxk_executor_backward(mxk_executor *ex, uint32_t num_head,
-                                 mxk_ndarray *const *head_grads);
+MXK_API mxk_status mxk_executor_backward(mxk_executor *ex, uint32_t num_head,
+                                         mxk_ndarray *const *head_grads);
 
 /** Number of outputs; output i (owned by the executor, valid until it is freed/reshaped). */
-uint32_t mxk_executor_num_outputs(const mxk_executor *ex);
-mxk_ndarray *mxk_executor_output(const mxk_executor *ex, uint32_t i);
+MXK_API uint32_t mxk_executor_num_outputs(const mxk_executor *ex);
+MXK_API mxk_ndarray *mxk_executor_output(const mxk_executor *ex, uint32_t i);
 
 /** Arrays by name (owned by the executor; NULL when absent): argument, its gradient, aux, output.
  */
-mxk_ndarray *mxk_executor_arg(const mxk_executor *ex, const char *name);
-mxk_ndarray *mxk_executor_grad(const mxk_executor *ex, const char *name);
-mxk_ndarray *mxk_executor_aux(const mxk_executor *ex, const char *name);
-mxk_ndarray *mxk_executor_output_by_name(const mxk_executor *ex, const char *name);
+MXK_API mxk_ndarray *mxk_executor_arg(const mxk_executor *ex, const char *name);
+MXK_API mxk_ndarray *mxk_executor_grad(const mxk_executor *ex, const char *name);
+MXK_API mxk_ndarray *mxk_executor_aux(const mxk_executor *ex, const char *name);
+MXK_API mxk_ndarray *mxk_executor_output_by_name(const mxk_executor *ex, const char *name);
 
 /**
  * Copies named arrays into the executor's arguments (and aux states), converting
- * dtype. An unknown name: MXK_ERR_NOT_FOUND ('Find name "x" that is not in the
- * arguments') unless allow_extra.
+ * dtype (upstream python/mxnet/executor.py copy_params_from). A name may carry the
+ * prefix of MXNet's .params files: "arg:NAME" goes to argument NAME and "aux:NAME"
+ * to aux state NAME whichever list it is in, so the names and arrays that
+ * mxk_ndarray_load returns for a checkpoint can be passed as the argument list
+ * (python/mxnet/model.py save_checkpoint / load_checkpoint); a name without a
+ * prefix goes to the list it is in. Every name is checked before anything is
+ * copied. Errors: MXK_ERR_INVALID_ARGUMENT "copy_params_from: executor is NULL",
+ * "copy_params_from: a list is NULL", "copy_params_from: argument I has a NULL
+ * name or array" (aux state alike); MXK_ERR_NOT_FOUND 'Find name "x" that is not
+ * in the arguments' / "Find name x that is not in the auxiliary states" for an
+ * unknown name unless allow_extra (then it is skipped); the copy's errors (a shape
+ * that differs: MXK_ERR_SHAPE, prefixed "copy_params_from: argument 'x': ").
  */
-mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
-                                         const char *const *arg_names,
-                                         mxk_ndarray *const *arg_arrays, uint32_t num_aux,
-                                         const char *const *aux_names,
-                                         mxk_ndarray *const *aux_arrays, int32_t allow_extra);
+MXK_API mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
+                                                 const char *const *arg_names,
+                                                 mxk_ndarray *const *arg_arrays, uint32_t num_aux,
+                                                 const char *const *aux_names,
+                                                 mxk_ndarray *const *aux_arrays,
+                                                 int32_t allow_extra);
 
 /**
  * A new executor for new input shapes sharing memory with `ex` (upstream
@@ -778,9 +943,10 @@ mxk_status mxk_executor_copy_params_from(mxk_executor *ex, uint32_t num_args,
  * larger ones need allow_up_sizing. The two must not run concurrently. Errors as
  * bind, the memory limit included.
  */
-mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32_t allow_up_sizing,
-                                uint32_t num_shapes, const char *const *names,
-                                const mxk_shape *shapes, mxk_executor **out);
+MXK_API mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping,
+                                        int32_t allow_up_sizing, uint32_t num_shapes,
+                                        const char *const *names, const mxk_shape *shapes,
+                                        mxk_executor **out);
 
 /**
  * Monitor callback: called after each operator is pushed, per output
@@ -788,20 +954,20 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
  * wait on before reading; with monitor_all, inputs first too.
  */
 typedef void (*mxk_monitor_fn)(const char *name, mxk_ndarray *array, void *user);
-mxk_status mxk_executor_set_monitor(mxk_executor *ex, mxk_monitor_fn fn, void *user,
-                                    int32_t monitor_all);
+MXK_API mxk_status mxk_executor_set_monitor(mxk_executor *ex, mxk_monitor_fn fn, void *user,
+                                            int32_t monitor_all);
 
 /**
  * MXNet's debug_str: the symbol listing, the memory plan and the footer
- * "Total N MB allocated". *out is freed with free().
+ * "Total N MB allocated". *out is freed with mxk_free().
  */
-mxk_status mxk_executor_debug_str(const mxk_executor *ex, char **out);
+MXK_API mxk_status mxk_executor_debug_str(const mxk_executor *ex, char **out);
 
 /** Planned bytes of the executor's memory plan, and of a naive plan (one buffer per entry). */
-void mxk_executor_plan_bytes(const mxk_executor *ex, uint64_t *planned, uint64_t *naive);
+MXK_API void mxk_executor_plan_bytes(const mxk_executor *ex, uint64_t *planned, uint64_t *naive);
 
 /** Re-resolves every node's kernel by the current backend preference (between iterations). */
-mxk_status mxk_executor_reresolve(mxk_executor *ex);
+MXK_API mxk_status mxk_executor_reresolve(mxk_executor *ex);
 
 /**
  * The backend whose kernel runs operator node `node` (by name; the first such node
@@ -811,8 +977,8 @@ mxk_status mxk_executor_reresolve(mxk_executor *ex);
  * node or backend is NULL"; MXK_ERR_NOT_FOUND "executor: no operator node named 'X'"
  * (also for a variable's name). Thread-safe with respect to running work.
  */
-mxk_status mxk_executor_node_backend(const mxk_executor *ex, const char *node,
-                                     const char **backend);
+MXK_API mxk_status mxk_executor_node_backend(const mxk_executor *ex, const char *node,
+                                             const char **backend);
 
 /**
  * Turns the executor's per-node profiler on (every counter reset to zero) or off
@@ -825,7 +991,7 @@ mxk_status mxk_executor_node_backend(const mxk_executor *ex, const char *node,
  * Executors made by reshape start with it off. Errors: MXK_ERR_INVALID_ARGUMENT
  * "mxk_executor_set_profiling: executor is NULL".
  */
-mxk_status mxk_executor_set_profiling(mxk_executor *ex, int32_t on);
+MXK_API mxk_status mxk_executor_set_profiling(mxk_executor *ex, int32_t on);
 
 /** Kernel time of one operator node of an executor (mxk_executor_get_profile). */
 typedef struct mxk_executor_node_profile {
@@ -844,12 +1010,114 @@ typedef struct mxk_executor_node_profile {
  * for the work (mxk_wait_all) first to count every pushed run. A node whose backend
  * changed by reresolve while profiling sums the runs of both kernels (turn profiling
  * off and on to restart the count). With profiling off: *num 0 and *nodes NULL. On
- * success *nodes is an array of *num entries the caller frees with free(). Errors:
+ * success *nodes is an array of *num entries the caller frees with mxk_free(). Errors:
  * MXK_ERR_INVALID_ARGUMENT "mxk_executor_get_profile: executor, num or nodes is NULL";
  * MXK_ERR_OUT_OF_MEMORY "executor: out of memory".
  */
-mxk_status mxk_executor_get_profile(const mxk_executor *ex, uint32_t *num,
-                                    mxk_executor_node_profile **nodes);
+MXK_API mxk_status mxk_executor_get_profile(const mxk_executor *ex, uint32_t *num,
+                                            mxk_executor_node_profile **nodes);
+
+/* ------------------------------------------------------------------------- */
+/* Predictor: inference from a symbol and parameters in memory               */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * A symbol bound for inference with its parameters (upstream
+ * include/mxnet/c_predict_api.h, src/c_api/c_predict_api.cc PredictorHandle): the
+ * one handle an application needs to run a trained model. Thread safety: as an
+ * executor (one thread at a time per predictor; distinct predictors independent).
+ */
+typedef struct mxk_predictor mxk_predictor;
+
+/**
+ * Creates a predictor (upstream MXPredCreate / MXPredCreatePartialOut) from a
+ * symbol JSON string (mxk_symbol_from_json; a checkpoint's PREFIX-symbol.json) and
+ * the bytes of a parameter list (the content of PREFIX-EPOCH.params:
+ * mxk_ndarray_load_buffer; param_size 0: no parameters, they stay zero). Shapes
+ * are inferred from the `num_inputs` named input shapes (e.g. "data" (1,1,28,28));
+ * arguments and aux states are allocated on ctx, the list's "arg:NAME" /
+ * "aux:NAME" arrays are copied in (mxk_executor_copy_params_from with
+ * allow_extra: names the symbol does not use are skipped), and the graph is bound
+ * without gradients. With num_output_keys > 0 the outputs are the internal outputs
+ * named by output_keys instead of the symbol's: a key matches an output named KEY
+ * or KEY_output ("fc1" and "fc1_output" both name fc1's output; upstream appends
+ * "_output"). Nothing is retained from the arguments. On success the caller owns
+ * *out (mxk_predictor_free); on failure *out is NULL. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "mxk_predictor_create: out, symbol_json or a list is
+ * NULL", "mxk_predictor_create: output key I is NULL"; MXK_ERR_NOT_FOUND
+ * "mxk_predictor_create: the symbol has no output named 'K' or 'K_output'"; the
+ * errors of mxk_symbol_from_json, mxk_executor_simple_bind (an input name the
+ * symbol lacks, "InferShape pass cannot decide shapes ..."), mxk_ndarray_load_buffer
+ * (MXK_ERR_FORMAT "Invalid NDArray file format: ... (parameter bytes)"),
+ * MXK_ERR_FORMAT "mxk_predictor_create: the parameter list has no names (Invalid
+ * param file format)", and of the copies (a parameter whose shape differs from the
+ * inferred one: MXK_ERR_SHAPE naming it); MXK_ERR_OUT_OF_MEMORY.
+ */
+MXK_API mxk_status mxk_predictor_create(const char *symbol_json, const void *param_bytes,
+                                        size_t param_size, mxk_context ctx, uint32_t num_inputs,
+                                        const char *const *input_names,
+                                        const mxk_shape *input_shapes, uint32_t num_output_keys,
+                                        const char *const *output_keys, mxk_predictor **out);
+
+/**
+ * Copies `count` floats into input `name` (upstream MXPredSetInput; any argument may
+ * be set, parameters too). The data is copied before the call returns. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "mxk_predictor_set_input: predictor, name or data is
+ * NULL"; MXK_ERR_NOT_FOUND "mxk_predictor_set_input: cannot find input key NAME";
+ * MXK_ERR_SHAPE "mxk_predictor_set_input: input 'NAME' has N elements, not COUNT";
+ * MXK_ERR_TYPE for an input that is not float32.
+ */
+MXK_API mxk_status mxk_predictor_set_input(mxk_predictor *p, const char *name, const float *data,
+                                           uint64_t count);
+
+/**
+ * Runs the forward pass in inference mode (upstream MXPredForward); asynchronous:
+ * its errors are reported by mxk_predictor_get_output. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "mxk_predictor_forward: predictor is NULL"; those of
+ * mxk_executor_forward.
+ */
+MXK_API mxk_status mxk_predictor_forward(mxk_predictor *p);
+
+/** Number of outputs (0 for NULL). */
+MXK_API uint32_t mxk_predictor_num_outputs(const mxk_predictor *p);
+
+/**
+ * The shape of output `index` (upstream MXPredGetOutputShape). Errors:
+ * MXK_ERR_INVALID_ARGUMENT (NULL predictor or shape); MXK_ERR_NOT_FOUND
+ * "mxk_predictor_output_shape: output I is out of range (N outputs)".
+ */
+MXK_API mxk_status mxk_predictor_output_shape(const mxk_predictor *p, uint32_t index,
+                                              mxk_shape *shape);
+
+/**
+ * Copies output `index` (`count` floats, the output's size) into `data`, waiting
+ * for the forward pass (upstream MXPredGetOutput). Errors: MXK_ERR_INVALID_ARGUMENT
+ * (NULL predictor or data); MXK_ERR_NOT_FOUND "mxk_predictor_get_output: output I
+ * is out of range (N outputs)"; MXK_ERR_SHAPE "mxk_predictor_get_output: output 'I'
+ * has N elements, not COUNT"; the errors of the forward pass.
+ */
+MXK_API mxk_status mxk_predictor_get_output(const mxk_predictor *p, uint32_t index, float *data,
+                                            uint64_t count);
+
+/**
+ * A new predictor for new input shapes sharing the parameters of `p` (upstream
+ * MXPredReshape): shapes are inferred again from the named ones; every argument
+ * that is not a parameter (not loaded from the parameter bytes: the data, a label
+ * following the batch size) may change shape and grow (mxk_executor_reshape with
+ * partial_shaping and allow_up_sizing; larger inputs get fresh arrays), while the
+ * parameters must keep their shapes. Both predictors stay valid and share the
+ * parameters' memory (free each, in any order); they must not run concurrently.
+ * Errors: MXK_ERR_INVALID_ARGUMENT "mxk_predictor_reshape: predictor or out is
+ * NULL"; MXK_ERR_SHAPE "mxk_predictor_reshape: the shape of parameter NAME would
+ * change; only the shapes of inputs may change"; those of mxk_executor_reshape
+ * (inference); MXK_ERR_OUT_OF_MEMORY.
+ */
+MXK_API mxk_status mxk_predictor_reshape(mxk_predictor *p, uint32_t num_inputs,
+                                         const char *const *input_names,
+                                         const mxk_shape *input_shapes, mxk_predictor **out);
+
+/** Frees a predictor (after its pending work). NULL: no-op. */
+MXK_API void mxk_predictor_free(mxk_predictor *p);
 
 /* ------------------------------------------------------------------------- */
 /* Cross-check (two backends on identical inputs)                            */
@@ -913,8 +1181,8 @@ typedef struct mxk_crosscheck_report {
  * "mxk_crosscheck_executor: unknown backend 'X' (registered: a, b)"; the errors of
  * the kernels' runs (naming node and backend), MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_options *options,
-                                   mxk_crosscheck_report *report);
+MXK_API mxk_status mxk_crosscheck_executor(mxk_executor *ex, const mxk_crosscheck_options *options,
+                                           mxk_crosscheck_report *report);
 
 /* ------------------------------------------------------------------------- */
 /* Data iterators                                                            */
@@ -955,20 +1223,21 @@ typedef struct mxk_data_iter mxk_data_iter;
  * - MXK_ERR_INTERNAL: the plugin described a layout without names or with an
  *   unknown dtype (a plugin bug).
  */
-mxk_status mxk_data_iter_create(const char *name, uint32_t num_attrs, const char *const *keys,
-                                const char *const *vals, mxk_data_iter **out);
+MXK_API mxk_status mxk_data_iter_create(const char *name, uint32_t num_attrs,
+                                        const char *const *keys, const char *const *vals,
+                                        mxk_data_iter **out);
 /**
  * Destroys an iterator: stops and joins its producer thread, frees its arrays
  * (pending work on them finishes first). NULL: no-op. Upstream MXDataIterFree.
  */
-void mxk_data_iter_free(mxk_data_iter *it);
+MXK_API void mxk_data_iter_free(mxk_data_iter *it);
 /**
  * Rewinds to the first batch (upstream MXDataIterBeforeFirst / DataIter::BeforeFirst;
  * MNISTIter keeps its order, as upstream). Afterwards there is no current batch.
  * Errors: MXK_ERR_INVALID_ARGUMENT (it NULL); a sticky producer error (as
  * mxk_data_iter_next).
  */
-mxk_status mxk_data_iter_reset(mxk_data_iter *it);
+MXK_API mxk_status mxk_data_iter_reset(mxk_data_iter *it);
 /**
  * Advances (upstream MXDataIterNext): *has_next 1 when a batch is current, 0 at
  * the end of the epoch (no current batch then; reset starts the next epoch).
@@ -980,7 +1249,7 @@ mxk_status mxk_data_iter_reset(mxk_data_iter *it);
  * batch arrays; MXK_ERR_INTERNAL for a plugin batch that does not match its
  * described layout.
  */
-mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next);
+MXK_API mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next);
 /**
  * The current batch (upstream MXDataIterGetData / GetLabel / GetPadNum): data and
  * label arrays (owned by the iterator: do not free; valid until the next
@@ -989,17 +1258,19 @@ mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next);
  * when there is no current batch (before the first successful
  * mxk_data_iter_next, after one that returned 0 or failed, after a reset).
  */
-mxk_status mxk_data_iter_batch(mxk_data_iter *it, uint32_t *num_data, mxk_ndarray *const **data,
-                               uint32_t *num_label, mxk_ndarray *const **label, uint32_t *pad);
+MXK_API mxk_status mxk_data_iter_batch(mxk_data_iter *it, uint32_t *num_data,
+                                       mxk_ndarray *const **data, uint32_t *num_label,
+                                       mxk_ndarray *const **label, uint32_t *pad);
 /**
  * Names and batch shapes of data and label (python DataIter.provide_data /
  * provide_label), owned by the iterator and valid as long as it. NULL output
  * pointers are skipped. Errors: MXK_ERR_INVALID_ARGUMENT (it NULL) only.
  */
-mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
-                                  const char *const **data_names, const mxk_shape **data_shapes,
-                                  uint32_t *num_label, const char *const **label_names,
-                                  const mxk_shape **label_shapes);
+MXK_API mxk_status mxk_data_iter_describe(mxk_data_iter *it, uint32_t *num_data,
+                                          const char *const **data_names,
+                                          const mxk_shape **data_shapes, uint32_t *num_label,
+                                          const char *const **label_names,
+                                          const mxk_shape **label_shapes);
 
 /* ------------------------------------------------------------------------- */
 /* KVStore                                                                   */
@@ -1038,25 +1309,25 @@ typedef struct mxk_kvstore mxk_kvstore;
  * that name; the message lists the registered ones); MXK_ERR_OUT_OF_MEMORY; what
  * the transport's create reports.
  */
-mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out);
+MXK_API mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out);
 /**
  * Frees a store (upstream MXKVStoreFree): waits for its pending transport work,
  * then releases the stored values (memory goes after pending work on them).
  * NULL: no-op.
  */
-void mxk_kvstore_free(mxk_kvstore *kv);
+MXK_API void mxk_kvstore_free(mxk_kvstore *kv);
 /**
  * The store's type name as given to create (upstream MXKVStoreGetType), owned by
  * the store and valid until mxk_kvstore_free; NULL for a NULL kv.
  */
-const char *mxk_kvstore_type(const mxk_kvstore *kv);
+MXK_API const char *mxk_kvstore_type(const mxk_kvstore *kv);
 /**
  * This worker's rank and the number of workers (upstream MXKVStoreGetRank /
  * MXKVStoreGetGroupSize), from the transport (local/device: 0 and 1; a NULL kv
  * too).
  */
-int32_t mxk_kvstore_rank(const mxk_kvstore *kv);
-int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
+MXK_API int32_t mxk_kvstore_rank(const mxk_kvstore *kv);
+MXK_API int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
 /**
  * Initialises keys with copies of values (upstream MXKVStoreInitEx /
  * KVStoreLocal::Init): the store keeps its own copy (on the CPU, or with "device"
@@ -1073,8 +1344,8 @@ int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv);
  *   without a backend or copy function), of pending work on a value, and of the
  *   transport's init.
  */
-mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
-                            mxk_ndarray *const *values);
+MXK_API mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                                    mxk_ndarray *const *values);
 /**
  * Pushes values (upstream MXKVStorePushEx / KVStoreLocal::Push); values of one
  * key in one call are summed, then assigned or handed to the updater. The
@@ -1092,8 +1363,8 @@ mxk_status mxk_kvstore_init(mxk_kvstore *kv, uint32_t num, const char *const *ke
  *   ElementWiseSum kernel). Such a late failure stops the call: keys before it may
  *   already be pushed.
  */
-mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
-                            mxk_ndarray *const *values, int32_t priority);
+MXK_API mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                                    mxk_ndarray *const *values, int32_t priority);
 /**
  * Pulls the stored value of each key into outs (upstream MXKVStorePullEx /
  * KVStoreLocal::Pull; one key may appear several times; outs may have another
@@ -1103,8 +1374,8 @@ mxk_status mxk_kvstore_push(mxk_kvstore *kv, uint32_t num, const char *const *ke
  * (MXK_ERR_INVALID_ARGUMENT, MXK_ERR_NOT_FOUND, MXK_ERR_SHAPE,
  * MXK_ERR_OUT_OF_MEMORY, errors of pushing the copies).
  */
-mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
-                            mxk_ndarray *const *outs, int32_t priority);
+MXK_API mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *keys,
+                                    mxk_ndarray *const *outs, int32_t priority);
 /**
  * Integer-key forms of init/push/pull (upstream MXKVStoreInit / MXKVStorePush /
  * MXKVStorePull): the same semantics, ownership and errors, with the key in
@@ -1112,12 +1383,12 @@ mxk_status mxk_kvstore_pull(mxk_kvstore *kv, uint32_t num, const char *const *ke
  * store holds string keys (and the string forms fail alike on a store holding
  * integer keys).
  */
-mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
-                                mxk_ndarray *const *values);
-mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
-                                mxk_ndarray *const *values, int32_t priority);
-mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
-                                mxk_ndarray *const *outs, int32_t priority);
+MXK_API mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                        mxk_ndarray *const *values);
+MXK_API mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                        mxk_ndarray *const *values, int32_t priority);
+MXK_API mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *keys,
+                                        mxk_ndarray *const *outs, int32_t priority);
 /**
  * The updater: called once per key and push, with the summed value (recv) and the
  * stored array (stored, to update in place). Keys are passed as strings (integer
@@ -1139,13 +1410,13 @@ typedef void (*mxk_kvstore_updater)(const char *key, mxk_ndarray *recv, mxk_ndar
  * passed to every call and not owned by the store. Takes effect for pushes that
  * start after it returns. Errors: MXK_ERR_INVALID_ARGUMENT (kv NULL) only.
  */
-mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user);
+MXK_API mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user);
 /**
  * Blocks until every worker reaches the barrier (upstream MXKVStoreBarrier /
  * KVStore::Barrier; local and device: returns at once). Errors:
  * MXK_ERR_INVALID_ARGUMENT (kv NULL); what the transport's barrier reports.
  */
-mxk_status mxk_kvstore_barrier(mxk_kvstore *kv);
+MXK_API mxk_status mxk_kvstore_barrier(mxk_kvstore *kv);
 
 #ifdef __cplusplus
 }

@@ -461,7 +461,8 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
         /* Out of memory: give the pooled blocks back to the backend and retry once. */
         pool_release(d);
     }
-    return MXK_ERR_INTERNAL; /* not reached */
+    return mxk_set_error(MXK_ERR_INTERNAL,
+                         "storage: the allocation retry loop ended"); /* not reached */
 }
 
 /* ------------------------------------------------------------------------- */

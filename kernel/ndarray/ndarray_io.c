@@ -675,8 +675,8 @@ static mxk_status load_all(reader r, const char *who, uint32_t *num, mxk_ndarray
     return MXK_OK;
 }
 
-mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
-                                   uint32_t *num, mxk_ndarray ***arrays, char ***names) {
+mxk_status mxk_ndarray_load_buffer(const void *data, size_t size, const char *source, uint32_t *num,
+                                   mxk_ndarray ***arrays, char ***names) {
     const char *who = "mxk_ndarray_load_buffer";
     if (num == NULL || arrays == NULL || names == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: an output pointer is NULL", who);

@@ -47,21 +47,7 @@
  */
 mxk_status mxk_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray **out);
 
-/**
- * Parses an NDArray list from `size` bytes at `data` (not retained). `source` names
- * the input in error messages ("file 'x.params'"; NULL gives "memory buffer").
- * On success *num, *arrays and *names (NULL when the list has no names) are as
- * mxk_ndarray_load returns them (free with mxk_ndarray_list_free); arrays are
- * created on cpu(0) whatever context the records name.
- * Errors (last error set, outputs zeroed, nothing leaked): MXK_ERR_FORMAT
- * "Invalid NDArray file format: <detail> (<source>)" for malformed or truncated
- * input (every count is checked against the bytes left before anything is
- * allocated); MXK_ERR_UNSUPPORTED for valid records mxk cannot represent (sparse
- * storage, more than MXK_MAX_NDIM dims); MXK_ERR_OUT_OF_MEMORY;
- * MXK_ERR_NOT_FOUND when no CPU backend is registered. Thread-safe.
- */
-mxk_status mxk_ndarray_load_buffer(const uint8_t *data, size_t size, const char *source,
-                                   uint32_t *num, mxk_ndarray ***arrays, char ***names);
+/* mxk_ndarray_load_buffer (parse a list in memory) is public: mxk.h. */
 
 /**
  * Serialises arrays (names may be NULL) into a new malloc'd buffer, byte-identical

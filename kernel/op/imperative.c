@@ -11,9 +11,6 @@
 #include "op_instance.h"
 #include "shape.h"
 
-/** Most outputs an imperative call returns (the caller's array must hold this many). */
-#define MXK_IMPERATIVE_MAX_OUTPUTS 16
-
 mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
                                  mxk_ndarray *const *inputs, uint32_t *num_outputs,
                                  mxk_ndarray **outputs, uint32_t num_attrs, const char *const *keys,
@@ -58,11 +55,11 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
     if (rc != MXK_OK)
         return rc;
     /* Outputs: caller-provided (visible ones) or allocated here; hidden ones always here. */
-    mxk_ndarray *outs[MXK_IMPERATIVE_MAX_OUTPUTS] = {0};
+    mxk_ndarray *outs[MXK_MAX_OUTPUTS] = {0};
     int allocate = *num_outputs == 0;
-    if (inst->num_out > MXK_IMPERATIVE_MAX_OUTPUTS)
+    if (inst->num_out > MXK_MAX_OUTPUTS)
         rc = mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: more than %d outputs", op_name,
-                           MXK_IMPERATIVE_MAX_OUTPUTS);
+                           MXK_MAX_OUTPUTS);
     else if (!allocate && *num_outputs != inst->num_visible)
         rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s produces %u outputs, %u given", op_name,
                            inst->num_visible, *num_outputs);

@@ -247,14 +247,14 @@ void mxk_op_instance_counts(const mxk_op_instance *inst, uint32_t *num_inputs,
         *num_aux = inst->num_aux;
 }
 
-mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint32_t i,
+mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, mxk_op_slot_kind kind, uint32_t i,
                                  mxk_shape *shape, int32_t *dtype) {
     const mxk_shape *s[3] = {inst->in_shapes, inst->out_shapes, inst->aux_shapes};
     const int32_t *t[3] = {inst->in_types, inst->out_types, inst->aux_types};
     uint32_t n[3] = {inst->num_in, inst->num_out, inst->num_aux};
-    if (kind < 0 || kind > 2 || i >= n[kind])
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: no slot %u of kind %d",
-                             inst->params->op->def.name, i, kind);
+    if ((int)kind < 0 || kind > MXK_SLOT_AUX || i >= n[kind])
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "%s: no slot %u of kind %d",
+                             inst->params->op->def.name, i, (int)kind);
     if (shape)
         *shape = s[kind][i];
     if (dtype)
@@ -262,10 +262,10 @@ mxk_status mxk_op_instance_shape(const mxk_op_instance *inst, int32_t kind, uint
     return MXK_OK;
 }
 
-const char *mxk_op_instance_name(const mxk_op_instance *inst, int32_t kind, uint32_t i) {
+const char *mxk_op_instance_name(const mxk_op_instance *inst, mxk_op_slot_kind kind, uint32_t i) {
     const mxk_name_list *l[3] = {inst->params->in_names, inst->params->out_names,
                                  inst->params->aux_names};
-    if (kind < 0 || kind > 2 || i >= l[kind]->count)
+    if ((int)kind < 0 || kind > MXK_SLOT_AUX || i >= l[kind]->count)
         return NULL;
     return l[kind]->names[i];
 }
@@ -676,9 +676,9 @@ static void call_finish_prepare(mxk_op_call *c) {
 }
 
 /** Converts user reqs (NULL: all WRITE) and validates them. */
-static mxk_status set_reqs(mxk_op_call *c, const int32_t *req) {
+static mxk_status set_reqs(mxk_op_call *c, const mxk_op_req *req) {
     for (uint32_t i = 0; i < c->num_written; i++) {
-        int32_t r = req ? req[i] : MXK_REQ_WRITE;
+        int32_t r = req ? (int32_t)req[i] : MXK_REQ_WRITE;
         if (r < MXK_REQ_NULL || r > MXK_REQ_ADD)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: invalid write request %d",
                                  c->inst->params->op->def.name, r);
@@ -688,7 +688,7 @@ static mxk_status set_reqs(mxk_op_call *c, const int32_t *req) {
 }
 
 mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
-                                       mxk_ndarray *const *outputs, const int32_t *req,
+                                       mxk_ndarray *const *outputs, const mxk_op_req *req,
                                        mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     mxk_op_call *c = call_new(inst, 0);
@@ -720,7 +720,7 @@ mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const
 
 mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                         mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                        mxk_ndarray *const *in_grads, const int32_t *req,
+                                        mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                         mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     if (inst->kernel->def.backward == NULL)
@@ -840,7 +840,7 @@ static mxk_status call_push_once(mxk_op_call *c, int32_t is_train) {
 
 mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
                                    mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
-                                   const int32_t *req, mxk_ndarray *const *aux) {
+                                   const mxk_op_req *req, mxk_ndarray *const *aux) {
     mxk_op_call *c;
     mxk_status rc = mxk_op_call_prepare_forward(inst, inputs, outputs, req, aux, &c);
     return rc == MXK_OK ? call_push_once(c, is_train) : rc;
@@ -848,7 +848,7 @@ mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
 
 mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                     mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                    mxk_ndarray *const *in_grads, const int32_t *req,
+                                    mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                     mxk_ndarray *const *aux) {
     mxk_op_call *c;
     mxk_status rc =

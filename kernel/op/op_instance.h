@@ -88,7 +88,7 @@ typedef struct mxk_op_call mxk_op_call;
  * *out is NULL then.
  */
 mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
-                                       mxk_ndarray *const *outputs, const int32_t *req,
+                                       mxk_ndarray *const *outputs, const mxk_op_req *req,
                                        mxk_ndarray *const *aux, mxk_op_call **out);
 
 /**
@@ -100,7 +100,7 @@ mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const
  */
 mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
                                         mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                        mxk_ndarray *const *in_grads, const int32_t *req,
+                                        mxk_ndarray *const *in_grads, const mxk_op_req *req,
                                         mxk_ndarray *const *aux, mxk_op_call **out);
 
 /**

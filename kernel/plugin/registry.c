@@ -599,6 +599,13 @@ uint32_t mxk_plugin_count(void) {
 }
 
 mxk_status mxk_plugin_get(uint32_t i, mxk_plugin_record *out) {
+    if (out == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_plugin_get: out is NULL");
+    if (out->struct_size < sizeof *out)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_plugin_get: out->struct_size is %u, less than %zu (set it to "
+                             "sizeof(mxk_plugin_record))",
+                             out->struct_size, sizeof *out);
     pthread_mutex_lock(&R.lock);
     if (i >= R.plugins.count) {
         pthread_mutex_unlock(&R.lock);
@@ -607,7 +614,11 @@ mxk_status mxk_plugin_get(uint32_t i, mxk_plugin_record *out) {
     }
     const mxk_plugin_entry *p = R.plugins.items[i];
     pthread_mutex_unlock(&R.lock);
+    /* A caller built against a later, larger record keeps its struct_size and its
+     * further fields untouched. */
+    uint32_t size = out->struct_size;
     memset(out, 0, sizeof *out);
+    out->struct_size = size;
     out->name = p->name;
     out->version = p->version;
     out->description = p->description;
@@ -643,11 +654,28 @@ mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **r
     return MXK_OK;
 }
 
-uint32_t mxk_op_count(void) {
+/** The number of entries of one of the registry's lists, read under the lock. */
+static uint32_t count_of(const ptr_array *list) {
     pthread_mutex_lock(&R.lock);
-    uint32_t n = R.ops.count;
+    uint32_t n = list->count;
     pthread_mutex_unlock(&R.lock);
     return n;
+}
+
+uint32_t mxk_op_count(void) {
+    return count_of(&R.ops);
+}
+
+uint32_t mxk_iterator_count(void) {
+    return count_of(&R.iters);
+}
+
+uint32_t mxk_kvstore_transport_count(void) {
+    return count_of(&R.transports);
+}
+
+uint32_t mxk_device_backend_count(void) {
+    return count_of(&R.devices);
 }
 
 const char *mxk_op_name(uint32_t i) {
@@ -782,9 +810,12 @@ mxk_status mxk_device_get(uint32_t i, int32_t *dev_type, const char **name, cons
     }
     const mxk_device_entry *e = R.devices.items[i];
     pthread_mutex_unlock(&R.lock);
-    *dev_type = e->def.dev_type;
-    *name = e->def.name;
-    *plugin = e->plugin->name;
+    if (dev_type)
+        *dev_type = e->def.dev_type;
+    if (name)
+        *name = e->def.name;
+    if (plugin)
+        *plugin = e->plugin->name;
     return MXK_OK;
 }
 

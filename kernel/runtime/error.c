@@ -33,12 +33,25 @@ mxk_status mxk_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, 
 }
 
 mxk_status mxk_set_error(mxk_status code, const char *fmt, ...) {
+    /* Formatted aside first: an argument may be the message itself (a caller
+     * wrapping mxk_get_last_error()). */
+    char msg[MXK_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    tl_code = code;
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    tl_code = code;
+    memcpy(tl_msg, msg, sizeof msg);
     return code;
+}
+
+mxk_status mxk_error_add_context(const char *fmt, ...) {
+    char context[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(context, sizeof context, fmt, ap);
+    va_end(ap);
+    return mxk_set_error(tl_code == MXK_OK ? MXK_ERR_INTERNAL : tl_code, "%s: %s", context, tl_msg);
 }
 
 mxk_status mxk_set_error_from_sink(const mxk_error_sink *sink, const char *prefix_fmt, ...) {

@@ -33,12 +33,7 @@ mxk_status mxk_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, 
 mxk_status mxk_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt,
                          __builtin_va_list ap);
 
-/**
- * Sets the calling thread's last error to `code` and a printf-style message and
- * returns `code`. Thread-safe (thread-local storage).
- */
-mxk_status mxk_set_error(mxk_status code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* mxk_set_error and mxk_error_add_context (the thread's last error) are public: mxk.h. */
 
 /**
  * Sets the calling thread's last error from a sink, with a printf-style prefix

@@ -32,6 +32,10 @@ const char *mxk_get_last_error(void) {
     return mxk_last_error_message();
 }
 
+void mxk_free(void *ptr) {
+    free(ptr);
+}
+
 /**
  * Default CPU thread count: MXK_NUM_THREADS (an integer in [1, 4096], as
  * mxk_set_num_threads; a bad value is warned about once and ignored), else mxk.conf,

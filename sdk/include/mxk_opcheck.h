@@ -175,7 +175,7 @@ typedef struct mxk_opcheck_config {
 } mxk_opcheck_config;
 
 /** Zero-fills *cfg and sets struct_size and the defaults documented above. */
-void mxk_opcheck_config_init(mxk_opcheck_config *cfg);
+MXK_API void mxk_opcheck_config_init(mxk_opcheck_config *cfg);
 
 /**
  * Runs every check on cfg->op and fills *report (always fully initialised, also on
@@ -184,29 +184,34 @@ void mxk_opcheck_config_init(mxk_opcheck_config *cfg);
  * MXK_ERR_INVALID_ARGUMENT bad attributes / wrong number of shapes / bad config,
  * MXK_ERR_SHAPE inconsistent shapes, ...) with mxk_opcheck_last_error() set.
  */
-mxk_status mxk_opcheck_run(const mxk_opcheck_config *cfg, mxk_opcheck_report *report);
+MXK_API mxk_status mxk_opcheck_run(const mxk_opcheck_config *cfg, mxk_opcheck_report *report);
 
-/** The calling thread's last error message of mxk_opcheck_run ("" if none). */
-const char *mxk_opcheck_last_error(void);
+/**
+ * The calling thread's last error message: an alias of mxk_get_last_error() (mxk.h),
+ * libmxk's one error channel, where mxk_opcheck_run records its messages
+ * (mxk_set_error). Valid until the thread's next failing call of mxk or the kit; not
+ * cleared by successful calls. Never NULL.
+ */
+MXK_API const char *mxk_opcheck_last_error(void);
 
 /** Number of results with outcome MXK_OPCHECK_FAIL. */
-uint32_t mxk_opcheck_report_failed(const mxk_opcheck_report *report);
+MXK_API uint32_t mxk_opcheck_report_failed(const mxk_opcheck_report *report);
 
 /** "pass", "FAIL" or "skip". */
-const char *mxk_opcheck_outcome_name(int32_t outcome);
+MXK_API const char *mxk_opcheck_outcome_name(int32_t outcome);
 
 /**
  * Prints one line per check: "  name  PASS|FAIL|skip  max_abs max_rel  message",
  * after a header line with the operator and backend.
  */
-void mxk_opcheck_report_print(FILE *f, const mxk_opcheck_report *report);
+MXK_API void mxk_opcheck_report_print(FILE *f, const mxk_opcheck_report *report);
 
 /**
  * Parses "d1,d2,..." (optionally in parentheses; "" or "()" or "0": unknown, ndim 0)
  * into *shape. Returns 1 on success, 0 on a malformed string, a zero dimension or
  * more than MXK_MAX_NDIM dims.
  */
-int mxk_opcheck_parse_shape(const char *text, mxk_shape *shape);
+MXK_API int mxk_opcheck_parse_shape(const char *text, mxk_shape *shape);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ static const char *req_name(int32_t q) {
 }
 
 /** Compares the gradients of the last backward run under requests req (pre-filled 5). */
-static mxk_status cmp_req_grads(oc_run *r, const int32_t *req, oc_cmp *c, double *v,
+static mxk_status cmp_req_grads(oc_run *r, const mxk_op_req *req, oc_cmp *c, double *v,
                                 double *expect) {
     for (uint32_t i = 0; i < r->ni; i++) {
         if (!r->grad_in[i])
@@ -74,7 +74,7 @@ void oc_check_backward_req(oc_run *r, mxk_opcheck_result *res) {
         return;
     }
     oc_cmp c = {.rtol = cfg->req_rtol, .atol = cfg->req_atol};
-    int32_t reqs[4][OC_MAX_SLOTS];
+    mxk_op_req reqs[4][OC_MAX_SLOTS];
     int nruns = ngrad > 1 ? 4 : 3;
     for (uint32_t i = 0; i < r->ni; i++) {
         reqs[0][i] = MXK_REQ_WRITE;

@@ -112,14 +112,14 @@ OC_HIDDEN int oc_aliased_out(const oc_run *r, mxk_ndarray *const *ins, mxk_ndarr
  * output that is one of the inputs: in place), requests req (NULL: WRITE). Waits.
  */
 OC_HIDDEN mxk_status oc_forward(oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const *outs,
-                                double fill, const int32_t *req);
+                                double fill, const mxk_op_req *req);
 /**
  * One backward with in_grads pre-filled with `fill` and requests req (NULL: WRITE
  * for inputs with a gradient). og / id / od: the out_grads, in_data, out_data to
  * pass (entries may be NULL). Inputs without a gradient get NULL in_grads. Waits.
  */
 OC_HIDDEN mxk_status oc_backward(oc_run *r, mxk_ndarray *const *og, mxk_ndarray *const *id,
-                                 mxk_ndarray *const *od, double fill, const int32_t *req);
+                                 mxk_ndarray *const *od, double fill, const mxk_op_req *req);
 /** Reads the gradients of the last backward (inputs with a gradient) into v / raw. */
 OC_HIDDEN mxk_status oc_read_grads(oc_run *r, double **v, void **raw);
 /** Compares n values; `what` names the tensor for the first failure. */

@@ -92,7 +92,7 @@ int oc_aliased_out(const oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const 
  * output that is one of the inputs: in place), requests req (NULL: WRITE). Waits.
  */
 mxk_status oc_forward(oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const *outs, double fill,
-                      const int32_t *req) {
+                      const mxk_op_req *req) {
     mxk_status st = oc_restore_inputs(r);
     if (st == MXK_OK)
         st = oc_restore_aux(r, r->aux_vals);
@@ -116,12 +116,12 @@ mxk_status oc_forward(oc_run *r, mxk_ndarray *const *ins, mxk_ndarray *const *ou
  * pass (entries may be NULL). Inputs without a gradient get NULL in_grads. Waits.
  */
 mxk_status oc_backward(oc_run *r, mxk_ndarray *const *og, mxk_ndarray *const *id,
-                       mxk_ndarray *const *od, double fill, const int32_t *req) {
+                       mxk_ndarray *const *od, double fill, const mxk_op_req *req) {
     mxk_status st = oc_restore_inputs(r);
     if (st == MXK_OK)
         st = oc_restore_aux(r, r->aux_fwd);
     mxk_ndarray *grads[OC_MAX_SLOTS];
-    int32_t reqs[OC_MAX_SLOTS];
+    mxk_op_req reqs[OC_MAX_SLOTS];
     for (uint32_t i = 0; st == MXK_OK && i < r->ni; i++) {
         grads[i] = r->grad_in[i] ? r->grad_arr[i] : NULL;
         reqs[i] = !r->grad_in[i] ? MXK_REQ_NULL : req ? req[i] : MXK_REQ_WRITE;

@@ -33,22 +33,13 @@
 
 #include "oc_internal.h"
 
-/** The thread's last error of mxk_opcheck_run. */
-static _Thread_local char oc_error[1024];
-
-/** Sets the last error (printf-style) and returns `st`. */
-static mxk_status oc_fail(mxk_status st, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static mxk_status oc_fail(mxk_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(oc_error, sizeof oc_error, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/** Sets the thread's last error (libmxk's one channel, mxk.h mxk_set_error) and returns `st`. */
+#define oc_fail(...) mxk_set_error(__VA_ARGS__)
+/** The thread's last error message. */
+#define oc_error mxk_get_last_error()
 
 const char *mxk_opcheck_last_error(void) {
-    return oc_error;
+    return mxk_get_last_error();
 }
 
 void mxk_opcheck_config_init(mxk_opcheck_config *cfg) {
@@ -307,7 +298,6 @@ static mxk_status prepare(oc_run *r, mxk_opcheck_report *rep) {
 }
 
 mxk_status mxk_opcheck_run(const mxk_opcheck_config *cfg, mxk_opcheck_report *rep) {
-    oc_error[0] = '\0';
     if (rep == NULL)
         return oc_fail(MXK_ERR_INVALID_ARGUMENT, "opcheck: report is NULL");
     memset(rep, 0, sizeof *rep);
@@ -404,10 +394,8 @@ mxk_status mxk_opcheck_run(const mxk_opcheck_config *cfg, mxk_opcheck_report *re
         oc_run_free(r);
         free(r);
         /* A failing forward is a finding, not a bad request. */
-        if (rep->results[1].outcome == MXK_OPCHECK_FAIL) {
-            oc_error[0] = '\0';
+        if (rep->results[1].outcome == MXK_OPCHECK_FAIL)
             return MXK_OK;
-        }
         return st;
     }
     oc_check_forward(r, &rep->results[1]);

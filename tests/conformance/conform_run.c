@@ -200,7 +200,7 @@ static int32_t grad_req_of(const json_t *reqs, const char *name) {
 }
 
 /** Creates the gradient arrays (initial values from grad:NAME, else zeros) and binds. */
-static int bind_case(conf_case *c, const json_t *reqs, int32_t *req) {
+static int bind_case(conf_case *c, const json_t *reqs, mxk_op_req *req) {
     for (uint32_t i = 0; i < c->num_args; i++) {
         c->arg_arrays[i] = find_input(c, "arg", c->args[i]);
         if (!c->arg_arrays[i]) {
@@ -247,7 +247,7 @@ static int bind_case(conf_case *c, const json_t *reqs, int32_t *req) {
 }
 
 /** Backward with the head gradients ograd:I (absent ones NULL), then saves grads and aux. */
-static int run_backward(conf_case *c, const int32_t *req) {
+static int run_backward(conf_case *c, const mxk_op_req *req) {
     mxk_ndarray **heads = calloc(c->num_outs + 1, sizeof(*heads));
     if (!heads)
         return 0;
@@ -308,7 +308,7 @@ static void run_case(conf_case *c, const char *dir) {
     uint32_t cap = c->num_outs + 2 * c->num_auxs + c->num_args + 1;
     c->saved = calloc(cap, sizeof(*c->saved));
     c->saved_names = calloc(cap, sizeof(*c->saved_names));
-    int32_t *req = calloc(n, sizeof(*req));
+    mxk_op_req *req = calloc(n, sizeof(*req));
     if (!c->arg_arrays || !c->grad_arrays || !c->grad_owned || !c->aux_arrays || !c->saved ||
         !c->saved_names || !req) {
         json_object_set_new(c->info, "error", json_string("conform_run: out of memory"));

@@ -203,7 +203,7 @@ static void check_conv(cg g, const char *ws) {
     mxk_ndarray *X = arr(&o.in[0], x, 0), *Wt = arr(&o.in[1], w, 0), *B = arr(&o.in[2], b, 0);
     mxk_ndarray *Y = arr(&o.out[0], NULL, 5), *DY = arr(&o.out[0], dy, 0);
     mxk_ndarray *in[3] = {X, Wt, B};
-    int32_t add = MXK_REQ_ADD;
+    mxk_op_req add = MXK_REQ_ADD;
     /* forward ADD into 5s, then WRITE */
     CHECK_EQ_INT(mxk_op_instance_forward(o.inst, 1, in, &Y, &add, NULL), MXK_OK);
     float *got = malloc((nx > ny ? (nx > nw ? nx : nw) : (ny > nw ? ny : nw)) * 4);
@@ -219,7 +219,7 @@ static void check_conv(cg g, const char *ws) {
     mxk_ndarray *DX = arr(&o.in[0], NULL, 5), *DW = arr(&o.in[1], NULL, 5),
                 *DB = arr(&o.in[2], NULL, 5);
     mxk_ndarray *gr[3] = {DX, DW, DB};
-    int32_t req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_WRITE};
+    mxk_op_req req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_WRITE};
     uint8_t nog[1] = {0}, nid[3] = {0}, nod[1] = {0};
     mxk_op_instance_backward_dependency(o.inst, nog, nid, nod);
     CHECK(nog[0] && nid[0] && nid[1] && !nid[2] && !nod[0]);
@@ -234,7 +234,7 @@ static void check_conv(cg g, const char *ws) {
     get(DB, got);
     CLOSE("conv db", got, rdb, nb, 1e-4);
     /* NULL requests leave the gradients alone */
-    int32_t nreq[3] = {MXK_REQ_NULL, MXK_REQ_WRITE, MXK_REQ_NULL};
+    mxk_op_req nreq[3] = {MXK_REQ_NULL, MXK_REQ_WRITE, MXK_REQ_NULL};
     mxk_ndarray *DX5 = arr(&o.in[0], NULL, 5);
     gr[0] = DX5;
     CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, in_dep, NULL, gr, nreq, NULL), MXK_OK);
@@ -452,7 +452,7 @@ static void test_deconv_against_float64(void) {
     mxk_ndarray *X = arr(&o.in[0], x, 0), *Wt = arr(&o.in[1], w, 0), *B = arr(&o.in[2], b, 0);
     mxk_ndarray *Y = arr(&o.out[0], NULL, 5), *DY = arr(&o.out[0], dy, 0);
     mxk_ndarray *in[3] = {X, Wt, B};
-    int32_t add = MXK_REQ_ADD;
+    mxk_op_req add = MXK_REQ_ADD;
     CHECK_EQ_INT(mxk_op_instance_forward(o.inst, 1, in, &Y, &add, NULL), MXK_OK);
     get(Y, got);
     double want[1024];
@@ -465,7 +465,7 @@ static void test_deconv_against_float64(void) {
     mxk_ndarray *DX = arr(&o.in[0], NULL, 5), *DW = arr(&o.in[1], NULL, 5),
                 *DB = arr(&o.in[2], NULL, 5);
     mxk_ndarray *gr[3] = {DX, DW, DB}, *in_dep[3] = {X, Wt, NULL};
-    int32_t req[3] = {MXK_REQ_ADD, MXK_REQ_WRITE, MXK_REQ_WRITE};
+    mxk_op_req req[3] = {MXK_REQ_ADD, MXK_REQ_WRITE, MXK_REQ_WRITE};
     CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, in_dep, NULL, gr, req, NULL), MXK_OK);
     get(DX, got);
     for (size_t i = 0; i < nx; i++)
@@ -556,7 +556,7 @@ static void test_max_pool_first_max(void) {
     CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, &X, &Y, &DX, NULL, NULL), MXK_OK);
     get(DX, dx);
     CHECK(dx[0] == 0 && dx[1] == 1 && dx[2] == 0 && dx[3] == 0);
-    int32_t add = MXK_REQ_ADD;
+    mxk_op_req add = MXK_REQ_ADD;
     CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, &X, &Y, &DX, &add, NULL), MXK_OK);
     get(DX, dx);
     CHECK(dx[0] == 0 && dx[1] == 2 && dx[2] == 0 && dx[3] == 0);
@@ -658,7 +658,7 @@ static void test_batchnorm_row13(void) {
     mxk_ndarray *DY = arr(&s, ones, 0), *DX = arr(&s, NULL, 5), *DG = arr(&o.in[1], NULL, 5),
                 *DB = arr(&o.in[2], NULL, 5);
     mxk_ndarray *ind[3] = {X, G, NULL}, *outd[3] = {NULL, M, V}, *gr[3] = {DX, DG, DB};
-    int32_t req[3] = {MXK_REQ_WRITE, MXK_REQ_WRITE, MXK_REQ_ADD};
+    mxk_op_req req[3] = {MXK_REQ_WRITE, MXK_REQ_WRITE, MXK_REQ_ADD};
     CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, ind, outd, gr, req, aux), MXK_OK);
     float dx[4], dg, db;
     get(DX, dx);
@@ -836,7 +836,7 @@ static void test_dropout(void) {
         CHECK_EQ_INT(mxk_op_instance_forward(o.inst, 1, &X, out, NULL, NULL), MXK_OK);
         get(M, ms);
         mxk_ndarray *outd[2] = {NULL, M};
-        int32_t add = MXK_REQ_ADD;
+        mxk_op_req add = MXK_REQ_ADD;
         CHECK_EQ_INT(mxk_op_instance_backward(o.inst, &DY, &nul, outd, &DX, &add, NULL), MXK_OK);
         get(DX, dx);
         int good = 1;

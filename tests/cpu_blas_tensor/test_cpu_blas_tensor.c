@@ -104,7 +104,7 @@ static void sess_close(sess *s) {
 /** Forward (float32 outputs), outputs pre-filled with `fill`, request `req` for all. */
 static void sess_forward(sess *s, int32_t req, float fill, int is_train, float **out) {
     mxk_ndarray *ia[MAXIO], *oa[MAXIO];
-    int32_t r[MAXIO];
+    mxk_op_req r[MAXIO];
     for (uint32_t i = 0; i < s->nin; i++)
         ia[i] = arr_f32(&s->is[i], s->in[i]);
     for (uint32_t i = 0; i < s->nout; i++) {
@@ -121,7 +121,7 @@ static void sess_forward(sess *s, int32_t req, float fill, int is_train, float *
 }
 
 /** Backward with dy, in_data = s->in, out_data = `out`; grads pre-filled with `fill`. */
-static void sess_backward(sess *s, float **dy, float **out, const int32_t *req, float fill,
+static void sess_backward(sess *s, float **dy, float **out, const mxk_op_req *req, float fill,
                           float **grad) {
     mxk_ndarray *ia[MAXIO], *oa[MAXIO], *ga[MAXIO], *da[MAXIO];
     for (uint32_t i = 0; i < s->nin; i++) {
@@ -201,7 +201,7 @@ static void check_op(const char *op, uint32_t na, const char *const *k, const ch
     for (uint64_t e = 0; e < s.nel_out[0]; e++)
         CHECK(out2[0][e] == 5.0f);
     if (grad_mask) {
-        int32_t req[MAXIO];
+        mxk_op_req req[MAXIO];
         for (uint32_t i = 0; i < s.nin; i++)
             req[i] = (grad_mask >> i) & 1 ? MXK_REQ_WRITE : MXK_REQ_NULL;
         sess_forward(&s, MXK_REQ_WRITE, 0.0f, 1, out);
@@ -421,7 +421,7 @@ static void test_regression_outputs(void) {
         float y[6], dy[6] = {7, 7, 7, 7, 7, 7}, g0[6], g1[6], *out[1] = {y}, *dys[1] = {dy},
                     *g[2] = {g0, g1};
         sess_forward(&s, MXK_REQ_WRITE, 0, 1, out);
-        int32_t req[2] = {MXK_REQ_WRITE, MXK_REQ_WRITE};
+        mxk_op_req req[2] = {MXK_REQ_WRITE, MXK_REQ_WRITE};
         sess_backward(&s, dys, out, req, 5, g);
         for (int e = 0; e < 6; e++) {
             double d = (double)y[e] - s.in[1][e];
@@ -517,7 +517,7 @@ static void test_embedding(void) {
     for (int i = 0; i < 20; i++)
         dy[i] = 1;
     /* the indices get no gradient: MXNet refuses a request for one */
-    int32_t req[2] = {MXK_REQ_NULL, MXK_REQ_WRITE};
+    mxk_op_req req[2] = {MXK_REQ_NULL, MXK_REQ_WRITE};
     sess_backward(&s, dys, out, req, 5, g);
     const float rowsum[4] = {1, 1, 0, 2};
     for (int r = 0; r < 4; r++)
@@ -721,7 +721,7 @@ static void test_cast_round_trips(void) {
     const float x[6] = {0, 1, 2, 7, 100, 3.75f};
     mxk_shape s = SH1(6);
     for (int i = 0; i < 7; i++) {
-        mxk_ndarray *a = arr_f32(&s, x), *out[16] = {0}, *back[16] = {0};
+        mxk_ndarray *a = arr_f32(&s, x), *out[MXK_MAX_OUTPUTS] = {0}, *back[MXK_MAX_OUTPUTS] = {0};
         uint32_t n = 0, n2 = 0;
         const char *k[] = {"dtype"}, *v[] = {dts[i]}, *vb[] = {"float32"};
         CHECK_EQ_INT(mxk_imperative_invoke("Cast", 1, &a, &n, out, 1, k, v), MXK_OK);
@@ -744,7 +744,7 @@ static void test_cast_round_trips(void) {
      * backward cast */
     const float big[2] = {300, -5};
     mxk_shape s2 = SH1(2);
-    mxk_ndarray *a = arr_f32(&s2, big), *out[16] = {0};
+    mxk_ndarray *a = arr_f32(&s2, big), *out[MXK_MAX_OUTPUTS] = {0};
     uint32_t n = 0;
     const char *k[] = {"dtype"}, *v[] = {"uint8"};
     CHECK_EQ_INT(mxk_imperative_invoke("Cast", 1, &a, &n, out, 1, k, v), MXK_OK);
@@ -762,7 +762,7 @@ static void test_cast_round_trips(void) {
 static void test_argmax_one_hot(void) {
     const float x[6] = {1, 5, 3, 9, 2, 9};
     mxk_shape s = SH2(2, 3);
-    mxk_ndarray *a = arr_f32(&s, x), *out[16] = {0};
+    mxk_ndarray *a = arr_f32(&s, x), *out[MXK_MAX_OUTPUTS] = {0};
     uint32_t n = 0;
     const char *k[] = {"axis"}, *v[] = {"1"};
     CHECK_EQ_INT(mxk_imperative_invoke("argmax", 1, &a, &n, out, 1, k, v), MXK_OK);

@@ -30,7 +30,7 @@ static void test_fully_connected_numbers_and_write_requests(void) {
     const float xv[] = {1, 2}, wv[] = {1, 0, 0, 1, 1, 1}, bv[] = {0, 0, 1}, ones[] = {1, 1, 1};
     const float five[] = {5, 5, 5, 5, 5, 5};
     mxk_ndarray *x = from(2, 1, 2, xv), *w = from(2, 3, 2, wv), *b = from(1, 3, 0, bv);
-    mxk_ndarray *in[3] = {x, w, b}, *out[16] = {0};
+    mxk_ndarray *in[3] = {x, w, b}, *out[MXK_MAX_OUTPUTS] = {0};
     uint32_t nout = 0;
     const char *k[] = {"num_hidden"}, *v[] = {"3"};
     CHECK_EQ_INT(mxk_imperative_invoke("FullyConnected", 3, in, &nout, out, 1, k, v), MXK_OK);
@@ -56,16 +56,16 @@ static void test_fully_connected_numbers_and_write_requests(void) {
     mxk_ndarray *dy = from(2, 1, 3, ones);
     mxk_ndarray *dx = from(2, 1, 2, five), *dw = from(2, 3, 2, five), *db = from(1, 3, 0, five);
     mxk_ndarray *grads[3] = {dx, dw, db};
-    int32_t req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
+    mxk_op_req req[3] = {MXK_REQ_WRITE, MXK_REQ_ADD, MXK_REQ_NULL};
     /* out_data NULL: FullyConnected did not declare it. */
     CHECK_EQ_INT(mxk_op_instance_backward(fc, &dy, in, NULL, grads, req, NULL), MXK_OK);
     float gx[2], gw[6], gb[3];
     host(dx, gx);
     host(dw, gw);
     host(db, gb);
-    CHECK(gx[0] == 2 && gx[1] == 2);                       /* WRITE: dy.W */
+    CHECK(gx[0] == 2 && gx[1] == 2);                             /* WRITE: dy.W */
     CHECK(gw[0] == 6 && gw[1] == 7 && gw[4] == 6 && gw[5] == 7); /* ADD: 5 + dy^T.x */
-    CHECK(gb[0] == 5 && gb[1] == 5 && gb[2] == 5);         /* NULL: untouched */
+    CHECK(gb[0] == 5 && gb[1] == 5 && gb[2] == 5);               /* NULL: untouched */
     mxk_ndarray *all[] = {x, w, b, out[0], dy, dx, dw, db};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         mxk_ndarray_free(all[i]);
@@ -96,9 +96,8 @@ static void test_inplace_equals_out_of_place(void) {
 }
 
 static void test_shape_error_names_operator_argument_and_shapes(void) {
-    mxk_shape shapes[3] = {{.ndim = 2, .dims = {100, 784}},
-                           {.ndim = 2, .dims = {128, 100}},
-                           {.ndim = 0}};
+    mxk_shape shapes[3] = {
+        {.ndim = 2, .dims = {100, 784}}, {.ndim = 2, .dims = {128, 100}}, {.ndim = 0}};
     const char *k[] = {"num_hidden"}, *v[] = {"128"};
     mxk_op_instance *fc = NULL;
     CHECK_EQ_INT(mxk_op_instance_create("FullyConnected", 1, k, v, cpu, 3, shapes, NULL, &fc),

@@ -11,7 +11,7 @@
 enum { N = 6 };
 
 /** Binds `sym` (one argument x of shape (2,3)) with x = xv and a gradient of request req. */
-static mxk_executor *bind_x(mxk_symbol *sym, const float *xv, mxk_ndarray *grad, int32_t req) {
+static mxk_executor *bind_x(mxk_symbol *sym, const float *xv, mxk_ndarray *grad, mxk_op_req req) {
     mxk_ndarray *x = et_array(et_shape(2, 2, 3, 0, 0), xv);
     mxk_executor *ex = NULL;
     CHECK_EQ_INT(mxk_executor_bind(sym, et_cpu, 1, &x, &grad, &req, 0, NULL, NULL, &ex), MXK_OK);

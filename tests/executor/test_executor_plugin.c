@@ -83,7 +83,7 @@ static void test_no_gradient_zero_fill(void) {
     for (int32_t req = MXK_REQ_WRITE; req <= MXK_REQ_ADD; req += 2) {
         mxk_ndarray *grads[2] = {et_full(et_shape(1, 2, 0, 0, 0), 5),
                                  et_full(et_shape(1, 2, 0, 0, 0), 5)};
-        const int32_t reqs[2] = {req, MXK_REQ_WRITE};
+        const mxk_op_req reqs[2] = {(mxk_op_req)req, MXK_REQ_WRITE};
         mxk_executor *ex = NULL;
         CHECK_EQ_INT(mxk_executor_bind(y, et_cpu, 2, args, grads, reqs, 0, NULL, NULL, &ex),
                      MXK_OK);

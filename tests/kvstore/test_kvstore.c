@@ -134,7 +134,7 @@ static void upd_plus(const char *key, mxk_ndarray *recv, mxk_ndarray *stored, vo
     int k = atoi(key);
     if (k >= 0 && k < 16)
         c->calls_key[k]++;
-    mxk_ndarray *in[2] = {stored, recv}, *out[16] = {stored};
+    mxk_ndarray *in[2] = {stored, recv}, *out[MXK_MAX_OUTPUTS] = {stored};
     uint32_t nout = 1;
     if (mxk_imperative_invoke("_plus", 2, in, &nout, out, 0, NULL, NULL) != MXK_OK)
         fprintf(stderr, "_plus: %s\n", mxk_get_last_error());

@@ -212,7 +212,7 @@ static void test_plugins_d(void) {
     CHECK(strcmp(mxk_config_dir(), d) == 0);
     CHECK(strcmp(mxk_get_backend_preference(), "beta,alpha") == 0);
     CHECK_EQ_INT(mxk_plugin_count(), 1);
-    mxk_plugin_record r;
+    mxk_plugin_record r = {.struct_size = sizeof r};
     CHECK_EQ_INT(mxk_plugin_get(0, &r), MXK_OK);
     CHECK(strcmp(r.name, "tp-valid") == 0);
     CHECK(rejected_with("init failed (MXK_ERR_INVALID_ARGUMENT): option fail=yes was given"));

@@ -50,7 +50,7 @@ static void test_valid_plugin_loads(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("valid"), NULL), MXK_OK);
     CHECK(mxk_op_plugin("TestOp") != NULL);
     CHECK(strcmp(mxk_op_plugin("TestOp"), "tp-valid") == 0);
-    mxk_plugin_record r;
+    mxk_plugin_record r = {.struct_size = sizeof r};
     CHECK_EQ_INT(mxk_plugin_get(0, &r), MXK_OK);
     CHECK(strcmp(r.name, "tp-valid") == 0);
     CHECK(strcmp(r.version, "1.2.3") == 0);
@@ -117,7 +117,7 @@ static void test_older_minor_short_structs(void) {
     mxk_ndarray *x = NULL, *y = NULL;
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 1.0, &x);
     mxk_ndarray_full(&s, MXK_FLOAT32, cpu, 5.0, &y);
-    int32_t req = MXK_REQ_ADD;
+    mxk_op_req req = MXK_REQ_ADD;
     CHECK_EQ_INT(mxk_op_instance_forward(inst, 0, &x, &y, &req, NULL), MXK_OK);
     float h[4] = {0};
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(y, h, sizeof h), MXK_OK);

@@ -177,7 +177,7 @@ static int run_case(const agree_case *c, int line, int *on_onednn) {
 /** 1 when a plugin named `name` is loaded. */
 static int plugin_loaded(const char *name) {
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record p;
+        mxk_plugin_record p = {.struct_size = sizeof p};
         if (mxk_plugin_get(i, &p) == MXK_OK && strcmp(p.name, name) == 0)
             return 1;
     }

@@ -102,7 +102,7 @@ static mxk_status run_imperative(uint32_t n, const char *const *keys, const char
     mxk_ndarray *in = array_from(x);
     if (in == NULL)
         return MXK_ERR_INTERNAL;
-    mxk_ndarray *outs[16] = {0};
+    mxk_ndarray *outs[MXK_MAX_OUTPUTS] = {0};
     uint32_t nout = 0;
     mxk_status rc = mxk_imperative_invoke("ScaledTanh", 1, &in, &nout, outs, n, keys, vals);
     if (rc == MXK_OK) {
@@ -127,7 +127,7 @@ static void test_plugin_listed(void) {
     CHECK_EQ_INT(mxk_plugin_rejected_count(), 0);
     int found = 0;
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         CHECK_EQ_INT(mxk_plugin_get(i, &r), MXK_OK);
         if (strcmp(r.name, "scaled_tanh") != 0)
             continue;
@@ -263,7 +263,7 @@ static void test_forward_write_requests(void) {
     mxk_ndarray *x = array_from(xs);
     float h[N];
     struct {
-        int32_t req;
+        mxk_op_req req;
         double fill;   /* output before the call */
         double before; /* weight of the old value in the expected result */
         double fresh;  /* weight of f(x) */
@@ -286,7 +286,7 @@ static void test_forward_write_requests(void) {
     }
     /* In place: the output is the input array (the instance turns WRITE into INPLACE). */
     mxk_ndarray *xy = array_from(xs);
-    int32_t inplace = MXK_REQ_INPLACE;
+    mxk_op_req inplace = MXK_REQ_INPLACE;
     CHECK_EQ_INT(mxk_op_instance_forward(inst, 0, &xy, &xy, &inplace, NULL), MXK_OK);
     CHECK_EQ_INT(read_array(xy, h), MXK_OK);
     for (int i = 0; i < N; i++)
@@ -314,7 +314,7 @@ static void test_backward_write_requests(void) {
     for (int i = 0; i < N; i++)
         dref[i] = gs[i] * ref_fd(xs[i], 1.3, 0.8);
     struct {
-        int32_t req;
+        mxk_op_req req;
         double fill, before, fresh;
     } cases[] = {
         {MXK_REQ_ADD, 5.0, 1.0, 1.0},

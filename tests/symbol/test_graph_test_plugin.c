@@ -58,7 +58,7 @@ static void test_conv_forward(void) {
     host(y, out);
     /* corners see 1 input, edges 2, the centre 4; plus the bias */
     CHECK(out[0] == 1.5f && out[1] == 2.5f && out[5] == 4.5f && out[15] == 1.5f);
-    int32_t add = MXK_REQ_ADD;
+    mxk_op_req add = MXK_REQ_ADD;
     CHECK_EQ_INT(mxk_op_instance_forward(op, 0, ins, &y, &add, NULL), MXK_OK);
     host(y, out);
     CHECK(out[0] == 3.0f && out[5] == 9.0f);

@@ -189,7 +189,7 @@ static void test_group_internals_outputs(void) {
         CHECK_NAMES(second, MXK_SYMBOL_OUTPUTS, "fc1_output");
         mxk_symbol_free(second);
         second = (mxk_symbol *)1;
-        CHECK_ERROR(mxk_symbol_get_output(g, 2, &second), MXK_ERR_INVALID_ARGUMENT,
+        CHECK_ERROR(mxk_symbol_get_output(g, 2, &second), MXK_ERR_NOT_FOUND,
                     "mxk_symbol_get_output: index 2 out of range (the symbol has 2 outputs)");
         CHECK(second == NULL);
         CHECK_ERROR(mxk_symbol_set_attr(g, "lr_mult", "1"), MXK_ERR_INVALID_ARGUMENT,

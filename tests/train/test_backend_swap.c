@@ -188,7 +188,7 @@ int main(void) {
         reason = "Fashion-MNIST is not installed in " DATA_DIR " (dataset-fashion-mnist)";
     int onednn = 0;
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         if (mxk_plugin_get(i, &r) == MXK_OK && strcmp(r.name, "onednn") == 0)
             onednn = 1;
     }

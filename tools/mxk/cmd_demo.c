@@ -166,7 +166,7 @@ static int to_host(mxk_ndarray *arr, host_tensor *t) {
  */
 static int invoke(const demo_step *step, uint32_t num_in, mxk_ndarray *const *in, handle_set *hs,
                   mxk_ndarray **out) {
-    mxk_ndarray *outputs[16] = {NULL};
+    mxk_ndarray *outputs[MXK_MAX_OUTPUTS] = {NULL};
     uint32_t num_out = 0;
     const char *keys[1] = {step->attr_key};
     const char *vals[1] = {step->attr_val};

@@ -94,6 +94,7 @@ static int gather_registry(registry_view *v) {
     if (v->plugins == NULL)
         return cli_error("out of memory");
     for (uint32_t i = 0; i < v->num_plugins; i++) {
+        v->plugins[i].struct_size = sizeof v->plugins[i];
         mxk_status st = mxk_plugin_get(i, &v->plugins[i]);
         if (st != MXK_OK)
             return cli_api_error(st, "reading plugin record %u failed", (unsigned)i);

@@ -210,7 +210,7 @@ static json_t *symbol_document(const mxk_symbol *sym) {
     }
     json_error_t err;
     json_t *doc = json_loads(text, 0, &err);
-    free(text);
+    mxk_free(text);
     if (doc == NULL)
         cli_error("cannot read back the symbol's JSON: %s", err.text);
     return doc;

@@ -317,7 +317,7 @@ int symbol_profile(const cli_globals *g, const mxk_symbol *sym, const symbol_inp
         else
             print_profile_text(&r);
     }
-    free(r.nodes);
+    mxk_free(r.nodes);
     for (uint32_t i = 0; heads != NULL && i < mxk_executor_num_outputs(ex); i++)
         mxk_ndarray_free(heads[i]);
     free(heads);

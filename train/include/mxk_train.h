@@ -16,11 +16,12 @@
  * per context, gradients summed through the KVStore, every context applying the
  * same update so that parameters stay identical.
  *
- * Errors: functions return mxk_status. After a failure mxkt_last_error() gives the
- * message: this library records its own errors there and wraps failing kernel calls
- * as "WHAT: <kernel message>" (WHAT names the step, the operator or the file). The
- * few paths documented as returning a kernel status "unwrapped" leave the message in
- * mxk_get_last_error() only.
+ * Errors: functions return mxk_status. After a failure mxk_get_last_error() (or its
+ * alias mxkt_last_error()) gives the message: this library records its errors in
+ * libmxk's one thread-local channel (mxk_set_error) and wraps failing kernel calls
+ * as "WHAT: <kernel message>" (mxk_error_add_context; WHAT names the step, the
+ * operator or the file); the few paths documented as returning a kernel status
+ * "unwrapped" leave the kernel's message as it is.
  * Randomness (initialisation, shuffling) is drawn from Philox-4x32-10 streams keyed
  * by explicit seeds, so runs are reproducible.
  * Thread safety: functions that only read their arguments and write outputs the
@@ -41,13 +42,12 @@ extern "C" {
 #endif
 
 /**
- * The last error message of this library on the calling thread (thread-local,
- * owned by the library; valid until the thread's next failing call). It is the
- * latest message recorded by a failing mxkt_* call on this thread and is not
- * cleared by successful calls, so read it right after the failure; while nothing
- * has been recorded on the thread it falls back to mxk_get_last_error(). Never NULL.
+ * The calling thread's last error message: an alias of mxk_get_last_error() (the
+ * one channel of libmxk, where this library records its messages), kept for
+ * existing callers. Thread-local, valid until the thread's next failing call of
+ * mxk or mxk_train; not cleared by successful calls. Never NULL.
  */
-const char *mxkt_last_error(void);
+MXK_API const char *mxkt_last_error(void);
 
 /* ------------------------------------------------------------------------- */
 /* Learning-rate schedulers (python/mxnet/lr_scheduler.py)                   */
@@ -92,7 +92,8 @@ typedef struct mxkt_lr_scheduler {
  * than 1 round" (step < 1), "Factor must be no more than 1 to make lr reduce"
  * (factor > 1). Thread-safe for distinct `s`.
  */
-mxk_status mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, double base_lr);
+MXK_API mxk_status mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor,
+                                  double base_lr);
 /**
  * Sets `*s` to MultiFactorScheduler(steps, factor, base_lr) (lr_scheduler.py;
  * stop_factor_lr set to 1e-8 but unused); `steps` (n values) is copied. Errors
@@ -102,14 +103,14 @@ mxk_status mxkt_lr_factor(mxkt_lr_scheduler *s, int64_t step, double factor, dou
  * < 1), "Factor must be no more than 1 to make lr reduce" (factor > 1).
  * Thread-safe for distinct `s`.
  */
-mxk_status mxkt_lr_multifactor(mxkt_lr_scheduler *s, const int64_t *steps, int32_t n, double factor,
-                               double base_lr);
+MXK_API mxk_status mxkt_lr_multifactor(mxkt_lr_scheduler *s, const int64_t *steps, int32_t n,
+                                       double factor, double base_lr);
 /**
  * The rate at num_update (upstream __call__): applies every change due up to
  * num_update to the state and returns s->lr (kind NONE: s->lr unchanged). Cannot
  * fail. Updates `*s`: not thread-safe on one scheduler.
  */
-double mxkt_lr_get(mxkt_lr_scheduler *s, int64_t num_update);
+MXK_API double mxkt_lr_get(mxkt_lr_scheduler *s, int64_t num_update);
 
 /* ------------------------------------------------------------------------- */
 /* Optimizers (python/mxnet/optimizer/optimizer.py)                          */
@@ -146,13 +147,13 @@ typedef struct mxkt_optimizer {
  * defaults are lr 0.01, momentum 0, wd 0): rescale_grad 1, clip_gradient -1 (off),
  * no scheduler, counts zero. Cannot fail. Thread-safe for distinct `o`.
  */
-void mxkt_optimizer_sgd(mxkt_optimizer *o, double lr, double momentum, double wd);
+MXK_API void mxkt_optimizer_sgd(mxkt_optimizer *o, double lr, double momentum, double wd);
 /**
  * Sets `*o` to Adam(learning_rate = lr, wd) (optimizer.py Adam; upstream default lr
  * 0.001) with beta1 0.9, beta2 0.999, epsilon 1e-8, rescale_grad 1, clip_gradient
  * -1 (off), no scheduler, counts zero. Cannot fail. Thread-safe for distinct `o`.
  */
-void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd);
+MXK_API void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd);
 /**
  * Checks that the hyper-parameters of `o` are in the ranges where the update
  * rules of optimizer.py (sgd_mom_update, adam_update) make sense (upstream leaves
@@ -166,18 +167,18 @@ void mxkt_optimizer_adam(mxkt_optimizer *o, double lr, double wd);
  * "Adam: ..." for Adam), "optimizer: kind must be SGD (0) or Adam (1), not K".
  * Pure, thread-safe.
  */
-mxk_status mxkt_optimizer_check(const mxkt_optimizer *o);
+MXK_API mxk_status mxkt_optimizer_check(const mxkt_optimizer *o);
 /**
  * Number of state arrays per parameter: Adam 2 (mean, var); otherwise SGD, 1 (mom)
  * when momentum != 0, else 0. Pure, thread-safe.
  */
-uint32_t mxkt_optimizer_num_states(const mxkt_optimizer *o);
+MXK_API uint32_t mxkt_optimizer_num_states(const mxkt_optimizer *o);
 /**
  * Weight-decay multiplier of a parameter name (upstream Optimizer.set_wd_mult): 1
  * for names ending in "_weight" or "_gamma", 0 otherwise; NULL (name unknown): 1.
  * Pure, thread-safe.
  */
-double mxkt_optimizer_wd_mult(const char *name);
+MXK_API double mxkt_optimizer_wd_mult(const char *name);
 /**
  * Counts an update of `index` (upstream _update_count: counts[index] + 1,
  * num_update = max) and returns the learning rate to use for it (upstream
@@ -186,7 +187,7 @@ double mxkt_optimizer_wd_mult(const char *name);
  * (t = 1). Cannot fail. Updates `*o` (and its scheduler): not thread-safe on one
  * optimizer.
  */
-double mxkt_optimizer_step(mxkt_optimizer *o, int32_t index);
+MXK_API double mxkt_optimizer_step(mxkt_optimizer *o, int32_t index);
 /**
  * Applies one update of `weight` in place with gradient `grad` and the states
  * (arrays of weight's shape, zero-initialised before the first update,
@@ -200,8 +201,9 @@ double mxkt_optimizer_step(mxkt_optimizer *o, int32_t index);
  * when the operator is not registered, MXK_ERR_SHAPE for mismatched shapes). `o`
  * is only read: thread-safe as the kernel's imperative calls.
  */
-mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mult,
-                                mxk_ndarray *weight, mxk_ndarray *grad, mxk_ndarray *const *states);
+MXK_API mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, double wd_mult,
+                                        mxk_ndarray *weight, mxk_ndarray *grad,
+                                        mxk_ndarray *const *states);
 
 /* ------------------------------------------------------------------------- */
 /* Initializers (python/mxnet/initializer.py)                                */
@@ -249,7 +251,7 @@ typedef struct mxkt_initializer {
  * "... unknown argument 'K'", "... bad K 'V'"; *out is then not usable.
  * Orthogonal is not provided (it needs an SVD). Thread-safe.
  */
-mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initializer *out);
+MXK_API mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initializer *out);
 /**
  * Xavier scale for a shape (initializer.py Xavier._init_weight): sqrt(magnitude /
  * factor) with fan_in = shape[1]*hw, fan_out = shape[0]*hw (hw: product of the
@@ -257,7 +259,8 @@ mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initiali
  * MXK_ERR_INVALID_ARGUMENT "Xavier initializer cannot be applied to vector. It
  * requires at least 2D.". Pure, thread-safe.
  */
-mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shape, double *scale);
+MXK_API mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shape,
+                                     double *scale);
 /**
  * Fills host values of parameter `name` (float32, `shape`; `values` has room for
  * its element count) by the name's suffix (initializer.py Initializer.__call__,
@@ -270,8 +273,8 @@ mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shap
  * ["zero", {}]); a Xavier weight of fewer than 2 dims (mxkt_xavier_scale's
  * message). Pure, thread-safe.
  */
-mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
-                                 const mxk_shape *shape, float *values);
+MXK_API mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
+                                         const mxk_shape *shape, float *values);
 /**
  * Initializer.__call__(InitDesc(name, attrs), arr) (initializer.py): when the
  * variable's `__init__` attribute `init_attr` is given (MXNet's dumps() form,
@@ -284,8 +287,9 @@ mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const char *name,
  * message>" (e.g. an initializer mxk lacks, such as orthogonal), and those of
  * mxkt_initializer_fill / mxkt_xavier_scale. Pure, thread-safe.
  */
-mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
-                                      const char *init_attr, const mxk_shape *shape, float *values);
+MXK_API mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
+                                              const char *init_attr, const mxk_shape *shape,
+                                              float *values);
 
 /* ------------------------------------------------------------------------- */
 /* Metrics (python/mxnet/metric.py)                                          */
@@ -327,9 +331,9 @@ typedef struct mxkt_metric {
  * no more than 1" (as upstream); any other name, "unknown metric 'NAME' (...)".
  * Thread-safe.
  */
-mxk_status mxkt_metric_create(const char *name, int32_t top_k, mxkt_metric *out);
+MXK_API mxk_status mxkt_metric_create(const char *name, int32_t top_k, mxkt_metric *out);
 /** Clears the accumulators (EvalMetric.reset). Cannot fail. */
-void mxkt_metric_reset(mxkt_metric *m);
+MXK_API void mxkt_metric_reset(mxkt_metric *m);
 /**
  * Accumulates one batch (EvalMetric.update): `labels` (n host values) and
  * predictions `preds` (n rows of `width` host values, row-major). Classification
@@ -341,10 +345,10 @@ void mxkt_metric_reset(mxkt_metric *m);
  * (CE / NLL: probability 0, -log(0 + 1e-12)); Perplexity skips its ignore_label
  * and clips probabilities at 1e-10. Cannot fail.
  */
-void mxkt_metric_update(mxkt_metric *m, const float *labels, const float *preds, int64_t n,
-                        int64_t width);
+MXK_API void mxkt_metric_update(mxkt_metric *m, const float *labels, const float *preds, int64_t n,
+                                int64_t width);
 /** The current value (EvalMetric.get; NaN with no instances). Pure. */
-double mxkt_metric_get(const mxkt_metric *m);
+MXK_API double mxkt_metric_get(const mxkt_metric *m);
 
 /* ------------------------------------------------------------------------- */
 /* Data parallelism, callbacks, names                                        */
@@ -360,8 +364,8 @@ double mxkt_metric_get(const mxkt_metric *m);
  * load."; an empty slice, "Too many slices. Some splits are empty.". Pure,
  * thread-safe.
  */
-mxk_status mxkt_split_input_slice(int64_t batch_size, const double *work_load, int32_t n,
-                                  int64_t *begin, int64_t *end);
+MXK_API mxk_status mxkt_split_input_slice(int64_t batch_size, const double *work_load, int32_t n,
+                                          int64_t *begin, int64_t *end);
 
 /**
  * Speedometer's log line (python/mxnet/callback.py of MXNet 1.0-1.2, the form the
@@ -372,16 +376,16 @@ mxk_status mxkt_split_input_slice(int64_t batch_size, const double *work_load, i
  * Without metrics (num_metrics 0): "Iter[E] Batch [B]\tSpeed: S samples/sec".
  * Cannot fail. Thread-safe.
  */
-void mxkt_speedometer_line(char *buf, size_t size, int32_t epoch, int64_t nbatch, double speed,
-                           const mxkt_metric *metrics, uint32_t num_metrics);
+MXK_API void mxkt_speedometer_line(char *buf, size_t size, int32_t epoch, int64_t nbatch,
+                                   double speed, const mxkt_metric *metrics, uint32_t num_metrics);
 /**
  * Checkpoint file names (python/mxnet/model.py save_checkpoint, module.py): kind
  * "symbol" → "prefix-symbol.json" (epoch unused), any other kind →
  * "prefix-%04d.KIND" ("params", "states"). Truncated to `size`. Cannot fail.
  * Thread-safe.
  */
-void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, int32_t epoch,
-                          const char *kind);
+MXK_API void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, int32_t epoch,
+                                  const char *kind);
 
 /* ------------------------------------------------------------------------- */
 /* Data: a small iterator interface, NDArrayIter, kernel iterators           */
@@ -429,9 +433,9 @@ struct mxkt_iter {
  * ("NDArrayIter: ..."). Its reset cannot fail; its next returns the kernel's status
  * of copying the batch into those arrays ("NDArrayIter: ..."); its batch cannot fail.
  */
-mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
-                                    const float *label, int64_t batch_size, int32_t shuffle,
-                                    uint64_t seed, mxkt_iter **out);
+MXK_API mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
+                                            const float *label, int64_t batch_size, int32_t shuffle,
+                                            uint64_t seed, mxkt_iter **out);
 /**
  * Wraps a kernel iterator: shapes from mxk_data_iter_describe (first data and
  * first label), batch_size = the data's dims[0]. On success `kit` is taken over
@@ -443,23 +447,23 @@ mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_sha
  * reset: ...", "data iterator: ...", "data iterator batch: ...") and batch
  * MXK_ERR_STATE "data iterator gave no data array".
  */
-mxk_status mxkt_kernel_iter_wrap(mxk_data_iter *kit, mxkt_iter **out);
+MXK_API mxk_status mxkt_kernel_iter_wrap(mxk_data_iter *kit, mxkt_iter **out);
 /**
  * Destroys an iterator and what it owns (its batch arrays; a wrapped kernel
  * iterator). NULL: no-op.
  */
-void mxkt_iter_free(mxkt_iter *it);
+MXK_API void mxkt_iter_free(mxkt_iter *it);
 /**
  * Rewinds `it` (DataIter.reset). Errors: those of the source's reset (NDArrayIter:
  * none; kernel iterator: mxk_data_iter_reset's, e.g. a sticky producer error).
  */
-mxk_status mxkt_iter_reset(mxkt_iter *it);
+MXK_API mxk_status mxkt_iter_reset(mxkt_iter *it);
 /**
  * Advances `it` (DataIter.next): *has_next 0 at the end of the epoch, else 1 with
  * a current batch (it->batch). Errors: those of the source's next (see
  * mxkt_ndarray_iter_create, mxkt_kernel_iter_wrap).
  */
-mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
+MXK_API mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
 
 /* ------------------------------------------------------------------------- */
 /* Module (python/mxnet/module/module.py)                                    */
@@ -493,14 +497,15 @@ typedef struct mxkt_module mxkt_module;
  * kernel's status of copying the symbol or listing its names or attributes
  * ("Module: ...").
  */
-mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, const char *label_name,
-                              const mxk_context *ctx, uint32_t num_ctx, mxkt_module **out);
+MXK_API mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name,
+                                      const char *label_name, const mxk_context *ctx,
+                                      uint32_t num_ctx, mxkt_module **out);
 /**
  * Frees a module after waiting for all pending work (mxk_wait_all; its errors are
  * dropped): KVStore, optimizer states, executors (so every array from
  * mxkt_module_param / aux / param_on), names and the symbol copy. NULL: no-op.
  */
-void mxkt_module_free(mxkt_module *m);
+MXK_API void mxkt_module_free(mxkt_module *m);
 
 /**
  * bind(data_shapes, label_shapes, for_training) (module.py): one simple_bind per
@@ -514,8 +519,8 @@ void mxkt_module_free(mxkt_module *m);
  * smaller than the number of contexts), MXK_ERR_OUT_OF_MEMORY "out of memory", the
  * kernel's status of mxk_executor_simple_bind ("bind: ...", e.g. MXK_ERR_SHAPE).
  */
-mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
-                            const mxk_shape *label_shape, int32_t for_training);
+MXK_API mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
+                                    const mxk_shape *label_shape, int32_t for_training);
 /**
  * init_params(initializer, arg_params, aux_params, allow_missing, force_init)
  * (module.py): parameters and aux states visited in sorted name order, set on
@@ -537,9 +542,10 @@ mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
  * Parameters visited before a failure keep their new values; a failed first call
  * leaves the parameters marked uninitialised.
  */
-mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init, uint32_t num_given,
-                                   const char *const *names, mxk_ndarray *const *values,
-                                   int32_t allow_missing, int32_t force_init);
+MXK_API mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
+                                           uint32_t num_given, const char *const *names,
+                                           mxk_ndarray *const *values, int32_t allow_missing,
+                                           int32_t force_init);
 /**
  * init_optimizer(kvstore, optimizer) (module.py): copies `opt` (the caller keeps
  * it), sets rescale_grad = 1/batch_size unless `keep_rescale`, allocates
@@ -549,12 +555,13 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
  * for one device). A second call prints "WARNING: optimizer already initialized,
  * ignoring..." on stderr and changes nothing (MXK_OK). Errors: MXK_ERR_STATE "bind
  * and init_params before init_optimizer", MXK_ERR_UNSUPPORTED "more than 1024
- * parameters", mxkt_optimizer_check's (after rescale_grad is set; nothing changed), MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating
- * a state ("optimizer state: ...") or of mxk_kvstore_create / mxk_kvstore_init
+ * parameters", mxkt_optimizer_check's (after rescale_grad is set; nothing changed),
+ * MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating a state ("optimizer state:
+ * ...") or of mxk_kvstore_create / mxk_kvstore_init
  * ("kvstore: ...", e.g. MXK_ERR_NOT_FOUND for an unknown type).
  */
-mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
-                                      const mxkt_optimizer *opt, int32_t keep_rescale);
+MXK_API mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
+                                              const mxkt_optimizer *opt, int32_t keep_rescale);
 /**
  * forward(data batch, is_train) (module.py): copies rows [begin, end) of `data`
  * (and `label`, when not NULL and the symbol has the label) into each context's
@@ -565,20 +572,21 @@ mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
  * mxk_executor_forward ("forward: ...", e.g. MXK_ERR_SHAPE for a batch of another
  * shape).
  */
-mxk_status mxkt_module_forward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label,
-                               int32_t is_train);
+MXK_API mxk_status mxkt_module_forward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label,
+                                       int32_t is_train);
 /**
  * backward() (module.py): pushes every context's backward pass; loss outputs need
  * no head gradients. Errors: MXK_ERR_STATE "re-bind with for_training=True to run
  * backward" (also before bind), the kernel's status of mxk_executor_backward
  * ("backward: ...", e.g. MXK_ERR_INVALID_ARGUMENT for an output that is not a loss).
  */
-mxk_status mxkt_module_backward(mxkt_module *m);
+MXK_API mxk_status mxkt_module_backward(mxkt_module *m);
 /**
  * forward_backward(data batch) (base_module.py): mxkt_module_forward with
  * is_train 1, then mxkt_module_backward; their errors.
  */
-mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_ndarray *label);
+MXK_API mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data,
+                                                mxk_ndarray *label);
 /**
  * update() (module.py, update_on_kvstore False): for each parameter with a
  * gradient, the gradients are summed over contexts through the KVStore (push and
@@ -590,7 +598,7 @@ mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_n
  * need a kvstore", the kernel's status of the push / pull ("gradient aggregation:
  * ...") or mxkt_optimizer_apply's.
  */
-mxk_status mxkt_module_update(mxkt_module *m);
+MXK_API mxk_status mxkt_module_update(mxkt_module *m);
 /**
  * get_outputs()[0] merged over contexts (module.py, merge_multi_context): copies
  * output 0 into `out` as batch_size rows of *width host floats (width: product of
@@ -599,54 +607,54 @@ mxk_status mxkt_module_update(mxkt_module *m);
  * ("output: ...", including errors of pending work); not bound:
  * MXK_ERR_INVALID_ARGUMENT ("output: ...: arr is NULL").
  */
-mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width);
+MXK_API mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width);
 /**
  * update_metric(metric, labels) (module.py): output 0 (mxkt_module_get_output,
  * into the module's own buffer) and `labels`, the current batch's host labels of
  * which the first `n` rows (n <= batch_size) are used, update each of the
  * `num_metrics` metrics (mxkt_metric_update). Errors: mxkt_module_get_output's.
  */
-mxk_status mxkt_module_update_metric(mxkt_module *m, mxkt_metric *metrics, uint32_t num_metrics,
-                                     const float *labels, int64_t n);
+MXK_API mxk_status mxkt_module_update_metric(mxkt_module *m, mxkt_metric *metrics,
+                                             uint32_t num_metrics, const float *labels, int64_t n);
 
 /**
  * Number of parameters (the symbol's arguments minus data and label). Valid from
  * mxkt_module_create on.
  */
-uint32_t mxkt_module_num_params(const mxkt_module *m);
+MXK_API uint32_t mxkt_module_num_params(const mxkt_module *m);
 /**
  * Name of parameter i in list_arguments order, or NULL when i is out of range.
  * Owned by the module, valid until mxkt_module_free.
  */
-const char *mxkt_module_param_name(const mxkt_module *m, uint32_t i);
+MXK_API const char *mxkt_module_param_name(const mxkt_module *m, uint32_t i);
 /** Number of aux states (list_auxiliary_states). Valid from mxkt_module_create on. */
-uint32_t mxkt_module_num_aux(const mxkt_module *m);
+MXK_API uint32_t mxkt_module_num_aux(const mxkt_module *m);
 /**
  * Name of aux state i in list_auxiliary_states order, or NULL when i is out of
  * range. Owned by the module, valid until mxkt_module_free.
  */
-const char *mxkt_module_aux_name(const mxkt_module *m, uint32_t i);
+MXK_API const char *mxkt_module_aux_name(const mxkt_module *m, uint32_t i);
 /**
  * Context 0's array of parameter i (owned by the module's executor, valid until
  * mxkt_module_free; do not free). NULL before bind or when i is out of range.
  * Pending work may write it: read through waiting calls (mxk_ndarray_copy_to_host).
  */
-mxk_ndarray *mxkt_module_param(const mxkt_module *m, uint32_t i);
+MXK_API mxk_ndarray *mxkt_module_param(const mxkt_module *m, uint32_t i);
 /** Context 0's array of aux state i; as mxkt_module_param. */
-mxk_ndarray *mxkt_module_aux(const mxkt_module *m, uint32_t i);
+MXK_API mxk_ndarray *mxkt_module_aux(const mxkt_module *m, uint32_t i);
 /**
  * Context c's array of parameter i (to check that contexts agree); as
  * mxkt_module_param, NULL also when c is out of range.
  */
-mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i);
+MXK_API mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint32_t i);
 /** Number of contexts. */
-uint32_t mxkt_module_num_ctx(const mxkt_module *m);
+MXK_API uint32_t mxkt_module_num_ctx(const mxkt_module *m);
 /**
  * Context c's executor (owned by the module, valid until mxkt_module_free; do not
  * free), e.g. for mxk_executor_node_backend or the profiler
  * (mxk_executor_set_profiling); NULL before bind or when c is out of range.
  */
-mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c);
+MXK_API mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c);
 /**
  * Re-resolves every context's kernels by the backend preference now
  * (mxk_executor_reresolve on each executor; no MXNet counterpart): the live swap of
@@ -658,7 +666,7 @@ mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c);
  * MXK_ERR_NOT_FOUND for a node no kernel serves any more). A failure leaves the
  * contexts before it re-resolved.
  */
-mxk_status mxkt_module_reresolve(mxkt_module *m);
+MXK_API mxk_status mxkt_module_reresolve(mxkt_module *m);
 
 /**
  * get_params() (module.py; executor_group.py DataParallelExecutorGroup.get_params):
@@ -673,8 +681,8 @@ mxk_status mxkt_module_reresolve(mxkt_module *m);
  * an array ("get_params: ..."; when averaging, errors of pending work too); nothing is
  * returned then (*num 0, NULL lists).
  */
-mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***names,
-                                  mxk_ndarray ***values);
+MXK_API mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***names,
+                                          mxk_ndarray ***values);
 
 /**
  * set_params(arg_params, aux_params, allow_extra) (module.py; executor.py
@@ -687,8 +695,8 @@ mxk_status mxkt_module_get_params(const mxkt_module *m, uint32_t *num, char ***n
  * copy, unwrapped (e.g. MXK_ERR_SHAPE); the kernel's status of the wait
  * ("set_params: ...", errors of pending work). Arrays before a failure are copied.
  */
-mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *const *names,
-                                  mxk_ndarray *const *values, int32_t allow_extra);
+MXK_API mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *const *names,
+                                          mxk_ndarray *const *values, int32_t allow_extra);
 
 /**
  * save_checkpoint(prefix, epoch, save_optimizer_states) (module.py):
@@ -711,8 +719,8 @@ mxk_status mxkt_module_set_params(mxkt_module *m, uint32_t num, const char *cons
  * memory", the kernel's status creating the counts array. Files written before a
  * failure stay.
  */
-mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
-                                       int32_t save_states, FILE *log);
+MXK_API mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32_t epoch,
+                                               int32_t save_states, FILE *log);
 /**
  * Loads prefix-%04d.params into the bound module through mxkt_module_set_params
  * with allow_extra 0 (module.py load_params; keys "arg:"/"aux:" or bare), after
@@ -724,7 +732,7 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
  * of mxk_ndarray_load ("PATH: ...": MXK_ERR_IO, MXK_ERR_FORMAT, MXK_ERR_OUT_OF_MEMORY),
  * MXK_ERR_FORMAT "PATH: a parameter file needs names", mxkt_module_set_params' errors.
  */
-mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch);
+MXK_API mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t epoch);
 /**
  * Loads prefix-%04d.states (as written by mxkt_module_save_checkpoint) into the
  * optimizer states of every context, then num_update and the update counts from
@@ -736,7 +744,7 @@ mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t e
  * MXK_ERR_NOT_FOUND "PATH: no state NAME:KIND", MXK_ERR_FORMAT "PATH: __counts__
  * must be float64", the kernel's status of a copy or of the wait, unwrapped.
  */
-mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t epoch);
+MXK_API mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t epoch);
 
 /**
  * Loads prefix-symbol.json (mxk_symbol_load; python/mxnet/model.py
@@ -746,7 +754,7 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
  * MXK_ERR_FORMAT for malformed JSON, MXK_ERR_NOT_FOUND for an unknown operator).
  * Thread-safe.
  */
-mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out);
+MXK_API mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out);
 
 /**
  * A batch-end callback (base_module.py fit's batch_end_callback with BatchEndParam):
@@ -825,7 +833,7 @@ typedef void (*mxkt_progress_cb)(const mxkt_progress *p, void *user);
  * once more with done = 1 at the end of each pass (cb NULL: none, the default).
  * Not thread-safe with a pass running on `m`. Cannot fail.
  */
-void mxkt_module_set_progress(mxkt_module *m, mxkt_progress_cb cb, void *user);
+MXK_API void mxkt_module_set_progress(mxkt_module *m, mxkt_progress_cb cb, void *user);
 
 /**
  * Formats `p` as one line of text into buf (cut to `size`, NUL-terminated), e.g.
@@ -837,7 +845,7 @@ void mxkt_module_set_progress(mxkt_module *m, mxkt_progress_cb cb, void *user);
  * when it has a finite value. Returns the length written. Cannot fail;
  * thread-safe.
  */
-size_t mxkt_progress_format(const mxkt_progress *p, char *buf, size_t size);
+MXK_API size_t mxkt_progress_format(const mxkt_progress *p, char *buf, size_t size);
 
 /**
  * Writes v into buf in the shortest "%.Ng" form that reads back (strtod) as the
@@ -845,7 +853,7 @@ size_t mxkt_progress_format(const mxkt_progress *p, char *buf, size_t size);
  * (0.1f: "0.1"); "null" when v is not finite (JSON). 24 bytes always suffice.
  * Cannot fail; thread-safe.
  */
-void mxkt_format_shortest(double v, int is_float, char *buf, size_t size);
+MXK_API void mxkt_format_shortest(double v, int is_float, char *buf, size_t size);
 
 /**
  * fit(train, eval) (base_module.py BaseModule.fit; callback.py Speedometer and
@@ -856,9 +864,9 @@ void mxkt_format_shortest(double v, int is_float, char *buf, size_t size);
  * on its batch_size - pad real rows (the pad rows are never counted), with the Speedometer and
  * batch_cb, logs "Update[N]: Change learning rate to R" when the scheduler
  * changes the rate, "Epoch[E] Train-NAME=V", "Epoch[E] Time cost=T", checkpoints (epoch + 1, with
- * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V"), appends to metrics_log, calls epoch_cb.
- * The module must be bound, initialised and have its optimizer; the iterators stay the caller's;
- * `opt` is read and its last_* fields written. Errors (fit stops at the first):
+ * states), scores on `eval` (may be NULL; "Epoch[E] Validation-NAME=V"), appends to metrics_log,
+ * calls epoch_cb. The module must be bound, initialised and have its optimizer; the iterators stay
+ * the caller's; `opt` is read and its last_* fields written. Errors (fit stops at the first):
  * MXK_ERR_INVALID_ARGUMENT "fit: 1 to 8 metrics, not N" (nothing run), MXK_ERR_INVALID_ARGUMENT
  * "label L of example I in 'SOURCE' is not a class of the output (0 to C-1)" before the batch's
  * update, so no parameter changes (a class metric, an output of C >= 2 values; I counts the epoch's
@@ -874,8 +882,8 @@ void mxkt_format_shortest(double v, int is_float, char *buf, size_t size);
  * (MXK_ERR_IO), "metrics log: cannot read 'PATH': it is a directory, not a regular file", ...
  * (the log is appended by reading it and rewriting it whole, atomically).
  */
-mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
-                           mxkt_fit_options *opt);
+MXK_API mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
+                                   mxkt_fit_options *opt);
 /**
  * score(eval, metrics) (base_module.py BaseModule.score, which updates the metric
  * with the batch's pad rows dropped): resets the metrics and `eval`, runs forward
@@ -890,14 +898,14 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval,
  * mxkt_module_forward, mxkt_module_update_metric, the kernel's status reading the
  * label array ("label: ...").
  */
-mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
-                             uint32_t num_metrics);
+MXK_API mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metrics,
+                                     uint32_t num_metrics);
 /**
  * The examples (real rows of labelled batches, pad rows excluded) the last
  * mxkt_module_score on `m` counted, also the one fit runs for validation; 0
  * before any. Cannot fail; not thread-safe with a score running on `m`.
  */
-int64_t mxkt_module_scored_examples(const mxkt_module *m);
+MXK_API int64_t mxkt_module_scored_examples(const mxkt_module *m);
 /**
  * predict(eval) (base_module.py iter_predict / predict: outputs[0:batch_size-pad],
  * merge_batches): resets `eval`, runs forward (inference, no labels) on each batch
@@ -908,8 +916,8 @@ int64_t mxkt_module_scored_examples(const mxkt_module *m);
  * mxkt_module_forward, mxkt_module_get_output, MXK_ERR_OUT_OF_MEMORY "out of
  * memory"; nothing is returned then.
  */
-mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int64_t *rows,
-                               int64_t *width);
+MXK_API mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int64_t *rows,
+                                       int64_t *width);
 
 /* ------------------------------------------------------------------------- */
 /* Networks: MXNet.jl's MNIST MLP and LeNet, the image-classification zoo    */
@@ -938,10 +946,10 @@ typedef struct mxkt_net_config {
 } mxkt_net_config;
 
 /** Sets `*c` to the defaults above for `network` (not copied). Cannot fail. */
-void mxkt_net_config_default(mxkt_net_config *c, const char *network);
+MXK_API void mxkt_net_config_default(mxkt_net_config *c, const char *network);
 
 /** The network names, ", "-separated (a static string). */
-const char *mxkt_net_names(void);
+MXK_API const char *mxkt_net_names(void);
 
 /**
  * Builds a network through the symbol API with upstream's node names, operators
@@ -961,7 +969,7 @@ const char *mxkt_net_names(void);
  * the kernel's status of a failing node, recorded as "NODE: ..." (e.g.
  * MXK_ERR_NOT_FOUND when the operators' plugin is not loaded). Thread-safe.
  */
-mxk_status mxkt_net_create(const mxkt_net_config *c, mxk_symbol **out);
+MXK_API mxk_status mxkt_net_create(const mxkt_net_config *c, mxk_symbol **out);
 
 /**
  * The MLP of MXNet.jl's MNIST tutorial (docs/tutorial/mnist.rst): data (batch, 784)
@@ -972,7 +980,7 @@ mxk_status mxkt_net_create(const mxkt_net_config *c, mxk_symbol **out);
  * "LAYER: ..." (e.g. MXK_ERR_NOT_FOUND when the operators' plugin is not loaded).
  * Thread-safe.
  */
-mxk_status mxkt_net_mlp(mxk_symbol **out);
+MXK_API mxk_status mxkt_net_mlp(mxk_symbol **out);
 /**
  * The LeNet of MXNet.jl's examples/mnist/lenet.jl: data (batch, 1, 28, 28) →
  * convolution0 (5x5, 20) → tanh → max pooling0 (2x2, stride 2) → convolution1 (5x5,
@@ -980,7 +988,7 @@ mxk_status mxkt_net_mlp(mxk_symbol **out);
  * fullyconnected1 (10) → SoftmaxOutput "softmax". Ownership, errors and thread
  * safety as mxkt_net_mlp.
  */
-mxk_status mxkt_net_lenet(mxk_symbol **out);
+MXK_API mxk_status mxkt_net_lenet(mxk_symbol **out);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     printf("checkpoint %s\n", ck);
     printf("config_dir %s\n", mxk_config_dir());
     for (uint32_t i = 0; i < mxk_plugin_count(); i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         if (mxk_plugin_get(i, &r) == MXK_OK)
             printf("plugin %s\n", r.name);
     }

@@ -1,6 +1,7 @@
 /*
- * Registry internals shared by the registry store (registry.c), the registrar
- * (registrar.c) and the plugin loader (loader.c). Not used elsewhere.
+ * Registry internals shared by the registry store (registry.c), backend selection
+ * (backend_select.c), the registrar (registrar.c), the plugin loader (loader.c) and
+ * the config dir (config.c). Not used elsewhere.
  */
 #ifndef MXK_REGISTRY_INTERNAL_H
 #define MXK_REGISTRY_INTERNAL_H
@@ -65,6 +66,14 @@ void mxk_kernel_entry_free(mxk_kernel_entry *e);
 
 /** Calls every loaded plugin's shutdown hook (in reverse load order), once. */
 void mxk_registry_shutdown_plugins(void);
+
+/**
+ * Writes into out[0..max) the kernels registered for `op` (under its name or an
+ * alias) on dev_type, in registration order; returns how many (at most max).
+ * Kernels never move, so the pointers stay valid. Takes the registry lock.
+ */
+uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
+                                 const mxk_kernel_entry **out, uint32_t max);
 
 /** Sets the mxk.conf-level backend preference and per-op overrides (config.c). */
 mxk_status mxk_registry_set_conf_preference(const char *list);

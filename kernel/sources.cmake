@@ -22,7 +22,7 @@ set(MXK_KERNEL_INCLUDE_DIRS
   ${k}/runtime ${k}/plugin ${k}/memory ${k}/ndarray ${k}/engine ${k}/op ${k}/graph
   ${k}/kvstore ${k}/io)
 set(MXK_CORE_SOURCES
-  ${k}/runtime/error.c ${k}/runtime/env.c
+  ${k}/runtime/error.c ${k}/runtime/env.c ${k}/runtime/suggest.c
   ${k}/ndarray/shape.c ${k}/ndarray/ndarray.c ${k}/ndarray/ndarray_io.c
   ${k}/ndarray/dtype_convert.c ${k}/ndarray/file_io.c
   ${k}/memory/storage.c ${k}/memory/resource.c ${k}/memory/device_lookup.c

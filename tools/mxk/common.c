@@ -89,12 +89,7 @@ void cli_print_command_help(const cli_command *cmd) {
     printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->help != NULL && cmd->help[0] != '\0')
         printf("\n%s", cmd->help);
-    fputs("\nGlobal options (before or after the command):\n"
-          "  --config-dir DIR   use DIR as the config directory (mxk.conf, plugins.d/)\n"
-          "  --backend LIST     backend preference, most preferred first (\"onednn,cpu-blas\")\n"
-          "  --json             machine-readable output (JSON)\n"
-          "  -h, --help         show this help\n",
-          stdout);
+    printf("\nGlobal options (before or after the command):\n%s", cli_global_options_help);
 }
 
 /**
@@ -103,8 +98,14 @@ void cli_print_command_help(const cli_command *cmd) {
  * Returns CLI_USAGE.
  */
 int cli_reject_argument(const cli_command *cmd, const char *arg) {
-    if (cli_is_option(arg))
-        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (cli_is_option(arg)) {
+        cli_option_table t;
+        char hint[256];
+        size_t len = strcspn(arg, "=");
+        cli_option_table_fill(&t, cmd);
+        cli_option_suggest(&t, arg, hint, sizeof hint);
+        return cli_usage_error(cmd, "unknown option '%.*s'%s", (int)len, arg, hint);
+    }
     return cli_usage_error(cmd, "unexpected argument '%s'", arg);
 }
 
@@ -159,8 +160,10 @@ static void warn_unknown_backends(void) {
 }
 
 /**
- * Initialises the library with the global options (config dir, backend list).
- * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
+ * Initialises the library with the global options (config dir, backend list), then
+ * loads each --plugin library (mxk_load_plugin; a failure is an error, as MXNet's
+ * mx.library.load raises). Returns CLI_OK, or CLI_ERROR after reporting the error
+ * (the library shut down again). Pair with mxk_shutdown().
  */
 int cli_init_library(const cli_globals *g) {
     mxk_init_options opts;
@@ -171,6 +174,14 @@ int cli_init_library(const cli_globals *g) {
     mxk_status st = mxk_init(&opts);
     if (st != MXK_OK)
         return cli_api_error(st, "initialising the mxk library failed");
+    for (int i = 0; i < g->num_plugins; i++) {
+        st = mxk_load_plugin(g->plugins[i], NULL);
+        if (st != MXK_OK) {
+            cli_api_error(st, "loading plugin '%s' failed", g->plugins[i]);
+            mxk_shutdown();
+            return CLI_ERROR;
+        }
+    }
     warn_unknown_backends();
     return CLI_OK;
 }

@@ -135,6 +135,51 @@ uint32_t mxk_plugin_rejected_count(void);
 mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **reason);
 
 /* ------------------------------------------------------------------------- */
+/* Config layers and where plugins came from                                 */
+/* ------------------------------------------------------------------------- */
+/*
+ * mxk_init reads its config from layers, most general first: an explicit config
+ * dir (mxk_init_options.config_dir), else $MXK_CONFIG_DIR, is used alone;
+ * otherwise the install's etc/mxk and, over it, the user's $XDG_CONFIG_HOME/mxk
+ * (~/.config/mxk), each when it exists. mxk.conf keys of a later layer replace an
+ * earlier one's; plugins.d confs are merged by file name (a later layer's NAME.conf
+ * replaces the earlier NAME.conf; `enabled = false` disables the plugin), as
+ * systemd drop-ins are. Then each library of $MXK_PLUGINS (':'-separated paths,
+ * as MXNet's mx.library.load in python/mxnet/library.py) is loaded unless
+ * no_plugins is set; a failure there, as one of a conf, is recorded with
+ * mxk_plugin_rejected_* and logged once as a WARNING ("plugin candidate ORIGIN
+ * rejected: REASON"; MXK_LOG_LEVEL=error silences it). mxk_load_plugin may be
+ * called after mxk_init (before it, the first mxk_init would reload nothing it
+ * loaded but the config's plugins would come after); its failure is returned, not
+ * logged. The values below are those of the last mxk_init; strings owned by the
+ * library, valid until the next mxk_init. Call them from one thread with mxk_init.
+ */
+
+/** Number of config dirs in use (0 to 2; mxk_config_dir() is the last one). */
+uint32_t mxk_config_dir_count(void);
+
+/**
+ * Config dir i (0: the most general) into *dir. Errors: MXK_ERR_INVALID_ARGUMENT
+ * (dir NULL), MXK_ERR_NOT_FOUND "config dir index I out of range (N in use)".
+ */
+mxk_status mxk_config_dir_get(uint32_t i, const char **dir);
+
+/**
+ * Where loaded plugin `plugin` came from: its conf file's path, "MXK_PLUGINS=PATH",
+ * or "" (mxk_load_plugin, the `mxk --plugin` option); NULL for no such plugin.
+ */
+const char *mxk_plugin_origin(const char *plugin);
+
+/** Number of plugin conf files that `enabled = false` disabled (after the merge). */
+uint32_t mxk_plugin_disabled_count(void);
+
+/**
+ * Path of disabled conf file i into *conf_path. Errors: MXK_ERR_INVALID_ARGUMENT
+ * (conf_path NULL), MXK_ERR_NOT_FOUND "disabled conf index I out of range (N disabled)".
+ */
+mxk_status mxk_plugin_disabled_get(uint32_t i, const char **conf_path);
+
+/* ------------------------------------------------------------------------- */
 /* Registry queries                                                          */
 /* ------------------------------------------------------------------------- */
 

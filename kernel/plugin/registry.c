@@ -263,19 +263,32 @@ mxk_status mxk_registry_commit(mxk_staging *st) {
     return MXK_OK;
 }
 
-void mxk_registry_reject(const char *path, const char *reason) {
-    rejection *r = calloc(1, sizeof *r);
-    if (r == NULL)
-        return;
-    r->path = strdup(path ? path : "");
-    r->reason = strdup(reason ? reason : "");
+void mxk_registry_reject(const char *path, const char *reason, int warn) {
+    path = path ? path : "";
+    reason = reason ? reason : "";
     pthread_mutex_lock(&R.lock);
-    if (r->path == NULL || r->reason == NULL || !ptr_push(&R.rejected, r)) {
+    for (uint32_t i = 0; i < R.rejected.count; i++) {
+        const rejection *old = R.rejected.items[i];
+        if (strcmp(old->path, path) == 0 && strcmp(old->reason, reason) == 0) {
+            pthread_mutex_unlock(&R.lock);
+            return; /* recorded (and warned about) once per process */
+        }
+    }
+    rejection *r = calloc(1, sizeof *r);
+    if (r != NULL && ((r->path = strdup(path)) == NULL || (r->reason = strdup(reason)) == NULL ||
+                      !ptr_push(&R.rejected, r))) {
         free(r->path);
         free(r->reason);
         free(r);
     }
     pthread_mutex_unlock(&R.lock);
+    if (warn)
+        mxk_log(MXK_LOG_WARNING, "plugin candidate %s rejected: %s", path, reason);
+}
+
+const char *mxk_plugin_origin(const char *name) {
+    const mxk_plugin_entry *p = name ? mxk_registry_plugin_by_name(name) : NULL;
+    return p ? p->origin : NULL;
 }
 
 void mxk_registry_shutdown_plugins(void) {

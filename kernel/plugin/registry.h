@@ -23,7 +23,8 @@ typedef struct mxk_plugin_entry {
     char *name;
     char *version;
     char *description;
-    char *path; /**< real path */
+    char *path;   /**< real path */
+    char *origin; /**< the conf file, "MXK_PLUGINS=PATH", or "" (mxk_load_plugin) */
     uint32_t abi_major, abi_minor, negotiated_minor;
     void *dl_handle;
     mxk_plugin_shutdown_fn shutdown;

@@ -57,8 +57,13 @@ const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path);
 /** The loaded plugin named `name`, or NULL. */
 const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name);
 
-/** Records a rejected candidate (copies both strings). */
-void mxk_registry_reject(const char *path, const char *reason);
+/**
+ * Records a rejected candidate (copies both strings) and, when `warn`, logs the
+ * WARNING "plugin candidate PATH rejected: REASON" (candidates of the config and
+ * MXK_PLUGINS; an API load returns its error instead). The same path and reason
+ * are recorded and warned about once per process.
+ */
+void mxk_registry_reject(const char *path, const char *reason, int warn);
 
 /** Frees op/kernel/... entries (used by discard and on shutdown). */
 void mxk_op_entry_free(mxk_op_entry *e);

@@ -41,34 +41,38 @@ static int rejected_with(const char *needle) {
     return 0;
 }
 
+/* The config layers: an explicit or MXK_CONFIG_DIR dir alone; else the install's,
+ * then the user's over it. */
 static void test_search_order(void) {
-    char out[4096];
+    mxk_config_layers out;
     mkdir(sub("a"), 0755);
     mkdir(sub("b"), 0755);
     mkdir(sub("xdg"), 0755);
     mkdir(sub("xdg/mxk"), 0755);
     setenv("MXK_CONFIG_DIR", sub("a"), 1);
-    CHECK_EQ_INT(mxk_config_find_dir(sub("b"), out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("b")) == 0); /* explicit flag first */
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("a")) == 0); /* then MXK_CONFIG_DIR */
-    CHECK_EQ_INT(mxk_config_find_dir("/nonexistent/conf", out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxk_config_find_dirs(sub("b"), &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], sub("b")) == 0); /* explicit flag first */
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], sub("a")) == 0); /* then MXK_CONFIG_DIR */
+    CHECK_EQ_INT(mxk_config_find_dirs("/nonexistent/conf", &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/conf' (given explicitly) is not a directory");
     setenv("MXK_CONFIG_DIR", "/nonexistent/env", 1);
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/env' (from MXK_CONFIG_DIR) is not a directory");
     unsetenv("MXK_CONFIG_DIR");
     setenv("XDG_CONFIG_HOME", sub("xdg"), 1);
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("xdg/mxk")) == 0); /* then $XDG_CONFIG_HOME/mxk */
-    setenv("XDG_CONFIG_HOME", sub("a"), 1);  /* no mxk/ inside */
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    /* then the install's etc/mxk, found from libmxk's location: the build tree's */
-    CHECK(strcmp(out, BUILD_CONFDIR) == 0);
-    if (strcmp(out, BUILD_CONFDIR) != 0)
-        fprintf(stderr, "got '%s', expected '%s'\n", out, BUILD_CONFDIR);
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    /* the install's etc/mxk (found from libmxk's location: the build tree's), then
+     * $XDG_CONFIG_HOME/mxk over it */
+    CHECK(out.n == 2 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0 &&
+          strcmp(out.dirs[1], sub("xdg/mxk")) == 0);
+    setenv("XDG_CONFIG_HOME", sub("a"), 1); /* no mxk/ inside */
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0);
+    if (out.n != 1 || strcmp(out.dirs[0], BUILD_CONFDIR) != 0)
+        fprintf(stderr, "got '%s', expected '%s'\n", out.n ? out.dirs[0] : "", BUILD_CONFDIR);
 }
 
 static void test_bad_global_conf(void) {

@@ -37,7 +37,9 @@ static int distance(const char *a, const char *b) {
     return rows[la % 3][lb];
 }
 
-void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size) {
+void mxk_suggest_from(const char *name, const void *table, uint32_t n,
+                      const char *(*name_at)(const void *table, uint32_t i), char *buf,
+                      size_t size) {
     if (size == 0)
         return;
     buf[0] = '\0';
@@ -46,11 +48,12 @@ void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf
     size_t len = strlen(name + strspn(name, "-"));
     int limit = len >= 6 ? (int)(len / 3) : 1;
     const char *best[SUGGEST_MAX];
-    int nbest = 0, best_d = limit + 1;
-    for (size_t i = 0; i < n; i++) {
-        if (cands[i] == NULL || strcmp(cands[i], name) == 0)
+    int nbest = 0, best_d = limit;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *cand = name_at(table, i);
+        if (cand == NULL || strcmp(cand, name) == 0)
             continue;
-        int d = distance(name, cands[i]);
+        int d = distance(name, cand);
         if (d < 0 || d > best_d)
             continue;
         if (d < best_d) {
@@ -59,9 +62,9 @@ void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf
         }
         int dup = 0;
         for (int k = 0; k < nbest; k++)
-            dup |= strcmp(best[k], cands[i]) == 0;
+            dup |= strcmp(best[k], cand) == 0;
         if (!dup && nbest < SUGGEST_MAX)
-            best[nbest++] = cands[i];
+            best[nbest++] = cand;
     }
     size_t pos = 0;
     for (int k = 0; k < nbest && pos < size; k++) {
@@ -69,4 +72,13 @@ void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf
         pos += (size_t)snprintf(buf + pos, size - pos, "%s'%s'%s", sep, best[k],
                                 k + 1 == nbest ? "?" : "");
     }
+}
+
+/** Entry i of an array of names (the accessor mxk_suggest passes). */
+static const char *array_at(const void *table, uint32_t i) {
+    return ((const char *const *)table)[i];
+}
+
+void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size) {
+    mxk_suggest_from(name, cands, n > UINT32_MAX ? UINT32_MAX : (uint32_t)n, array_at, buf, size);
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "suggest.h"
 #include "mxk.h"
 
 const char *mxk_name_list_join(const mxk_name_list *l, char *buf, size_t size) {
@@ -42,51 +41,10 @@ static mxk_status list_names(const mxk_op_params *p, const char *what,
     return MXK_OK;
 }
 
-/* Operator i of the registry (an accessor for mxk_suggest_from; table unused). */
-static const char *op_name_at(const void *table, uint32_t i) {
-    (void)table;
-    return mxk_op_name(i);
-}
-
-/* Appends "; " (unless first) and `entry` to the list in buf (pos bytes used) when it
- * fits whole with room for a closing "; ..."; else appends "; ..." once. */
-static void append_entry(char *buf, size_t size, size_t *pos, const char *entry) {
-    size_t need = (*pos ? 2 : 0) + strlen(entry);
-    if (*pos + need + sizeof "; ..." <= size) {
-        *pos += (size_t)snprintf(buf + *pos, size - *pos, "%s%s", *pos ? "; " : "", entry);
-    } else if (*pos + sizeof "; ..." <= size && strcmp(buf + *pos - 3, "...") != 0) {
-        *pos += (size_t)snprintf(buf + *pos, size - *pos, "; ...");
-    }
-}
-
-/* Sets the "unknown operator" error: no loaded plugin registers it, the nearest
- * names (mxk_suggest), and as a hint the plugin candidates that were not loaded
- * (disabled confs; rejected candidates with their reasons), whole entries only. */
-static mxk_status unknown_op(const char *name) {
-    char hint[512], skipped[1536] = "", entry[1024];
-    mxk_suggest_from(name, NULL, mxk_op_count(), op_name_at, hint, sizeof hint);
-    size_t pos = 0;
-    const char *conf = NULL, *path = NULL, *reason = NULL;
-    for (uint32_t i = 0; i < mxk_plugin_disabled_count(); i++)
-        if (mxk_plugin_disabled_get(i, &conf) == MXK_OK) {
-            snprintf(entry, sizeof entry, "%s (enabled = false)", conf);
-            append_entry(skipped, sizeof skipped, &pos, entry);
-        }
-    for (uint32_t i = 0; i < mxk_plugin_rejected_count(); i++)
-        if (mxk_plugin_rejected_get(i, &path, &reason) == MXK_OK) {
-            snprintf(entry, sizeof entry, "%s (rejected: %s)", path, reason);
-            append_entry(skipped, sizeof skipped, &pos, entry);
-        }
-    return mxk_set_error(
-        MXK_ERR_NOT_FOUND, "unknown operator '%s': %s%s%s%s%s", name ? name : "(null)",
-        mxk_plugin_count() ? "no loaded plugin registers it" : "no plugins are loaded", hint,
-        skipped[0] ? " (plugins not loaded: " : "", skipped, skipped[0] ? ")" : "");
-}
-
 mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out) {
     const mxk_op_entry *op = mxk_registry_find_op(op_name);
     if (op == NULL)
-        return unknown_op(op_name);
+        return mxk_registry_unknown_op(op_name);
     mxk_op_params *p = calloc(1, sizeof *p);
     if (p == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", op_name);

@@ -128,7 +128,7 @@ mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size) {
     buf[0] = '\0';
     const mxk_op_entry *e = mxk_registry_find_op(op);
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op);
+        return mxk_registry_unknown_op(op);
     pthread_mutex_lock(&S.lock);
     const char *forced = override_locked(e);
     snprintf(buf, size, "%s", forced ? forced : "");
@@ -252,7 +252,7 @@ mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **ba
     const mxk_op_entry *e = mxk_registry_find_op(op);
     *backend = NULL;
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op ? op : "(null)");
+        return mxk_registry_unknown_op(op);
     const mxk_kernel_entry *k =
         mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, NULL, 0, NULL);
     if (k == NULL)

@@ -7,6 +7,7 @@
 #include "env.h"
 #include "error.h"
 #include "registry_internal.h"
+#include "suggest.h"
 
 /* A growable array of pointers. */
 typedef struct ptr_array {
@@ -365,6 +366,46 @@ uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
     return n;
 }
 
+/* ---- the unknown-operator error ---- */
+
+/* Operator i of the registry (an accessor for mxk_suggest_from; table unused). */
+static const char *op_name_at(const void *table, uint32_t i) {
+    (void)table;
+    return mxk_op_name(i);
+}
+
+/* Appends "; " (unless first) and `entry` to the list in buf (pos bytes used) when it
+ * fits whole with room for a closing "; ..."; else appends "; ..." once. */
+static void append_entry(char *buf, size_t size, size_t *pos, const char *entry) {
+    size_t need = (*pos ? 2 : 0) + strlen(entry);
+    if (*pos + need + sizeof "; ..." <= size) {
+        *pos += (size_t)snprintf(buf + *pos, size - *pos, "%s%s", *pos ? "; " : "", entry);
+    } else if (*pos + sizeof "; ..." <= size && strcmp(buf + *pos - 3, "...") != 0) {
+        *pos += (size_t)snprintf(buf + *pos, size - *pos, "; ...");
+    }
+}
+
+mxk_status mxk_registry_unknown_op(const char *name) {
+    char hint[512], skipped[1536] = "", entry[1024];
+    mxk_suggest_from(name, NULL, mxk_op_count(), op_name_at, hint, sizeof hint);
+    size_t pos = 0;
+    const char *conf = NULL, *path = NULL, *reason = NULL;
+    for (uint32_t i = 0; i < mxk_plugin_disabled_count(); i++)
+        if (mxk_plugin_disabled_get(i, &conf) == MXK_OK) {
+            snprintf(entry, sizeof entry, "%s (enabled = false)", conf);
+            append_entry(skipped, sizeof skipped, &pos, entry);
+        }
+    for (uint32_t i = 0; i < mxk_plugin_rejected_count(); i++)
+        if (mxk_plugin_rejected_get(i, &path, &reason) == MXK_OK) {
+            snprintf(entry, sizeof entry, "%s (rejected: %s)", path, reason);
+            append_entry(skipped, sizeof skipped, &pos, entry);
+        }
+    return mxk_set_error(
+        MXK_ERR_NOT_FOUND, "unknown operator '%s': %s%s%s%s%s", name ? name : "(null)",
+        mxk_plugin_count() ? "no loaded plugin registers it" : "no plugins are loaded", hint,
+        skipped[0] ? " (plugins not loaded: " : "", skipped, skipped[0] ? ")" : "");
+}
+
 /* ---- public queries ---- */
 
 uint32_t mxk_plugin_count(void) {
@@ -453,7 +494,7 @@ mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_doc: NULL argument");
     const mxk_op_entry *e = mxk_registry_find_op(name);
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+        return mxk_registry_unknown_op(name);
     *out = (mxk_op_doc){e->def.name, e->def.description ? e->def.description : "", e->plugin->name,
                         e->def.num_attrs};
     return MXK_OK;
@@ -466,7 +507,7 @@ mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *ou
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_attr_doc: NULL argument");
     const mxk_op_entry *e = mxk_registry_find_op(name);
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+        return mxk_registry_unknown_op(name);
     if (i >= e->def.num_attrs)
         return mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has %u attributes; no attribute %u",
                              e->def.name, (unsigned)e->def.num_attrs, (unsigned)i);

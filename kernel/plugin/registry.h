@@ -65,6 +65,17 @@ typedef struct mxk_transport_entry {
 const mxk_op_entry *mxk_registry_find_op(const char *name);
 
 /**
+ * Sets and returns the MXK_ERR_NOT_FOUND error for an operator no loaded plugin
+ * registers: "unknown operator 'NAME': no loaded plugin registers it" ("no plugins
+ * are loaded" when none is), then "; did you mean 'X'?" naming the nearest
+ * registered operators (mxk_suggest), then, when some plugin candidates were not
+ * loaded, " (plugins not loaded: CONF (enabled = false); PATH (rejected: REASON))"
+ * with whole entries only ("; ..." when more do not fit). NAME NULL: "(null)".
+ * Thread-safe.
+ */
+mxk_status mxk_registry_unknown_op(const char *name);
+
+/**
  * 1 when `name` is the operator's name or one of its aliases (mxk_op_def.aliases,
  * MXNet's add_alias), else 0. Pure; thread-safe.
  */

@@ -77,6 +77,9 @@ did_you_mean)
     run plugins --strcit
     expect_rc 2
     err_first "mxk plugins: unknown option '--strcit'; did you mean '--strict'?"
+    run --backend cpu-blsa plugins
+    expect_rc 0
+    err_has "mxk: warning: backend 'cpu-blsa' is not provided by any loaded plugin; it is skipped (see 'mxk plugins'); did you mean 'cpu-blas'?"
     # nothing near: no suggestion
     run plugins --frobnicate
     expect_rc 2

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "suggest.h"
 
 /** Prints "mxk: <kind>: " and the formatted message on stderr, then a newline. */
 static void vmessage(const char *kind, const char *fmt, va_list ap) {
@@ -120,27 +121,37 @@ int cli_no_arguments(const cli_command *cmd, int argc, char **argv) {
     return CLI_OK;
 }
 
-/** 1 when some loaded plugin registered a kernel of backend `name` (len bytes). */
-static int backend_known(const char *name, size_t len) {
+/** Most distinct backends gathered for warnings. */
+#define MAX_BACKENDS 32
+
+/** Fills names with the distinct backends of the loaded kernels; returns how many. */
+static size_t known_backends(const char **names) {
+    size_t n = 0;
     for (uint32_t i = 0; i < mxk_op_count(); i++) {
         const char *op = mxk_op_name(i);
         for (uint32_t k = 0; k < mxk_op_kernel_count(op); k++) {
             int32_t dev = 0;
             const char *backend = NULL, *plugin = NULL;
-            if (mxk_op_kernel_get(op, k, &dev, &backend, &plugin) == MXK_OK && backend &&
-                strlen(backend) == len && strncmp(backend, name, len) == 0)
-                return 1;
+            if (mxk_op_kernel_get(op, k, &dev, &backend, &plugin) != MXK_OK || backend == NULL)
+                continue;
+            size_t j = 0;
+            while (j < n && strcmp(names[j], backend) != 0)
+                j++;
+            if (j == n && n < MAX_BACKENDS)
+                names[n++] = backend;
         }
     }
-    return 0;
+    return n;
 }
 
 /**
  * Warns about each backend of the effective preference list (--backend,
- * MXK_BACKEND or mxk.conf) that no loaded plugin provides: the kernel skips it
- * silently, which hides a typo or a plugin that failed to load.
+ * MXK_BACKEND or mxk.conf) that no loaded plugin provides, with the nearest names:
+ * the kernel skips it silently, which hides a typo or a plugin that failed to load.
  */
 static void warn_unknown_backends(void) {
+    const char *names[MAX_BACKENDS];
+    size_t n = known_backends(names);
     const char *p = mxk_get_backend_preference();
     while (p && *p) {
         size_t len = strcspn(p, ",");
@@ -150,10 +161,17 @@ static void warn_unknown_backends(void) {
         size_t e = len;
         while (e > b && isspace((unsigned char)p[e - 1]))
             e--;
-        if (e > b && !backend_known(p + b, e - b)) {
-            cli_warning("backend '%.*s' is not provided by any loaded plugin; it is skipped "
-                        "(see 'mxk plugins')",
-                        (int)(e - b), p + b);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(e - b), p + b);
+        size_t j = 0;
+        while (j < n && strcmp(names[j], name) != 0)
+            j++;
+        if (e > b && j == n) {
+            char hint[256];
+            mxk_suggest(name, names, n, hint, sizeof hint);
+            cli_warning("backend '%s' is not provided by any loaded plugin; it is skipped "
+                        "(see 'mxk plugins')%s",
+                        name, hint);
         }
         p += len + (p[len] == ',');
     }

@@ -77,9 +77,10 @@ typedef struct mxk_init_options {
 
 /**
  * Initialises the library: starts the engine (MXK_ENGINE_TYPE), finds the config
- * dir (options->config_dir, else $MXK_CONFIG_DIR, else $XDG_CONFIG_HOME/mxk, else
- * the install's etc/mxk located from libmxk's own path), reads mxk.conf and loads
- * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
+ * dirs (options->config_dir or $MXK_CONFIG_DIR alone, else the install's etc/mxk
+ * located from libmxk's own path with the user's $XDG_CONFIG_HOME/mxk over it: see
+ * "Config layers" below), reads mxk.conf and loads every enabled plugin of
+ * plugins.d/ *.conf, then those of $MXK_PLUGINS. A plugin that fails to load is
  * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
  * Sets GOMP_SPINCOUNT=3000 in the environment unless OMP_WAIT_POLICY or
  * GOMP_SPINCOUNT is set: the GNU OpenMP runtime a plugin loads (oneDNN's) reads it
@@ -99,7 +100,7 @@ mxk_status mxk_init(const mxk_init_options *options);
  */
 void mxk_shutdown(void);
 
-/** The config dir in use after mxk_init ("" when none was found). */
+/** The most specific config dir in use after mxk_init ("" when none was found). */
 const char *mxk_config_dir(void);
 
 /**
@@ -148,11 +149,11 @@ mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **r
  * as MXNet's mx.library.load in python/mxnet/library.py) is loaded unless
  * no_plugins is set; a failure there, as one of a conf, is recorded with
  * mxk_plugin_rejected_* and logged once as a WARNING ("plugin candidate ORIGIN
- * rejected: REASON"; MXK_LOG_LEVEL=error silences it). mxk_load_plugin may be
- * called after mxk_init (before it, the first mxk_init would reload nothing it
- * loaded but the config's plugins would come after); its failure is returned, not
- * logged. The values below are those of the last mxk_init; strings owned by the
- * library, valid until the next mxk_init. Call them from one thread with mxk_init.
+ * rejected: REASON"; MXK_LOG_LEVEL=error silences it). mxk_load_plugin (the
+ * `mxk --plugin PATH` option) is meant for after mxk_init, as mx.library.load after
+ * importing mxnet; its failure is returned, not logged. The values below are those
+ * of the last mxk_init; strings owned by the library, valid until the next
+ * mxk_init. Call them from the thread that called mxk_init, or after it returned.
  */
 
 /** Number of config dirs in use (0 to 2; mxk_config_dir() is the last one). */

@@ -196,6 +196,38 @@ static void test_plugins_d(void) {
     CHECK(rejected_with("80-fifo.conf': it is a FIFO, not a regular file"));
     CHECK(rejected_with("90-zero.conf': it is a character device, not a regular file"));
     CHECK(mxk_op_kernel_count("TestOp") == 1); /* the disabled beta kernel is absent */
+    /* where things came from: one layer, the plugin's conf, the disabled conf */
+    const char *got = NULL;
+    CHECK_EQ_INT(mxk_config_dir_count(), 1);
+    CHECK_EQ_INT(mxk_config_dir_get(0, &got), MXK_OK);
+    CHECK(got != NULL && strcmp(got, d) == 0);
+    CHECK_EQ_INT(mxk_config_dir_get(1, &got), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "config dir index 1 out of range (1 in use)");
+    char want[8192];
+    snprintf(want, sizeof want, "%s/plugins.d/20-valid.conf", d);
+    CHECK(strcmp(mxk_plugin_origin("tp-valid"), want) == 0);
+    CHECK(mxk_plugin_origin("nope") == NULL);
+    CHECK_EQ_INT(mxk_plugin_disabled_count(), 1);
+    CHECK_EQ_INT(mxk_plugin_disabled_get(0, &got), MXK_OK);
+    snprintf(want, sizeof want, "%s/plugins.d/60-disabled.conf", d);
+    CHECK(got != NULL && strcmp(got, want) == 0);
+    CHECK_EQ_INT(mxk_plugin_disabled_get(1, &got), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "disabled conf index 1 out of range (1 disabled)");
+    /* the unknown-operator error names the nearest operator, then what was not loaded */
+    mxk_op_doc doc;
+    CHECK_EQ_INT(mxk_op_get_doc("TestOq", &doc), MXK_ERR_NOT_FOUND);
+    snprintf(want, sizeof want,
+             "unknown operator 'TestOq': no loaded plugin registers it; did you mean 'TestOp'? "
+             "(plugins not loaded: %s/plugins.d/60-disabled.conf (enabled = false); %s/plugins.d/"
+             "10-valid-failing.conf (rejected: plugin 'tp-valid': init failed",
+             d, d);
+    CHECK_CONTAINS(mxk_get_last_error(), want);
+    /* a second mxk_init meets the same candidates: recorded (and warned about) once */
+    uint32_t nrejected = mxk_plugin_rejected_count();
+    mxk_shutdown();
+    CHECK_EQ_INT(mxk_init(&o), MXK_OK);
+    CHECK_EQ_INT(mxk_plugin_rejected_count(), nrejected);
+    CHECK_EQ_INT(mxk_plugin_disabled_count(), 1);
     mxk_shutdown();
 }
 

@@ -37,9 +37,10 @@ uint64_t mxk_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt
  * The log threshold from MXK_LOG_LEVEL: "debug" (also traces the config search,
  * each plugin conf, dlopen, ABI negotiation and the kernel chosen per operator and
  * device type), "info" (default, also when unset or empty), "warning" or "error"
- * (silences warnings such as rejected plugin candidates). Any other value gives the default and is warned about
- * once: "log: MXK_LOG_LEVEL=\"VALUE\" is invalid: expected debug, info, warning or
- * error; it is ignored". Read at every call, so a change takes effect at once.
+ * (silences warnings such as rejected plugin candidates). Any other value gives
+ * the default and is warned about once: "log: MXK_LOG_LEVEL=\"VALUE\" is invalid:
+ * expected debug, info, warning or error; it is ignored". Read at every call, so a
+ * change takes effect at once.
  */
 mxk_log_level mxk_env_log_level(void);
 

@@ -123,8 +123,9 @@ void cli_option_suggest(const cli_option_table *t, const char *name, char *buf, 
 }
 
 /**
- * Reports the ambiguous option prefix `arg` (len bytes): "option '--b' is
- * ambiguous: it could be --backend, --batch-size" (argparse's wording). Returns CLI_USAGE.
+ * Reports the ambiguous option prefix `arg` (len bytes), naming every option it
+ * could be: "option '--b' is ambiguous: it could be --backend, --batch-size" (as
+ * argparse's "ambiguous option: --b could match ..."). Returns CLI_USAGE.
  */
 static int ambiguous(const cli_command *cmd, const cli_option_table *t, const char *arg,
                      size_t len) {

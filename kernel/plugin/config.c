@@ -1,5 +1,6 @@
 /*
- * The config directory: mxk.conf and the plugins.d confs, read with inih (see config.h).
+ * The config layers (the install's dir, the user's over it, or one explicit dir): mxk.conf,
+ * the plugins.d confs merged by file name, MXK_PLUGINS; read with inih (see config.h).
  */
 #include "config.h"
 

@@ -203,7 +203,10 @@ library = libmxk-nothing-here.so'
     err_has "[mxk DEBUG] loader: dlopen '$CPU_BLAS' (for $CONF/plugins.d/cpu-blas.conf)"
     err_has "): built for ABI 1."
     err_has "[mxk WARNING] plugin candidate $USER_CONF/plugins.d/zz-broken.conf rejected"
+    # the kernel chosen per operator and device type (op shows the preference's pick)
     MXK_LOG_LEVEL=debug run op FullyConnected
+    expect_rc 0
+    err_has "[mxk DEBUG] operator 'FullyConnected' on cpu: backend 'cpu-blas' of plugin 'cpu-blas' chosen ("
     MXK_LOG_LEVEL=error run plugins
     expect_rc 0
     [ ! -s "$ERR" ] || fail "MXK_LOG_LEVEL=error printed on stderr"

@@ -322,7 +322,8 @@ static void test_unknown_operator_and_attribute(void) {
     CHECK_EQ_INT(mxk_op_instance_create("TestOp", 1, k, v, cpu, 1, &s, NULL, &inst),
                  MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "TestOp: unknown attribute 'modee'; valid attributes: mode, scale");
+                   "TestOp: unknown attribute 'modee'; valid attributes: mode, scale; did you mean "
+                   "'mode'?");
     const char *k2[] = {"mode"}, *v2[] = {"slow"};
     CHECK_EQ_INT(mxk_op_instance_create("TestOp", 1, k2, v2, cpu, 1, &s, NULL, &inst),
                  MXK_ERR_INVALID_ARGUMENT);

@@ -1,9 +1,9 @@
 /*
  * The `mxk` command line: shared declarations.
  *
- * main.c parses the global options (which may come before or after the command),
- * picks the command from the table of cli_command's and hands it the remaining
- * arguments. Each command lives in its own cmd_*.c file and uses only the public
+ * main.c has the table of cli_command's; options.c splits the arguments (global
+ * options before or after the command; option prefixes expanded from each
+ * command's help) and main.c hands the command the remaining arguments. Each command lives in its own cmd_*.c file and uses only the public
  * C API (mxk.h).
  *
  * Exit status of every command: 0 success, 1 error (message on stderr, prefixed

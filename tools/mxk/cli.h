@@ -3,8 +3,8 @@
  *
  * main.c has the table of cli_command's; options.c splits the arguments (global
  * options before or after the command; option prefixes expanded from each
- * command's help) and main.c hands the command the remaining arguments. Each command lives in its own cmd_*.c file and uses only the public
- * C API (mxk.h).
+ * command's help) and main.c hands the command the remaining arguments. Each
+ * command lives in its own cmd_*.c file and uses only the public C API (mxk.h).
  *
  * Exit status of every command: 0 success, 1 error (message on stderr, prefixed
  * "mxk: error: "), 2 usage error (short usage line on stderr).

@@ -40,11 +40,11 @@ int cli_option_value(int argc, char **argv, int *i, const char *name, const char
 }
 
 const char cli_global_options_help[] =
-    "  --config-dir DIR   use DIR alone as the config directory (mxk.conf, plugins.d/)\n"
+    "  --config-dir DIR   DIR is the only config directory (mxk.conf, plugins.d/)\n"
     "  --plugin PATH      also load the plugin library PATH (repeatable), as MXNet's\n"
     "                     mx.library.load; MXK_PLUGINS=PATH:PATH too (where a failure\n"
     "                     is a warning, not an error)\n"
-    "  --backend LIST     backend preference, most preferred first (\"onednn,cpu-blas\");\n"
+    "  --backend LIST     backends, most preferred first (\"onednn,cpu-blas\");\n"
     "                     overrides MXK_BACKEND and mxk.conf\n"
     "  --json             machine-readable output (JSON)\n"
     "  -h, --help         show this help, or a command's help after the command\n"

@@ -231,6 +231,23 @@ static void test_plugins_d(void) {
     mxk_shutdown();
 }
 
+/* With the build's plugins (the install's config dir), a mistyped iterator type is
+ * answered with the nearest registered one. */
+static void test_unknown_iterator(void) {
+    mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR};
+    CHECK_EQ_INT(mxk_init(&o), MXK_OK);
+    if (mxk_iterator_plugin("MNISTIter") == NULL) {
+        mxk_shutdown();
+        MXK_SKIP("the io-recordio plugin is not part of this build");
+    }
+    mxk_data_iter *it = NULL;
+    CHECK_EQ_INT(mxk_data_iter_create("MNISTIte", 0, NULL, NULL, &it), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "unknown data iterator 'MNISTIte'; registered: ");
+    CHECK_CONTAINS(mxk_get_last_error(), "; did you mean 'MNISTIter'?");
+    CHECK(it == NULL);
+    mxk_shutdown();
+}
+
 int main(void) {
     snprintf(root, sizeof root, "%s/mxk-config-test-%d", "/tmp", (int)getpid());
     mkdir(root, 0755);
@@ -238,6 +255,7 @@ int main(void) {
     MXK_RUN(test_bad_global_conf);
     MXK_RUN(test_unreadable_global_conf);
     MXK_RUN(test_plugins_d);
+    MXK_RUN(test_unknown_iterator);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

@@ -3,7 +3,8 @@
 # (tests/kit), the white-box tests and the benchmarks see the same lists.
 #
 #   runtime/  library lifecycle, the error channel, settings from the environment
-#   plugin/   config dir, plugin loader, registrar, registry, host API for plugins
+#   plugin/   config dir, plugin loader, registrar, registry store, backend
+#             selection, host API for plugins
 #   memory/   storage manager, resource manager, device lookup
 #   ndarray/  shapes, NDArray, dtype conversion, .params files, atomic file I/O
 #   engine/   the dependency engine (threaded per-device pools, naive engine)
@@ -21,7 +22,7 @@ set(MXK_KERNEL_INCLUDE_DIRS
   ${k}/runtime ${k}/plugin ${k}/memory ${k}/ndarray ${k}/engine ${k}/op ${k}/graph
   ${k}/kvstore ${k}/io)
 set(MXK_CORE_SOURCES
-  ${k}/runtime/error.c ${k}/runtime/env.c
+  ${k}/runtime/error.c ${k}/runtime/env.c ${k}/runtime/suggest.c
   ${k}/ndarray/shape.c ${k}/ndarray/ndarray.c ${k}/ndarray/ndarray_io.c
   ${k}/ndarray/dtype_convert.c ${k}/ndarray/file_io.c
   ${k}/memory/storage.c ${k}/memory/resource.c ${k}/memory/device_lookup.c
@@ -31,7 +32,7 @@ set(MXK_CORE_SOURCES
 set(MXK_KERNEL_SOURCES
   ${MXK_CORE_SOURCES}
   ${k}/runtime/runtime.c
-  ${k}/plugin/registry.c ${k}/plugin/registrar.c ${k}/plugin/loader.c ${k}/plugin/config.c
+  ${k}/plugin/registry.c ${k}/plugin/backend_select.c ${k}/plugin/registrar.c ${k}/plugin/loader.c ${k}/plugin/config.c
   ${k}/plugin/host_api.c
   ${k}/op/attrs.c ${k}/op/operator.c ${k}/op/op_instance.c ${k}/op/imperative.c
   ${k}/graph/node.c ${k}/graph/symbol.c ${k}/graph/symbol_json.c

@@ -172,19 +172,17 @@ typedef struct mxk_init_options {
 
 /**
  * Initialises the library: starts the engine (MXK_ENGINE_TYPE), finds the config
- * dir (options->config_dir, else $MXK_CONFIG_DIR, else $XDG_CONFIG_HOME/mxk, else
- * the install's config dir located from libmxk's own path: <prefix>/etc/mxk,
- * /etc/mxk for the prefix /usr), reads mxk.conf and loads
- * every enabled plugin of plugins.d/ *.conf. A plugin that fails to load is
- * recorded with its reason (see mxk_plugin_*), never an error of mxk_init.
- * Sets GOMP_SPINCOUNT=3000 in the environment unless OMP_WAIT_POLICY or
- * GOMP_SPINCOUNT is set: the GNU OpenMP runtime a plugin loads (oneDNN's) reads it
- * once, and its default 300,000 spins after each parallel region take the cores
- * from the engine's other threads, while passive waiting slows every primitive by a
- * wake-up. Call before anything else loads GNU OpenMP, or set the variables yourself.
- * Errors: MXK_ERR_FORMAT for a malformed mxk.conf (file and line named),
- * MXK_ERR_INVALID_ARGUMENT for a bad engine type or option. Idempotent: a second
- * call returns MXK_OK and changes nothing. `options` may be NULL.
+ * dirs (options->config_dir or $MXK_CONFIG_DIR alone, else the install's config dir
+ * located from libmxk's own path (<prefix>/etc/mxk, /etc/mxk for the prefix /usr) with the user's
+ * $XDG_CONFIG_HOME/mxk over it: see "Config layers" below), reads mxk.conf and loads every enabled
+ * plugin of plugins.d/ *.conf, then those of $MXK_PLUGINS. A plugin that fails to load is recorded
+ * with its reason (see mxk_plugin_*), never an error of mxk_init. Sets GOMP_SPINCOUNT=3000 in the
+ * environment unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set: the GNU OpenMP runtime a plugin
+ * loads (oneDNN's) reads it once, and its default 300,000 spins after each parallel region take the
+ * cores from the engine's other threads, while passive waiting slows every primitive by a wake-up.
+ * Call before anything else loads GNU OpenMP, or set the variables yourself. Errors: MXK_ERR_FORMAT
+ * for a malformed mxk.conf (file and line named), MXK_ERR_INVALID_ARGUMENT for a bad engine type or
+ * option. Idempotent: a second call returns MXK_OK and changes nothing. `options` may be NULL.
  */
 MXK_API mxk_status mxk_init(const mxk_init_options *options);
 
@@ -195,7 +193,7 @@ MXK_API mxk_status mxk_init(const mxk_init_options *options);
  */
 MXK_API void mxk_shutdown(void);
 
-/** The config dir in use after mxk_init ("" when none was found). */
+/** The most specific config dir in use after mxk_init ("" when none was found). */
 MXK_API const char *mxk_config_dir(void);
 
 /**
@@ -239,6 +237,51 @@ MXK_API uint32_t mxk_plugin_rejected_count(void);
 
 /** Path (or conf file) and reason of rejected candidate i; strings owned by the library. */
 MXK_API mxk_status mxk_plugin_rejected_get(uint32_t i, const char **path, const char **reason);
+
+/* ------------------------------------------------------------------------- */
+/* Config layers and where plugins came from                                 */
+/* ------------------------------------------------------------------------- */
+/*
+ * mxk_init reads its config from layers, most general first: an explicit config
+ * dir (mxk_init_options.config_dir), else $MXK_CONFIG_DIR, is used alone;
+ * otherwise the install's etc/mxk and, over it, the user's $XDG_CONFIG_HOME/mxk
+ * (~/.config/mxk), each when it exists. mxk.conf keys of a later layer replace an
+ * earlier one's; plugins.d confs are merged by file name (a later layer's NAME.conf
+ * replaces the earlier NAME.conf; `enabled = false` disables the plugin), as
+ * systemd drop-ins are. Then each library of $MXK_PLUGINS (':'-separated paths,
+ * as MXNet's mx.library.load in python/mxnet/library.py) is loaded unless
+ * no_plugins is set; a failure there, as one of a conf, is recorded with
+ * mxk_plugin_rejected_* and logged once as a WARNING ("plugin candidate ORIGIN
+ * rejected: REASON"; MXK_LOG_LEVEL=error silences it). mxk_load_plugin (the
+ * `mxk --plugin PATH` option) is meant for after mxk_init, as mx.library.load after
+ * importing mxnet; its failure is returned, not logged. The values below are those
+ * of the last mxk_init; strings owned by the library, valid until the next
+ * mxk_init. Call them from the thread that called mxk_init, or after it returned.
+ */
+
+/** Number of config dirs in use (0 to 2; mxk_config_dir() is the last one). */
+MXK_API uint32_t mxk_config_dir_count(void);
+
+/**
+ * Config dir i (0: the most general) into *dir. Errors: MXK_ERR_INVALID_ARGUMENT
+ * (dir NULL), MXK_ERR_NOT_FOUND "config dir index I out of range (N in use)".
+ */
+MXK_API mxk_status mxk_config_dir_get(uint32_t i, const char **dir);
+
+/**
+ * Where loaded plugin `plugin` came from: its conf file's path, "MXK_PLUGINS=PATH",
+ * or "" (mxk_load_plugin, the `mxk --plugin` option); NULL for no such plugin.
+ */
+MXK_API const char *mxk_plugin_origin(const char *plugin);
+
+/** Number of plugin conf files that `enabled = false` disabled (after the merge). */
+MXK_API uint32_t mxk_plugin_disabled_count(void);
+
+/**
+ * Path of disabled conf file i into *conf_path. Errors: MXK_ERR_INVALID_ARGUMENT
+ * (conf_path NULL), MXK_ERR_NOT_FOUND "disabled conf index I out of range (N disabled)".
+ */
+MXK_API mxk_status mxk_plugin_disabled_get(uint32_t i, const char **conf_path);
 
 /* ------------------------------------------------------------------------- */
 /* Registry queries                                                          */

@@ -17,6 +17,7 @@
 
 #include "attrs.h"
 #include "error.h"
+#include "suggest.h"
 #include "mxk.h"
 #include "registry.h"
 
@@ -60,7 +61,13 @@ static size_t dtype_size(int32_t dtype) {
     }
 }
 
-/** Sets the "unknown iterator" error listing the registered types. */
+/** Iterator type i (an accessor for mxk_suggest_from; table unused). */
+static const char *iter_name_at(const void *table, uint32_t i) {
+    (void)table;
+    return mxk_iterator_name(i);
+}
+
+/** Sets the "unknown iterator" error listing the registered types and the nearest. */
 static mxk_status unknown_iter(const char *name) {
     char names[1024];
     size_t pos = 0;
@@ -71,9 +78,14 @@ static mxk_status unknown_iter(const char *name) {
             break;
         pos += (size_t)snprintf(names + pos, sizeof names - pos, i ? ", %s" : "%s", n);
     }
-    return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown data iterator '%s'; registered: %s",
+    char hint[256];
+    uint32_t count = 0;
+    while (mxk_iterator_name(count) != NULL)
+        count++;
+    mxk_suggest_from(name, NULL, count, iter_name_at, hint, sizeof hint);
+    return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown data iterator '%s'; registered: %s%s",
                          name ? name : "(null)",
-                         names[0] ? names : "(none: is the io-recordio plugin loaded?)");
+                         names[0] ? names : "(none: is the io-recordio plugin loaded?)", hint);
 }
 
 /** Copies one side (data or label) of describe's layout and allocates its NDArrays. */

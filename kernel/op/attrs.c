@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "suggest.h"
 
 mxk_attrs *mxk_attrs_new(void) {
     mxk_attrs *a = calloc(1, sizeof *a);
@@ -341,10 +342,11 @@ mxk_status mxk_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_
             continue;
         uint32_t pos = *probe(index, nslots, schema, schema_name_at, key);
         if (pos == 0) {
-            char names[1024];
+            char names[1024], hint[256];
             list_names(schema, n, names, sizeof names);
+            mxk_suggest_from(key, schema, n, schema_name_at, hint, sizeof hint);
             st = mxk_sink_set(err, MXK_ERR_NOT_FOUND,
-                              "unknown attribute '%s'; valid attributes: %s", key, names);
+                              "unknown attribute '%s'; valid attributes: %s%s", key, names, hint);
         } else if (check_value(&schema[pos - 1], given->values[i], err) != MXK_OK) {
             st = err ? err->code : MXK_ERR_INVALID_ARGUMENT;
         } else if (mxk_attrs_set(r, key, given->values[i]) != MXK_OK) {

@@ -41,31 +41,10 @@ static mxk_status list_names(const mxk_op_params *p, const char *what,
     return MXK_OK;
 }
 
-/**
- * Sets an "unknown operator" error listing the registered operators: whole names
- * while they fit in about 400 characters, then "... (N in all)".
- */
-static mxk_status unknown_op(const char *name) {
-    char names[512];
-    size_t pos = 0;
-    names[0] = '\0';
-    uint32_t n = mxk_op_count(), shown = 0;
-    for (; shown < n; shown++) {
-        const char *op = mxk_op_name(shown);
-        if (pos + strlen(op) + 2 > 400)
-            break;
-        pos += (size_t)snprintf(names + pos, sizeof names - pos, shown ? ", %s" : "%s", op);
-    }
-    if (shown < n)
-        snprintf(names + pos, sizeof names - pos, ", ... (%u in all)", (unsigned)n);
-    return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'; registered operators: %s",
-                         name ? name : "(null)", n ? names : "(none: are plugins loaded?)");
-}
-
 mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out) {
     const mxk_op_entry *op = mxk_registry_find_op(op_name);
     if (op == NULL)
-        return unknown_op(op_name);
+        return mxk_registry_unknown_op(op_name);
     mxk_op_params *p = calloc(1, sizeof *p);
     if (p == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", op_name);

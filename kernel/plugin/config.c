@@ -1,5 +1,6 @@
 /*
- * The config directory: mxk.conf and the plugins.d confs, read with inih (see config.h).
+ * The config layers (the install's dir, the user's over it, or one explicit dir): mxk.conf,
+ * the plugins.d confs merged by file name, MXK_PLUGINS; read with inih (see config.h).
  */
 #include "config.h"
 
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "attrs.h"
+#include "env.h"
 #include "error.h"
 #include "loader.h"
 #include "mxk.h"
@@ -25,11 +27,60 @@
 #define MXK_INSTALL_SYSCONFDIR "etc"
 #endif
 
-static char config_dir[PATH_MAX];
+/* The layers found by the last mxk_config_apply, most general first; the conf files
+ * disabled by `enabled = false`. Written by mxk_config_apply (under mxk_init's lock),
+ * read by the public queries after it. */
+static mxk_config_layers layers;
+static char **disabled;
+static uint32_t num_disabled;
 static int32_t conf_num_threads;
 
 const char *mxk_config_dir(void) {
-    return config_dir;
+    return layers.n ? layers.dirs[layers.n - 1] : "";
+}
+
+uint32_t mxk_config_dir_count(void) {
+    return layers.n;
+}
+
+mxk_status mxk_config_dir_get(uint32_t i, const char **dir) {
+    if (dir == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_config_dir_get: dir is NULL");
+    *dir = NULL;
+    if (i >= layers.n)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "config dir index %u out of range (%u in use)",
+                             (unsigned)i, (unsigned)layers.n);
+    *dir = layers.dirs[i];
+    return MXK_OK;
+}
+
+uint32_t mxk_plugin_disabled_count(void) {
+    return num_disabled;
+}
+
+mxk_status mxk_plugin_disabled_get(uint32_t i, const char **conf_path) {
+    if (conf_path == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_plugin_disabled_get: conf_path is NULL");
+    *conf_path = NULL;
+    if (i >= num_disabled)
+        return mxk_set_error(MXK_ERR_NOT_FOUND, "disabled conf index %u out of range (%u disabled)",
+                             (unsigned)i, (unsigned)num_disabled);
+    *conf_path = disabled[i];
+    return MXK_OK;
+}
+
+/** Records conf_path as disabled (once; out of memory: not recorded). */
+static void record_disabled(const char *conf_path) {
+    for (uint32_t i = 0; i < num_disabled; i++)
+        if (strcmp(disabled[i], conf_path) == 0)
+            return;
+    char **grown = realloc(disabled, (num_disabled + 1) * sizeof *grown);
+    if (grown == NULL)
+        return;
+    disabled = grown;
+    if ((disabled[num_disabled] = strdup(conf_path)) != NULL)
+        num_disabled++;
 }
 
 int32_t mxk_config_num_threads(void) {
@@ -61,14 +112,22 @@ void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t siz
         snprintf(out, size, "%.*s/%s/mxk", plen, libdir, sysconf);
 }
 
-mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size) {
-    out[0] = '\0';
+/** Appends dir to out (when it fits), traced at debug level with why. */
+static void add_layer(mxk_config_layers *out, const char *dir, const char *why) {
+    if (out->n < MXK_CONFIG_MAX_LAYERS) {
+        snprintf(out->dirs[out->n++], sizeof out->dirs[0], "%s", dir);
+        mxk_log(MXK_LOG_DEBUG, "config: using config dir '%s' (%s)", dir, why);
+    }
+}
+
+mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out) {
+    out->n = 0;
     if (explicit_dir && *explicit_dir) {
         if (!is_dir(explicit_dir))
             return mxk_set_error(MXK_ERR_NOT_FOUND,
                                  "config dir '%s' (given explicitly) is not a directory",
                                  explicit_dir);
-        snprintf(out, size, "%s", explicit_dir);
+        add_layer(out, explicit_dir, "given explicitly, used alone");
         return MXK_OK;
     }
     const char *env = getenv("MXK_CONFIG_DIR");
@@ -76,10 +135,23 @@ mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size)
         if (!is_dir(env))
             return mxk_set_error(MXK_ERR_NOT_FOUND,
                                  "config dir '%s' (from MXK_CONFIG_DIR) is not a directory", env);
-        snprintf(out, size, "%s", env);
+        add_layer(out, env, "from MXK_CONFIG_DIR, used alone");
         return MXK_OK;
     }
     char cand[PATH_MAX];
+    const char *libdir = mxk_loader_library_dir();
+    /* The GNUInstallDirs place, else <prefix>/<sysconfdir>/mxk (a build tree under /opt). */
+    int found = 0;
+    for (int plain = 0; plain < 2 && *libdir && !found; plain++) {
+        mxk_config_install_dir(libdir, plain, cand, sizeof cand);
+        char real[PATH_MAX];
+        if (cand[0] && is_dir(cand) && realpath(cand, real) != NULL) {
+            add_layer(out, real, "the install's");
+            found = 1;
+        } else if (cand[0]) {
+            mxk_log(MXK_LOG_DEBUG, "config: no install config dir '%s'", cand);
+        }
+    }
     const char *xdg = getenv("XDG_CONFIG_HOME");
     const char *home = getenv("HOME");
     if (xdg && *xdg)
@@ -88,18 +160,10 @@ mxk_status mxk_config_find_dir(const char *explicit_dir, char *out, size_t size)
         snprintf(cand, sizeof cand, "%s/.config/mxk", home);
     else
         cand[0] = '\0';
-    if (cand[0] && is_dir(cand)) {
-        snprintf(out, size, "%s", cand);
-        return MXK_OK;
-    }
-    const char *libdir = mxk_loader_library_dir();
-    /* The GNUInstallDirs place, else <prefix>/<sysconfdir>/mxk (a build tree under /opt). */
-    for (int plain = 0; plain < 2 && *libdir && !out[0]; plain++) {
-        mxk_config_install_dir(libdir, plain, cand, sizeof cand);
-        char real[PATH_MAX];
-        if (cand[0] && is_dir(cand) && realpath(cand, real) != NULL)
-            snprintf(out, size, "%s", real);
-    }
+    if (cand[0] && is_dir(cand))
+        add_layer(out, cand, "the user's, over the install's");
+    else if (cand[0])
+        mxk_log(MXK_LOG_DEBUG, "config: no user config dir '%s'", cand);
     return MXK_OK;
 }
 
@@ -247,7 +311,8 @@ static int plugin_handler(void *user, const char *section, const char *name, con
     return 0;
 }
 
-/* Reads one plugin conf file and loads its library; problems become rejections. */
+/* Reads one plugin conf file and loads its library; problems become rejections, a
+ * disabled one is recorded (mxk_plugin_disabled_*). */
 static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
     plugin_conf pc;
     memset(&pc, 0, sizeof pc);
@@ -268,17 +333,19 @@ static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
     else if (pc.library[0] == '\0')
         snprintf(reason, sizeof reason, "[plugin] has no 'library' key");
     if (reason[0]) {
-        mxk_registry_reject(conf_path, reason);
+        mxk_registry_reject(conf_path, reason, 1);
         mxk_attrs_free(pc.options);
         return;
     }
     if (!pc.enabled) {
+        mxk_log(MXK_LOG_DEBUG, "config: %s: disabled (enabled = false)", conf_path);
+        record_disabled(conf_path);
         mxk_attrs_free(pc.options);
         return;
     }
     char lib[PATH_MAX];
     if (mxk_loader_resolve(pc.library, conf_dir, lib, sizeof lib) != MXK_OK)
-        mxk_registry_reject(conf_path, mxk_last_error_message());
+        mxk_registry_reject(conf_path, mxk_last_error_message(), 1);
     else
         mxk_loader_load(lib, conf_path, pc.options, (int32_t)pc.priority);
     mxk_attrs_free(pc.options);
@@ -289,28 +356,87 @@ static int conf_name_filter(const struct dirent *d) {
     return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
 }
 
-static void load_plugins_dir(const char *dir) {
-    char pdir[PATH_MAX];
-    snprintf(pdir, sizeof pdir, "%s/plugins.d", dir);
-    struct dirent **list = NULL;
-    int n = scandir(pdir, &list, conf_name_filter, alphasort);
-    for (int i = 0; i < n; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", pdir, list[i]->d_name);
-        load_plugin_conf(pdir, path);
-        free(list[i]);
+/** A plugin conf file chosen by the merge: its name and the plugins.d holding it. */
+typedef struct conf_choice {
+    char name[NAME_MAX + 1];
+    const char *pdir; /* a plugins_dirs entry */
+} conf_choice;
+
+/** Orders conf choices by file name (strcmp, as alphasort in the C locale). */
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const conf_choice *)a)->name, ((const conf_choice *)b)->name);
+}
+
+/**
+ * Loads the plugin confs of every layer's plugins.d, merged by file name: a file of a
+ * later layer replaces the same-named file of an earlier one (systemd drop-ins);
+ * then loaded in file-name order.
+ */
+static void load_plugins_dirs(void) {
+    char pdirs[MXK_CONFIG_MAX_LAYERS][PATH_MAX];
+    conf_choice *chosen = NULL;
+    size_t n = 0;
+    for (uint32_t l = 0; l < layers.n; l++) {
+        snprintf(pdirs[l], sizeof pdirs[l], "%s/plugins.d", layers.dirs[l]);
+        struct dirent **list = NULL;
+        int m = scandir(pdirs[l], &list, conf_name_filter, alphasort);
+        mxk_log(MXK_LOG_DEBUG, "config: %s: %d plugin conf%s", pdirs[l], m < 0 ? 0 : m,
+                m == 1 ? "" : "s");
+        conf_choice *grown = m > 0 ? realloc(chosen, (n + (size_t)m) * sizeof *grown) : chosen;
+        if (grown != NULL)
+            chosen = grown;
+        for (int i = 0; i < m; i++) {
+            size_t k = 0;
+            while (k < n && strcmp(chosen[k].name, list[i]->d_name) != 0)
+                k++;
+            if (k < n) {
+                mxk_log(MXK_LOG_DEBUG, "config: %s/%s replaces %s/%s", pdirs[l], list[i]->d_name,
+                        chosen[k].pdir, chosen[k].name);
+                chosen[k].pdir = pdirs[l];
+            } else if (grown != NULL) {
+                snprintf(chosen[n].name, sizeof chosen[n].name, "%s", list[i]->d_name);
+                chosen[n++].pdir = pdirs[l];
+            }
+            free(list[i]);
+        }
+        free(list);
     }
-    free(list);
+    if (n > 1)
+        qsort(chosen, n, sizeof *chosen, by_name);
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", chosen[i].pdir, chosen[i].name);
+        load_plugin_conf(chosen[i].pdir, path);
+    }
+    free(chosen);
+}
+
+/** Loads each library of MXK_PLUGINS (':'-separated paths), as mx.library.load does. */
+static void load_env_plugins(void) {
+    const char *env = getenv("MXK_PLUGINS");
+    if (env == NULL || *env == '\0')
+        return;
+    char *copy = strdup(env);
+    for (char *save = NULL, *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok != NULL;
+         tok = strtok_r(NULL, ":", &save)) {
+        char origin[PATH_MAX + 16];
+        snprintf(origin, sizeof origin, "MXK_PLUGINS=%s", tok);
+        mxk_log(MXK_LOG_DEBUG, "config: loading '%s' (from MXK_PLUGINS)", tok);
+        mxk_loader_load(tok, origin, NULL, 0);
+    }
+    free(copy);
 }
 
 mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins) {
-    mxk_status rc = mxk_config_find_dir(explicit_dir, config_dir, sizeof config_dir);
-    if (rc != MXK_OK || config_dir[0] == '\0')
+    for (uint32_t i = 0; i < num_disabled; i++)
+        free(disabled[i]);
+    num_disabled = 0;
+    mxk_status rc = mxk_config_find_dirs(explicit_dir, &layers);
+    for (uint32_t l = 0; rc == MXK_OK && l < layers.n; l++)
+        rc = read_global_conf(layers.dirs[l]);
+    if (rc != MXK_OK || no_plugins)
         return rc;
-    rc = read_global_conf(config_dir);
-    if (rc != MXK_OK)
-        return rc;
-    if (!no_plugins)
-        load_plugins_dir(config_dir);
+    load_plugins_dirs();
+    load_env_plugins();
     return MXK_OK;
 }

@@ -148,7 +148,7 @@ static mxk_status reject(mxk_status code, const char *path, const char *origin, 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    mxk_registry_reject(origin ? origin : path, reason);
+    mxk_registry_reject(origin ? origin : path, reason, origin != NULL);
     return mxk_set_error(code, "plugin %s rejected: %s", origin ? origin : path, reason);
 }
 
@@ -159,6 +159,7 @@ static void free_plugin_entry(mxk_plugin_entry *p) {
     free(p->version);
     free(p->description);
     free(p->path);
+    free(p->origin);
     free(p);
 }
 
@@ -220,13 +221,19 @@ static mxk_status init_plugin(void *dl, const char *real, const char *origin,
     if (p == NULL || (p->name = strdup(info->name)) == NULL ||
         (p->version = strdup(info->version ? info->version : "")) == NULL ||
         (p->description = strdup(info->description ? info->description : "")) == NULL ||
-        (p->path = strdup(real)) == NULL) {
+        (p->path = strdup(real)) == NULL || (p->origin = strdup(origin ? origin : "")) == NULL) {
         free_plugin_entry(p);
         return reject(MXK_ERR_OUT_OF_MEMORY, real, origin, "out of memory");
     }
     p->abi_major = info->abi_major;
     p->abi_minor = info->abi_minor;
     p->negotiated_minor = negotiate_minor(info->abi_minor);
+    mxk_log(MXK_LOG_DEBUG,
+            "loader: plugin '%s' %s (%s): built for ABI %u.%u (needs host minor >= %u), "
+            "host %d.%d: negotiated minor %u",
+            info->name, p->version, real, (unsigned)info->abi_major, (unsigned)info->abi_minor,
+            (unsigned)info->min_host_minor, MXK_ABI_MAJOR, MXK_ABI_MINOR,
+            (unsigned)p->negotiated_minor);
     p->dl_handle = dl;
     p->shutdown = (mxk_plugin_shutdown_fn)dlsym(dl, MXK_PLUGIN_SHUTDOWN_SYMBOL);
 
@@ -292,6 +299,8 @@ mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs
         return MXK_OK; /* idempotent: the same file is one plugin */
     }
     warn_if_foreign_writable(real);
+    mxk_log(MXK_LOG_DEBUG, "loader: dlopen '%s' (for %s)", real,
+            origin ? origin : "mxk_load_plugin");
     dlerror();
     void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (dl == NULL) {

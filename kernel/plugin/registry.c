@@ -1,7 +1,4 @@
-/*
- * The registry store: committed plugins and their registrations, lookups, the
- * backend preference and kernel resolution, and the public registry queries.
- */
+/* The registry store: loaded plugins, their registrations, lookups and public queries. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +7,7 @@
 #include "env.h"
 #include "error.h"
 #include "registry_internal.h"
-#include "shape.h"
+#include "suggest.h"
 
 /* A growable array of pointers. */
 typedef struct ptr_array {
@@ -25,30 +22,19 @@ typedef struct rejection {
     char *reason;
 } rejection;
 
-/* A per-operator backend override. */
-typedef struct op_override {
-    char *op;
-    char *backend;
-} op_override;
-
 /*
  * The registry. Writers hold `lock`; readers too (lookups are rare: bind time
  * and imperative dispatch), which keeps the model simple. Entries never move.
  */
 static struct {
     pthread_mutex_t lock;
-    ptr_array plugins;        /* mxk_plugin_entry* */
-    ptr_array ops;            /* mxk_op_entry* */
-    ptr_array kernels;        /* mxk_kernel_entry* */
-    ptr_array devices;        /* mxk_device_entry* */
-    ptr_array iters;          /* mxk_iter_entry* */
-    ptr_array transports;     /* mxk_transport_entry* */
-    ptr_array rejected;       /* rejection* */
-    char *pref_api;           /* mxk_set_backend_preference */
-    char *pref_conf;          /* mxk.conf backend = */
-    ptr_array overrides_api;  /* op_override*: mxk_set_op_backend */
-    ptr_array overrides_conf; /* op_override*: mxk.conf [op_backend] */
-    char effective[1024];
+    ptr_array plugins;    /* mxk_plugin_entry* */
+    ptr_array ops;        /* mxk_op_entry* */
+    ptr_array kernels;    /* mxk_kernel_entry* */
+    ptr_array devices;    /* mxk_device_entry* */
+    ptr_array iters;      /* mxk_iter_entry* */
+    ptr_array transports; /* mxk_transport_entry* */
+    ptr_array rejected;   /* rejection* */
     int shut_down;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -278,19 +264,32 @@ mxk_status mxk_registry_commit(mxk_staging *st) {
     return MXK_OK;
 }
 
-void mxk_registry_reject(const char *path, const char *reason) {
-    rejection *r = calloc(1, sizeof *r);
-    if (r == NULL)
-        return;
-    r->path = strdup(path ? path : "");
-    r->reason = strdup(reason ? reason : "");
+void mxk_registry_reject(const char *path, const char *reason, int warn) {
+    path = path ? path : "";
+    reason = reason ? reason : "";
     pthread_mutex_lock(&R.lock);
-    if (r->path == NULL || r->reason == NULL || !ptr_push(&R.rejected, r)) {
+    for (uint32_t i = 0; i < R.rejected.count; i++) {
+        const rejection *old = R.rejected.items[i];
+        if (strcmp(old->path, path) == 0 && strcmp(old->reason, reason) == 0) {
+            pthread_mutex_unlock(&R.lock);
+            return; /* recorded (and warned about) once per process */
+        }
+    }
+    rejection *r = calloc(1, sizeof *r);
+    if (r != NULL && ((r->path = strdup(path)) == NULL || (r->reason = strdup(reason)) == NULL ||
+                      !ptr_push(&R.rejected, r))) {
         free(r->path);
         free(r->reason);
         free(r);
     }
     pthread_mutex_unlock(&R.lock);
+    if (warn)
+        mxk_log(MXK_LOG_WARNING, "plugin candidate %s rejected: %s", path, reason);
+}
+
+const char *mxk_plugin_origin(const char *name) {
+    const mxk_plugin_entry *p = name ? mxk_registry_plugin_by_name(name) : NULL;
+    return p ? p->origin : NULL;
 }
 
 void mxk_registry_shutdown_plugins(void) {
@@ -354,239 +353,57 @@ const mxk_transport_entry *mxk_registry_find_transport(const char *name) {
     return r;
 }
 
-/* ---- backend preference ---- */
-
-/* Replaces *dst with a copy of src with spaces removed ("" or NULL clears). */
-static mxk_status set_pref(char **dst, const char *src) {
-    char *c = NULL;
-    if (src != NULL && *src != '\0') {
-        c = malloc(strlen(src) + 1);
-        if (c == NULL)
-            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-        size_t k = 0;
-        for (const char *p = src; *p; p++)
-            if (*p != ' ' && *p != '\t')
-                c[k++] = *p;
-        c[k] = '\0';
-    }
-    pthread_mutex_lock(&R.lock);
-    free(*dst);
-    *dst = c;
-    pthread_mutex_unlock(&R.lock);
-    return MXK_OK;
-}
-
-mxk_status mxk_set_backend_preference(const char *list) {
-    return set_pref(&R.pref_api, list);
-}
-
-mxk_status mxk_registry_set_conf_preference(const char *list) {
-    return set_pref(&R.pref_conf, list);
-}
-
-/* The effective list: API > MXK_BACKEND > mxk.conf. Caller holds the lock. */
-static const char *effective_pref_locked(void) {
-    const char *env = getenv("MXK_BACKEND");
-    if (R.pref_api)
-        return R.pref_api;
-    if (env && *env)
-        return env;
-    return R.pref_conf ? R.pref_conf : "";
-}
-
-const char *mxk_get_backend_preference(void) {
-    pthread_mutex_lock(&R.lock);
-    snprintf(R.effective, sizeof R.effective, "%s", effective_pref_locked());
-    pthread_mutex_unlock(&R.lock);
-    return R.effective;
-}
-
-static mxk_status set_override(ptr_array *a, const char *op, const char *backend) {
-    if (op == NULL || *op == '\0')
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_set_op_backend: empty operator name");
-    pthread_mutex_lock(&R.lock);
-    for (uint32_t i = 0; i < a->count; i++) {
-        op_override *o = a->items[i];
-        if (strcmp(o->op, op) == 0) {
-            free(o->backend);
-            o->backend = backend && *backend ? strdup(backend) : NULL;
-            pthread_mutex_unlock(&R.lock);
-            return MXK_OK;
-        }
-    }
-    mxk_status rc = MXK_OK;
-    if (backend && *backend) {
-        op_override *o = calloc(1, sizeof *o);
-        if (o == NULL || (o->op = strdup(op)) == NULL || (o->backend = strdup(backend)) == NULL ||
-            !ptr_push(a, o)) {
-            if (o) {
-                free(o->op);
-                free(o->backend);
-            }
-            free(o);
-            rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
-        }
-    }
-    pthread_mutex_unlock(&R.lock);
-    return rc;
-}
-
-mxk_status mxk_set_op_backend(const char *op, const char *backend) {
-    return set_override(&R.overrides_api, op, backend);
-}
-
-mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend) {
-    return set_override(&R.overrides_conf, op, backend);
-}
-
-/* The override for op, set under its name or an alias (API first, then conf), or NULL.
- * Caller holds the lock. */
-static const char *override_locked(const mxk_op_entry *op) {
-    const ptr_array *lists[2] = {&R.overrides_api, &R.overrides_conf};
-    for (int l = 0; l < 2; l++)
-        for (uint32_t i = 0; i < lists[l]->count; i++) {
-            const op_override *o = lists[l]->items[i];
-            if (mxk_op_entry_named(op, o->op) && o->backend)
-                return o->backend;
-        }
-    return NULL;
-}
-
-mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size) {
-    if (op == NULL || buf == NULL || size == 0)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_get_op_backend: op or buf is NULL");
-    buf[0] = '\0';
-    const mxk_op_entry *e = mxk_registry_find_op(op);
-    if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op);
-    pthread_mutex_lock(&R.lock);
-    const char *forced = override_locked(e);
-    snprintf(buf, size, "%s", forced ? forced : "");
-    pthread_mutex_unlock(&R.lock);
-    return MXK_OK;
-}
-
-/* Position of backend in the comma-separated list, or -1. */
-static int pref_rank(const char *list, const char *backend) {
-    int rank = 0;
-    size_t n = strlen(backend);
-    for (const char *p = list; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == n && strncmp(p, backend, n) == 0)
-            return rank;
-        rank++;
-        if (comma == NULL)
-            break;
-        p = comma + 1;
-    }
-    return -1;
-}
-
-/* True when kernel a should be tried before b. */
-static int better(const mxk_kernel_entry *a, const mxk_kernel_entry *b, const char *forced,
-                  const char *pref) {
-    int fa = forced && strcmp(a->def.backend, forced) == 0;
-    int fb = forced && strcmp(b->def.backend, forced) == 0;
-    if (fa != fb)
-        return fa;
-    int ra = pref_rank(pref, a->def.backend), rb = pref_rank(pref, b->def.backend);
-    if ((ra >= 0) != (rb >= 0))
-        return ra >= 0;
-    if (ra >= 0 && ra != rb)
-        return ra < rb;
-    return a->def.priority > b->def.priority;
-}
-
-/* Asks kernel k whether it runs the configuration, with its own parameter object
- * when it parses one (returned in *kparam on success, else freed). */
-static int kernel_accepts(const mxk_kernel_entry *k, const void *param, const mxk_attrs *attrs,
-                          const mxk_shape *in_shapes, const int32_t *in_types, uint32_t num_in,
-                          void **kparam) {
-    *kparam = NULL;
-    if (k->def.parse_param != NULL && attrs != NULL) {
-        mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
-        if (k->def.parse_param(attrs, kparam, &sink) != MXK_OK) {
-            mxk_log(MXK_LOG_DEBUG, "backend '%s' declines operator '%s': %s", k->def.backend,
-                    k->def.op_name, sink.msg);
-            return 0;
-        }
-        param = *kparam;
-    }
-    if (k->def.supports == NULL || in_shapes == NULL ||
-        k->def.supports(param, in_shapes, in_types, num_in))
-        return 1;
-    if (*kparam != NULL)
-        k->def.free_param(*kparam);
-    *kparam = NULL;
-    return 0;
-}
-
-const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
-                                                    const void *param, const mxk_attrs *attrs,
-                                                    const mxk_shape *in_shapes,
-                                                    const int32_t *in_types, uint32_t num_in,
-                                                    void **kparam) {
-    enum { MAX_CANDIDATES = 32 };
-    const mxk_kernel_entry *cand[MAX_CANDIDATES];
+uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
+                                 const mxk_kernel_entry **out, uint32_t max) {
     uint32_t n = 0;
-    char backends[512] = "";
-    size_t pos = 0;
-    void *kp = NULL;
     pthread_mutex_lock(&R.lock);
-    const char *forced = override_locked(op);
-    const char *pref = effective_pref_locked();
-    for (uint32_t i = 0; i < R.kernels.count; i++) {
+    for (uint32_t i = 0; i < R.kernels.count && n < max; i++) {
         const mxk_kernel_entry *k = R.kernels.items[i];
-        if (k->def.dev_type != dev_type || !mxk_op_entry_named(op, k->def.op_name))
-            continue;
-        if (n == MAX_CANDIDATES)
-            break;
-        /* insertion sort keeps registration order among equals */
-        uint32_t j = n++;
-        while (j > 0 && better(k, cand[j - 1], forced, pref)) {
-            cand[j] = cand[j - 1];
-            j--;
-        }
-        cand[j] = k;
+        if (k->def.dev_type == dev_type && mxk_op_entry_named(op, k->def.op_name))
+            out[n++] = k;
     }
     pthread_mutex_unlock(&R.lock);
-    for (uint32_t i = 0; i < n; i++) {
-        const mxk_kernel_entry *k = cand[i];
-        if (kernel_accepts(k, param, attrs, in_shapes, in_types, num_in, &kp)) {
-            if (kparam != NULL)
-                *kparam = kp;
-            else if (kp != NULL)
-                k->def.free_param(kp);
-            return k;
-        }
-        if (pos < sizeof backends)
-            pos += (size_t)snprintf(backends + pos, sizeof backends - pos, "%s%s (declined)",
-                                    pos ? ", " : "", k->def.backend);
-    }
-    if (n == 0)
-        mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has no kernel for device type %s",
-                      op->def.name, mxk_dev_type_name(dev_type));
-    else
-        mxk_set_error(MXK_ERR_UNSUPPORTED,
-                      "operator '%s': no kernel for device type %s supports this configuration; "
-                      "backends tried: %s",
-                      op->def.name, mxk_dev_type_name(dev_type), backends);
-    return NULL;
+    return n;
 }
 
-mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **backend) {
-    const mxk_op_entry *e = mxk_registry_find_op(op);
-    *backend = NULL;
-    if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", op ? op : "(null)");
-    const mxk_kernel_entry *k =
-        mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, NULL, 0, NULL);
-    if (k == NULL)
-        return mxk_last_error_code();
-    *backend = k->def.backend;
-    return MXK_OK;
+/* ---- the unknown-operator error ---- */
+
+/* Operator i of the registry (an accessor for mxk_suggest_from; table unused). */
+static const char *op_name_at(const void *table, uint32_t i) {
+    (void)table;
+    return mxk_op_name(i);
+}
+
+/* Appends "; " (unless first) and `entry` to the list in buf (pos bytes used) when it
+ * fits whole with room for a closing "; ..."; else appends "; ..." once. */
+static void append_entry(char *buf, size_t size, size_t *pos, const char *entry) {
+    size_t need = (*pos ? 2 : 0) + strlen(entry);
+    if (*pos + need + sizeof "; ..." <= size) {
+        *pos += (size_t)snprintf(buf + *pos, size - *pos, "%s%s", *pos ? "; " : "", entry);
+    } else if (*pos + sizeof "; ..." <= size && strcmp(buf + *pos - 3, "...") != 0) {
+        *pos += (size_t)snprintf(buf + *pos, size - *pos, "; ...");
+    }
+}
+
+mxk_status mxk_registry_unknown_op(const char *name) {
+    char hint[512], skipped[1536] = "", entry[1024];
+    mxk_suggest_from(name, NULL, mxk_op_count(), op_name_at, hint, sizeof hint);
+    size_t pos = 0;
+    const char *conf = NULL, *path = NULL, *reason = NULL;
+    for (uint32_t i = 0; i < mxk_plugin_disabled_count(); i++)
+        if (mxk_plugin_disabled_get(i, &conf) == MXK_OK) {
+            snprintf(entry, sizeof entry, "%s (enabled = false)", conf);
+            append_entry(skipped, sizeof skipped, &pos, entry);
+        }
+    for (uint32_t i = 0; i < mxk_plugin_rejected_count(); i++)
+        if (mxk_plugin_rejected_get(i, &path, &reason) == MXK_OK) {
+            snprintf(entry, sizeof entry, "%s (rejected: %s)", path, reason);
+            append_entry(skipped, sizeof skipped, &pos, entry);
+        }
+    return mxk_set_error(
+        MXK_ERR_NOT_FOUND, "unknown operator '%s': %s%s%s%s%s", name ? name : "(null)",
+        mxk_plugin_count() ? "no loaded plugin registers it" : "no plugins are loaded", hint,
+        skipped[0] ? " (plugins not loaded: " : "", skipped, skipped[0] ? ")" : "");
 }
 
 /* ---- public queries ---- */
@@ -705,7 +522,7 @@ mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_doc: NULL argument");
     const mxk_op_entry *e = mxk_registry_find_op(name);
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+        return mxk_registry_unknown_op(name);
     *out = (mxk_op_doc){e->def.name, e->def.description ? e->def.description : "", e->plugin->name,
                         e->def.num_attrs};
     return MXK_OK;
@@ -718,7 +535,7 @@ mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *ou
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_attr_doc: NULL argument");
     const mxk_op_entry *e = mxk_registry_find_op(name);
     if (e == NULL)
-        return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown operator '%s'", name);
+        return mxk_registry_unknown_op(name);
     if (i >= e->def.num_attrs)
         return mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has %u attributes; no attribute %u",
                              e->def.name, (unsigned)e->def.num_attrs, (unsigned)i);

@@ -23,7 +23,8 @@ typedef struct mxk_plugin_entry {
     char *name;
     char *version;
     char *description;
-    char *path; /**< real path */
+    char *path;   /**< real path */
+    char *origin; /**< the conf file, "MXK_PLUGINS=PATH", or "" (mxk_load_plugin) */
     uint32_t abi_major, abi_minor, negotiated_minor;
     void *dl_handle;
     mxk_plugin_shutdown_fn shutdown;
@@ -62,6 +63,17 @@ typedef struct mxk_transport_entry {
 
 /** The operator named `name`, or NULL. */
 const mxk_op_entry *mxk_registry_find_op(const char *name);
+
+/**
+ * Sets and returns the MXK_ERR_NOT_FOUND error for an operator no loaded plugin
+ * registers: "unknown operator 'NAME': no loaded plugin registers it" ("no plugins
+ * are loaded" when none is), then "; did you mean 'X'?" naming the nearest
+ * registered operators (mxk_suggest), then, when some plugin candidates were not
+ * loaded, " (plugins not loaded: CONF (enabled = false); PATH (rejected: REASON))"
+ * with whole entries only ("; ..." when more do not fit). NAME NULL: "(null)".
+ * Thread-safe.
+ */
+mxk_status mxk_registry_unknown_op(const char *name);
 
 /**
  * 1 when `name` is the operator's name or one of its aliases (mxk_op_def.aliases,

@@ -1,6 +1,7 @@
 /*
- * Registry internals shared by the registry store (registry.c), the registrar
- * (registrar.c) and the plugin loader (loader.c). Not used elsewhere.
+ * Registry internals shared by the registry store (registry.c), backend selection
+ * (backend_select.c), the registrar (registrar.c), the plugin loader (loader.c) and
+ * the config dir (config.c). Not used elsewhere.
  */
 #ifndef MXK_REGISTRY_INTERNAL_H
 #define MXK_REGISTRY_INTERNAL_H
@@ -56,8 +57,13 @@ const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path);
 /** The loaded plugin named `name`, or NULL. */
 const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name);
 
-/** Records a rejected candidate (copies both strings). */
-void mxk_registry_reject(const char *path, const char *reason);
+/**
+ * Records a rejected candidate (copies both strings) and, when `warn`, logs the
+ * WARNING "plugin candidate PATH rejected: REASON" (candidates of the config and
+ * MXK_PLUGINS; an API load returns its error instead). The same path and reason
+ * are recorded and warned about once per process.
+ */
+void mxk_registry_reject(const char *path, const char *reason, int warn);
 
 /** Frees op/kernel/... entries (used by discard and on shutdown). */
 void mxk_op_entry_free(mxk_op_entry *e);
@@ -65,6 +71,14 @@ void mxk_kernel_entry_free(mxk_kernel_entry *e);
 
 /** Calls every loaded plugin's shutdown hook (in reverse load order), once. */
 void mxk_registry_shutdown_plugins(void);
+
+/**
+ * Writes into out[0..max) the kernels registered for `op` (under its name or an
+ * alias) on dev_type, in registration order; returns how many (at most max).
+ * Kernels never move, so the pointers stay valid. Takes the registry lock.
+ */
+uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
+                                 const mxk_kernel_entry **out, uint32_t max);
 
 /** Sets the mxk.conf-level backend preference and per-op overrides (config.c). */
 mxk_status mxk_registry_set_conf_preference(const char *list);

@@ -34,10 +34,13 @@ uint64_t mxk_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt
                                 uint64_t max);
 
 /**
- * The log threshold from MXK_LOG_LEVEL: "debug", "info" (default, also when unset or
- * empty), "warning" or "error". Any other value gives the default and is warned about
- * once: "log: MXK_LOG_LEVEL=\"VALUE\" is invalid: expected debug, info, warning or
- * error; it is ignored". Read at every call, so a change takes effect at once.
+ * The log threshold from MXK_LOG_LEVEL: "debug" (also traces the config search,
+ * each plugin conf, dlopen, ABI negotiation and the kernel chosen per operator and
+ * device type), "info" (default, also when unset or empty), "warning" or "error"
+ * (silences warnings such as rejected plugin candidates). Any other value gives
+ * the default and is warned about once: "log: MXK_LOG_LEVEL=\"VALUE\" is invalid:
+ * expected debug, info, warning or error; it is ignored". Read at every call, so a
+ * change takes effect at once.
  */
 mxk_log_level mxk_env_log_level(void);
 

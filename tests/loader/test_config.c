@@ -41,34 +41,38 @@ static int rejected_with(const char *needle) {
     return 0;
 }
 
+/* The config layers: an explicit or MXK_CONFIG_DIR dir alone; else the install's,
+ * then the user's over it. */
 static void test_search_order(void) {
-    char out[4096];
+    mxk_config_layers out;
     mkdir(sub("a"), 0755);
     mkdir(sub("b"), 0755);
     mkdir(sub("xdg"), 0755);
     mkdir(sub("xdg/mxk"), 0755);
     setenv("MXK_CONFIG_DIR", sub("a"), 1);
-    CHECK_EQ_INT(mxk_config_find_dir(sub("b"), out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("b")) == 0); /* explicit flag first */
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("a")) == 0); /* then MXK_CONFIG_DIR */
-    CHECK_EQ_INT(mxk_config_find_dir("/nonexistent/conf", out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxk_config_find_dirs(sub("b"), &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], sub("b")) == 0); /* explicit flag first */
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], sub("a")) == 0); /* then MXK_CONFIG_DIR */
+    CHECK_EQ_INT(mxk_config_find_dirs("/nonexistent/conf", &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/conf' (given explicitly) is not a directory");
     setenv("MXK_CONFIG_DIR", "/nonexistent/env", 1);
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/env' (from MXK_CONFIG_DIR) is not a directory");
     unsetenv("MXK_CONFIG_DIR");
     setenv("XDG_CONFIG_HOME", sub("xdg"), 1);
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    CHECK(strcmp(out, sub("xdg/mxk")) == 0); /* then $XDG_CONFIG_HOME/mxk */
-    setenv("XDG_CONFIG_HOME", sub("a"), 1);  /* no mxk/ inside */
-    CHECK_EQ_INT(mxk_config_find_dir(NULL, out, sizeof out), MXK_OK);
-    /* then the install's etc/mxk, found from libmxk's location: the build tree's */
-    CHECK(strcmp(out, BUILD_CONFDIR) == 0);
-    if (strcmp(out, BUILD_CONFDIR) != 0)
-        fprintf(stderr, "got '%s', expected '%s'\n", out, BUILD_CONFDIR);
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    /* the install's etc/mxk (found from libmxk's location: the build tree's), then
+     * $XDG_CONFIG_HOME/mxk over it */
+    CHECK(out.n == 2 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0 &&
+          strcmp(out.dirs[1], sub("xdg/mxk")) == 0);
+    setenv("XDG_CONFIG_HOME", sub("a"), 1); /* no mxk/ inside */
+    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK(out.n == 1 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0);
+    if (out.n != 1 || strcmp(out.dirs[0], BUILD_CONFDIR) != 0)
+        fprintf(stderr, "got '%s', expected '%s'\n", out.n ? out.dirs[0] : "", BUILD_CONFDIR);
 }
 
 /* expect_install_dir(prefix, plain, want): the config dir of a libmxk in <prefix>/<libdir>. */
@@ -225,6 +229,55 @@ static void test_plugins_d(void) {
     CHECK(rejected_with("80-fifo.conf': it is a FIFO, not a regular file"));
     CHECK(rejected_with("90-zero.conf': it is a character device, not a regular file"));
     CHECK(mxk_op_kernel_count("TestOp") == 1); /* the disabled beta kernel is absent */
+    /* where things came from: one layer, the plugin's conf, the disabled conf */
+    const char *got = NULL;
+    CHECK_EQ_INT(mxk_config_dir_count(), 1);
+    CHECK_EQ_INT(mxk_config_dir_get(0, &got), MXK_OK);
+    CHECK(got != NULL && strcmp(got, d) == 0);
+    CHECK_EQ_INT(mxk_config_dir_get(1, &got), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "config dir index 1 out of range (1 in use)");
+    char want[8192];
+    snprintf(want, sizeof want, "%s/plugins.d/20-valid.conf", d);
+    CHECK(strcmp(mxk_plugin_origin("tp-valid"), want) == 0);
+    CHECK(mxk_plugin_origin("nope") == NULL);
+    CHECK_EQ_INT(mxk_plugin_disabled_count(), 1);
+    CHECK_EQ_INT(mxk_plugin_disabled_get(0, &got), MXK_OK);
+    snprintf(want, sizeof want, "%s/plugins.d/60-disabled.conf", d);
+    CHECK(got != NULL && strcmp(got, want) == 0);
+    CHECK_EQ_INT(mxk_plugin_disabled_get(1, &got), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "disabled conf index 1 out of range (1 disabled)");
+    /* the unknown-operator error names the nearest operator, then what was not loaded */
+    mxk_op_doc doc;
+    CHECK_EQ_INT(mxk_op_get_doc("TestOq", &doc), MXK_ERR_NOT_FOUND);
+    snprintf(want, sizeof want,
+             "unknown operator 'TestOq': no loaded plugin registers it; did you mean 'TestOp'? "
+             "(plugins not loaded: %s/plugins.d/60-disabled.conf (enabled = false); %s/plugins.d/"
+             "10-valid-failing.conf (rejected: plugin 'tp-valid': init failed",
+             d, d);
+    CHECK_CONTAINS(mxk_get_last_error(), want);
+    /* a second mxk_init meets the same candidates: recorded (and warned about) once */
+    uint32_t nrejected = mxk_plugin_rejected_count();
+    mxk_shutdown();
+    CHECK_EQ_INT(mxk_init(&o), MXK_OK);
+    CHECK_EQ_INT(mxk_plugin_rejected_count(), nrejected);
+    CHECK_EQ_INT(mxk_plugin_disabled_count(), 1);
+    mxk_shutdown();
+}
+
+/* With the build's plugins (the install's config dir), a mistyped iterator type is
+ * answered with the nearest registered one. */
+static void test_unknown_iterator(void) {
+    mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR};
+    CHECK_EQ_INT(mxk_init(&o), MXK_OK);
+    if (mxk_iterator_plugin("MNISTIter") == NULL) {
+        mxk_shutdown();
+        MXK_SKIP("the io-recordio plugin is not part of this build");
+    }
+    mxk_data_iter *it = NULL;
+    CHECK_EQ_INT(mxk_data_iter_create("MNISTIte", 0, NULL, NULL, &it), MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "unknown data iterator 'MNISTIte'; registered: ");
+    CHECK_CONTAINS(mxk_get_last_error(), "; did you mean 'MNISTIter'?");
+    CHECK(it == NULL);
     mxk_shutdown();
 }
 
@@ -236,6 +289,7 @@ int main(void) {
     MXK_RUN(test_bad_global_conf);
     MXK_RUN(test_unreadable_global_conf);
     MXK_RUN(test_plugins_d);
+    MXK_RUN(test_unknown_iterator);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

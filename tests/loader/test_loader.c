@@ -344,13 +344,18 @@ static void test_unknown_operator_and_attribute(void) {
     mxk_op_instance *inst = NULL;
     CHECK_EQ_INT(mxk_op_instance_create("NoSuchOp", 0, NULL, NULL, cpu, 1, &s, NULL, &inst),
                  MXK_ERR_NOT_FOUND);
-    CHECK_CONTAINS(mxk_get_last_error(), "unknown operator 'NoSuchOp'; registered operators: ");
-    CHECK_CONTAINS(mxk_get_last_error(), "TestOp");
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "unknown operator 'NoSuchOp': no loaded plugin registers it");
+    CHECK_EQ_INT(mxk_op_instance_create("TestOq", 0, NULL, NULL, cpu, 1, &s, NULL, &inst),
+                 MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxk_get_last_error(), "unknown operator 'TestOq': no loaded plugin registers "
+                                         "it; did you mean 'TestOp'?");
     const char *k[] = {"modee"}, *v[] = {"fast"};
     CHECK_EQ_INT(mxk_op_instance_create("TestOp", 1, k, v, cpu, 1, &s, NULL, &inst),
                  MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "TestOp: unknown attribute 'modee'; valid attributes: mode, scale");
+                   "TestOp: unknown attribute 'modee'; valid attributes: mode, scale; did you mean "
+                   "'mode'?");
     const char *k2[] = {"mode"}, *v2[] = {"slow"};
     CHECK_EQ_INT(mxk_op_instance_create("TestOp", 1, k2, v2, cpu, 1, &s, NULL, &inst),
                  MXK_ERR_INVALID_ARGUMENT);

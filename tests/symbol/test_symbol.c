@@ -369,8 +369,7 @@ static void test_compose_errors(void) {
     mxk_status st = mxk_symbol_create("Nope", "n", 0, NULL, NULL, 1, NULL, &x, &s);
     CHECK_EQ_INT(st, MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "node 'n': unknown operator 'Nope'; registered operators: ");
-    CHECK_CONTAINS(mxk_get_last_error(), "FullyConnected");
+                   "node 'n': unknown operator 'Nope': no loaded plugin registers it");
     CHECK(s == NULL);
     const char *names[] = {"dat"};
     st = mxk_symbol_create("FullyConnected", "fc", 1, (const char *[]){"num_hidden"},

@@ -406,7 +406,8 @@ static void test_operator_errors(void) {
     mxk_symbol *s = NULL;
     CHECK_EQ_INT(mxk_symbol_from_json(d, &s), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(), "symbol JSON: node 1 ('fc1'): unknown operator "
-                                         "'FullyConnectedX'; registered operators: ");
+                                         "'FullyConnectedX': no loaded plugin registers it; "
+                                         "did you mean 'FullyConnected'?");
     free(d);
     d = doc(VAR("x") ", " VAR("w") ", " VAR("b") ", {\"op\": \"FullyConnected\", \"name\": "
                                                  "\"fc1\", \"attrs\": {\"num_hidden\": \"4\", "

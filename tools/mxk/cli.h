@@ -1,10 +1,10 @@
 /*
  * The `mxk` command line: shared declarations.
  *
- * main.c parses the global options (which may come before or after the command),
- * picks the command from the table of cli_command's and hands it the remaining
- * arguments. Each command lives in its own cmd_*.c file and uses only the public
- * C API (mxk.h).
+ * main.c has the table of cli_command's; options.c splits the arguments (global
+ * options before or after the command; option prefixes expanded from each
+ * command's help) and main.c hands the command the remaining arguments. Each
+ * command lives in its own cmd_*.c file and uses only the public C API (mxk.h).
  *
  * Exit status of every command: 0 success, 1 error (message on stderr, prefixed
  * "mxk: error: "), 2 usage error (short usage line on stderr).
@@ -28,13 +28,18 @@
 /** Exit status: the command line was wrong. */
 #define CLI_USAGE 2
 
+/** Most --plugin options on one command line. */
+#define CLI_MAX_PLUGINS 16
+
 /** Options that every command accepts, before or after the command name. */
 typedef struct cli_globals {
-    const char *config_dir; /**< --config-dir DIR (NULL: the library searches) */
-    const char *backend;    /**< --backend LIST (NULL: config / environment) */
-    int json;               /**< --json: machine-readable output */
-    int help;               /**< -h / --help was given */
-    int version;            /**< --version was given */
+    const char *config_dir;               /**< --config-dir DIR (NULL: the library searches) */
+    const char *backend;                  /**< --backend LIST (NULL: config / environment) */
+    const char *plugins[CLI_MAX_PLUGINS]; /**< --plugin PATH, in order */
+    int num_plugins;                      /**< entries of plugins */
+    int json;                             /**< --json: machine-readable output */
+    int help;                             /**< -h / --help was given */
+    int version;                          /**< --version was given */
 } cli_globals;
 
 typedef struct cli_command cli_command;
@@ -73,13 +78,64 @@ extern const cli_command cli_cmd_plot;
 /* ------------------------------------------------------------------------- */
 
 /**
- * Splits the process arguments: global options (anywhere) go into *g, the first
- * word that is not an option becomes *command (NULL if none), everything else is
- * copied in order into cmd_argv (room for argc entries), *cmd_argc set.
- * After "--" nothing is taken as a global option ("--" itself is passed on).
- * Returns CLI_OK, or CLI_USAGE after printing what was wrong.
+ * The help lines of the global options, printed by `mxk --help` and after every
+ * command's help; the global options are read from it (cli_option_table_fill).
  */
-int cli_split_args(int argc, char **argv, cli_globals *g, const char **command, int *cmd_argc,
+extern const char cli_global_options_help[];
+
+/** Most options of one command (its own and the global ones). */
+#define CLI_MAX_OPTIONS 96
+
+/**
+ * The long options a command accepts, read from the help texts: the one source of
+ * truth, so that what the help documents is what the parsers are offered.
+ */
+typedef struct cli_option_table {
+    size_t n; /**< entries of opts; the global options come first */
+    struct {
+        char name[48];   /**< "--num-epochs" */
+        int takes_value; /**< documented with a value ("--num-epochs N") */
+    } opts[CLI_MAX_OPTIONS];
+} cli_option_table;
+
+/**
+ * Fills t with the global options (cli_global_options_help), then the options cmd's
+ * help documents (cmd NULL: the global ones only). A documented option is a help
+ * line starting with two spaces and '-', naming options in its first column (up to
+ * two spaces) separated by ", "; an option followed by a word ("--values N") takes a
+ * value. Options past CLI_MAX_OPTIONS or 47 bytes are left out.
+ */
+void cli_option_table_fill(cli_option_table *t, const cli_command *cmd);
+
+/**
+ * Looks up the option named by the first len bytes of `name` in t, as Python's
+ * argparse does (allow_abbrev): an exact name, else the one option it is a prefix
+ * of. Returns 1 with *found set, 0 when none matches, -1 when several do.
+ */
+int cli_option_lookup(const cli_option_table *t, const char *name, size_t len, size_t *found);
+
+/** Writes "; did you mean '--X'?" for the options of t nearest to `name`, or "" (mxk_suggest). */
+void cli_option_suggest(const cli_option_table *t, const char *name, char *buf, size_t size);
+
+/**
+ * Splits the process arguments (argparse-like). Global options (anywhere before a
+ * "--") go into *g; the first word that is not an option becomes *command (NULL if
+ * none) and, when it names one of commands[0..ncommands), t is filled with its
+ * options. A "--name" that is a unique prefix of an option of t is taken as that
+ * option; a command option is passed on in cmd_argv under its full name, with its
+ * value ("--opt=V" or the next argument, copied as it is) as the next entry.
+ * Everything else is copied in order into cmd_argv (room for 2 * argc + 1 entries),
+ * *cmd_argc set; "--" and what follows are passed on as they are. The option names
+ * in cmd_argv point into t, which must outlive cmd_argv.
+ * Usage errors (CLI_USAGE, message printed by cli_usage_error): an ambiguous prefix
+ * ("option '--b' is ambiguous: it could be --backend, --batch-size"), an unknown
+ * option before the command ("unknown option '--confg-dir'; did you mean
+ * '--config-dir'?"; after a command, unknown options are passed on for the command
+ * to reject), "option --json takes no value", "option --config-dir needs a value",
+ * "at most 16 --plugin options". Returns CLI_OK otherwise.
+ */
+int cli_split_args(int argc, char **argv, const cli_command *const *commands, size_t ncommands,
+                   cli_globals *g, const char **command, cli_option_table *t, int *cmd_argc,
                    char **cmd_argv);
 
 /**
@@ -124,8 +180,9 @@ void cli_print_command_help(const cli_command *cmd);
 
 /**
  * Reports an argument that the command does not take: "unknown option 'ARG'" when
- * it looks like an option, else "unexpected argument 'ARG'" (see cli_usage_error).
- * Returns CLI_USAGE.
+ * it looks like an option (followed by "; did you mean '--X'?" naming the nearest
+ * options of the command, see cli_option_suggest), else "unexpected argument
+ * 'ARG'" (see cli_usage_error). Returns CLI_USAGE.
  */
 int cli_reject_argument(const cli_command *cmd, const char *arg);
 
@@ -136,8 +193,10 @@ int cli_reject_argument(const cli_command *cmd, const char *arg);
 int cli_no_arguments(const cli_command *cmd, int argc, char **argv);
 
 /**
- * Initialises the library with the global options (config dir, backend list).
- * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
+ * Initialises the library with the global options (config dir, backend list), then
+ * loads each --plugin library (mxk_load_plugin; a failure is an error, as MXNet's
+ * mx.library.load raises). Returns CLI_OK, or CLI_ERROR after reporting the error
+ * (the library shut down again). Pair with mxk_shutdown().
  */
 int cli_init_library(const cli_globals *g);
 

@@ -318,7 +318,7 @@ static int run_ndarray(const cli_command *self, const cli_globals *g, int argc, 
             continue;
         }
         if (!positional_only && cli_is_option(argv[i]))
-            return cli_usage_error(self, "unknown option '%s'", argv[i]);
+            return cli_reject_argument(self, argv[i]);
         if (file != NULL)
             return cli_usage_error(self, "expected one FILE, got '%s' and '%s'", file, argv[i]);
         file = argv[i];

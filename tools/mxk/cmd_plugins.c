@@ -264,6 +264,8 @@ static json_t *plugin_json(const registry_view *v, uint32_t i) {
     json_object_set_new(o, "abi", json_string(abi));
     json_object_set_new(o, "negotiated_minor", json_integer(r->negotiated_minor));
     json_object_set_new(o, "path", json_string(r->path ? r->path : ""));
+    const char *origin = mxk_plugin_origin(r->name);
+    json_object_set_new(o, "origin", json_string(origin ? origin : ""));
 
     json_object_set_new(o, "operators", names_json(r->name, plugin_operators));
     str_list ops = {NULL, 0, 0};
@@ -314,6 +316,13 @@ static int print_json(const registry_view *v) {
     if (root == NULL)
         return cli_json_print(NULL, 0);
     json_object_set_new(root, "config_dir", json_string(mxk_config_dir()));
+    json_t *dirs = json_array();
+    for (uint32_t i = 0; dirs != NULL && i < mxk_config_dir_count(); i++) {
+        const char *dir = NULL;
+        if (mxk_config_dir_get(i, &dir) == MXK_OK)
+            json_array_append_new(dirs, json_string(dir));
+    }
+    json_object_set_new(root, "config_dirs", dirs);
     json_object_set_new(root, "backend_preference", json_string(mxk_get_backend_preference()));
     json_t *plugins = json_array();
     for (uint32_t i = 0; plugins != NULL && i < v->num_plugins; i++)
@@ -331,6 +340,13 @@ static int print_json(const registry_view *v) {
         json_array_append_new(rejected, ro);
     }
     json_object_set_new(root, "rejected", rejected);
+    json_t *disabled = json_array();
+    for (uint32_t i = 0; disabled != NULL && i < mxk_plugin_disabled_count(); i++) {
+        const char *conf = NULL;
+        if (mxk_plugin_disabled_get(i, &conf) == MXK_OK)
+            json_array_append_new(disabled, json_string(conf));
+    }
+    json_object_set_new(root, "disabled", disabled);
     json_t *by_op = json_object();
     const char *op;
     for (uint32_t j = 0; by_op != NULL && (op = mxk_op_name(j)) != NULL; j++) {
@@ -422,6 +438,9 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
     putchar('\n');
     print_label("path");
     printf("%s\n", r->path ? r->path : "");
+    const char *origin = mxk_plugin_origin(r->name);
+    print_label("from");
+    printf("%s\n", origin && origin[0] ? origin : "--plugin (mxk_load_plugin)");
     print_label("abi");
     printf("%u.%u (negotiated minor %u)\n", (unsigned)r->abi_major, (unsigned)r->abi_minor,
            (unsigned)r->negotiated_minor);
@@ -469,9 +488,16 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
 /** Prints the human-readable listing. */
 static int print_human(const registry_view *v) {
     int width = cli_output_width();
-    const char *dir = mxk_config_dir();
     const char *pref = mxk_get_backend_preference();
-    printf("config dir:          %s\n", dir && dir[0] ? dir : "(none found)");
+    uint32_t ndirs = mxk_config_dir_count();
+    for (uint32_t i = 0; i < ndirs; i++) {
+        const char *dir = NULL;
+        mxk_config_dir_get(i, &dir);
+        printf("%-21s%s\n", i == 0 ? (ndirs > 1 ? "config dirs:" : "config dir:") : "",
+               dir ? dir : "?");
+    }
+    if (ndirs == 0)
+        puts("config dir:          (none found)");
     printf("backend preference:  %s\n", pref && pref[0] ? pref : "(none)");
     putchar('\n');
     if (v->num_plugins == 0)
@@ -481,6 +507,15 @@ static int print_human(const registry_view *v) {
     for (uint32_t i = 0; i < v->num_plugins; i++) {
         putchar('\n');
         print_plugin(v, i, width);
+    }
+
+    uint32_t nd = mxk_plugin_disabled_count();
+    if (nd > 0)
+        printf("\n%u disabled conf%s (enabled = false):\n", (unsigned)nd, nd == 1 ? "" : "s");
+    for (uint32_t i = 0; i < nd; i++) {
+        const char *conf = NULL;
+        if (mxk_plugin_disabled_get(i, &conf) == MXK_OK)
+            printf("  %s\n", conf);
     }
 
     uint32_t nr = mxk_plugin_rejected_count();
@@ -495,27 +530,40 @@ static int print_human(const registry_view *v) {
     return CLI_OK;
 }
 
-/** Gathers the registry and prints it (with the library initialised; arg unused). */
-static int list_plugins(const cli_globals *g, void *arg) {
+/**
+ * Gathers the registry and prints it (with the library initialised); *(int *)strict
+ * set: then an error when a candidate was rejected.
+ */
+static int list_plugins(const cli_globals *g, void *strict) {
     registry_view v;
     int rc = gather_registry(&v);
     if (rc == CLI_OK)
         rc = g->json ? print_json(&v) : print_human(&v);
     registry_free(&v);
+    uint32_t nr = mxk_plugin_rejected_count();
+    if (rc == CLI_OK && *(int *)strict && nr > 0)
+        rc = cli_error("--strict: %u plugin candidate%s rejected", (unsigned)nr,
+                       nr == 1 ? " was" : "s were");
     return rc;
 }
 
-/** Runs `mxk plugins [--json]`. */
+/** Runs `mxk plugins [--strict] [--json]`. */
 static int run_plugins(const cli_command *self, const cli_globals *g, int argc, char **argv) {
-    int rc = cli_no_arguments(self, argc, argv);
-    return rc != CLI_OK ? rc : cli_with_library(g, list_plugins, NULL);
+    int strict = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--strict") == 0)
+            strict = 1;
+        else if (strcmp(argv[i], "--") != 0)
+            return cli_reject_argument(self, argv[i]);
+    }
+    return cli_with_library(g, list_plugins, &strict);
 }
 
 /** The `plugins` command. */
 const cli_command cli_cmd_plugins = {
     .name = "plugins",
     .summary = "list loaded plugins, what they registered, and rejected candidates",
-    .usage = "mxk plugins [--config-dir DIR] [--backend LIST] [--json]",
+    .usage = "mxk plugins [--strict] [--config-dir DIR] [--plugin PATH] [--json]",
     .help = "Loads the plugins of the config directory (plugins.d/*.conf) as any program\n"
             "using mxk would, then lists the config directory in use, the backend\n"
             "preference, and for every loaded plugin: name, version, path, ABI version it\n"
@@ -527,17 +575,24 @@ const cli_command cli_cmd_plugins = {
             "backend (a plugin such as onednn registers kernels for operators of other\n"
             "plugins only: they are named there), its device backends, data iterators and\n"
             "KVStore transports. Candidates that were not loaded are listed last, each\n"
-            "with the reason (missing library, ABI mismatch, duplicate name...).\n"
+            "with the reason (missing library, ABI mismatch, duplicate name...); every\n"
+            "mxk command warns about them on stderr. Each plugin shows where it came\n"
+            "from: its conf file (so which config dir), MXK_PLUGINS=PATH, or --plugin;\n"
+            "confs disabled by 'enabled = false' are listed too.\n"
+            "\n"
+            "  --strict   exit with status 1 when any candidate was rejected (for the CI\n"
+            "             of plugin authors)\n"
             "\n"
             "--json prints one object:\n"
-            "  {\"config_dir\", \"backend_preference\",\n"
+            "  {\"config_dir\", \"config_dirs\": [most general first], \"backend_preference\",\n"
             "   \"plugins\": [{\"name\", \"version\", \"description\", \"abi\": \"MAJOR.MINOR\",\n"
-            "                \"negotiated_minor\", \"path\", \"operators\": [...],\n"
+            "                \"negotiated_minor\", \"path\", \"origin\" (conf file,\n"
+            "                \"MXK_PLUGINS=PATH\" or \"\" for --plugin), \"operators\": [...],\n"
             "                \"aliases\": {\"alias\": \"Operator\"},\n"
             "                \"kernels\": [{\"op\", \"device\", \"backend\"}],\n"
             "                \"devices\": [{\"device\", \"name\", \"count\"}],\n"
             "                \"iterators\": [...], \"kvstore_transports\": [...]}],\n"
-            "   \"rejected\": [{\"path\", \"reason\"}],\n"
+            "   \"rejected\": [{\"path\", \"reason\"}], \"disabled\": [conf paths],\n"
             "   \"operator_backends\": {\"Operator\": [backends with a kernel, any device]}}\n",
     .run = run_plugins,
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "suggest.h"
 
 /** Prints "mxk: <kind>: " and the formatted message on stderr, then a newline. */
 static void vmessage(const char *kind, const char *fmt, va_list ap) {
@@ -89,12 +90,7 @@ void cli_print_command_help(const cli_command *cmd) {
     printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->help != NULL && cmd->help[0] != '\0')
         printf("\n%s", cmd->help);
-    fputs("\nGlobal options (before or after the command):\n"
-          "  --config-dir DIR   use DIR as the config directory (mxk.conf, plugins.d/)\n"
-          "  --backend LIST     backend preference, most preferred first (\"onednn,cpu-blas\")\n"
-          "  --json             machine-readable output (JSON)\n"
-          "  -h, --help         show this help\n",
-          stdout);
+    printf("\nGlobal options (before or after the command):\n%s", cli_global_options_help);
 }
 
 /**
@@ -103,8 +99,14 @@ void cli_print_command_help(const cli_command *cmd) {
  * Returns CLI_USAGE.
  */
 int cli_reject_argument(const cli_command *cmd, const char *arg) {
-    if (cli_is_option(arg))
-        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (cli_is_option(arg)) {
+        cli_option_table t;
+        char hint[256];
+        size_t len = strcspn(arg, "=");
+        cli_option_table_fill(&t, cmd);
+        cli_option_suggest(&t, arg, hint, sizeof hint);
+        return cli_usage_error(cmd, "unknown option '%.*s'%s", (int)len, arg, hint);
+    }
     return cli_usage_error(cmd, "unexpected argument '%s'", arg);
 }
 
@@ -119,27 +121,37 @@ int cli_no_arguments(const cli_command *cmd, int argc, char **argv) {
     return CLI_OK;
 }
 
-/** 1 when some loaded plugin registered a kernel of backend `name` (len bytes). */
-static int backend_known(const char *name, size_t len) {
+/** Most distinct backends gathered for warnings. */
+#define MAX_BACKENDS 32
+
+/** Fills names with the distinct backends of the loaded kernels; returns how many. */
+static size_t known_backends(const char **names) {
+    size_t n = 0;
     for (uint32_t i = 0; i < mxk_op_count(); i++) {
         const char *op = mxk_op_name(i);
         for (uint32_t k = 0; k < mxk_op_kernel_count(op); k++) {
             int32_t dev = 0;
             const char *backend = NULL, *plugin = NULL;
-            if (mxk_op_kernel_get(op, k, &dev, &backend, &plugin) == MXK_OK && backend &&
-                strlen(backend) == len && strncmp(backend, name, len) == 0)
-                return 1;
+            if (mxk_op_kernel_get(op, k, &dev, &backend, &plugin) != MXK_OK || backend == NULL)
+                continue;
+            size_t j = 0;
+            while (j < n && strcmp(names[j], backend) != 0)
+                j++;
+            if (j == n && n < MAX_BACKENDS)
+                names[n++] = backend;
         }
     }
-    return 0;
+    return n;
 }
 
 /**
  * Warns about each backend of the effective preference list (--backend,
- * MXK_BACKEND or mxk.conf) that no loaded plugin provides: the kernel skips it
- * silently, which hides a typo or a plugin that failed to load.
+ * MXK_BACKEND or mxk.conf) that no loaded plugin provides, with the nearest names:
+ * the kernel skips it silently, which hides a typo or a plugin that failed to load.
  */
 static void warn_unknown_backends(void) {
+    const char *names[MAX_BACKENDS];
+    size_t n = known_backends(names);
     const char *p = mxk_get_backend_preference();
     while (p && *p) {
         size_t len = strcspn(p, ",");
@@ -149,18 +161,27 @@ static void warn_unknown_backends(void) {
         size_t e = len;
         while (e > b && isspace((unsigned char)p[e - 1]))
             e--;
-        if (e > b && !backend_known(p + b, e - b)) {
-            cli_warning("backend '%.*s' is not provided by any loaded plugin; it is skipped "
-                        "(see 'mxk plugins')",
-                        (int)(e - b), p + b);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(e - b), p + b);
+        size_t j = 0;
+        while (j < n && strcmp(names[j], name) != 0)
+            j++;
+        if (e > b && j == n) {
+            char hint[256];
+            mxk_suggest(name, names, n, hint, sizeof hint);
+            cli_warning("backend '%s' is not provided by any loaded plugin; it is skipped "
+                        "(see 'mxk plugins')%s",
+                        name, hint);
         }
         p += len + (p[len] == ',');
     }
 }
 
 /**
- * Initialises the library with the global options (config dir, backend list).
- * Returns CLI_OK, or CLI_ERROR after reporting the error. Pair with mxk_shutdown().
+ * Initialises the library with the global options (config dir, backend list), then
+ * loads each --plugin library (mxk_load_plugin; a failure is an error, as MXNet's
+ * mx.library.load raises). Returns CLI_OK, or CLI_ERROR after reporting the error
+ * (the library shut down again). Pair with mxk_shutdown().
  */
 int cli_init_library(const cli_globals *g) {
     mxk_init_options opts;
@@ -171,6 +192,14 @@ int cli_init_library(const cli_globals *g) {
     mxk_status st = mxk_init(&opts);
     if (st != MXK_OK)
         return cli_api_error(st, "initialising the mxk library failed");
+    for (int i = 0; i < g->num_plugins; i++) {
+        st = mxk_load_plugin(g->plugins[i], NULL);
+        if (st != MXK_OK) {
+            cli_api_error(st, "loading plugin '%s' failed", g->plugins[i]);
+            mxk_shutdown();
+            return CLI_ERROR;
+        }
+    }
     warn_unknown_backends();
     return CLI_OK;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "suggest.h"
 
 /** Every subcommand, in the order `mxk --help` lists them. */
 static const cli_command *const commands[] = {
@@ -25,6 +26,17 @@ static const cli_command *find_command(const char *name) {
     return NULL;
 }
 
+/** Reports "unknown command 'NAME'; did you mean 'X'?". Returns CLI_USAGE. */
+static int unknown_command(const char *name) {
+    const char *names[NUM_COMMANDS + 1];
+    for (size_t i = 0; i < NUM_COMMANDS; i++)
+        names[i] = commands[i]->name;
+    names[NUM_COMMANDS] = "help";
+    char hint[256];
+    mxk_suggest(name, names, NUM_COMMANDS + 1, hint, sizeof hint);
+    return cli_usage_error(NULL, "unknown command '%s'%s", name, hint);
+}
+
 /** Prints `mxk --help` on stdout. */
 static void print_global_help(void) {
     puts("usage: mxk [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -37,16 +49,16 @@ static void print_global_help(void) {
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
     printf("  %-10s %s\n", "help", "show the help of a command (mxk help COMMAND)");
     puts("\n"
-         "Global options (before or after the command):\n"
-         "  --config-dir DIR   use DIR as the config directory (mxk.conf, plugins.d/*.conf)\n"
-         "  --backend LIST     backend preference, most preferred first (\"onednn,cpu-blas\");\n"
-         "                     overrides MXK_BACKEND and mxk.conf\n"
-         "  --json             machine-readable output (JSON) for every command\n"
-         "  -h, --help         show this help, or a command's help after the command\n"
-         "  --version          print the library and ABI versions\n"
-         "\n"
-         "Without --config-dir the config directory is $MXK_CONFIG_DIR, else\n"
-         "$XDG_CONFIG_HOME/mxk, else the install's etc/mxk.\n"
+         "Global options (before or after the command; a long option may be\n"
+         "shortened to any unambiguous prefix, --num-ep for --num-epochs):");
+    fputs(cli_global_options_help, stdout);
+    puts("\n"
+         "Config: the install's etc/mxk, then the user's $XDG_CONFIG_HOME/mxk\n"
+         "(~/.config/mxk) over it: a user plugins.d/NAME.conf replaces the install's\n"
+         "NAME.conf ('enabled = false' in it disables that plugin), user mxk.conf keys\n"
+         "replace the install's. --config-dir DIR or $MXK_CONFIG_DIR is used alone.\n"
+         "Plugins named by --plugin and $MXK_PLUGINS load after the confs'.\n"
+         "MXK_LOG_LEVEL=debug|info|warning|error sets the library's log on stderr.\n"
          "\n"
          "Exit status: 0 success, 1 error, 2 wrong usage.\n"
          "Run 'mxk COMMAND --help' for the options of a command.");
@@ -65,7 +77,7 @@ static int run_help(int argc, char **argv) {
         return cli_usage_error(NULL, "help takes at most one command");
     const cli_command *cmd = find_command(argv[i]);
     if (cmd == NULL)
-        return cli_usage_error(NULL, "unknown command '%s'", argv[i]);
+        return unknown_command(argv[i]);
     cli_print_command_help(cmd);
     return CLI_OK;
 }
@@ -76,20 +88,26 @@ int main(int argc, char **argv) {
     memset(&g, 0, sizeof g);
     const char *name = NULL;
     int cmd_argc = 0;
-    char **cmd_argv = calloc((size_t)argc + 1, sizeof *cmd_argv);
-    if (cmd_argv == NULL)
+    char **cmd_argv = calloc(2 * (size_t)argc + 1, sizeof *cmd_argv);
+    cli_option_table *options = malloc(sizeof *options);
+    if (cmd_argv == NULL || options == NULL) {
+        free(cmd_argv);
+        free(options);
         return cli_error("out of memory");
+    }
 
-    int rc = cli_split_args(argc, argv, &g, &name, &cmd_argc, cmd_argv);
+    int rc =
+        cli_split_args(argc, argv, commands, NUM_COMMANDS, &g, &name, options, &cmd_argc, cmd_argv);
     if (rc != CLI_OK) {
         free(cmd_argv);
+        free(options);
         return rc;
     }
     const cli_command *cmd = name ? find_command(name) : NULL;
     if (name != NULL && strcmp(name, "help") == 0) {
         rc = run_help(cmd_argc, cmd_argv);
     } else if (name != NULL && cmd == NULL) {
-        rc = cli_usage_error(NULL, "unknown command '%s'", name);
+        rc = unknown_command(name);
     } else if (g.help) {
         if (cmd != NULL)
             cli_print_command_help(cmd);
@@ -104,6 +122,7 @@ int main(int argc, char **argv) {
         rc = cmd->run(cmd, &g, cmd_argc, cmd_argv);
     }
     free(cmd_argv);
+    free(options);
     if (fflush(stdout) != 0 && rc == CLI_OK)
         rc = cli_error("writing the output failed");
     return rc;

@@ -379,7 +379,7 @@ MXK_API mxk_status mxk_set_backend_preference(const char *list);
 /**
  * Forces `backend` for operator `op` (NULL or "" clears the override). Takes
  * precedence over mxk.conf's section [op_backend], whose lines `OPNAME = backend`
- * force the same (etc/mxk.conf in the tree, the install's etc/mxk/mxk.conf).
+ * force the same (the mxk.conf of the config dir, documented in its comments).
  */
 MXK_API mxk_status mxk_set_op_backend(const char *op, const char *backend);
 
@@ -412,7 +412,7 @@ MXK_API mxk_status mxk_random_seed(uint64_t seed);
  * Sets the number of CPU threads operator kernels may use (mxk_op_ctx.num_threads);
  * the cpu-blas plugin splits its kernels over that many threads of its own pool
  * (capped by its `num_threads` option) and keeps OpenBLAS at one thread, so the two
- * never oversubscribe (plugins/cpu-blas/threads.c). Default: MXK_NUM_THREADS (an integer in [1,
+ * never oversubscribe (the cpu-blas README, "Threads"). Default: MXK_NUM_THREADS (an integer in [1,
  * 4096]; another value is ignored with one WARNING), else mxk.conf's num_threads, else the online
  * CPUs. Errors: MXK_ERR_INVALID_ARGUMENT "mxk_set_num_threads: N is not in [1, 4096]".
  */

@@ -97,7 +97,7 @@ op_describe_errors)
     err_is "mxk: error: FullyConnected: required attribute 'num_hidden' is missing (Number of hidden nodes of the output.)"
     run op describe Dropout --attr q=1
     expect_rc 1
-    err_is "mxk: error: Dropout: unknown attribute 'q'; valid attributes: p, mode, axes, cudnn_off"
+    err_is "mxk: error: Dropout: unknown attribute 'q'; valid attributes: p, mode, axes, cudnn_off; did you mean 'p'?"
     run op tanh --shape 2 --shape 3
     expect_rc 1
     err_is "mxk: error: tanh: 2 shapes given, the operator takes 1 argument (data)"

@@ -52,26 +52,26 @@ static void start(const char *type, int workers) {
     snprintf(buf, sizeof buf, "%d", workers);
     setenv("MXK_ENGINE_TYPE", type, 1);
     setenv("MXK_CPU_WORKER_NTHREADS", buf, 1);
-    if (mxk_engine_start() != MXK_OK) {
-        fprintf(stderr, "bench_engine: cannot start %s: %s\n", type, mxk_last_error_message());
+    if (mxki_engine_start() != MXK_OK) {
+        fprintf(stderr, "bench_engine: cannot start %s: %s\n", type, mxki_last_error_message());
         exit(1);
     }
 }
 
 /** Microseconds per no-op push with one read and one write variable, run to completion. */
 static double noop_push_us(long n) {
-    mxk_engine_var *r = mxk_engine_new_var(), *w = mxk_engine_new_var();
+    mxk_engine_var *r = mxki_engine_new_var(), *w = mxki_engine_new_var();
     for (long i = 0; i < n / 10; i++) /* warm-up */
-        mxk_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, &r, 1, &w, 1, 0, 0, "noop");
-    mxk_engine_wait_all();
+        mxki_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, &r, 1, &w, 1, 0, 0, "noop");
+    mxki_engine_wait_all();
     double t0 = now_s();
     for (long i = 0; i < n; i++)
-        mxk_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, &r, 1, &w, 1, 0, 0, "noop");
-    mxk_engine_wait_all();
+        mxki_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, &r, 1, &w, 1, 0, 0, "noop");
+    mxki_engine_wait_all();
     double us = (now_s() - t0) / (double)n * 1e6;
-    mxk_engine_delete_var(r, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_wait_all();
+    mxki_engine_delete_var(r, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_wait_all();
     return us;
 }
 
@@ -79,16 +79,16 @@ static double noop_push_us(long n) {
 static double chains_ops_per_s(int chains, long n) {
     mxk_engine_var **vars = malloc((size_t)chains * sizeof *vars);
     for (int c = 0; c < chains; c++)
-        vars[c] = mxk_engine_new_var();
+        vars[c] = mxki_engine_new_var();
     double t0 = now_s();
     for (long i = 0; i < n; i++)
-        mxk_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &vars[i % chains], 1, 0,
-                             0, "chain");
-    mxk_engine_wait_all();
+        mxki_engine_push_sync(noop_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &vars[i % chains], 1, 0,
+                              0, "chain");
+    mxki_engine_wait_all();
     double ops = (double)n / (now_s() - t0);
     for (int c = 0; c < chains; c++)
-        mxk_engine_delete_var(vars[c], NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_wait_all();
+        mxki_engine_delete_var(vars[c], NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_wait_all();
     free(vars);
     return ops;
 }
@@ -105,14 +105,14 @@ int main(int argc, char **argv) {
     start("ThreadedEnginePerDevice", 1);
     double thr_us = noop_push_us(n);
     double thr_chain1 = chains_ops_per_s(chains, n);
-    mxk_engine_stop();
+    mxki_engine_stop();
     start("ThreadedEnginePerDevice", 4);
     double thr_chain4 = chains_ops_per_s(chains, n);
-    mxk_engine_stop();
+    mxki_engine_stop();
     start("NaiveEngine", 1);
     double naive_us = noop_push_us(n);
     double naive_chain = chains_ops_per_s(chains, n);
-    mxk_engine_stop();
+    mxki_engine_stop();
 
     printf("ThreadedEnginePerDevice no-op push (1 read, 1 write var): %8.3f us per op, "
            "ratio to plain call %.0fx\n",

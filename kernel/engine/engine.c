@@ -1,7 +1,7 @@
 /*
  * Public entry points of the engine: start/stop and the choice of engine type,
  * pushes, waits and deletions, and the global count of pending work that
- * mxk_engine_wait_all() and mxk_engine_stop() wait on.
+ * mxki_engine_wait_all() and mxki_engine_stop() wait on.
  */
 #include "engine_internal.h"
 
@@ -62,10 +62,10 @@ mxk_engine_stream_provider engine_stream_provider(void) {
     return atomic_load(&G.provider);
 }
 
-/** engine_env_int (engine_internal.h): mxk_env_uint64 for a setting of type int, lo >= 0. */
+/** engine_env_int (engine_internal.h): mxki_env_uint64 for a setting of type int, lo >= 0. */
 mxk_status engine_env_int(const char *name, int def, int lo, int hi, int *out) {
     uint64_t v = 0;
-    mxk_status st = mxk_env_uint64("engine", name, (uint64_t)def, (uint64_t)lo, (uint64_t)hi, &v);
+    mxk_status st = mxki_env_uint64("engine", name, (uint64_t)def, (uint64_t)lo, (uint64_t)hi, &v);
     if (st == MXK_OK)
         *out = (int)v;
     return st;
@@ -92,7 +92,7 @@ static mxk_status select_type(const engine_impl **out) {
                          valid);
 }
 
-mxk_status mxk_engine_start(void) {
+mxk_status mxki_engine_start(void) {
     mxk_status st = MXK_OK;
     pthread_mutex_lock(&G.life_mu);
     if (!G.running) {
@@ -112,7 +112,7 @@ mxk_status mxk_engine_start(void) {
     return st;
 }
 
-void mxk_engine_stop(void) {
+void mxki_engine_stop(void) {
     pthread_mutex_lock(&G.life_mu);
     if (G.running) {
         /* Let work in flight (and what it pushes) finish, then refuse new work. */
@@ -126,7 +126,7 @@ void mxk_engine_stop(void) {
     pthread_mutex_unlock(&G.life_mu);
 }
 
-const char *mxk_engine_type_name(void) {
+const char *mxki_engine_type_name(void) {
     const engine_impl *impl = atomic_load(&G.impl);
     return impl != NULL && atomic_load(&G.accepting) ? impl->name : "none";
 }
@@ -135,13 +135,13 @@ const engine_impl *engine_current_impl(void) {
     return atomic_load(&G.impl);
 }
 
-void mxk_engine_set_stream_provider(mxk_engine_stream_provider provider) {
+void mxki_engine_set_stream_provider(mxk_engine_stream_provider provider) {
     atomic_store(&G.provider, provider);
 }
 
-mxk_status mxk_engine_push(const mxk_engine_push_desc *desc) {
+mxk_status mxki_engine_push(const mxk_engine_push_desc *desc) {
     if (desc == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_push: desc is NULL");
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_push: desc is NULL");
     engine_op *op = NULL;
     mxk_status st = engine_op_new(desc, &op);
     if (st != MXK_OK) {
@@ -155,8 +155,8 @@ mxk_status mxk_engine_push(const mxk_engine_push_desc *desc) {
             op->arg_free(op->arg);
         free(op);
         return mxk_set_error(MXK_ERR_STATE,
-                             "mxk_engine_push(%s): the engine is not running (never started, or "
-                             "stopped); call mxk_engine_start() first",
+                             "mxki_engine_push(%s): the engine is not running (never started, or "
+                             "stopped); call mxki_engine_start() first",
                              desc->name ? desc->name : "unnamed");
     }
     op->impl = atomic_load(&G.impl);
@@ -166,11 +166,11 @@ mxk_status mxk_engine_push(const mxk_engine_push_desc *desc) {
     return st;
 }
 
-mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg_free arg_free,
-                                int32_t dev_type, int32_t dev_id, mxk_engine_var *const *read_vars,
-                                uint32_t num_read, mxk_engine_var *const *write_vars,
-                                uint32_t num_write, uint32_t props, int32_t priority,
-                                const char *name) {
+mxk_status mxki_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg_free arg_free,
+                                 int32_t dev_type, int32_t dev_id, mxk_engine_var *const *read_vars,
+                                 uint32_t num_read, mxk_engine_var *const *write_vars,
+                                 uint32_t num_write, uint32_t props, int32_t priority,
+                                 const char *name) {
     mxk_engine_push_desc d = {
         .sync_fn = fn,
         .arg = arg,
@@ -188,27 +188,27 @@ mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg
     if (fn == NULL) {
         if (arg_free != NULL)
             arg_free(arg);
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_push_sync(%s): fn is NULL",
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_push_sync(%s): fn is NULL",
                              name ? name : "unnamed");
     }
-    return mxk_engine_push(&d);
+    return mxki_engine_push(&d);
 }
 
-mxk_status mxk_engine_wait_var(mxk_engine_var *var) {
+mxk_status mxki_engine_wait_var(mxk_engine_var *var) {
     if (var == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_wait_var: var is NULL");
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_wait_var: var is NULL");
     if (!engine_enter())
         return engine_var_take_error(var); /* not running: nothing is in flight */
     return atomic_load(&G.impl)->wait_var(var);
 }
 
-mxk_status mxk_engine_wait_all(void) {
+mxk_status mxki_engine_wait_all(void) {
     engine_wait_idle();
     return engine_errors_take_all();
 }
 
-void mxk_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *arg,
-                           int32_t dev_type, int32_t dev_id) {
+void mxki_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *arg,
+                            int32_t dev_type, int32_t dev_id) {
     if (var == NULL)
         return;
     if (!engine_enter()) {
@@ -240,5 +240,5 @@ void mxk_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *a
     }
     engine_leave();
     fprintf(stderr, "mxk engine: cannot schedule the deletion of variable %p (%s); it is leaked\n",
-            (void *)var, mxk_last_error_message());
+            (void *)var, mxki_last_error_message());
 }

@@ -11,25 +11,25 @@
  *   parallel; a write runs alone. So the result per variable equals running its
  *   functions in push order.
  * - Sync functions return a status; async functions finish when
- *   mxk_engine_complete() is called on their handle, from any thread.
+ *   mxki_engine_complete() is called on their handle, from any thread.
  * - A failing function's error is recorded on every variable it writes: the
  *   variable is *failed* until a function writes it again without an error (upstream
  *   exception_handling.md: the exception stays with the variable). A later function
  *   that reads a failed variable, or writes one whose error was not reported yet,
  *   inherits the error and is skipped (unless pushed with MXK_ENGINE_PROP_NO_SKIP);
- *   it passes the error on to the variables it writes. mxk_engine_wait_var() on a
+ *   it passes the error on to the variables it writes. mxki_engine_wait_var() on a
  *   failed variable returns its error every time (never MXK_OK with undefined
- *   contents); mxk_engine_wait_all() reports each error once, the first one not
+ *   contents); mxki_engine_wait_all() reports each error once, the first one not
  *   reported yet by any wait (the error object is shared by all variables the
  *   failing op wrote).
  * - Watchdog (MXK_ENGINE_WATCHDOG=SECONDS, 0 or unset: off): a monitor thread
  *   reports once per call, at log level ERROR on stderr, a function running longer
  *   than SECONDS: "engine watchdog: operator 'OP' (node 'N', backend 'B') has been
  *   running for more than S s (MXK_ENGINE_WATCHDOG=S); it cannot be interrupted:
- *   waits on the variables it uses, mxk_engine_wait_all and mxk_engine_stop wait for
+ *   waits on the variables it uses, mxki_engine_wait_all and mxki_engine_stop wait for
  *   it". A thread cannot be killed safely (it may hold locks and writes memory the
  *   engine would free), so waits still wait: the report names the culprit of a hang.
- *   An async function counts until mxk_engine_complete.
+ *   An async function counts until mxki_engine_complete.
  * - Engine types (env MXK_ENGINE_TYPE): "ThreadedEnginePerDevice" (default):
  *   per-device worker pools; "NaiveEngine": runs every push synchronously in the
  *   pushing thread (for debugging); errors then still follow the rules above
@@ -37,7 +37,7 @@
  * - Worker counts: MXK_CPU_WORKER_NTHREADS (default 1), MXK_CPU_PRIORITY_NTHREADS
  *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2), MXK_GPU_COPY_NTHREADS (default 2),
  *   integers in [1, 1024]; MXK_ENGINE_WATCHDOG in [0, 86400]. A bad value fails
- *   mxk_engine_start() ("engine: NAME=\"VALUE\" is invalid: expected an integer in
+ *   mxki_engine_start() ("engine: NAME=\"VALUE\" is invalid: expected an integer in
  *   [MIN, MAX]").
  *
  * Threading: pushes may come from any thread, but push order is only defined
@@ -63,7 +63,7 @@ typedef mxk_status (*mxk_engine_sync_fn)(void *arg, const mxk_run_ctx *rctx, mxk
 
 /**
  * An asynchronous engine function: it starts work and returns; the work is finished
- * when mxk_engine_complete(done, ...) is called (once), from any thread.
+ * when mxki_engine_complete(done, ...) is called (once), from any thread.
  */
 typedef void (*mxk_engine_async_fn)(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *done);
 
@@ -105,13 +105,13 @@ typedef struct mxk_engine_push_desc {
  * Starts the engine (idempotent). The type comes from MXK_ENGINE_TYPE; an unknown
  * value gives MXK_ERR_INVALID_ARGUMENT naming the valid ones. Called by mxk_init().
  */
-mxk_status mxk_engine_start(void);
+mxk_status mxki_engine_start(void);
 
 /** Waits for all work, then stops the workers. Further pushes fail with MXK_ERR_STATE. */
-void mxk_engine_stop(void);
+void mxki_engine_stop(void);
 
 /** Name of the running engine type ("ThreadedEnginePerDevice" or "NaiveEngine"). */
-const char *mxk_engine_type_name(void);
+const char *mxki_engine_type_name(void);
 
 /**
  * Supplies the stream a worker of (dev_type, dev_id) should use; called once per
@@ -119,32 +119,32 @@ const char *mxk_engine_type_name(void);
  * May be set once, before the first push to such a device; NULL (default) gives NULL streams.
  */
 typedef void *(*mxk_engine_stream_provider)(int32_t dev_type, int32_t dev_id, int is_copy_worker);
-void mxk_engine_set_stream_provider(mxk_engine_stream_provider provider);
+void mxki_engine_set_stream_provider(mxk_engine_stream_provider provider);
 
 /** Creates a variable. Returns NULL only when out of memory (last error set). */
-mxk_engine_var *mxk_engine_new_var(void);
+mxk_engine_var *mxki_engine_new_var(void);
 
 /**
  * Schedules deletion of `var`: runs after every function pushed earlier that uses it,
  * then calls `deleter(arg)` (may be NULL; used to free the memory the var guards)
  * and frees the var. The caller must not use `var` afterwards.
  */
-void mxk_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *arg,
-                           int32_t dev_type, int32_t dev_id);
+void mxki_engine_delete_var(mxk_engine_var *var, void (*deleter)(void *), void *arg,
+                            int32_t dev_type, int32_t dev_id);
 
 /**
  * Pushes a function. Never reports the function's own failure (that comes at a
  * wait); fails only for a malformed descriptor (MXK_ERR_INVALID_ARGUMENT) or a
  * stopped engine (MXK_ERR_STATE). On failure `arg_free(arg)` has been called.
  */
-mxk_status mxk_engine_push(const mxk_engine_push_desc *desc);
+mxk_status mxki_engine_push(const mxk_engine_push_desc *desc);
 
-/** Convenience wrapper of mxk_engine_push for a sync function. */
-mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg_free arg_free,
-                                int32_t dev_type, int32_t dev_id, mxk_engine_var *const *read_vars,
-                                uint32_t num_read, mxk_engine_var *const *write_vars,
-                                uint32_t num_write, uint32_t props, int32_t priority,
-                                const char *name);
+/** Convenience wrapper of mxki_engine_push for a sync function. */
+mxk_status mxki_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg_free arg_free,
+                                 int32_t dev_type, int32_t dev_id, mxk_engine_var *const *read_vars,
+                                 uint32_t num_read, mxk_engine_var *const *write_vars,
+                                 uint32_t num_write, uint32_t props, int32_t priority,
+                                 const char *name);
 
 /* ---- Cached operators ---------------------------------------------------- */
 
@@ -154,7 +154,7 @@ mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg
  * DeleteOperator, upstream include/mxnet/engine.h, src/engine/threaded_engine.cc).
  * The executor pushes every node of a bound graph this way.
  *
- * - Each push behaves exactly like mxk_engine_push of the descriptor: the same
+ * - Each push behaves exactly like mxki_engine_push of the descriptor: the same
  *   ordering per variable (in push order, with every other push), the same error
  *   rules (errors recorded on the written variables, inherited, reported by waits).
  * - A cached op may be pushed again while earlier pushes of it are still queued or
@@ -173,67 +173,67 @@ mxk_status mxk_engine_push_sync(mxk_engine_sync_fn fn, void *arg, mxk_engine_arg
 typedef struct mxk_engine_cached_op mxk_engine_cached_op;
 
 /**
- * Creates a cached op from `desc` (validated as mxk_engine_push does; the variable
+ * Creates a cached op from `desc` (validated as mxki_engine_push does; the variable
  * lists are copied, the name too). On failure returns MXK_ERR_INVALID_ARGUMENT or
  * MXK_ERR_OUT_OF_MEMORY with the last error set, and `desc->arg_free` has NOT been
  * called (the caller keeps `arg`).
  */
-mxk_status mxk_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine_cached_op **out);
+mxk_status mxki_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine_cached_op **out);
 
 /**
  * Pushes the cached op once (see above). Fails only for a stopped engine
  * (MXK_ERR_STATE), a deleted op (MXK_ERR_STATE) or when a new instance cannot be
  * allocated (MXK_ERR_OUT_OF_MEMORY); `arg` stays owned by the op in every case.
  */
-mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *op);
+mxk_status mxki_engine_cached_op_push(mxk_engine_cached_op *op);
 
 /**
  * Deletes the cached op: no further push is allowed; the instances and the argument
  * (desc->arg_free) are freed once every push made so far has completed (at once when
  * none is in flight; otherwise by the worker finishing the last one). NULL: no-op.
  */
-void mxk_engine_cached_op_delete(mxk_engine_cached_op *op);
+void mxki_engine_cached_op_delete(mxk_engine_cached_op *op);
 
 /** Test hook: instances allocated so far (each is one allocation; pushes reuse them). */
-uint32_t mxk_engine_cached_op_instances(mxk_engine_cached_op *op);
+uint32_t mxki_engine_cached_op_instances(mxk_engine_cached_op *op);
 
 /**
  * Test hook: instances allocated by all cached ops since the start of the process
  * (creation included); unchanged across pushes that reuse instances.
  */
-uint64_t mxk_engine_cached_instances_total(void);
+uint64_t mxki_engine_cached_instances_total(void);
 
 /**
  * Completes an async function. `status` MXK_OK for success; otherwise `msg` (may be
  * NULL) describes the error, which is recorded like a sync function's error.
  * Thread-safe; must be called exactly once per async invocation.
  */
-void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *msg);
+void mxki_engine_complete(mxk_async_handle *done, mxk_status status, const char *msg);
 
 /**
  * Blocks until every function pushed before this call that reads or writes `var`
  * has completed. If `var` is failed (an error was recorded on it and no function has
  * written it successfully since), returns that error (message in the thread's last
- * error), at every call; the error then counts as reported for mxk_engine_wait_all.
+ * error), at every call; the error then counts as reported for mxki_engine_wait_all.
  * Must not be called from inside an engine function on a variable that function
  * uses (it would wait for itself). Does not count as a write (version unchanged).
  */
-mxk_status mxk_engine_wait_var(mxk_engine_var *var);
+mxk_status mxki_engine_wait_var(mxk_engine_var *var);
 
 /**
  * Blocks until all pushed functions have completed. Reports the first recorded,
  * not yet reported error and marks every recorded error reported (failed variables
- * stay failed: see mxk_engine_wait_var). Errors of functions
+ * stay failed: see mxki_engine_wait_var). Errors of functions
  * that write no variable are reported here too. Must not be called from inside an
  * engine function (it would wait for itself).
  */
-mxk_status mxk_engine_wait_all(void);
+mxk_status mxki_engine_wait_all(void);
 
 /**
  * Marks `var` as guarding storage block `block` of device (dev_type, dev_id), from
- * mxk_storage_alloc with the storage guard on (MXK_STORAGE_GUARD=1; see storage.h).
+ * mxki_storage_alloc with the storage guard on (MXK_STORAGE_GUARD=1; see storage.h).
  * After every function that writes `var` completes without an error, the engine
- * checks the block's red zones (mxk_storage_guard_verify); a damaged one becomes
+ * checks the block's red zones (mxki_storage_guard_verify); a damaged one becomes
  * the function's error (MXK_ERR_INTERNAL, reported at the next wait as any error):
  * "storage guard: operator 'OP' (node 'N', backend 'B') wrote outside array 'A'
  * (BYTES bytes): canary damaged at byte offset OFF" (node and backend only when the
@@ -241,9 +241,9 @@ mxk_status mxk_engine_wait_all(void);
  * counts from the array's first byte, negative before it). Call it once, before the
  * variable is used in any push. Not thread-safe for that variable.
  */
-void mxk_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block);
+void mxki_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block);
 
 /** Number of completed writes to `var` (MXNet's version counter). Thread-safe. */
-uint64_t mxk_engine_var_version(const mxk_engine_var *var);
+uint64_t mxki_engine_var_version(const mxk_engine_var *var);
 
 #endif /* MXK_ENGINE_H */

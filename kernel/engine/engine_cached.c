@@ -9,7 +9,7 @@
  *   request list) that differ only in their per-push state. A push takes an idle
  *   instance (or clones a new one when every instance is in flight), resets its
  *   per-push state and hands it to the running engine type exactly as
- *   mxk_engine_push hands a fresh op, so ordering, dispatch and error handling are
+ *   mxki_engine_push hands a fresh op, so ordering, dispatch and error handling are
  *   the engine's own. Upstream allocates one OprBlock per push from an object
  *   pool; here the instances are that pool, private to the op.
  * - When an instance has completed, engine_op_finish (engine_op.c) calls
@@ -48,12 +48,12 @@ struct mxk_engine_cached_op {
     engine_op *tmpl;
     uint32_t instances;           /**< allocated instances */
     uint32_t inflight;            /**< pushed and not yet finished or discarded */
-    bool deleted;                 /**< mxk_engine_cached_op_delete was called */
+    bool deleted;                 /**< mxki_engine_cached_op_delete was called */
     void *arg;                    /**< the descriptor's argument, shared by all pushes */
     mxk_engine_arg_free arg_free; /**< frees `arg` when the op is destroyed */
 };
 
-/** Instances allocated by every cached op (mxk_engine_cached_instances_total). */
+/** Instances allocated by every cached op (mxki_engine_cached_instances_total). */
 static atomic_uint_least64_t g_instances_total;
 
 /** The instance holding engine op `op`. */
@@ -143,15 +143,15 @@ static void push_end(mxk_engine_cached_op *c) {
         cached_destroy(c);
 }
 
-mxk_status mxk_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine_cached_op **out) {
+mxk_status mxki_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine_cached_op **out) {
     if (out == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_cached_op_new: out is NULL");
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_cached_op_new: out is NULL");
     *out = NULL;
     if (desc == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_cached_op_new: desc is NULL");
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_cached_op_new: desc is NULL");
     mxk_engine_cached_op *c = calloc(1, sizeof *c);
     if (c == NULL)
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_engine_cached_op_new(%s): out of memory",
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_engine_cached_op_new(%s): out of memory",
                              desc->name ? desc->name : "unnamed");
     engine_op *op = NULL;
     mxk_status st = engine_op_new(desc, &op);
@@ -165,7 +165,7 @@ mxk_status mxk_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine
     if (first == NULL) {
         free(op);
         free(c);
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_engine_cached_op_new(%s): out of memory",
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_engine_cached_op_new(%s): out of memory",
                              desc->name ? desc->name : "unnamed");
     }
     pthread_mutex_init(&c->mu, NULL);
@@ -178,13 +178,13 @@ mxk_status mxk_engine_cached_op_new(const mxk_engine_push_desc *desc, mxk_engine
     return MXK_OK;
 }
 
-mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *c) {
+mxk_status mxki_engine_cached_op_push(mxk_engine_cached_op *c) {
     if (c == NULL)
-        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_engine_cached_op_push: op is NULL");
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_engine_cached_op_push: op is NULL");
     pthread_mutex_lock(&c->mu);
     if (c->deleted) {
         pthread_mutex_unlock(&c->mu);
-        return mxk_set_error(MXK_ERR_STATE, "mxk_engine_cached_op_push(%s): the op was deleted",
+        return mxk_set_error(MXK_ERR_STATE, "mxki_engine_cached_op_push(%s): the op was deleted",
                              c->tmpl->name[0] ? c->tmpl->name : "unnamed");
     }
     engine_op *op = c->idle;
@@ -195,7 +195,7 @@ mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *c) {
         if (op == NULL) {
             pthread_mutex_unlock(&c->mu);
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
-                                 "mxk_engine_cached_op_push(%s): out of memory",
+                                 "mxki_engine_cached_op_push(%s): out of memory",
                                  c->tmpl->name[0] ? c->tmpl->name : "unnamed");
         }
         c->instances++;
@@ -210,8 +210,8 @@ mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *c) {
         instance_make_idle(op);
         push_end(c);
         return mxk_set_error(MXK_ERR_STATE,
-                             "mxk_engine_cached_op_push(%s): the engine is not running (never "
-                             "started, or stopped); call mxk_engine_start() first",
+                             "mxki_engine_cached_op_push(%s): the engine is not running (never "
+                             "started, or stopped); call mxki_engine_start() first",
                              op->name[0] ? op->name : "unnamed");
     }
     op->impl = engine_current_impl();
@@ -221,7 +221,7 @@ mxk_status mxk_engine_cached_op_push(mxk_engine_cached_op *c) {
     return st;
 }
 
-void mxk_engine_cached_op_delete(mxk_engine_cached_op *c) {
+void mxki_engine_cached_op_delete(mxk_engine_cached_op *c) {
     if (c == NULL)
         return;
     pthread_mutex_lock(&c->mu);
@@ -232,7 +232,7 @@ void mxk_engine_cached_op_delete(mxk_engine_cached_op *c) {
         cached_destroy(c);
 }
 
-uint32_t mxk_engine_cached_op_instances(mxk_engine_cached_op *c) {
+uint32_t mxki_engine_cached_op_instances(mxk_engine_cached_op *c) {
     pthread_mutex_lock(&c->mu);
     uint32_t n = c->instances;
     pthread_mutex_unlock(&c->mu);
@@ -269,6 +269,6 @@ void engine_cached_discard(engine_op *op) {
     engine_leave();
 }
 
-uint64_t mxk_engine_cached_instances_total(void) {
+uint64_t mxki_engine_cached_instances_total(void) {
     return atomic_load(&g_instances_total);
 }

@@ -1,7 +1,7 @@
 /*
  * Error slots of the engine (upstream src/engine/threaded_engine.{h,cc},
  * exception_handling.md of the architecture docs): shared, refcounted error objects, their
- * inheritance by ops, the global list that mxk_engine_wait_all() reports from, and
+ * inheritance by ops, the global list that mxki_engine_wait_all() reports from, and
  * the storage guard's check of what an op wrote.
  */
 #include "engine_internal.h"
@@ -23,7 +23,7 @@ static engine_error oom_error = {1 << 30, MXK_ERR_OUT_OF_MEMORY, false, false,
 
 /**
  * The global list of errors recorded on variables and not yet cleared by
- * mxk_engine_wait_all(), in the order they were recorded. Each entry holds a reference.
+ * mxki_engine_wait_all(), in the order they were recorded. Each entry holds a reference.
  */
 static struct {
     pthread_mutex_t mu;
@@ -185,7 +185,7 @@ void engine_op_check_guards(engine_op *op) {
         mxk_context ctx = {var->guard_dev_type, var->guard_dev_id};
         uint64_t bytes = 0;
         int64_t offset = 0;
-        if (mxk_storage_guard_verify(ctx, var->guard_block, &bytes, &offset) == MXK_OK)
+        if (mxki_storage_guard_verify(ctx, var->guard_block, &bytes, &offset) == MXK_OK)
             continue;
         char who[512], array[64], msg[MXK_ERROR_MSG_MAX];
         if (d->label == NULL)

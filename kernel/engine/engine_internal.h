@@ -84,7 +84,7 @@ struct mxk_engine_var {
      * request (under mu), so a holder of any granted request may read it without the lock.
      */
     _Atomic(engine_error *) err;
-    /** Storage block checked after each write (mxk_engine_var_set_guard), or NULL. */
+    /** Storage block checked after each write (mxki_engine_var_set_guard), or NULL. */
     void *guard_block;
     int32_t guard_dev_type, guard_dev_id;
 };
@@ -92,8 +92,8 @@ struct mxk_engine_var {
 /** Kinds of ops: user functions, and the engine's own wait and delete ops. */
 typedef enum engine_op_kind {
     ENGINE_OP_FN = 0, /**< a pushed sync or async function */
-    ENGINE_OP_WAIT,   /**< mxk_engine_wait_var: exclusive, no version bump, no error */
-    ENGINE_OP_DELETE  /**< mxk_engine_delete_var: runs the deleter, then frees the var */
+    ENGINE_OP_WAIT,   /**< mxki_engine_wait_var: exclusive, no version bump, no error */
+    ENGINE_OP_DELETE  /**< mxki_engine_delete_var: runs the deleter, then frees the var */
 } engine_op_kind;
 
 /** An async function's completion handle: embedded in its op. */
@@ -104,7 +104,7 @@ struct mxk_async_handle {
 struct engine_impl;
 struct engine_pool;
 
-/** Rendezvous between a thread in mxk_engine_wait_var and the engine granting its op. */
+/** Rendezvous between a thread in mxki_engine_wait_var and the engine granting its op. */
 typedef struct engine_waiter {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -164,7 +164,7 @@ typedef struct engine_impl {
     void (*dispatch)(engine_op *op);
     /** The op's function has completed, failed, or was skipped. */
     void (*op_done)(engine_op *op);
-    /** mxk_engine_wait_var while running; consumes one pending count taken by the caller. */
+    /** mxki_engine_wait_var while running; consumes one pending count taken by the caller. */
     mxk_status (*wait_var)(mxk_engine_var *var);
     /** Whether ops hold requests in the variables' queues (false for NaiveEngine). */
     bool uses_queues;
@@ -191,7 +191,7 @@ void engine_wait_idle(void);
 /** The running engine type (valid while the caller holds a count from engine_enter). */
 const engine_impl *engine_current_impl(void);
 
-/** The stream provider set by mxk_engine_set_stream_provider (NULL: none). */
+/** The stream provider set by mxki_engine_set_stream_provider (NULL: none). */
 mxk_engine_stream_provider engine_stream_provider(void);
 
 /**
@@ -255,11 +255,11 @@ void engine_op_discard(engine_op *op);
 /**
  * Reads MXK_ENGINE_WATCHDOG (seconds, [0, 86400], 0: off) and starts the monitor
  * thread when it is set. Errors: the variable's (engine_env_int), or MXK_ERR_INTERNAL
- * when the thread cannot start. Called by mxk_engine_start with no op running.
+ * when the thread cannot start. Called by mxki_engine_start with no op running.
  */
 mxk_status engine_watchdog_start(void);
 
-/** Stops and joins the monitor thread (if any). Called by mxk_engine_stop when idle. */
+/** Stops and joins the monitor thread (if any). Called by mxki_engine_stop when idle. */
 void engine_watchdog_stop(void);
 
 /** The op's function starts running (no-op when the watchdog is off). */
@@ -316,7 +316,7 @@ bool engine_error_pending(const engine_error *e);
 
 /**
  * After the op's function completed without an error: checks the red zones of the
- * guarded blocks of the variables it writes (mxk_engine_var_set_guard) and records
+ * guarded blocks of the variables it writes (mxki_engine_var_set_guard) and records
  * the first damage as the op's error (message in engine.h).
  */
 void engine_op_check_guards(engine_op *op);

@@ -127,7 +127,7 @@ static mxk_status check_vars(mxk_engine_var *const *vars, uint32_t n, const char
 
 mxk_status engine_op_new(const mxk_engine_push_desc *desc, engine_op **out) {
     char who[160];
-    snprintf(who, sizeof who, "mxk_engine_push(%s)", desc->name ? desc->name : "unnamed");
+    snprintf(who, sizeof who, "mxki_engine_push(%s)", desc->name ? desc->name : "unnamed");
     *out = NULL;
     if ((desc->sync_fn == NULL) == (desc->async_fn == NULL))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
@@ -226,7 +226,7 @@ void engine_run_op(engine_op *op, void *stream) {
     engine_watchdog_begin(op);
     if (op->sync_fn != NULL) {
         mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
+        mxki_error_sink_clear(&sink);
         mxk_status st = op->sync_fn(op->arg, &rctx, &sink);
         engine_watchdog_end(op);
         if (st == MXK_OK) {
@@ -243,14 +243,14 @@ void engine_run_op(engine_op *op, void *stream) {
         }
         op->impl->op_done(op);
     } else {
-        /* Completion (mxk_engine_complete) may free the op before this returns. */
+        /* Completion (mxki_engine_complete) may free the op before this returns. */
         op->async_fn(op->arg, &rctx, &op->handle);
     }
 }
 
-void mxk_engine_complete(mxk_async_handle *done, mxk_status status, const char *msg) {
+void mxki_engine_complete(mxk_async_handle *done, mxk_status status, const char *msg) {
     if (done == NULL || done->op == NULL) {
-        fprintf(stderr, "mxk_engine_complete: NULL completion handle ignored\n");
+        fprintf(stderr, "mxki_engine_complete: NULL completion handle ignored\n");
         return;
     }
     engine_op *op = done->op;

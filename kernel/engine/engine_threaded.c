@@ -93,7 +93,7 @@ static mxk_status threaded_push(engine_op *op) {
     if (op->kind != ENGINE_OP_WAIT) {
         engine_pool *p = pool_for(op);
         if (p == NULL)
-            return mxk_last_error_code();
+            return mxki_last_error_code();
         mxk_status st = engine_pool_reserve(p);
         if (st != MXK_OK)
             return st;
@@ -124,7 +124,7 @@ static mxk_status threaded_wait_var(mxk_engine_var *var) {
     engine_op *op = engine_op_new_exclusive(ENGINE_OP_WAIT, var, MXK_DEV_CPU, 0);
     if (op == NULL) {
         engine_leave();
-        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_engine_wait_var: out of memory");
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_engine_wait_var: out of memory");
     }
     engine_waiter w = {.ready = false};
     pthread_mutex_init(&w.mu, NULL);

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-mxk_engine_var *mxk_engine_new_var(void) {
+mxk_engine_var *mxki_engine_new_var(void) {
     mxk_engine_var *var = calloc(1, sizeof *var);
     if (var == NULL) {
-        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_engine_new_var: out of memory");
+        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_engine_new_var: out of memory");
         return NULL;
     }
     pthread_mutex_init(&var->mu, NULL);
@@ -22,13 +22,13 @@ mxk_engine_var *mxk_engine_new_var(void) {
     return var;
 }
 
-void mxk_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block) {
+void mxki_engine_var_set_guard(mxk_engine_var *var, int32_t dev_type, int32_t dev_id, void *block) {
     var->guard_dev_type = dev_type;
     var->guard_dev_id = dev_id;
     var->guard_block = block;
 }
 
-uint64_t mxk_engine_var_version(const mxk_engine_var *var) {
+uint64_t mxki_engine_var_version(const mxk_engine_var *var) {
     return atomic_load(&((mxk_engine_var *)var)->version);
 }
 
@@ -162,7 +162,7 @@ void engine_deps_release(engine_op *op, bool queued) {
                 destroy = var->qhead == NULL;
                 if (!destroy)
                     fprintf(stderr,
-                            "mxk engine: variable %p used after mxk_engine_delete_var; "
+                            "mxk engine: variable %p used after mxki_engine_delete_var; "
                             "it is leaked\n",
                             (void *)var);
             }

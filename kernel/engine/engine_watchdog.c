@@ -46,11 +46,11 @@ static void report_overdue_locked(int64_t now) {
             continue;
         op->wd_reported = true;
         char who[512];
-        mxk_log(MXK_LOG_ERROR,
-                "engine watchdog: %s has been running for more than %d s "
-                "(MXK_ENGINE_WATCHDOG=%d); it cannot be interrupted: waits on the variables "
-                "it uses, mxk_engine_wait_all and mxk_engine_stop wait for it",
-                engine_op_describe(op, who, sizeof who), W.seconds, W.seconds);
+        mxki_log(MXK_LOG_ERROR,
+                 "engine watchdog: %s has been running for more than %d s "
+                 "(MXK_ENGINE_WATCHDOG=%d); it cannot be interrupted: waits on the variables "
+                 "it uses, mxki_engine_wait_all and mxki_engine_stop wait for it",
+                 engine_op_describe(op, who, sizeof who), W.seconds, W.seconds);
     }
 }
 

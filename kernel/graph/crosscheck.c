@@ -233,7 +233,7 @@ static mxk_status xc_reference_instance(const mxk_gnode *n, const mxk_op_instanc
     const char *op = n->op->op->def.name;
     char before[128];
     mxk_op_params *p;
-    mxk_status rc = mxk_op_params_create(op, n->op->attrs, &p);
+    mxk_status rc = mxki_op_params_create(op, n->op->attrs, &p);
     if (rc != MXK_OK)
         return rc;
     pthread_mutex_lock(&xc_lock);
@@ -241,11 +241,11 @@ static mxk_status xc_reference_instance(const mxk_gnode *n, const mxk_op_instanc
     if (rc == MXK_OK)
         rc = mxk_set_op_backend(op, ref);
     if (rc == MXK_OK) {
-        rc = mxk_op_instance_from_params(p, tested->ctx, tested->in_shapes, tested->in_types,
-                                         tested->out_shapes, out);
+        rc = mxki_op_instance_from_params(p, tested->ctx, tested->in_shapes, tested->in_types,
+                                          tested->out_shapes, out);
         mxk_set_op_backend(op, before[0] ? before : NULL);
     } else {
-        mxk_op_params_free(p);
+        mxki_op_params_free(p);
     }
     pthread_mutex_unlock(&xc_lock);
     return rc;

@@ -59,9 +59,9 @@ static void free_arrays(mxk_ndarray **v, uint32_t n) {
  * Returns the code.
  */
 static mxk_status node_error(const char *what, const char *node) {
-    mxk_status code = mxk_last_error_code();
+    mxk_status code = mxki_last_error_code();
     char msg[MXK_ERROR_MSG_MAX];
-    snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
+    snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
     return mxk_set_error(code == MXK_OK ? MXK_ERR_INTERNAL : code, "%s '%s': %s", what, node, msg);
 }
 
@@ -76,14 +76,14 @@ static const char *shape_str(const mxk_shape *s, char *buf, size_t size) {
     return buf;
 }
 
-uint32_t mxk_exec_find_arg(const mxk_executor *ex, const char *name) {
+uint32_t mxki_exec_find_arg(const mxk_executor *ex, const char *name) {
     for (uint32_t i = 0; name && ex->arg_names && i < ex->num_args; i++)
         if (strcmp(ex->arg_names[i], name) == 0)
             return i;
     return UINT32_MAX;
 }
 
-uint32_t mxk_exec_find_aux(const mxk_executor *ex, const char *name) {
+uint32_t mxki_exec_find_aux(const mxk_executor *ex, const char *name) {
     for (uint32_t i = 0; name && ex->aux_names && i < ex->num_aux; i++)
         if (strcmp(ex->aux_names[i], name) == 0)
             return i;
@@ -99,10 +99,10 @@ void mxk_executor_free(mxk_executor *ex) {
         return;
     /* Everything below is reference-counted or released by the engine after the
      * work pushed so far: nothing waits here. */
-    mxk_exec_free_backward_helpers(ex);
+    mxki_exec_free_backward_helpers(ex);
     if (ex->calls)
         for (uint32_t s = 0; s < ex->plan->num_steps; s++)
-            mxk_op_call_free(ex->calls[s]);
+            mxki_op_call_free(ex->calls[s]);
     free(ex->calls);
     if (ex->inst)
         for (uint32_t n = 0; n < ex->g->num_nodes; n++)
@@ -121,9 +121,9 @@ void mxk_executor_free(mxk_executor *ex) {
     free_strs(ex->out_names, ex->num_outputs);
     free(ex->shapes);
     free(ex->types);
-    mxk_mem_plan_free(ex->mem);
-    mxk_grad_plan_free(ex->plan);
-    mxk_igraph_free(ex->g);
+    mxki_mem_plan_free(ex->mem);
+    mxki_grad_plan_free(ex->plan);
+    mxki_igraph_free(ex->g);
     mxk_symbol_free(ex->sym);
     free(ex);
 }
@@ -148,7 +148,7 @@ static mxk_status infer_forward(mxk_executor *ex, mxk_shape *fs, int32_t *ft) {
         ft[e] = ex->aux[i]->dtype;
     }
     uint32_t unknown = 0;
-    mxk_status rc = mxk_igraph_infer_shape(g, fs, &unknown);
+    mxk_status rc = mxki_igraph_infer_shape(g, fs, &unknown);
     if (rc != MXK_OK)
         return rc;
     if (unknown != 0) {
@@ -157,13 +157,13 @@ static mxk_status infer_forward(mxk_executor *ex, mxk_shape *fs, int32_t *ft) {
         uint32_t shown = 0;
         for (uint32_t n = 0; n < g->num_nodes && len < sizeof list; n++)
             for (uint32_t k = g->entry_ptr[n]; k < g->entry_ptr[n + 1] && len < sizeof list; k++)
-                if (!mxk_shape_is_complete(&fs[k])) {
+                if (!mxki_shape_is_complete(&fs[k])) {
                     if (shown++ == 10) {
                         len += (size_t)snprintf(list + len, sizeof list - len, "...");
                         break;
                     }
                     mxk_gentry en = {g->nodes[n], k - g->entry_ptr[n]};
-                    char *name = mxk_gentry_output_name(&en);
+                    char *name = mxki_gentry_output_name(&en);
                     len += (size_t)snprintf(list + len, sizeof list - len, "%s: %s, ",
                                             name ? name : "?", shape_str(&fs[k], sb, sizeof sb));
                     free(name);
@@ -173,7 +173,7 @@ static mxk_status infer_forward(mxk_executor *ex, mxk_shape *fs, int32_t *ft) {
                              "(-1 means unknown dimensions):\n%s",
                              list);
     }
-    rc = mxk_igraph_infer_type(g, ft, &unknown);
+    rc = mxki_igraph_infer_type(g, ft, &unknown);
     if (rc != MXK_OK)
         return rc;
     if (unknown != 0)
@@ -241,9 +241,9 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
                 req[k] = MXK_REQ_INPLACE;
         }
         if (rc == MXK_OK)
-            rc = mxk_op_call_prepare_forward(inst, a, a + ni, req, a + ni + no, &ex->calls[s]);
+            rc = mxki_op_call_prepare_forward(inst, a, a + ni, req, a + ni + no, &ex->calls[s]);
         if (rc == MXK_OK)
-            mxk_op_call_set_node(ex->calls[s], node);
+            mxki_op_call_set_node(ex->calls[s], node);
     } else if (rc == MXK_OK) {
         if (st->num_in != nv + ni + no || st->num_out != ni)
             rc = mxk_set_error(MXK_ERR_INTERNAL,
@@ -259,7 +259,7 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
             else if (k < nv && inst->need_out_grad[k]) {
                 /* No gradient flows into this output: MXNet's zero gradient. */
                 og[k] = new_zeros(ex, &inst->out_shapes[k], inst->out_types[k]);
-                rc = og[k] ? MXK_OK : mxk_last_error_code();
+                rc = og[k] ? MXK_OK : mxki_last_error_code();
             }
         }
         for (uint32_t k = 0; rc == MXK_OK && k < ni; k++)
@@ -269,9 +269,9 @@ static mxk_status prepare_step(mxk_executor *ex, uint32_t s) {
         for (uint32_t k = 0; rc == MXK_OK && k < na; k++)
             rc = entry_array(ex, fin[ni + k], s, &ax[k]);
         if (rc == MXK_OK)
-            rc = mxk_op_call_prepare_backward(inst, og, id, od, ig, req, ax, &ex->calls[s]);
+            rc = mxki_op_call_prepare_backward(inst, og, id, od, ig, req, ax, &ex->calls[s]);
         if (rc == MXK_OK)
-            mxk_op_call_set_node(ex->calls[s], node);
+            mxki_op_call_set_node(ex->calls[s], node);
     }
     free(a);
     free(req);
@@ -289,14 +289,14 @@ static mxk_status create_instances(mxk_executor *ex) {
         if (node->op == NULL)
             continue;
         mxk_op_params *p = NULL;
-        mxk_status rc = mxk_op_params_create(node->op->op->def.name, node->op->attrs, &p);
+        mxk_status rc = mxki_op_params_create(node->op->op->def.name, node->op->attrs, &p);
         if (rc != MXK_OK)
             return node_error("node", node->name);
         uint32_t ni = p->in_names->count;
         mxk_shape shapes[MXK_MAX_INPLACE * 16];
         int32_t types[MXK_MAX_INPLACE * 16];
         if (ni > sizeof shapes / sizeof shapes[0]) {
-            mxk_op_params_free(p);
+            mxki_op_params_free(p);
             return mxk_set_error(MXK_ERR_UNSUPPORTED, "node '%s': more than %zu inputs", node->name,
                                  sizeof shapes / sizeof shapes[0]);
         }
@@ -307,8 +307,8 @@ static mxk_status create_instances(mxk_executor *ex) {
         }
         /* the graph's inferred outputs, for operators whose outputs do not follow from
          * their inputs alone (_zeros with a 0 dim) */
-        rc = mxk_op_instance_from_params(p, ex->ctx, shapes, types, ex->shapes + g->entry_ptr[n],
-                                         &ex->inst[n]);
+        rc = mxki_op_instance_from_params(p, ex->ctx, shapes, types, ex->shapes + g->entry_ptr[n],
+                                          &ex->inst[n]);
         if (rc != MXK_OK)
             return node_error("node", node->name);
     }
@@ -324,8 +324,8 @@ static mxk_status make_entries(mxk_executor *ex) {
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     for (uint32_t i = 0; i < g->num_args; i++) {
         uint32_t e = mxk_igraph_entry(g, g->arg_nodes[i], 0);
-        if ((ex->entry[e] = mxk_ndarray_retain_view(ex->args[i])) == NULL)
-            return mxk_last_error_code();
+        if ((ex->entry[e] = mxki_ndarray_retain_view(ex->args[i])) == NULL)
+            return mxki_last_error_code();
         uint32_t ge = p->arg_grad[i];
         if (ge == UINT32_MAX)
             continue;
@@ -334,13 +334,13 @@ static mxk_status make_entries(mxk_executor *ex) {
                                  "executor: argument '%s' has a gradient entry "
                                  "but no gradient array",
                                  ex->arg_names[i]);
-        if ((ex->entry[ge] = mxk_ndarray_retain_view(ex->grads[i])) == NULL)
-            return mxk_last_error_code();
+        if ((ex->entry[ge] = mxki_ndarray_retain_view(ex->grads[i])) == NULL)
+            return mxki_last_error_code();
     }
     for (uint32_t i = 0; i < g->num_aux; i++) {
         uint32_t e = mxk_igraph_entry(g, g->aux_nodes[i], 0);
-        if ((ex->entry[e] = mxk_ndarray_retain_view(ex->aux[i])) == NULL)
-            return mxk_last_error_code();
+        if ((ex->entry[e] = mxki_ndarray_retain_view(ex->aux[i])) == NULL)
+            return mxki_last_error_code();
     }
     /* Head gradients: dedicated arrays outside the pool (upstream InitDataEntryMemory). */
     for (uint32_t h = 0; h < p->num_heads; h++) {
@@ -358,9 +358,9 @@ static mxk_status make_entries(mxk_executor *ex) {
         if ((uint32_t)b >= ex->mem->num_blocks)
             return mxk_set_error(MXK_ERR_INTERNAL, "executor: entry %u has block %d of %u", e, b,
                                  ex->mem->num_blocks);
-        ex->entry[e] = mxk_exec_typed_view(ex->blocks[b], &ex->shapes[e], ex->types[e]);
+        ex->entry[e] = mxki_exec_typed_view(ex->blocks[b], &ex->shapes[e], ex->types[e]);
         if (ex->entry[e] == NULL)
-            return mxk_last_error_code();
+            return mxki_last_error_code();
     }
     return MXK_OK;
 }
@@ -381,7 +381,7 @@ static mxk_status make_names(mxk_executor *ex) {
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     ex->num_outputs = g->num_outputs;
     for (uint32_t i = 0; i < g->num_outputs; i++)
-        if ((ex->out_names[i] = mxk_gentry_output_name(&ex->sym->outputs[i])) == NULL)
+        if ((ex->out_names[i] = mxki_gentry_output_name(&ex->sym->outputs[i])) == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     return MXK_OK;
 }
@@ -415,7 +415,7 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
     for (uint32_t i = 0; i < ex->num_args; i++)
         any_grad |= ex->grad_reqs[i] != MXK_REQ_NULL;
     if (rc == MXK_OK)
-        rc = mxk_grad_plan_build(g, any_grad ? ex->grad_reqs : NULL, &ex->plan);
+        rc = mxki_grad_plan_build(g, any_grad ? ex->grad_reqs : NULL, &ex->plan);
     if (rc == MXK_OK) {
         ex->num_entries = ex->plan->num_full_entries;
         ex->shapes = calloc(ex->num_entries + 1, sizeof *ex->shapes);
@@ -425,13 +425,13 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
             rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     }
     if (rc == MXK_OK) {
-        mxk_grad_plan_expand(ex->plan, fs, ft, ex->shapes, ex->types);
-        mxk_grad_plan_mark_external(g, ex->plan, ext);
-        rc = mxk_mem_plan_build(g, ex->plan, ex->shapes, ex->types, ext, &ex->mem);
+        mxki_grad_plan_expand(ex->plan, fs, ft, ex->shapes, ex->types);
+        mxki_grad_plan_mark_external(g, ex->plan, ext);
+        rc = mxki_mem_plan_build(g, ex->plan, ex->shapes, ex->types, ext, &ex->mem);
     }
     if (rc == MXK_OK)
-        rc = mxk_exec_check_mem_limit(g, ex->plan, "bind: the memory plan", ex->mem->total_bytes,
-                                      ex->mem->largest_entry, ex->mem->largest_bytes);
+        rc = mxki_exec_check_mem_limit(g, ex->plan, "bind: the memory plan", ex->mem->total_bytes,
+                                       ex->mem->largest_entry, ex->mem->largest_bytes);
     free(fs);
     free(ft);
     free(ext);
@@ -440,7 +440,7 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
     if (rc == MXK_OK)
         rc = check_backward_kernels(ex);
     if (rc == MXK_OK)
-        rc = mxk_exec_alloc_blocks(ex, shared);
+        rc = mxki_exec_alloc_blocks(ex, shared);
     if (rc == MXK_OK)
         rc = make_entries(ex);
     if (rc == MXK_OK) {
@@ -452,14 +452,14 @@ static mxk_status bind_graph(mxk_executor *ex, mxk_executor *shared) {
         rc = prepare_step(ex, s);
     if (rc == MXK_OK) {
         ex->num_bwd_steps = ex->plan->num_steps - ex->plan->num_fwd_steps;
-        rc = mxk_exec_prepare_backward_helpers(ex);
+        rc = mxki_exec_prepare_backward_helpers(ex);
     }
     return rc;
 }
 
 /** Frees the handles bind would have taken (executor_internal.h). */
-void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
-                           uint32_t num_aux, mxk_ndarray **aux) {
+void mxki_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
+                            uint32_t num_aux, mxk_ndarray **aux) {
     for (uint32_t i = 0; i < num_args; i++) {
         mxk_ndarray_free(args ? args[i] : NULL);
         mxk_ndarray_free(grads ? grads[i] : NULL);
@@ -468,10 +468,10 @@ void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **
         mxk_ndarray_free(aux[i]);
 }
 
-mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
-                               mxk_ndarray **args, mxk_ndarray **grads, const mxk_op_req *reqs,
-                               uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared,
-                               mxk_executor **out) {
+mxk_status mxki_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
+                                mxk_ndarray **args, mxk_ndarray **grads, const mxk_op_req *reqs,
+                                uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared,
+                                mxk_executor **out) {
     *out = NULL;
     mxk_executor *ex = calloc(1, sizeof *ex);
     mxk_status rc = MXK_OK;
@@ -485,7 +485,7 @@ mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t 
         ex->aux = calloc(num_aux + 1, sizeof *ex->aux);
     }
     if (ex == NULL || !ex->args || !ex->grads || !ex->grad_reqs || !ex->aux) {
-        mxk_exec_free_handles(num_args, args, grads, num_aux, aux);
+        mxki_exec_free_handles(num_args, args, grads, num_aux, aux);
         mxk_executor_free(ex);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     }
@@ -500,9 +500,9 @@ mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t 
     if (sym->num_outputs == 0)
         rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "bind: the symbol has no outputs");
     if (rc == MXK_OK)
-        rc = mxk_symbol_from_entries(sym->num_outputs, sym->outputs, &ex->sym);
+        rc = mxki_symbol_from_entries(sym->num_outputs, sym->outputs, &ex->sym);
     if (rc == MXK_OK)
-        rc = mxk_igraph_build(ex->sym, &ex->g);
+        rc = mxki_igraph_build(ex->sym, &ex->g);
     if (rc == MXK_OK && num_args != ex->g->num_args)
         rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                            "Length of args does not match the number of arguments (%u given, the "
@@ -566,20 +566,20 @@ mxk_status mxk_executor_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t nu
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     /* The executor holds its own handles on the bound arrays (same memory). */
     for (uint32_t i = 0; rc == MXK_OK && i < num_args; i++) {
-        a[i] = mxk_ndarray_retain_view(args[i]);
+        a[i] = mxki_ndarray_retain_view(args[i]);
         if (arg_grads && arg_grads[i])
-            gr[i] = mxk_ndarray_retain_view(arg_grads[i]);
+            gr[i] = mxki_ndarray_retain_view(arg_grads[i]);
         r[i] = grad_reqs ? (mxk_op_req)grad_reqs[i] : MXK_REQ_WRITE;
         if (a[i] == NULL || (arg_grads && arg_grads[i] && gr[i] == NULL))
-            rc = mxk_last_error_code();
+            rc = mxki_last_error_code();
     }
     for (uint32_t i = 0; rc == MXK_OK && i < num_aux; i++)
-        if ((x[i] = mxk_ndarray_retain_view(aux[i])) == NULL)
-            rc = mxk_last_error_code();
+        if ((x[i] = mxki_ndarray_retain_view(aux[i])) == NULL)
+            rc = mxki_last_error_code();
     if (rc == MXK_OK)
-        rc = mxk_exec_bind_owned(sym, ctx, num_args, a, gr, r, num_aux, x, shared_exec, out);
+        rc = mxki_exec_bind_owned(sym, ctx, num_args, a, gr, r, num_aux, x, shared_exec, out);
     else
-        mxk_exec_free_handles(num_args, a, gr, num_aux, x);
+        mxki_exec_free_handles(num_args, a, gr, num_aux, x);
     free(a);
     free(gr);
     free(x);
@@ -611,16 +611,17 @@ static mxk_status reuse_or_zeros(const mxk_ndarray *reuse, const mxk_shape *shap
                                  mxk_context ctx, mxk_ndarray **out) {
     mxk_context rc_ctx = reuse ? mxk_ndarray_context(reuse) : ctx;
     if (reuse != NULL && reuse->dtype == dtype && rc_ctx.dev_type == ctx.dev_type &&
-        rc_ctx.dev_id == ctx.dev_id && mxk_ndarray_size(reuse) >= mxk_shape_size(shape)) {
-        *out = mxk_exec_typed_view(reuse, shape, dtype);
-        return *out ? MXK_OK : mxk_last_error_code();
+        rc_ctx.dev_id == ctx.dev_id && mxk_ndarray_size(reuse) >= mxki_shape_size(shape)) {
+        *out = mxki_exec_typed_view(reuse, shape, dtype);
+        return *out ? MXK_OK : mxki_last_error_code();
     }
     return mxk_ndarray_full(shape, dtype, ctx, 0.0, out);
 }
 
 /** Checks the names of simple_bind / reshape shapes (executor_internal.h). */
-mxk_status mxk_exec_check_shape_names(uint32_t num, const char *const *names,
-                                      const mxk_shape *shapes, const char *who, const char *where) {
+mxk_status mxki_exec_check_shape_names(uint32_t num, const char *const *names,
+                                       const mxk_shape *shapes, const char *who,
+                                       const char *where) {
     for (uint32_t i = 0; i < num; i++) {
         if (names == NULL || names[i] == NULL || shapes == NULL)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: shape name %u is NULL", who, i);
@@ -637,7 +638,7 @@ mxk_status mxk_exec_check_shape_names(uint32_t num, const char *const *names,
 static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const char *const *names,
                                const mxk_shape *shapes, mxk_shape *fs, int32_t *ft) {
     mxk_status rc =
-        mxk_exec_check_shape_names(num_shapes, names, shapes, "simple_bind", "simple_bind");
+        mxki_exec_check_shape_names(num_shapes, names, shapes, "simple_bind", "simple_bind");
     if (rc != MXK_OK)
         return rc;
     for (uint32_t e = 0; e < g->num_entries; e++)
@@ -651,7 +652,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
                 fs[mxk_igraph_entry(g, n, 0)] = shapes[i];
     }
     uint32_t unknown = 0;
-    rc = mxk_igraph_infer_shape(g, fs, &unknown);
+    rc = mxki_igraph_infer_shape(g, fs, &unknown);
     if (rc != MXK_OK)
         return rc;
     uint32_t unknown_args = 0;
@@ -662,7 +663,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
         const uint32_t *ids = aux ? g->aux_nodes : g->arg_nodes;
         for (uint32_t i = 0; i < cnt; i++) {
             uint32_t e = mxk_igraph_entry(g, ids[i], 0);
-            if (mxk_shape_is_complete(&fs[e]))
+            if (mxki_shape_is_complete(&fs[e]))
                 continue;
             if (unknown_args++ == 10)
                 len += (size_t)snprintf(list + len, sizeof list - len, "...");
@@ -678,7 +679,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
                              "inputs:\n%s",
                              list);
     /* dtypes: __dtype__ attributes, inference, then float32 for what stays unknown. */
-    rc = mxk_igraph_infer_type(g, ft, &unknown);
+    rc = mxki_igraph_infer_type(g, ft, &unknown);
     if (rc != MXK_OK)
         return rc;
     if (unknown != 0) {
@@ -691,7 +692,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
                     ft[e] = MXK_FLOAT32;
             }
         }
-        rc = mxk_igraph_infer_type(g, ft, &unknown);
+        rc = mxki_igraph_infer_type(g, ft, &unknown);
     }
     return rc;
 }
@@ -699,7 +700,7 @@ static mxk_status simple_infer(const mxk_igraph *g, uint32_t num_shapes, const c
 /**
  * Checks the bytes simple_bind is about to allocate (arguments, gradients where
  * requested, aux states; arrays reused from shared_exec counted too) against the
- * memory limit, before any is allocated (mxk_exec_check_mem_limit).
+ * memory limit, before any is allocated (mxki_exec_check_mem_limit).
  */
 static mxk_status check_simple_bind_bytes(const mxk_igraph *g, const mxk_shape *fs,
                                           const int32_t *ft, const mxk_op_req *reqs) {
@@ -709,7 +710,7 @@ static mxk_status check_simple_bind_bytes(const mxk_igraph *g, const mxk_shape *
         int is_arg = k < g->num_args;
         uint32_t e =
             mxk_igraph_entry(g, is_arg ? g->arg_nodes[k] : g->aux_nodes[k - g->num_args], 0);
-        uint64_t b = mxk_mem_entry_bytes(&fs[e], ft[e]);
+        uint64_t b = mxki_mem_entry_bytes(&fs[e], ft[e]);
         if (b > largest_bytes || largest == UINT32_MAX) {
             largest = e;
             largest_bytes = b;
@@ -718,9 +719,9 @@ static mxk_status check_simple_bind_bytes(const mxk_igraph *g, const mxk_shape *
             if (__builtin_add_overflow(total, b, &total))
                 total = UINT64_MAX;
     }
-    return mxk_exec_check_mem_limit(g, NULL,
-                                    "simple_bind: the arguments, gradients and auxiliary states",
-                                    total, largest, largest_bytes);
+    return mxki_exec_check_mem_limit(g, NULL,
+                                     "simple_bind: the arguments, gradients and auxiliary states",
+                                     total, largest, largest_bytes);
 }
 
 mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint32_t num_shapes,
@@ -747,7 +748,7 @@ mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint
                                  "'write', and 'add' are supported",
                                  req_values && req_values[i] ? req_values[i] : "(null)");
     mxk_igraph *g = NULL;
-    mxk_status rc = mxk_igraph_build(sym, &g);
+    mxk_status rc = mxki_igraph_build(sym, &g);
     if (rc != MXK_OK)
         return rc;
     uint32_t na = g->num_args, nx = g->num_aux;
@@ -772,7 +773,7 @@ mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint
     for (uint32_t i = 0; rc == MXK_OK && i < na; i++) {
         const char *name = g->nodes[g->arg_nodes[i]]->name;
         uint32_t e = mxk_igraph_entry(g, g->arg_nodes[i], 0);
-        uint32_t s = shared_exec ? mxk_exec_find_arg(shared_exec, name) : UINT32_MAX;
+        uint32_t s = shared_exec ? mxki_exec_find_arg(shared_exec, name) : UINT32_MAX;
         rc = reuse_or_zeros(s != UINT32_MAX ? shared_exec->args[s] : NULL, &fs[e], ft[e], ctx,
                             &args[i]);
         if (rc == MXK_OK && reqs[i] != MXK_REQ_NULL)
@@ -782,20 +783,20 @@ mxk_status mxk_executor_simple_bind(const mxk_symbol *sym, mxk_context ctx, uint
     for (uint32_t i = 0; rc == MXK_OK && i < nx; i++) {
         const char *name = g->nodes[g->aux_nodes[i]]->name;
         uint32_t e = mxk_igraph_entry(g, g->aux_nodes[i], 0);
-        uint32_t s = shared_exec ? mxk_exec_find_aux(shared_exec, name) : UINT32_MAX;
+        uint32_t s = shared_exec ? mxki_exec_find_aux(shared_exec, name) : UINT32_MAX;
         const mxk_ndarray *r = s != UINT32_MAX ? shared_exec->aux[s] : NULL;
         /* Aux states are reused only with the same shape and dtype (upstream InitArguments). */
-        if (r != NULL && (!mxk_shape_equal(&r->shape, &fs[e]) || r->dtype != ft[e]))
+        if (r != NULL && (!mxki_shape_equal(&r->shape, &fs[e]) || r->dtype != ft[e]))
             r = NULL;
         rc = reuse_or_zeros(r, &fs[e], ft[e], ctx, &aux[i]);
     }
-    mxk_igraph_free(g);
+    mxki_igraph_free(g);
     free(fs);
     free(ft);
     if (rc == MXK_OK)
-        rc = mxk_exec_bind_owned(sym, ctx, na, args, grads, reqs, nx, aux, shared_exec, out);
+        rc = mxki_exec_bind_owned(sym, ctx, na, args, grads, reqs, nx, aux, shared_exec, out);
     else
-        mxk_exec_free_handles(na, args, grads, nx, aux);
+        mxki_exec_free_handles(na, args, grads, nx, aux);
     free(args);
     free(grads);
     free(aux);
@@ -818,17 +819,17 @@ mxk_ndarray *mxk_executor_output(const mxk_executor *ex, uint32_t i) {
 }
 
 mxk_ndarray *mxk_executor_arg(const mxk_executor *ex, const char *name) {
-    uint32_t i = ex ? mxk_exec_find_arg(ex, name) : UINT32_MAX;
+    uint32_t i = ex ? mxki_exec_find_arg(ex, name) : UINT32_MAX;
     return i == UINT32_MAX ? NULL : ex->args[i];
 }
 
 mxk_ndarray *mxk_executor_grad(const mxk_executor *ex, const char *name) {
-    uint32_t i = ex ? mxk_exec_find_arg(ex, name) : UINT32_MAX;
+    uint32_t i = ex ? mxki_exec_find_arg(ex, name) : UINT32_MAX;
     return i == UINT32_MAX ? NULL : ex->grads[i];
 }
 
 mxk_ndarray *mxk_executor_aux(const mxk_executor *ex, const char *name) {
-    uint32_t i = ex ? mxk_exec_find_aux(ex, name) : UINT32_MAX;
+    uint32_t i = ex ? mxki_exec_find_aux(ex, name) : UINT32_MAX;
     return i == UINT32_MAX ? NULL : ex->aux[i];
 }
 
@@ -862,7 +863,7 @@ static int param_target(const char **name, int in_aux) {
 static mxk_status copy_param(mxk_executor *ex, const char *name, mxk_ndarray *arr, int in_aux,
                              int allow_extra, int copy) {
     int aux = param_target(&name, in_aux);
-    uint32_t k = aux ? mxk_exec_find_aux(ex, name) : mxk_exec_find_arg(ex, name);
+    uint32_t k = aux ? mxki_exec_find_aux(ex, name) : mxki_exec_find_arg(ex, name);
     if (k == UINT32_MAX) {
         if (allow_extra)
             return MXK_OK;

@@ -98,19 +98,19 @@ struct mxk_executor {
  * ownership of every handle in args/grads/aux (also on failure) and of nothing
  * else. The core of bind, simple_bind and reshape.
  */
-mxk_status mxk_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
-                               mxk_ndarray **args, mxk_ndarray **grads, const mxk_op_req *reqs,
-                               uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared_exec,
-                               mxk_executor **out);
+mxk_status mxki_exec_bind_owned(const mxk_symbol *sym, mxk_context ctx, uint32_t num_args,
+                                mxk_ndarray **args, mxk_ndarray **grads, const mxk_op_req *reqs,
+                                uint32_t num_aux, mxk_ndarray **aux, mxk_executor *shared_exec,
+                                mxk_executor **out);
 
 /**
  * Frees every handle in args and grads (num_args each) and in aux (num_aux): the
- * handles mxk_exec_bind_owned would have taken when the caller fails before binding.
+ * handles mxki_exec_bind_owned would have taken when the caller fails before binding.
  * Any of the arrays may be NULL (nothing to free there); the arrays themselves stay
  * the caller's. The failure path of bind, simple_bind and reshape.
  */
-void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
-                           uint32_t num_aux, mxk_ndarray **aux);
+void mxki_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **grads,
+                            uint32_t num_aux, mxk_ndarray **aux);
 
 /**
  * Checks the named shapes given to simple_bind / reshape: every name present
@@ -118,14 +118,14 @@ void mxk_exec_free_handles(uint32_t num_args, mxk_ndarray **args, mxk_ndarray **
  * `shapes` is NULL) and none given twice (MXNet's "Duplicate shapes are provided for
  * argument <name> in <where>").
  */
-mxk_status mxk_exec_check_shape_names(uint32_t num, const char *const *names,
-                                      const mxk_shape *shapes, const char *who, const char *where);
+mxk_status mxki_exec_check_shape_names(uint32_t num, const char *const *names,
+                                       const mxk_shape *shapes, const char *who, const char *where);
 
 /** Index of argument `name`, or UINT32_MAX. */
-uint32_t mxk_exec_find_arg(const mxk_executor *ex, const char *name);
+uint32_t mxki_exec_find_arg(const mxk_executor *ex, const char *name);
 
 /** Index of aux state `name`, or UINT32_MAX. */
-uint32_t mxk_exec_find_aux(const mxk_executor *ex, const char *name);
+uint32_t mxki_exec_find_aux(const mxk_executor *ex, const char *name);
 
 /* ---- executor_memory.c ---- */
 
@@ -134,7 +134,7 @@ uint32_t mxk_exec_find_aux(const mxk_executor *ex, const char *name);
  * (fewer or equal bytes; NDArray::AsArray / Reshape to a prefix). NULL on OOM or when
  * the view would not fit (last error set).
  */
-mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype);
+mxk_ndarray *mxki_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype);
 
 /**
  * Allocates ex->blocks for ex->mem (InitDataEntryMemory): blocks by size, largest first, each
@@ -142,17 +142,17 @@ mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape
  * chunk once); otherwise a new chunk, appended to shared_exec's pool. The executor's own pool
  * starts as its blocks. Errors: storage errors, OOM.
  */
-mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared_exec);
+mxk_status mxki_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared_exec);
 
 /**
  * The memory limit of bind, in bytes: MXK_MEM_LIMIT (a byte count), else the
  * physical memory (sysconf _SC_PHYS_PAGES x _SC_PAGE_SIZE; UINT64_MAX when unknown).
  * A bad value is warned about once and ignored. Read at every call. Thread-safe.
  */
-uint64_t mxk_exec_mem_limit(void);
+uint64_t mxki_exec_mem_limit(void);
 
 /**
- * Refuses to allocate `bytes` over mxk_exec_mem_limit(), before anything is
+ * Refuses to allocate `bytes` over mxki_exec_mem_limit(), before anything is
  * allocated, so a graph no memory can hold is an error at bind instead of an
  * out-of-memory kill while the arrays are filled. `what` says what needs the bytes
  * ("bind: the memory plan"); `largest` is the entry of `g` (forward or, with plan
@@ -163,15 +163,15 @@ uint64_t mxk_exec_mem_limit(void);
  * ..."); a byte count of UINT64_MAX (overflowed) is written "over 18446744073709551615".
  * Upstream has no such check (it lets the allocation fail).
  */
-mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
-                                    uint64_t bytes, uint32_t largest, uint64_t largest_bytes);
+mxk_status mxki_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
+                                     uint64_t bytes, uint32_t largest, uint64_t largest_bytes);
 
 /* ---- executor_run.c ---- */
 
 /** Prepares the head-gradient copies and the zero fills (after the calls). */
-mxk_status mxk_exec_prepare_backward_helpers(mxk_executor *ex);
+mxk_status mxki_exec_prepare_backward_helpers(mxk_executor *ex);
 
 /** Frees the head-gradient copies and zero fills (their args go when their work is done). */
-void mxk_exec_free_backward_helpers(mxk_executor *ex);
+void mxki_exec_free_backward_helpers(mxk_executor *ex);
 
 #endif /* MXK_EXECUTOR_INTERNAL_H */

@@ -23,18 +23,18 @@
 #include "executor_internal.h"
 #include "shape.h"
 
-mxk_ndarray *mxk_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype) {
-    uint64_t need = mxk_shape_size(shape) * mxk_dtype_size(dtype);
+mxk_ndarray *mxki_exec_typed_view(const mxk_ndarray *base, const mxk_shape *shape, int32_t dtype) {
+    uint64_t need = mxki_shape_size(shape) * mxk_dtype_size(dtype);
     uint64_t have = base->chunk->bytes >= base->offset ? base->chunk->bytes - base->offset : 0;
     if (need > have) {
         char buf[128];
         mxk_set_error(MXK_ERR_INTERNAL,
                       "executor: a view of shape %s (%s, %llu bytes) does not fit in %llu bytes",
-                      mxk_shape_format(shape, buf, sizeof buf), mxk_dtype_name(dtype),
+                      mxki_shape_format(shape, buf, sizeof buf), mxk_dtype_name(dtype),
                       (unsigned long long)need, (unsigned long long)have);
         return NULL;
     }
-    mxk_ndarray *v = mxk_ndarray_retain_view(base);
+    mxk_ndarray *v = mxki_ndarray_retain_view(base);
     if (v == NULL)
         return NULL;
     mxk_shape s = *shape;
@@ -90,7 +90,7 @@ static int free_cmp(const void *a, const void *b) {
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
+mxk_status mxki_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
     const mxk_mem_plan *m = ex->mem;
     uint32_t n = m->num_blocks;
     ex->blocks = calloc(n ? n : 1, sizeof *ex->blocks);
@@ -132,9 +132,9 @@ mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
         }
         if (hit != NULL) {
             hit->taken = 1;
-            ex->blocks[b] = mxk_ndarray_retain_view(hit->chunk);
+            ex->blocks[b] = mxki_ndarray_retain_view(hit->chunk);
             if (ex->blocks[b] == NULL)
-                rc = mxk_last_error_code();
+                rc = mxki_last_error_code();
             continue;
         }
         mxk_shape s;
@@ -143,14 +143,14 @@ mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
         s.dims[0] = (int64_t)bytes;
         rc = mxk_ndarray_create(&s, MXK_UINT8, ex->ctx, &ex->blocks[b]);
         if (rc == MXK_OK && shared != NULL) {
-            mxk_ndarray *lent = mxk_ndarray_retain_view(ex->blocks[b]);
-            rc = lent ? pool_append(shared, lent) : mxk_last_error_code();
+            mxk_ndarray *lent = mxki_ndarray_retain_view(ex->blocks[b]);
+            rc = lent ? pool_append(shared, lent) : mxki_last_error_code();
         }
     }
     /* The executor's own pool starts as its blocks. */
     for (uint32_t b = 0; rc == MXK_OK && b < n; b++) {
-        mxk_ndarray *own = mxk_ndarray_retain_view(ex->blocks[b]);
-        rc = own ? pool_append(ex, own) : mxk_last_error_code();
+        mxk_ndarray *own = mxki_ndarray_retain_view(ex->blocks[b]);
+        rc = own ? pool_append(ex, own) : mxki_last_error_code();
     }
     free(order);
     free(fl);
@@ -158,12 +158,12 @@ mxk_status mxk_exec_alloc_blocks(mxk_executor *ex, mxk_executor *shared) {
 }
 
 /** The limit of bind (executor_internal.h). */
-uint64_t mxk_exec_mem_limit(void) {
+uint64_t mxki_exec_mem_limit(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     uint64_t phys = UINT64_MAX;
     if (pages > 0 && page > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)page)
         phys = (uint64_t)pages * (uint64_t)page;
-    return mxk_env_uint64_or_warn("executor", "MXK_MEM_LIMIT", phys, 1, UINT64_MAX);
+    return mxki_env_uint64_or_warn("executor", "MXK_MEM_LIMIT", phys, 1, UINT64_MAX);
 }
 
 /**
@@ -204,15 +204,15 @@ static void describe_entry(const mxk_igraph *g, const mxk_grad_plan *p, uint32_t
 }
 
 /** Refuses bytes over the limit (executor_internal.h). */
-mxk_status mxk_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
-                                    uint64_t bytes, uint32_t largest, uint64_t largest_bytes) {
-    uint64_t limit = mxk_exec_mem_limit();
+mxk_status mxki_exec_check_mem_limit(const mxk_igraph *g, const mxk_grad_plan *p, const char *what,
+                                     uint64_t bytes, uint32_t largest, uint64_t largest_bytes) {
+    uint64_t limit = mxki_exec_mem_limit();
     if (bytes <= limit)
         return MXK_OK;
     char desc[512] = "none";
     if (largest != UINT32_MAX)
         describe_entry(g, p, largest, desc, sizeof desc);
-    /* UINT64_MAX stands for a count that overflowed (mxk_mem_entry_bytes) */
+    /* UINT64_MAX stands for a count that overflowed (mxki_mem_entry_bytes) */
     return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                          "%s needs %s%llu bytes, more than the memory limit of %llu bytes "
                          "(MXK_MEM_LIMIT); the largest array is %s (%s%llu bytes)",

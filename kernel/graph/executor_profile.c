@@ -35,7 +35,7 @@ mxk_status mxk_executor_set_profiling(mxk_executor *ex, int32_t on) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_executor_set_profiling: executor is NULL");
     for (uint32_t s = 0; s < ex->plan->num_steps; s++)
-        mxk_op_call_set_profiling(ex->calls[s], on != 0);
+        mxki_op_call_set_profiling(ex->calls[s], on != 0);
     ex->profiling = on != 0;
     return MXK_OK;
 }
@@ -71,7 +71,7 @@ mxk_status mxk_executor_get_profile(const mxk_executor *ex, uint32_t *num,
     for (uint32_t s = 0; s < ex->plan->num_steps; s++) {
         const mxk_exec_step *st = &ex->plan->steps[s];
         uint64_t runs = 0, ns = 0;
-        mxk_op_call_profile(ex->calls[s], &runs, &ns);
+        mxki_op_call_profile(ex->calls[s], &runs, &ns);
         mxk_executor_node_profile *e = &out[row[st->node]];
         if (st->backward) {
             e->bwd_runs += runs;

@@ -51,8 +51,8 @@ static mxk_status reshape_array(const mxk_ndarray *old, const mxk_shape *shape, 
         return MXK_OK;
     if (up)
         return mxk_ndarray_create(shape, old->dtype, mxk_ndarray_context(old), out);
-    *out = mxk_exec_typed_view(old, shape, old->dtype);
-    return *out ? MXK_OK : mxk_last_error_code();
+    *out = mxki_exec_typed_view(old, shape, old->dtype);
+    return *out ? MXK_OK : mxki_last_error_code();
 }
 
 mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32_t allow_up_sizing,
@@ -63,7 +63,7 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
                              ex ? "out" : "executor");
     *out = NULL;
     mxk_status rc =
-        mxk_exec_check_shape_names(num_shapes, names, shapes, "reshape", "reshape of executor");
+        mxki_exec_check_shape_names(num_shapes, names, shapes, "reshape", "reshape of executor");
     if (rc != MXK_OK)
         return rc;
     const mxk_igraph *g = ex->g;
@@ -76,13 +76,13 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
     /* Only the named inputs' shapes are given; the rest is inferred (weights etc.). */
     for (uint32_t i = 0; rc == MXK_OK && i < num_shapes; i++) {
-        uint32_t k = mxk_exec_find_arg(ex, names[i]);
+        uint32_t k = mxki_exec_find_arg(ex, names[i]);
         if (k != UINT32_MAX) {
             fs[mxk_igraph_entry(g, g->arg_nodes[k], 0)] = shapes[i];
             named[k] = 1;
             continue;
         }
-        k = mxk_exec_find_aux(ex, names[i]);
+        k = mxki_exec_find_aux(ex, names[i]);
         if (k != UINT32_MAX) {
             fs[mxk_igraph_entry(g, g->aux_nodes[k], 0)] = shapes[i];
             named[na + k] = 1;
@@ -90,11 +90,11 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
     }
     uint32_t unknown = 0;
     if (rc == MXK_OK)
-        rc = mxk_igraph_infer_shape(g, fs, &unknown);
+        rc = mxki_igraph_infer_shape(g, fs, &unknown);
     if (rc == MXK_OK) {
         for (uint32_t i = 0; i < na + nx && unknown == 0; i++) {
             uint32_t node = i < na ? g->arg_nodes[i] : g->aux_nodes[i - na];
-            if (!mxk_shape_is_complete(&fs[mxk_igraph_entry(g, node, 0)]))
+            if (!mxki_shape_is_complete(&fs[mxk_igraph_entry(g, node, 0)]))
                 unknown = 1;
         }
         if (unknown)
@@ -103,11 +103,11 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
     for (uint32_t i = 0; rc == MXK_OK && i < na; i++) {
         const mxk_shape *ns = &fs[mxk_igraph_entry(g, g->arg_nodes[i], 0)];
         const mxk_ndarray *old = ex->args[i];
-        if (!(partial_shaping || named[i] || mxk_shape_equal(ns, &old->shape))) {
+        if (!(partial_shaping || named[i] || mxki_shape_equal(ns, &old->shape))) {
             rc = unspecified_error(ex->arg_names[i]);
             break;
         }
-        int up = mxk_shape_size(ns) > mxk_ndarray_size(old);
+        int up = mxki_shape_size(ns) > mxk_ndarray_size(old);
         if (up && !allow_up_sizing) {
             rc = up_sizing_error(ex->arg_names[i]);
             break;
@@ -119,11 +119,11 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
     for (uint32_t i = 0; rc == MXK_OK && i < nx; i++) {
         const mxk_shape *ns = &fs[mxk_igraph_entry(g, g->aux_nodes[i], 0)];
         const mxk_ndarray *old = ex->aux[i];
-        if (!(partial_shaping || mxk_shape_equal(ns, &old->shape))) {
+        if (!(partial_shaping || mxki_shape_equal(ns, &old->shape))) {
             rc = unspecified_error(ex->aux_names[i]);
             break;
         }
-        int up = mxk_shape_size(ns) > mxk_ndarray_size(old);
+        int up = mxki_shape_size(ns) > mxk_ndarray_size(old);
         if (up && !allow_up_sizing) {
             rc = up_sizing_error(ex->aux_names[i]);
             break;
@@ -133,12 +133,12 @@ mxk_status mxk_executor_reshape(mxk_executor *ex, int32_t partial_shaping, int32
     free(fs);
     free(named);
     if (rc == MXK_OK) {
-        rc =
-            mxk_exec_bind_owned(ex->sym, ex->ctx, na, args, grads, ex->grad_reqs, nx, aux, ex, out);
+        rc = mxki_exec_bind_owned(ex->sym, ex->ctx, na, args, grads, ex->grad_reqs, nx, aux, ex,
+                                  out);
         if (rc == MXK_OK)
             mxk_executor_set_monitor(*out, ex->monitor, ex->monitor_user, ex->monitor_all);
     } else {
-        mxk_exec_free_handles(na, args, grads, nx, aux);
+        mxki_exec_free_handles(na, args, grads, nx, aux);
     }
     free(args);
     free(grads);

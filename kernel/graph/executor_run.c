@@ -59,7 +59,7 @@ static void add_into(void *dst, const void *src, int32_t dtype, uint64_t count) 
         uint16_t *d = dst;
         const uint16_t *s = src;
         for (uint64_t i = 0; i < count; i++)
-            d[i] = mxk_float_to_half(mxk_half_to_float(d[i]) + mxk_half_to_float(s[i]));
+            d[i] = mxki_float_to_half(mxki_half_to_float(d[i]) + mxki_half_to_float(s[i]));
     }
 }
 
@@ -115,7 +115,7 @@ static int written_by_backward(const mxk_executor *ex, uint32_t e) {
     return 0;
 }
 
-mxk_status mxk_exec_prepare_backward_helpers(mxk_executor *ex) {
+mxk_status mxki_exec_prepare_backward_helpers(mxk_executor *ex) {
     const mxk_grad_plan *p = ex->plan;
     ex->heads = calloc(ex->num_outputs + 1, sizeof *ex->heads);
     ex->fills = calloc(ex->num_args + 1, sizeof *ex->fills);
@@ -138,7 +138,7 @@ mxk_status mxk_exec_prepare_backward_helpers(mxk_executor *ex) {
         if (a == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
         a->ptr = mxk_ndarray_ptr(g);
-        a->bytes = mxk_ndarray_bytes(g);
+        a->bytes = mxki_ndarray_bytes(g);
         mxk_engine_var *v = mxk_ndarray_var(g);
         mxk_engine_push_desc d = {.sync_fn = fill_fn,
                                   .arg = a,
@@ -147,7 +147,7 @@ mxk_status mxk_exec_prepare_backward_helpers(mxk_executor *ex) {
                                   .num_write = 1,
                                   .name = "executor_zero_grad"};
         host_exec_dev(c, &d.dev_type, &d.dev_id);
-        mxk_status rc = mxk_engine_cached_op_new(&d, &ex->fills[ex->num_fills]);
+        mxk_status rc = mxki_engine_cached_op_new(&d, &ex->fills[ex->num_fills]);
         if (rc != MXK_OK) {
             free(a);
             return rc;
@@ -157,11 +157,11 @@ mxk_status mxk_exec_prepare_backward_helpers(mxk_executor *ex) {
     return MXK_OK;
 }
 
-void mxk_exec_free_backward_helpers(mxk_executor *ex) {
+void mxki_exec_free_backward_helpers(mxk_executor *ex) {
     for (uint32_t h = 0; ex->heads && h < ex->num_outputs; h++)
-        mxk_engine_cached_op_delete(ex->heads[h].op);
+        mxki_engine_cached_op_delete(ex->heads[h].op);
     for (uint32_t i = 0; ex->fills && i < ex->num_fills; i++)
-        mxk_engine_cached_op_delete(ex->fills[i]);
+        mxki_engine_cached_op_delete(ex->fills[i]);
     free(ex->heads);
     free(ex->fills);
     ex->heads = NULL;
@@ -189,13 +189,13 @@ static uint32_t first_head_of_entry(const mxk_grad_plan *p, uint32_t h) {
 static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src) {
     mxk_ndarray *dst = ex->entry[ex->plan->head_grad[h]];
     uint32_t first = first_head_of_entry(ex->plan, h);
-    if (!mxk_shape_equal(&src->shape, &dst->shape)) {
+    if (!mxki_shape_equal(&src->shape, &dst->shape)) {
         char a[128], b[128];
         return mxk_set_error(MXK_ERR_SHAPE,
                              "backward: head gradient %u (of output '%s') has shape "
                              "%s, expected %s",
-                             h, ex->out_names[h], mxk_shape_format(&src->shape, a, sizeof a),
-                             mxk_shape_format(&dst->shape, b, sizeof b));
+                             h, ex->out_names[h], mxki_shape_format(&src->shape, a, sizeof a),
+                             mxki_shape_format(&dst->shape, b, sizeof b));
     }
     mxk_context sc = mxk_ndarray_context(src), dc = mxk_ndarray_context(dst);
     int same_host = src->dtype == dst->dtype && is_host(sc) && is_host(dc);
@@ -211,21 +211,21 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
         return mxk_ndarray_copy_to(src, dst);
     exec_head_copy *hc = &ex->heads[h];
     if (hc->op == NULL || !mxk_ndarray_same_memory(hc->arg->src, src)) {
-        mxk_engine_cached_op_delete(hc->op);
+        mxki_engine_cached_op_delete(hc->op);
         hc->op = NULL;
         hc->arg = NULL;
         exec_copy_arg *a = malloc(sizeof *a);
         if (a == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "executor: out of memory");
-        a->src = mxk_ndarray_retain_view(src);
+        a->src = mxki_ndarray_retain_view(src);
         a->dst = mxk_ndarray_ptr(dst);
-        a->bytes = mxk_ndarray_bytes(dst);
+        a->bytes = mxki_ndarray_bytes(dst);
         a->add = add;
         a->dtype = dst->dtype;
         a->count = mxk_ndarray_size(dst);
         if (a->src == NULL) {
             free(a);
-            return mxk_last_error_code();
+            return mxki_last_error_code();
         }
         mxk_engine_var *r = mxk_ndarray_var(src), *w = mxk_ndarray_var(dst);
         mxk_engine_push_desc d = {.sync_fn = copy_fn,
@@ -237,14 +237,14 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
                                   .num_write = 1,
                                   .name = "executor_head_grad"};
         host_exec_dev(dc, &d.dev_type, &d.dev_id);
-        mxk_status rc = mxk_engine_cached_op_new(&d, &hc->op);
+        mxk_status rc = mxki_engine_cached_op_new(&d, &hc->op);
         if (rc != MXK_OK) {
             copy_free(a);
             return rc;
         }
         hc->arg = a;
     }
-    return mxk_engine_cached_op_push(hc->op);
+    return mxki_engine_cached_op_push(hc->op);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -255,7 +255,7 @@ static mxk_status push_head_copy(mxk_executor *ex, uint32_t h, mxk_ndarray *src)
 static void report(const mxk_executor *ex, const char *name, const mxk_ndarray *a) {
     if (a == NULL)
         return;
-    mxk_ndarray *v = mxk_ndarray_retain_view(a);
+    mxk_ndarray *v = mxki_ndarray_retain_view(a);
     if (v != NULL)
         ex->monitor(name, v, ex->monitor_user);
 }
@@ -305,7 +305,7 @@ static void monitor_outputs(const mxk_executor *ex, uint32_t s) {
             continue;
         if (!st->backward) {
             mxk_gentry en = {(mxk_gnode *)node, k};
-            char *n = mxk_gentry_output_name(&en);
+            char *n = mxki_gentry_output_name(&en);
             if (n != NULL)
                 report(ex, n, ex->entry[e]);
             free(n);
@@ -340,7 +340,7 @@ static mxk_status run_steps(mxk_executor *ex, uint32_t begin, uint32_t end, int3
     for (uint32_t s = begin; s < end; s++) {
         if (ex->monitor && ex->monitor_all)
             monitor_inputs(ex, s);
-        mxk_status rc = mxk_op_call_push(ex->calls[s], is_train);
+        mxk_status rc = mxki_op_call_push(ex->calls[s], is_train);
         if (rc != MXK_OK)
             return rc;
         if (ex->monitor)
@@ -386,7 +386,7 @@ mxk_status mxk_executor_backward(mxk_executor *ex, uint32_t num_head,
             return rc;
     }
     for (uint32_t i = 0; i < ex->num_fills; i++) {
-        mxk_status rc = mxk_engine_cached_op_push(ex->fills[i]);
+        mxk_status rc = mxki_engine_cached_op_push(ex->fills[i]);
         if (rc != MXK_OK)
             return rc;
     }

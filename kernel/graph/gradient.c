@@ -407,8 +407,8 @@ static mxk_status build(grad_build *b, mxk_grad_plan *p) {
 }
 
 /** Validates the requests and builds the schedule (graph.h). */
-mxk_status mxk_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
-                               mxk_grad_plan **out) {
+mxk_status mxki_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
+                                mxk_grad_plan **out) {
     if (g == NULL || out == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "gradient plan: graph or out is NULL");
     *out = NULL;
@@ -430,7 +430,7 @@ mxk_status mxk_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
     mxk_status st = build(&b, p);
     grad_build_free(&b);
     if (st != MXK_OK) {
-        mxk_grad_plan_free(p);
+        mxki_grad_plan_free(p);
         return st;
     }
     *out = p;
@@ -438,7 +438,7 @@ mxk_status mxk_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
 }
 
 /** Frees a gradient plan and its steps (graph.h). */
-void mxk_grad_plan_free(mxk_grad_plan *p) {
+void mxki_grad_plan_free(mxk_grad_plan *p) {
     if (p == NULL)
         return;
     for (uint32_t i = 0; p->steps && i < p->num_steps; i++) {
@@ -456,8 +456,8 @@ void mxk_grad_plan_free(mxk_grad_plan *p) {
 }
 
 /** Forward shapes/types to the full entry space (graph.h). */
-void mxk_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
-                          const int32_t *fwd_types, mxk_shape *full_shapes, int32_t *full_types) {
+void mxki_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
+                           const int32_t *fwd_types, mxk_shape *full_shapes, int32_t *full_types) {
     for (uint32_t e = 0; e < p->num_full_entries; e++) {
         uint32_t src = e < p->num_fwd_entries ? e : p->grad_src[e - p->num_fwd_entries];
         if (fwd_shapes && full_shapes)
@@ -468,7 +468,7 @@ void mxk_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
 }
 
 /** Marks user-bound entries (graph.h; MXNet kExternalStorageID). */
-void mxk_grad_plan_mark_external(const mxk_igraph *g, const mxk_grad_plan *p, uint8_t *external) {
+void mxki_grad_plan_mark_external(const mxk_igraph *g, const mxk_grad_plan *p, uint8_t *external) {
     memset(external, 0, p->num_full_entries);
     for (uint32_t a = 0; a < g->num_args; a++) {
         external[g->entry_ptr[g->arg_nodes[a]]] = 1;

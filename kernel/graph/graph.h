@@ -57,28 +57,28 @@ struct mxk_symbol {
 };
 
 /** Creates a variable node (refcount 1). NULL on OOM (last error set). */
-mxk_gnode *mxk_gnode_variable(const char *name);
+mxk_gnode *mxki_gnode_variable(const char *name);
 
 /**
  * Creates an operator node (refcount 1) taking ownership of `op` and `attrs`
  * (also on failure) and retaining every input node. NULL on OOM.
  */
-mxk_gnode *mxk_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, uint32_t num_inputs,
-                        const mxk_gentry *inputs);
+mxk_gnode *mxki_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, uint32_t num_inputs,
+                         const mxk_gentry *inputs);
 
 /** Adds a reference. */
-void mxk_gnode_retain(mxk_gnode *n);
+void mxki_gnode_retain(mxk_gnode *n);
 
 /** Drops a reference; frees the node (and releases its inputs) at zero. Iterative, so deep
  *  chains do not overflow the stack. NULL: no-op. */
-void mxk_gnode_release(mxk_gnode *n);
+void mxki_gnode_release(mxk_gnode *n);
 
 /** Number of outputs of a node: all of an operator's outputs (visible and hidden); 1 for a
  *  variable. */
-uint32_t mxk_gnode_num_outputs(const mxk_gnode *n);
+uint32_t mxki_gnode_num_outputs(const mxk_gnode *n);
 
 /** Number of visible outputs (what a symbol of this node exposes). */
-uint32_t mxk_gnode_num_visible(const mxk_gnode *n);
+uint32_t mxki_gnode_num_visible(const mxk_gnode *n);
 
 /* ------------------------------------------------------------------------- */
 /* Indexed graph                                                             */
@@ -113,10 +113,10 @@ typedef struct mxk_igraph {
  * index its input does not have; MXK_ERR_FORMAT for a cycle (not constructible
  * through the symbol API); MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_igraph_build(const mxk_symbol *sym, mxk_igraph **out);
+mxk_status mxki_igraph_build(const mxk_symbol *sym, mxk_igraph **out);
 
 /** Frees an indexed graph. NULL: no-op. */
-void mxk_igraph_free(mxk_igraph *g);
+void mxki_igraph_free(mxk_igraph *g);
 
 /** Entry id of output `index` of node `node_id`. */
 static inline uint32_t mxk_igraph_entry(const mxk_igraph *g, uint32_t node_id, uint32_t index) {
@@ -151,14 +151,14 @@ static inline uint32_t mxk_igraph_entry_node(const mxk_igraph *g, uint32_t e) {
  * FullyConnected: argument 'weight': expected (5,20), got (5,30)". A `__shape__`
  * that does not parse: MXK_ERR_INVALID_ARGUMENT naming the variable.
  */
-mxk_status mxk_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32_t *num_unknown);
+mxk_status mxki_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32_t *num_unknown);
 
 /**
  * Same for dtypes (-1 unknown; `__dtype__` attributes, the numeric code MXNet writes
  * or a dtype name, fill unknown variable entries; MXK_ERR_TYPE with the same message
  * form).
  */
-mxk_status mxk_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *num_unknown);
+mxk_status mxki_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *num_unknown);
 
 /* ------------------------------------------------------------------------- */
 /* Gradient plan                                                             */
@@ -250,15 +250,15 @@ typedef struct mxk_grad_plan {
  * several times as an output has one head-gradient entry (head_grad repeats it):
  * the executor sums the head gradients into it.
  */
-mxk_status mxk_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
-                               mxk_grad_plan **out);
+mxk_status mxki_grad_plan_build(const mxk_igraph *g, const mxk_op_req *arg_reqs,
+                                mxk_grad_plan **out);
 
 /**
  * Expands forward-entry shapes and dtypes to the full entry space (a gradient entry
  * has its forward entry's shape and dtype). Either pair may be NULL.
  */
-void mxk_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
-                          const int32_t *fwd_types, mxk_shape *full_shapes, int32_t *full_types);
+void mxki_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
+                           const int32_t *fwd_types, mxk_shape *full_shapes, int32_t *full_types);
 
 /**
  * Marks (1) the entries an executor binds outside the memory pool: argument and
@@ -266,10 +266,10 @@ void mxk_grad_plan_expand(const mxk_grad_plan *p, const mxk_shape *fwd_shapes,
  * graph_executor.cc: kExternalStorageID for bound arrays; head gradients get
  * dedicated arrays). `external` has p->num_full_entries bytes; all others are 0.
  */
-void mxk_grad_plan_mark_external(const mxk_igraph *g, const mxk_grad_plan *p, uint8_t *external);
+void mxki_grad_plan_mark_external(const mxk_igraph *g, const mxk_grad_plan *p, uint8_t *external);
 
 /** Frees a plan. NULL: no-op. */
-void mxk_grad_plan_free(mxk_grad_plan *p);
+void mxki_grad_plan_free(mxk_grad_plan *p);
 
 /* ------------------------------------------------------------------------- */
 /* Memory plan                                                               */
@@ -320,22 +320,22 @@ typedef struct mxk_mem_plan {
 /**
  * Plans memory for a schedule over `g` with entry shapes and types (full entry
  * space, p->num_full_entries each: forward entries, then gradient entries with their
- * forward entry's shape/type, see mxk_grad_plan_expand). `external[e]` (may be NULL:
- * none) marks entries bound by the user (mxk_grad_plan_mark_external). Shapes
+ * forward entry's shape/type, see mxki_grad_plan_expand). `external[e]` (may be NULL:
+ * none) marks entries bound by the user (mxki_grad_plan_mark_external). Shapes
  * should be complete; an unknown one counts as 0 bytes. Errors:
  * MXK_ERR_INVALID_ARGUMENT (NULL arguments), MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const mxk_shape *shapes,
-                              const int32_t *types, const uint8_t *external, mxk_mem_plan **out);
+mxk_status mxki_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const mxk_shape *shapes,
+                               const int32_t *types, const uint8_t *external, mxk_mem_plan **out);
 
 /** Frees a plan. NULL: no-op. */
-void mxk_mem_plan_free(mxk_mem_plan *m);
+void mxki_mem_plan_free(mxk_mem_plan *m);
 
 /**
  * Bytes of an array of shape `s` and dtype `t`: elements x dtype size (4 when the
  * dtype is unknown, -1); 0 for an unknown shape (ndim 0 or a dim <= 0); UINT64_MAX
  * when the product overflows 64 bits (more than any memory limit).
  */
-uint64_t mxk_mem_entry_bytes(const mxk_shape *s, int32_t t);
+uint64_t mxki_mem_entry_bytes(const mxk_shape *s, int32_t t);
 
 #endif /* MXK_GRAPH_H */

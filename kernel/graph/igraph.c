@@ -338,7 +338,7 @@ static mxk_status classify_variables(mxk_igraph *g) {
 }
 
 /** Builds the indexed graph (graph.h): DFS order, entry numbering, argument/aux split. */
-mxk_status mxk_igraph_build(const mxk_symbol *sym, mxk_igraph **out) {
+mxk_status mxki_igraph_build(const mxk_symbol *sym, mxk_igraph **out) {
     if (out == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "indexed graph: out is NULL");
     *out = NULL;
@@ -355,7 +355,7 @@ mxk_status mxk_igraph_build(const mxk_symbol *sym, mxk_igraph **out) {
     if (st == MXK_OK)
         st = classify_variables(g);
     if (st != MXK_OK) {
-        mxk_igraph_free(g);
+        mxki_igraph_free(g);
         return st;
     }
     *out = g;
@@ -363,7 +363,7 @@ mxk_status mxk_igraph_build(const mxk_symbol *sym, mxk_igraph **out) {
 }
 
 /** Frees an indexed graph (graph.h). */
-void mxk_igraph_free(mxk_igraph *g) {
+void mxki_igraph_free(mxk_igraph *g) {
     if (g == NULL)
         return;
     free(g->nodes);

@@ -48,7 +48,7 @@ static int shape_merge(mxk_shape *a, const mxk_shape *b, int *changed) {
         else if (b->dims[i] != 0 && b->dims[i] != m.dims[i])
             return 0;
     }
-    if (!mxk_shape_equal(&m, a)) {
+    if (!mxki_shape_equal(&m, a)) {
         *a = m;
         *changed = 1;
     }
@@ -106,16 +106,16 @@ typedef struct value_kind {
 } value_kind;
 
 static mxk_status shape_infer(const mxk_op_params *p, void *in, void *out, void *aux) {
-    return mxk_op_params_infer_shape(p, in, out, aux);
+    return mxki_op_params_infer_shape(p, in, out, aux);
 }
 static int shape_merge_any(void *dst, const void *src, int *changed) {
     return shape_merge(dst, src, changed);
 }
 static const char *shape_format_any(const void *v, char *buf, size_t size) {
-    return mxk_shape_format(v, buf, size);
+    return mxki_shape_format(v, buf, size);
 }
 static mxk_status type_infer(const mxk_op_params *p, void *in, void *out, void *aux) {
-    return mxk_op_params_infer_type(p, in, out, aux);
+    return mxki_op_params_infer_type(p, in, out, aux);
 }
 static int type_merge_any(void *dst, const void *src, int *changed) {
     return type_merge(dst, *(const int32_t *)src, changed);
@@ -152,7 +152,7 @@ static mxk_status infer_node(const mxk_igraph *g, uint32_t nid, const value_kind
     memcpy(sout, values + g->entry_ptr[nid] * sz, no * sz);
     if (vk->infer(p, scratch, sout, scratch + ni * sz) != MXK_OK) {
         char msg[INFER_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
+        snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
         return mxk_set_error(vk->code, "Error in operator %s: %s", node_name(n), msg);
     }
     char want[128], got[128];
@@ -201,16 +201,16 @@ static mxk_status apply_shape_attrs(const mxk_igraph *g, mxk_shape *shapes) {
         const mxk_gnode *n = g->nodes[i];
         if (n->op != NULL || n->attrs == NULL)
             continue;
-        const char *v = mxk_attrs_get(n->attrs, "__shape__");
+        const char *v = mxki_attrs_get(n->attrs, "__shape__");
         mxk_shape *s = &shapes[g->entry_ptr[i]];
         if (v == NULL || s->ndim != 0)
             continue;
         mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
+        mxki_error_sink_clear(&sink);
         mxk_shape parsed;
         memset(&parsed, 0, sizeof parsed);
-        if (mxk_parse_shape("__shape__", v, &parsed, &sink) != MXK_OK)
-            return mxk_set_error_from_sink(&sink, "variable '%s': ", node_name(n));
+        if (mxki_parse_shape("__shape__", v, &parsed, &sink) != MXK_OK)
+            return mxki_set_error_from_sink(&sink, "variable '%s': ", node_name(n));
         for (int32_t d = 0; d < parsed.ndim; d++)
             if (parsed.dims[d] < 0)
                 return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
@@ -242,7 +242,7 @@ static mxk_status apply_dtype_attrs(const mxk_igraph *g, int32_t *types) {
         const mxk_gnode *n = g->nodes[i];
         if (n->op != NULL || n->attrs == NULL)
             continue;
-        const char *v = mxk_attrs_get(n->attrs, "__dtype__");
+        const char *v = mxki_attrs_get(n->attrs, "__dtype__");
         int32_t *t = &types[g->entry_ptr[i]];
         if (v == NULL || *t >= 0)
             continue;
@@ -282,7 +282,7 @@ static mxk_status sweep(const mxk_igraph *g, void *values, const value_kind *vk,
 }
 
 /** Shape inference over the indexed graph (graph.h; MXNet InferShape pass). */
-mxk_status mxk_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32_t *num_unknown) {
+mxk_status mxki_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32_t *num_unknown) {
     if (g == NULL || shapes == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_shape: graph or shapes is NULL");
     mxk_status st = apply_shape_attrs(g, shapes);
@@ -292,14 +292,14 @@ mxk_status mxk_igraph_infer_shape(const mxk_igraph *g, mxk_shape *shapes, uint32
         return st;
     uint32_t unknown = 0;
     for (uint32_t e = 0; e < g->num_entries; e++)
-        unknown += !mxk_shape_is_complete(&shapes[e]);
+        unknown += !mxki_shape_is_complete(&shapes[e]);
     if (num_unknown)
         *num_unknown = unknown;
     return MXK_OK;
 }
 
 /** Type inference over the indexed graph (graph.h; MXNet InferType pass). */
-mxk_status mxk_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *num_unknown) {
+mxk_status mxki_igraph_infer_type(const mxk_igraph *g, int32_t *types, uint32_t *num_unknown) {
     if (g == NULL || types == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "infer_type: graph or types is NULL");
     mxk_status st = apply_dtype_attrs(g, types);
@@ -358,12 +358,12 @@ mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "InferShape: symbol, names or shapes is NULL");
     mxk_igraph *g = NULL;
-    mxk_status st = mxk_igraph_build(sym, &g);
+    mxk_status st = mxki_igraph_build(sym, &g);
     if (st != MXK_OK)
         return st;
     mxk_shape *all = calloc(g->num_entries + 1, sizeof *all);
     if (all == NULL) {
-        mxk_igraph_free(g);
+        mxki_igraph_free(g);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "InferShape: out of memory");
     }
     for (uint32_t i = 0; i < num_known && st == MXK_OK; i++) {
@@ -384,7 +384,7 @@ mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
     }
     uint32_t unknown = 0;
     if (st == MXK_OK)
-        st = mxk_igraph_infer_shape(g, all, &unknown);
+        st = mxki_igraph_infer_shape(g, all, &unknown);
     if (st == MXK_OK) {
         for (uint32_t i = 0; arg_shapes && i < g->num_args; i++)
             arg_shapes[i] = all[g->entry_ptr[g->arg_nodes[i]]];
@@ -396,7 +396,7 @@ mxk_status mxk_symbol_infer_shape(const mxk_symbol *sym, uint32_t num_known,
             *complete = unknown == 0;
     }
     free(all);
-    mxk_igraph_free(g);
+    mxki_igraph_free(g);
     return st;
 }
 
@@ -407,12 +407,12 @@ mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
     if (sym == NULL || (num_known > 0 && (names == NULL || types == NULL)))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "InferType: symbol, names or types is NULL");
     mxk_igraph *g = NULL;
-    mxk_status st = mxk_igraph_build(sym, &g);
+    mxk_status st = mxki_igraph_build(sym, &g);
     if (st != MXK_OK)
         return st;
     int32_t *all = malloc((g->num_entries + 1) * sizeof *all);
     if (all == NULL) {
-        mxk_igraph_free(g);
+        mxki_igraph_free(g);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "InferType: out of memory");
     }
     for (uint32_t e = 0; e < g->num_entries; e++)
@@ -431,7 +431,7 @@ mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
     }
     uint32_t unknown = 0;
     if (st == MXK_OK)
-        st = mxk_igraph_infer_type(g, all, &unknown);
+        st = mxki_igraph_infer_type(g, all, &unknown);
     if (st == MXK_OK) {
         for (uint32_t i = 0; arg_types && i < g->num_args; i++)
             arg_types[i] = all[g->entry_ptr[g->arg_nodes[i]]];
@@ -443,6 +443,6 @@ mxk_status mxk_symbol_infer_type(const mxk_symbol *sym, uint32_t num_known,
             *complete = unknown == 0;
     }
     free(all);
-    mxk_igraph_free(g);
+    mxki_igraph_free(g);
     return st;
 }

@@ -18,11 +18,11 @@ static mxk_gnode *node_alloc(const char *name, mxk_attrs *attrs) {
     mxk_gnode *n = calloc(1, sizeof *n);
     char *nm = strdup(name ? name : "");
     if (attrs == NULL)
-        attrs = mxk_attrs_new();
+        attrs = mxki_attrs_new();
     if (n == NULL || nm == NULL || attrs == NULL) {
         free(n);
         free(nm);
-        mxk_attrs_free(attrs);
+        mxki_attrs_free(attrs);
         mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating graph node '%s'",
                       name ? name : "");
         return NULL;
@@ -33,18 +33,18 @@ static mxk_gnode *node_alloc(const char *name, mxk_attrs *attrs) {
     return n;
 }
 
-mxk_gnode *mxk_gnode_variable(const char *name) {
+mxk_gnode *mxki_gnode_variable(const char *name) {
     return node_alloc(name, NULL);
 }
 
-mxk_gnode *mxk_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, uint32_t num_inputs,
-                        const mxk_gentry *inputs) {
+mxk_gnode *mxki_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, uint32_t num_inputs,
+                         const mxk_gentry *inputs) {
     mxk_gentry *in = NULL;
     if (num_inputs > 0) {
         in = calloc(num_inputs, sizeof *in);
         if (in == NULL) {
-            mxk_op_params_free(op);
-            mxk_attrs_free(attrs);
+            mxki_op_params_free(op);
+            mxki_attrs_free(attrs);
             mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating graph node '%s'",
                           name ? name : "");
             return NULL;
@@ -53,7 +53,7 @@ mxk_gnode *mxk_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, u
     mxk_gnode *n = node_alloc(name, attrs);
     if (n == NULL) {
         free(in);
-        mxk_op_params_free(op);
+        mxki_op_params_free(op);
         return NULL;
     }
     n->op = op;
@@ -61,12 +61,12 @@ mxk_gnode *mxk_gnode_op(mxk_op_params *op, const char *name, mxk_attrs *attrs, u
     n->inputs = in;
     for (uint32_t i = 0; i < num_inputs; i++) {
         in[i] = inputs[i];
-        mxk_gnode_retain(in[i].node);
+        mxki_gnode_retain(in[i].node);
     }
     return n;
 }
 
-void mxk_gnode_retain(mxk_gnode *n) {
+void mxki_gnode_retain(mxk_gnode *n) {
     if (n != NULL)
         atomic_fetch_add_explicit(&n->refcount, 1u, memory_order_relaxed);
 }
@@ -90,15 +90,15 @@ static int drop_ref(mxk_gnode *n) {
  */
 static mxk_gnode *push_dead(mxk_gnode *n, mxk_gnode *dead) {
     free(n->name);
-    mxk_op_params_free(n->op);
+    mxki_op_params_free(n->op);
     n->op = NULL;
-    mxk_attrs_free(n->attrs);
+    mxki_attrs_free(n->attrs);
     n->attrs = NULL;
     n->name = (char *)(void *)dead;
     return n;
 }
 
-void mxk_gnode_release(mxk_gnode *n) {
+void mxki_gnode_release(mxk_gnode *n) {
     if (n == NULL || !drop_ref(n))
         return;
     mxk_gnode *dead = push_dead(n, NULL);
@@ -115,10 +115,10 @@ void mxk_gnode_release(mxk_gnode *n) {
     }
 }
 
-uint32_t mxk_gnode_num_outputs(const mxk_gnode *n) {
+uint32_t mxki_gnode_num_outputs(const mxk_gnode *n) {
     return n->op == NULL ? 1u : n->op->out_names->count;
 }
 
-uint32_t mxk_gnode_num_visible(const mxk_gnode *n) {
+uint32_t mxki_gnode_num_visible(const mxk_gnode *n) {
     return n->op == NULL ? 1u : n->op->num_visible;
 }

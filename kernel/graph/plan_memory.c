@@ -92,8 +92,8 @@ static void mem_build_free(mem_build *b) {
 /** The match range: MXK_EXEC_MATCH_RANGE in [0, 2^20], else 16 (a bad value is warned
  *  about once). */
 static int64_t match_range(void) {
-    return (int64_t)mxk_env_uint64_or_warn("executor", "MXK_EXEC_MATCH_RANGE",
-                                           MEM_PLAN_DEFAULT_RANGE, 0, 1 << 20);
+    return (int64_t)mxki_env_uint64_or_warn("executor", "MXK_EXEC_MATCH_RANGE",
+                                            MEM_PLAN_DEFAULT_RANGE, 0, 1 << 20);
 }
 
 /** Compare for qsort of uint32. */
@@ -290,7 +290,7 @@ static int32_t block_request(mem_build *b, uint64_t bytes, uint32_t s) {
 }
 
 /** Bytes of an entry (graph.h). */
-uint64_t mxk_mem_entry_bytes(const mxk_shape *s, int32_t t) {
+uint64_t mxki_mem_entry_bytes(const mxk_shape *s, int32_t t) {
     size_t w = t >= 0 ? mxk_dtype_size(t) : 0;
     uint64_t n = w ? w : 4;
     if (s->ndim <= 0)
@@ -475,8 +475,8 @@ static mxk_status simulate(mem_build *b, const int32_t *types, mxk_mem_plan *m) 
 }
 
 /** Plans memory for a schedule (graph.h; see the file comment). */
-mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const mxk_shape *shapes,
-                              const int32_t *types, const uint8_t *external, mxk_mem_plan **out) {
+mxk_status mxki_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const mxk_shape *shapes,
+                               const int32_t *types, const uint8_t *external, mxk_mem_plan **out) {
     if (g == NULL || p == NULL || shapes == NULL || types == NULL || out == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "memory plan: a required argument is NULL");
     *out = NULL;
@@ -502,7 +502,7 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
     if (st == MXK_OK) {
         for (uint32_t e = 0; e < F; e++) {
             m->storage[e] = external && external[e] ? MXK_STORAGE_EXTERNAL : STORAGE_UNASSIGNED;
-            b.entry_bytes[e] = mxk_mem_entry_bytes(&shapes[e], types[e]);
+            b.entry_bytes[e] = mxki_mem_entry_bytes(&shapes[e], types[e]);
         }
         count_refs(&b);
         st = build_deps(&b);
@@ -542,7 +542,7 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
     }
     mem_build_free(&b);
     if (st != MXK_OK) {
-        mxk_mem_plan_free(m);
+        mxki_mem_plan_free(m);
         return st;
     }
     *out = m;
@@ -550,7 +550,7 @@ mxk_status mxk_mem_plan_build(const mxk_igraph *g, const mxk_grad_plan *p, const
 }
 
 /** Frees a memory plan (graph.h). */
-void mxk_mem_plan_free(mxk_mem_plan *m) {
+void mxki_mem_plan_free(mxk_mem_plan *m) {
     if (m == NULL)
         return;
     free(m->storage);

@@ -39,7 +39,7 @@ static const char *const setattr_hidden_keys[] = {
 
 #define COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *mxk_mxnet_hidden_key(size_t i) {
+const char *mxki_mxnet_hidden_key(size_t i) {
     return i < COUNTOF(mxnet_hidden_keys) ? mxnet_hidden_keys[i] : NULL;
 }
 
@@ -59,9 +59,9 @@ static const char *stored_key(const char *key, const char *const *hidden, size_t
     return w >= 0 && (size_t)w < size ? buf : NULL;
 }
 
-mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src) {
+mxk_status mxki_attrs_merge(mxk_attrs *dst, const mxk_attrs *src) {
     for (uint32_t i = 0; src != NULL && i < src->count; i++) {
-        mxk_status st = mxk_attrs_set(dst, src->keys[i], src->values[i]);
+        mxk_status st = mxki_attrs_set(dst, src->keys[i], src->values[i]);
         if (st != MXK_OK)
             return mxk_set_error(st, "out of memory copying attributes");
     }
@@ -70,13 +70,13 @@ mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src) {
 
 /** A new dictionary with the entries of src (NULL on out-of-memory, last error set). */
 static mxk_attrs *attrs_copy(const mxk_attrs *src) {
-    mxk_attrs *a = mxk_attrs_new();
+    mxk_attrs *a = mxki_attrs_new();
     if (a == NULL) {
         mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory copying attributes");
         return NULL;
     }
-    if (mxk_attrs_merge(a, src) != MXK_OK) {
-        mxk_attrs_free(a);
+    if (mxki_attrs_merge(a, src) != MXK_OK) {
+        mxki_attrs_free(a);
         return NULL;
     }
     return a;
@@ -103,7 +103,7 @@ static uint32_t ptr_hash(const mxk_gnode *p, uint32_t mask) {
     return (uint32_t)(x >> 32) & mask;
 }
 
-mxk_status mxk_node_index_init(mxk_node_index *m, uint32_t expected) {
+mxk_status mxki_node_index_init(mxk_node_index *m, uint32_t expected) {
     memset(m, 0, sizeof *m);
     uint32_t cap = 16;
     while (cap < 2u * expected && cap < (1u << 30))
@@ -111,14 +111,14 @@ mxk_status mxk_node_index_init(mxk_node_index *m, uint32_t expected) {
     m->keys = calloc(cap, sizeof *m->keys);
     m->values = calloc(cap, sizeof *m->values);
     if (m->keys == NULL || m->values == NULL) {
-        mxk_node_index_free(m);
+        mxki_node_index_free(m);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory indexing graph nodes");
     }
     m->capacity = cap;
     return MXK_OK;
 }
 
-void mxk_node_index_free(mxk_node_index *m) {
+void mxki_node_index_free(mxk_node_index *m) {
     free(m->keys);
     free(m->values);
     memset(m, 0, sizeof *m);
@@ -135,8 +135,8 @@ static void index_insert(mxk_node_index *m, const mxk_gnode *key, uint32_t value
     m->values[h] = value;
 }
 
-mxk_status mxk_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value) {
-    if (m->capacity == 0 && mxk_node_index_init(m, 8) != MXK_OK)
+mxk_status mxki_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value) {
+    if (m->capacity == 0 && mxki_node_index_init(m, 8) != MXK_OK)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     if (2u * (m->count + 1) > m->capacity) {
         if (m->capacity >= (1u << 30))
@@ -146,20 +146,20 @@ mxk_status mxk_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t 
         bigger.keys = calloc(bigger.capacity, sizeof *bigger.keys);
         bigger.values = calloc(bigger.capacity, sizeof *bigger.values);
         if (bigger.keys == NULL || bigger.values == NULL) {
-            mxk_node_index_free(&bigger);
+            mxki_node_index_free(&bigger);
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory indexing graph nodes");
         }
         for (uint32_t i = 0; i < m->capacity; i++)
             if (m->keys[i] != NULL)
                 index_insert(&bigger, m->keys[i], m->values[i]);
-        mxk_node_index_free(m);
+        mxki_node_index_free(m);
         *m = bigger;
     }
     index_insert(m, key, value);
     return MXK_OK;
 }
 
-uint32_t mxk_node_index_get(const mxk_node_index *m, const mxk_gnode *key) {
+uint32_t mxki_node_index_get(const mxk_node_index *m, const mxk_gnode *key) {
     if (m->capacity == 0)
         return UINT32_MAX;
     uint32_t mask = m->capacity - 1, h = ptr_hash(key, mask);
@@ -197,23 +197,23 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size) {
 
 /**
  * Marks `node` seen and pushes it (its first input next) onto the depth-first stack of
- * mxk_graph_post_order, growing the stack as needed. 0 when out of memory.
+ * mxki_graph_post_order, growing the stack as needed. 0 when out of memory.
  */
 static int dfs_push(dfs_frame **stack, uint32_t *cap, uint32_t *depth, mxk_node_index *seen,
                     mxk_gnode *node) {
     if (!grow((void **)stack, cap, *depth + 1, sizeof **stack) ||
-        mxk_node_index_put(seen, node, 0) != MXK_OK)
+        mxki_node_index_put(seen, node, 0) != MXK_OK)
         return 0;
     (*stack)[(*depth)++] = (dfs_frame){node, 0};
     return 1;
 }
 
-mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
-                                uint32_t *num) {
+mxk_status mxki_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
+                                 uint32_t *num) {
     *nodes = NULL;
     *num = 0;
     mxk_node_index seen;
-    if (mxk_node_index_init(&seen, 64) != MXK_OK)
+    if (mxki_node_index_init(&seen, 64) != MXK_OK)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     dfs_frame *stack = NULL;
     uint32_t stack_cap = 0, depth = 0;
@@ -222,7 +222,7 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
     mxk_status st = MXK_OK;
     for (uint32_t h = 0; h < num_heads && st == MXK_OK; h++) {
         mxk_gnode *head = heads[h].node;
-        if (mxk_node_index_get(&seen, head) != UINT32_MAX)
+        if (mxki_node_index_get(&seen, head) != UINT32_MAX)
             continue;
         if (!dfs_push(&stack, &stack_cap, &depth, &seen, head)) {
             st = MXK_ERR_OUT_OF_MEMORY;
@@ -240,7 +240,7 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
                 continue;
             }
             mxk_gnode *in = top->node->inputs[top->next++].node;
-            if (mxk_node_index_get(&seen, in) != UINT32_MAX)
+            if (mxki_node_index_get(&seen, in) != UINT32_MAX)
                 continue;
             if (!dfs_push(&stack, &stack_cap, &depth, &seen, in)) {
                 st = MXK_ERR_OUT_OF_MEMORY;
@@ -249,7 +249,7 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
         }
     }
     free(stack);
-    mxk_node_index_free(&seen);
+    mxki_node_index_free(&seen);
     if (st != MXK_OK) {
         free(order);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory traversing the graph");
@@ -263,7 +263,7 @@ mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk
 /* Symbols from entries                                                      */
 /* ------------------------------------------------------------------------- */
 
-mxk_status mxk_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_symbol **out) {
+mxk_status mxki_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_symbol **out) {
     mxk_symbol *s = calloc(1, sizeof *s);
     mxk_gentry *o = calloc(num ? num : 1, sizeof *o);
     if (s == NULL || o == NULL) {
@@ -273,7 +273,7 @@ mxk_status mxk_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_
     }
     for (uint32_t i = 0; i < num; i++) {
         o[i] = entries[i];
-        mxk_gnode_retain(o[i].node);
+        mxki_gnode_retain(o[i].node);
     }
     s->num_outputs = num;
     s->outputs = o;
@@ -283,18 +283,18 @@ mxk_status mxk_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_
 
 /** A symbol of the visible outputs of node n (retained). */
 static mxk_status symbol_of_node(mxk_gnode *n, mxk_symbol **out) {
-    uint32_t nv = mxk_gnode_num_visible(n);
+    uint32_t nv = mxki_gnode_num_visible(n);
     mxk_gentry *e = calloc(nv, sizeof *e);
     if (e == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating a symbol");
     for (uint32_t i = 0; i < nv; i++)
         e[i] = (mxk_gentry){n, i};
-    mxk_status st = mxk_symbol_from_entries(nv, e, out);
+    mxk_status st = mxki_symbol_from_entries(nv, e, out);
     free(e);
     return st;
 }
 
-mxk_gnode *mxk_symbol_single_node(const mxk_symbol *sym) {
+mxk_gnode *mxki_symbol_single_node(const mxk_symbol *sym) {
     if (sym == NULL || sym->num_outputs == 0)
         return NULL;
     mxk_gnode *n = sym->outputs[0].node;
@@ -308,7 +308,7 @@ void mxk_symbol_free(mxk_symbol *sym) {
     if (sym == NULL)
         return;
     for (uint32_t i = 0; i < sym->num_outputs; i++)
-        mxk_gnode_release(sym->outputs[i].node);
+        mxki_gnode_release(sym->outputs[i].node);
     free(sym->outputs);
     free(sym);
 }
@@ -324,11 +324,11 @@ mxk_status mxk_symbol_variable(const char *name, mxk_symbol **out) {
     if (name == NULL || name[0] == '\0')
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_symbol_variable: a variable needs a non-empty name");
-    mxk_gnode *n = mxk_gnode_variable(name);
+    mxk_gnode *n = mxki_gnode_variable(name);
     if (n == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     mxk_status st = symbol_of_node(n, out);
-    mxk_gnode_release(n);
+    mxki_gnode_release(n);
     return st;
 }
 
@@ -402,12 +402,12 @@ static mxk_status auto_name(const char *op, char **out) {
  */
 static mxk_status build_node_attrs(const char *op, uint32_t n, const char *const *keys,
                                    const char *const *vals, mxk_attrs **out) {
-    mxk_attrs *a = mxk_attrs_new();
+    mxk_attrs *a = mxki_attrs_new();
     if (a == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         if (keys[i] == NULL || vals[i] == NULL || keys[i][0] == '\0') {
-            mxk_attrs_free(a);
+            mxki_attrs_free(a);
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: attribute %u has a %s", op, i,
                                  keys[i] == NULL || keys[i][0] == '\0' ? "NULL or empty key"
                                                                        : "NULL value");
@@ -416,7 +416,7 @@ static mxk_status build_node_attrs(const char *op, uint32_t n, const char *const
             size_t kl = strlen(keys[i]), hl = strlen(mxnet_hidden_keys[h]);
             if (kl > hl + 1 && strcmp(keys[i] + kl - hl, mxnet_hidden_keys[h]) == 0 &&
                 keys[i][kl - hl - 1] == '_') {
-                mxk_attrs_free(a);
+                mxki_attrs_free(a);
                 return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                                      "%s: setting variable attributes with '%s' is not supported "
                                      "(deprecated in MXNet); create the variable with attribute "
@@ -428,16 +428,16 @@ static mxk_status build_node_attrs(const char *op, uint32_t n, const char *const
         const char *k =
             stored_key(keys[i], mxnet_hidden_keys, COUNTOF(mxnet_hidden_keys), buf, sizeof buf);
         if (k == NULL) {
-            mxk_attrs_free(a);
+            mxki_attrs_free(a);
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: attribute key too long", op);
         }
-        if (mxk_attrs_get(a, k) != NULL) {
-            mxk_attrs_free(a);
+        if (mxki_attrs_get(a, k) != NULL) {
+            mxki_attrs_free(a);
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: attribute '%s' given twice", op,
                                  keys[i]);
         }
-        if (mxk_attrs_set(a, k, vals[i]) != MXK_OK) {
-            mxk_attrs_free(a);
+        if (mxki_attrs_set(a, k, vals[i]) != MXK_OK) {
+            mxki_attrs_free(a);
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
         }
     }
@@ -454,23 +454,23 @@ static uint32_t name_index(const mxk_name_list *l, const char *name) {
 }
 
 /** Name of input slot i of an operator: argument i, or aux state i - num_args. */
-const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i) {
+const char *mxki_op_slot_name(const mxk_op_params *p, uint32_t i) {
     uint32_t na = p->in_names->count;
     return i < na ? p->in_names->names[i] : p->aux_names->names[i - na];
 }
 
 /** DefaultVarName's variable "<node>_<arg>" with the node's attributes (symbol_internal.h). */
-mxk_gnode *mxk_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs) {
+mxk_gnode *mxki_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs) {
     size_t len = strlen(node_name) + strlen(arg) + 2;
     char *vname = malloc(len);
     mxk_gnode *v = NULL;
     if (vname != NULL) {
         snprintf(vname, len, "%s%s%s", node_name, node_name[0] ? "_" : "", arg);
-        v = mxk_gnode_variable(vname);
+        v = mxki_gnode_variable(vname);
         free(vname);
     }
-    if (v != NULL && mxk_attrs_merge(v->attrs, attrs) != MXK_OK) {
-        mxk_gnode_release(v);
+    if (v != NULL && mxki_attrs_merge(v->attrs, attrs) != MXK_OK) {
+        mxki_gnode_release(v);
         v = NULL;
     }
     return v;
@@ -482,7 +482,7 @@ static const char *slot_names(const mxk_op_params *p, char *buf, size_t size) {
     uint32_t total = p->in_names->count + p->aux_names->count;
     buf[0] = '\0';
     for (uint32_t i = 0; i < total && pos < size; i++) {
-        int w = snprintf(buf + pos, size - pos, i ? ", %s" : "%s", mxk_op_slot_name(p, i));
+        int w = snprintf(buf + pos, size - pos, i ? ", %s" : "%s", mxki_op_slot_name(p, i));
         if (w < 0)
             break;
         pos += (size_t)w;
@@ -492,7 +492,7 @@ static const char *slot_names(const mxk_op_params *p, char *buf, size_t size) {
     return buf;
 }
 
-mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n) {
+mxk_status mxki_gnode_set_input_var_hints(mxk_gnode *n) {
     if (n->op == NULL || n->op->op->def.input_var_attrs == NULL)
         return MXK_OK;
     const mxk_op_def *d = &n->op->op->def;
@@ -501,28 +501,28 @@ mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n) {
         mxk_gnode *v = n->inputs[i].node;
         if (v == NULL || v->op != NULL)
             continue;
-        mxk_name_list *kv = mxk_name_list_new();
+        mxk_name_list *kv = mxki_name_list_new();
         if (kv == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", d->name);
         mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
+        mxki_error_sink_clear(&sink);
         if (d->input_var_attrs(n->op->param, i, kv, &sink) != MXK_OK)
-            st = mxk_set_error_from_sink(&sink, "%s: input %u: ", d->name, i);
+            st = mxki_set_error_from_sink(&sink, "%s: input %u: ", d->name, i);
         else if (kv->count % 2 != 0)
             st = mxk_set_error(MXK_ERR_ABI,
                                "%s: input_var_attrs for input %u gave %u strings, not key/value "
                                "pairs",
                                d->name, i, kv->count);
         for (uint32_t k = 0; st == MXK_OK && k + 1 < kv->count; k += 2)
-            if (mxk_attrs_get(v->attrs, kv->names[k]) == NULL &&
-                mxk_attrs_set(v->attrs, kv->names[k], kv->names[k + 1]) != MXK_OK)
+            if (mxki_attrs_get(v->attrs, kv->names[k]) == NULL &&
+                mxki_attrs_set(v->attrs, kv->names[k], kv->names[k + 1]) != MXK_OK)
                 st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", d->name);
-        mxk_name_list_free(kv);
+        mxki_name_list_free(kv);
     }
     return st;
 }
 
-int mxk_op_needs_all_inputs(const mxk_op_params *p) {
+int mxki_op_needs_all_inputs(const mxk_op_params *p) {
     const mxk_op_def *d = &p->op->def;
     mxk_inplace_pair pairs[MXK_MAX_INPLACE];
     return p->in_names->count + p->aux_names->count > 1 && d->no_gradient != NULL &&
@@ -535,7 +535,7 @@ int mxk_op_needs_all_inputs(const mxk_op_params *p) {
  * inputs take the first slots, named ones the slot of their argument or aux-state
  * name; every other slot gets a new variable "<name>_<slot>" carrying a copy of
  * the node's attributes, except for an operator that needs all its inputs
- * (mxk_op_needs_all_inputs: MXK_ERR_INVALID_ARGUMENT "Not enough argument to call
+ * (mxki_op_needs_all_inputs: MXK_ERR_INVALID_ARGUMENT "Not enough argument to call
  * operator <op>", MXNet's words). `slots` (total entries, zero-filled) receives
  * entries holding one reference each. Errors (nothing held on failure):
  * MXK_ERR_INVALID_ARGUMENT, MXK_ERR_NOT_FOUND, MXK_ERR_OUT_OF_MEMORY.
@@ -552,7 +552,7 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
                              "%s: too many inputs: %u given, the operator takes %u (%s)", op,
                              num_inputs, total, slot_names(p, names, sizeof names));
     }
-    if (num_inputs < total && mxk_op_needs_all_inputs(p))
+    if (num_inputs < total && mxki_op_needs_all_inputs(p))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "Not enough argument to call operator %s: it takes %u input%s (%s), "
                              "%u given, and creates no variables for the others",
@@ -587,17 +587,17 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
         if (s == NULL || s->num_outputs != 1) {
             st = mxk_set_error(
                 MXK_ERR_INVALID_ARGUMENT, "%s: input %u ('%s') %s; a single output is required", op,
-                i, mxk_op_slot_name(p, slot), s == NULL ? "is NULL" : "has several outputs");
+                i, mxki_op_slot_name(p, slot), s == NULL ? "is NULL" : "has several outputs");
             break;
         }
         slots[slot] = s->outputs[0];
-        mxk_gnode_retain(slots[slot].node);
+        mxki_gnode_retain(slots[slot].node);
     }
     for (uint32_t i = 0; i < total && st == MXK_OK; i++) {
         if (slots[i].node != NULL)
             continue;
-        const char *arg = mxk_op_slot_name(p, i);
-        mxk_gnode *v = mxk_gnode_default_var(name, arg, node_attrs);
+        const char *arg = mxki_op_slot_name(p, i);
+        mxk_gnode *v = mxki_gnode_default_var(name, arg, node_attrs);
         if (v == NULL) {
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating variable '%s_%s'",
                                name, arg);
@@ -607,7 +607,7 @@ static mxk_status fill_slots(const char *op, const mxk_op_params *p, const char 
     }
     if (st != MXK_OK) {
         for (uint32_t i = 0; i < total; i++) {
-            mxk_gnode_release(slots[i].node);
+            mxki_gnode_release(slots[i].node);
             slots[i].node = NULL;
         }
     }
@@ -632,12 +632,12 @@ mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attr
     if (st != MXK_OK)
         return st;
     mxk_op_params *p = NULL;
-    st = mxk_op_params_create(op, attrs, &p);
+    st = mxki_op_params_create(op, attrs, &p);
     if (st != MXK_OK) {
-        mxk_attrs_free(attrs);
+        mxki_attrs_free(attrs);
         if (name != NULL && name[0] != '\0') {
             char msg[MXK_ERROR_MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
+            snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
             mxk_set_error(st, "node '%s': %s", name, msg);
         }
         return st;
@@ -646,8 +646,8 @@ mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attr
     if (name == NULL || name[0] == '\0') {
         st = auto_name(op, &auto_nm);
         if (st != MXK_OK) {
-            mxk_op_params_free(p);
-            mxk_attrs_free(attrs);
+            mxki_op_params_free(p);
+            mxki_attrs_free(attrs);
             return st;
         }
         name = auto_nm;
@@ -661,21 +661,21 @@ mxk_status mxk_symbol_create(const char *op, const char *name, uint32_t num_attr
     if (st != MXK_OK) {
         free(slots);
         free(auto_nm);
-        mxk_op_params_free(p);
-        mxk_attrs_free(attrs);
+        mxki_op_params_free(p);
+        mxki_attrs_free(attrs);
         return st;
     }
-    mxk_gnode *n = mxk_gnode_op(p, name, attrs, total, slots);
+    mxk_gnode *n = mxki_gnode_op(p, name, attrs, total, slots);
     for (uint32_t i = 0; i < total; i++)
-        mxk_gnode_release(slots[i].node); /* the node holds its own references now */
+        mxki_gnode_release(slots[i].node); /* the node holds its own references now */
     free(slots);
     free(auto_nm);
     if (n == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
-    st = mxk_gnode_set_input_var_hints(n);
+    st = mxki_gnode_set_input_var_hints(n);
     if (st == MXK_OK)
         st = symbol_of_node(n, out);
-    mxk_gnode_release(n);
+    mxki_gnode_release(n);
     return st;
 }
 
@@ -702,7 +702,7 @@ mxk_status mxk_symbol_group(uint32_t num, mxk_symbol *const *symbols, mxk_symbol
     for (uint32_t i = 0; i < num; i++)
         for (uint32_t j = 0; j < symbols[i]->num_outputs; j++)
             e[k++] = symbols[i]->outputs[j];
-    mxk_status st = mxk_symbol_from_entries(k, e, out);
+    mxk_status st = mxki_symbol_from_entries(k, e, out);
     free(e);
     return st;
 }
@@ -713,7 +713,7 @@ mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out) {
     *out = NULL;
     mxk_gnode **order = NULL;
     uint32_t n = 0;
-    mxk_status st = mxk_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
+    mxk_status st = mxki_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
     if (st != MXK_OK)
         return st;
     mxk_gnode **fresh = calloc(n ? n : 1, sizeof *fresh);
@@ -722,12 +722,12 @@ mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out) {
     if (fresh == NULL)
         st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory copying a symbol");
     if (st == MXK_OK) {
-        st = mxk_node_index_init(&idx, n);
+        st = mxki_node_index_init(&idx, n);
         have_idx = st == MXK_OK;
     }
     for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
         const mxk_gnode *o = order[i];
-        st = mxk_node_index_put(&idx, o, i);
+        st = mxki_node_index_put(&idx, o, i);
         if (st != MXK_OK)
             break;
         mxk_attrs *a = attrs_copy(o->attrs);
@@ -736,31 +736,31 @@ mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out) {
             break;
         }
         if (o->op == NULL) {
-            fresh[i] = mxk_gnode_variable(o->name);
+            fresh[i] = mxki_gnode_variable(o->name);
             if (fresh[i] != NULL) {
-                mxk_attrs_free(fresh[i]->attrs);
+                mxki_attrs_free(fresh[i]->attrs);
                 fresh[i]->attrs = a;
             } else {
-                mxk_attrs_free(a);
+                mxki_attrs_free(a);
             }
         } else {
             mxk_op_params *p = NULL;
-            st = mxk_op_params_create(o->op->op->def.name, o->op->attrs, &p);
+            st = mxki_op_params_create(o->op->op->def.name, o->op->attrs, &p);
             if (st != MXK_OK) {
-                mxk_attrs_free(a);
+                mxki_attrs_free(a);
                 break;
             }
             mxk_gentry *in = calloc(o->num_inputs ? o->num_inputs : 1, sizeof *in);
             if (in == NULL) {
-                mxk_op_params_free(p);
-                mxk_attrs_free(a);
+                mxki_op_params_free(p);
+                mxki_attrs_free(a);
                 st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory copying a symbol");
                 break;
             }
             for (uint32_t j = 0; j < o->num_inputs; j++)
-                in[j] = (mxk_gentry){fresh[mxk_node_index_get(&idx, o->inputs[j].node)],
+                in[j] = (mxk_gentry){fresh[mxki_node_index_get(&idx, o->inputs[j].node)],
                                      o->inputs[j].index};
-            fresh[i] = mxk_gnode_op(p, o->name, a, o->num_inputs, in);
+            fresh[i] = mxki_gnode_op(p, o->name, a, o->num_inputs, in);
             free(in);
         }
         if (fresh[i] == NULL)
@@ -772,17 +772,17 @@ mxk_status mxk_symbol_copy(const mxk_symbol *sym, mxk_symbol **out) {
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory copying a symbol");
         } else {
             for (uint32_t i = 0; i < sym->num_outputs; i++)
-                e[i] = (mxk_gentry){fresh[mxk_node_index_get(&idx, sym->outputs[i].node)],
+                e[i] = (mxk_gentry){fresh[mxki_node_index_get(&idx, sym->outputs[i].node)],
                                     sym->outputs[i].index};
-            st = mxk_symbol_from_entries(sym->num_outputs, e, out);
+            st = mxki_symbol_from_entries(sym->num_outputs, e, out);
             free(e);
         }
     }
     for (uint32_t i = 0; fresh != NULL && i < n; i++)
-        mxk_gnode_release(fresh[i]); /* the copy (or nothing, on failure) holds them now */
+        mxki_gnode_release(fresh[i]); /* the copy (or nothing, on failure) holds them now */
     free(fresh);
     if (have_idx)
-        mxk_node_index_free(&idx);
+        mxki_node_index_free(&idx);
     free(order);
     return st;
 }
@@ -796,7 +796,7 @@ mxk_status mxk_symbol_get_output(const mxk_symbol *sym, uint32_t i, mxk_symbol *
                              "mxk_symbol_get_output: index %u out of range (the symbol has %u "
                              "output%s)",
                              i, sym->num_outputs, sym->num_outputs == 1 ? "" : "s");
-    return mxk_symbol_from_entries(1, &sym->outputs[i], out);
+    return mxki_symbol_from_entries(1, &sym->outputs[i], out);
 }
 
 mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out) {
@@ -805,12 +805,12 @@ mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out) {
     *out = NULL;
     mxk_gnode **order = NULL;
     uint32_t n = 0;
-    mxk_status st = mxk_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
+    mxk_status st = mxki_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
     if (st != MXK_OK)
         return st;
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
-        total += mxk_gnode_num_visible(order[i]);
+        total += mxki_gnode_num_visible(order[i]);
     mxk_gentry *e = calloc(total ? (size_t)total : 1, sizeof *e);
     if (e == NULL) {
         free(order);
@@ -818,9 +818,9 @@ mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out) {
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < mxk_gnode_num_visible(order[i]); j++)
+        for (uint32_t j = 0; j < mxki_gnode_num_visible(order[i]); j++)
             e[k++] = (mxk_gentry){order[i], j};
-    st = mxk_symbol_from_entries(k, e, out);
+    st = mxki_symbol_from_entries(k, e, out);
     free(e);
     free(order);
     return st;
@@ -830,17 +830,17 @@ mxk_status mxk_symbol_get_internals(const mxk_symbol *sym, mxk_symbol **out) {
 /* Names                                                                     */
 /* ------------------------------------------------------------------------- */
 
-mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***nodes,
-                                  uint32_t *num) {
+mxk_status mxki_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***nodes,
+                                   uint32_t *num) {
     *nodes = NULL;
     *num = 0;
     mxk_gnode **order = NULL;
     uint32_t n = 0;
-    mxk_status st = mxk_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
+    mxk_status st = mxki_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
     if (st != MXK_OK)
         return st;
     mxk_node_index aux_set;
-    if (mxk_node_index_init(&aux_set, 16) != MXK_OK) {
+    if (mxki_node_index_init(&aux_set, 16) != MXK_OK) {
         free(order);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
     }
@@ -850,17 +850,17 @@ mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***n
             continue;
         for (uint32_t j = g->op->in_names->count; j < g->num_inputs && st == MXK_OK; j++)
             if (g->inputs[j].node->op == NULL)
-                st = mxk_node_index_put(&aux_set, g->inputs[j].node, 1);
+                st = mxki_node_index_put(&aux_set, g->inputs[j].node, 1);
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
         if (order[i]->op != NULL)
             continue;
-        int is_aux = mxk_node_index_get(&aux_set, order[i]) != UINT32_MAX;
+        int is_aux = mxki_node_index_get(&aux_set, order[i]) != UINT32_MAX;
         if (is_aux == (aux != 0))
             order[k++] = order[i];
     }
-    mxk_node_index_free(&aux_set);
+    mxki_node_index_free(&aux_set);
     if (st != MXK_OK) {
         free(order);
         return st;
@@ -870,7 +870,7 @@ mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***n
     return MXK_OK;
 }
 
-char *mxk_gentry_output_name(const mxk_gentry *e) {
+char *mxki_gentry_output_name(const mxk_gentry *e) {
     const mxk_gnode *n = e->node;
     const char *suffix = NULL;
     char buf[32];
@@ -924,7 +924,7 @@ mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, u
         if (list == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
         for (uint32_t i = 0; i < sym->num_outputs; i++) {
-            list[i] = mxk_gentry_output_name(&sym->outputs[i]);
+            list[i] = mxki_gentry_output_name(&sym->outputs[i]);
             if (list[i] == NULL) {
                 mxk_string_list_free(list);
                 return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "symbol: out of memory");
@@ -933,7 +933,7 @@ mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, u
         count = sym->num_outputs;
     } else if (kind == MXK_SYMBOL_ARGUMENTS || kind == MXK_SYMBOL_AUX_STATES) {
         mxk_gnode **nodes = NULL;
-        mxk_status st = mxk_symbol_input_nodes(sym, kind == MXK_SYMBOL_AUX_STATES, &nodes, &count);
+        mxk_status st = mxki_symbol_input_nodes(sym, kind == MXK_SYMBOL_AUX_STATES, &nodes, &count);
         if (st != MXK_OK)
             return st;
         list = string_list_new(count);
@@ -960,7 +960,7 @@ mxk_status mxk_symbol_list_names(const mxk_symbol *sym, mxk_symbol_names kind, u
 }
 
 const char *mxk_symbol_name(const mxk_symbol *sym) {
-    const mxk_gnode *n = mxk_symbol_single_node(sym);
+    const mxk_gnode *n = mxki_symbol_single_node(sym);
     return n ? n->name : NULL;
 }
 
@@ -972,7 +972,7 @@ mxk_status mxk_symbol_set_attr(mxk_symbol *sym, const char *key, const char *val
     if (sym == NULL || key == NULL || value == NULL || key[0] == '\0')
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_symbol_set_attr: NULL symbol, key or value, or empty key");
-    mxk_gnode *n = mxk_symbol_single_node(sym);
+    mxk_gnode *n = mxki_symbol_single_node(sym);
     if (n == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "set_attr works only on a symbol of one node, not on a group "
@@ -994,19 +994,19 @@ mxk_status mxk_symbol_set_attr(mxk_symbol *sym, const char *key, const char *val
         stored_key(key, setattr_hidden_keys, COUNTOF(setattr_hidden_keys), buf, sizeof buf);
     if (k == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "set_attr: key too long");
-    if (n->op != NULL && !mxk_attr_key_is_hidden(k))
+    if (n->op != NULL && !mxki_attr_key_is_hidden(k))
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "set_attr: node '%s' (%s): '%s' would change the operator's "
                              "parameters, which are fixed when the node is composed; user "
                              "attributes of operator nodes take the hidden form \"__%s__\"",
                              n->name, n->op->op->def.name, key, key);
-    if (mxk_attrs_set(n->attrs, k, value) != MXK_OK)
+    if (mxki_attrs_set(n->attrs, k, value) != MXK_OK)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
     return MXK_OK;
 }
 
 const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key) {
-    const mxk_gnode *n = mxk_symbol_single_node(sym);
+    const mxk_gnode *n = mxki_symbol_single_node(sym);
     if (n == NULL || key == NULL)
         return NULL;
     if (strcmp(key, "name") == 0)
@@ -1016,7 +1016,7 @@ const char *mxk_symbol_get_attr(const mxk_symbol *sym, const char *key) {
     char buf[512];
     const char *k =
         stored_key(key, setattr_hidden_keys, COUNTOF(setattr_hidden_keys), buf, sizeof buf);
-    return k ? mxk_attrs_get(n->attrs, k) : NULL;
+    return k ? mxki_attrs_get(n->attrs, k) : NULL;
 }
 
 /** MXNet's kReplacedHiddenKeys (src/c_api/c_api_symbolic.cc, 1.9.1). */
@@ -1064,7 +1064,7 @@ mxk_status mxk_symbol_list_attrs(const mxk_symbol *sym, uint32_t *num, char ***k
     *kv = NULL;
     mxk_gnode **order = NULL;
     uint32_t n = 0;
-    mxk_status st = mxk_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
+    mxk_status st = mxki_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
     if (st != MXK_OK)
         return st;
     uint64_t total = 0;

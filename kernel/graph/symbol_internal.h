@@ -7,8 +7,8 @@
  * Semantics: dmlc/nnvm include/nnvm/graph.h DFSVisit (iterative post-order from
  * the heads, inputs in order, each node once), src/core/symbolic.cc
  * (ListInputs, ListOutputNames, GetInternals), MXNet src/c_api/c_api_common.h
- * kHiddenKeys. Usable by the passes and the executor too (mxk_graph_post_order
- * gives the node order of mxk_igraph, mxk_symbol_input_nodes its argument and
+ * kHiddenKeys. Usable by the passes and the executor too (mxki_graph_post_order
+ * gives the node order of mxk_igraph, mxki_symbol_input_nodes its argument and
  * aux-state order).
  */
 #ifndef MXK_SYMBOL_INTERNAL_H
@@ -24,8 +24,8 @@
  * once. *nodes is a malloc'd array of *num pointers (not retained) that the caller
  * frees with free(). Errors: MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
-                                uint32_t *num);
+mxk_status mxki_graph_post_order(const mxk_gentry *heads, uint32_t num_heads, mxk_gnode ***nodes,
+                                 uint32_t *num);
 
 /** An open-addressing map from node pointer to a uint32_t (e.g. the node's index). */
 typedef struct mxk_node_index {
@@ -36,29 +36,29 @@ typedef struct mxk_node_index {
 } mxk_node_index;
 
 /** Initialises an empty map sized for about `expected` entries. MXK_ERR_OUT_OF_MEMORY. */
-mxk_status mxk_node_index_init(mxk_node_index *m, uint32_t expected);
+mxk_status mxki_node_index_init(mxk_node_index *m, uint32_t expected);
 
 /** Sets key -> value (replacing). MXK_ERR_OUT_OF_MEMORY when it must grow and cannot. */
-mxk_status mxk_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value);
+mxk_status mxki_node_index_put(mxk_node_index *m, const mxk_gnode *key, uint32_t value);
 
 /** The value of key, or UINT32_MAX when absent. */
-uint32_t mxk_node_index_get(const mxk_node_index *m, const mxk_gnode *key);
+uint32_t mxki_node_index_get(const mxk_node_index *m, const mxk_gnode *key);
 
 /** Frees the map's arrays (the map may be re-initialised). */
-void mxk_node_index_free(mxk_node_index *m);
+void mxki_node_index_free(mxk_node_index *m);
 
 /**
  * A new symbol whose outputs are copies of `entries` (num >= 1); every output
  * node is retained. MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_symbol **out);
+mxk_status mxki_symbol_from_entries(uint32_t num, const mxk_gentry *entries, mxk_symbol **out);
 
 /**
  * The node behind every output of `sym` when they all come from one node (a
  * single-output symbol or all outputs of one operator), else NULL (a group).
  * MXNet: the node Symbol::GetAttr / SetAttrs / name work on.
  */
-mxk_gnode *mxk_symbol_single_node(const mxk_symbol *sym);
+mxk_gnode *mxki_symbol_single_node(const mxk_symbol *sym);
 
 /**
  * The variables of `sym` in nnvm's DFSVisit order, split as MXNet's
@@ -68,28 +68,28 @@ mxk_gnode *mxk_symbol_single_node(const mxk_symbol *sym);
  * `aux` 0 lists arguments, 1 aux states. *nodes (malloc'd, not retained, freed
  * with free()) gets *num entries. MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***nodes,
-                                  uint32_t *num);
+mxk_status mxki_symbol_input_nodes(const mxk_symbol *sym, int aux, mxk_gnode ***nodes,
+                                   uint32_t *num);
 
 /**
  * MXNet's name of an output entry (nnvm ListOutputNames): a variable's own name;
  * for an operator "<node>_<output name>" ("fc1_output"), or the output name alone
  * when the node has no name. Malloc'd; NULL on out-of-memory (last error set).
  */
-char *mxk_gentry_output_name(const mxk_gentry *e);
+char *mxki_gentry_output_name(const mxk_gentry *e);
 
 /**
  * MXNet's hidden attribute keys (src/c_api/c_api_common.h kHiddenKeys: ctx_group,
  * lr_mult, wd_mult, force_mirroring, mirror_stage, profiler_scope): key i, or
  * NULL past the end. Stored on nodes as "__key__".
  */
-const char *mxk_mxnet_hidden_key(size_t i);
+const char *mxki_mxnet_hidden_key(size_t i);
 
 /**
  * Copies every entry of `src` into `dst` (replacing equal keys).
  * MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
+mxk_status mxki_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
 
 /**
  * MXNet's compose-time hints on variables feeding an operator
@@ -101,7 +101,7 @@ mxk_status mxk_attrs_merge(mxk_attrs *dst, const mxk_attrs *src);
  * MXK_ERR_ABI "OP: input_var_attrs for input I gave N strings, not key/value
  * pairs"; MXK_ERR_OUT_OF_MEMORY.
  */
-mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
+mxk_status mxki_gnode_set_input_var_hints(mxk_gnode *n);
 
 /**
  * 1 when an operator must be given all its inputs: MXNet's Compose (nnvm
@@ -114,10 +114,10 @@ mxk_status mxk_gnode_set_input_var_hints(mxk_gnode *n);
  * output written in place over an input (forward_inplace). Used by compose and the
  * symbol JSON loader.
  */
-int mxk_op_needs_all_inputs(const mxk_op_params *p);
+int mxki_op_needs_all_inputs(const mxk_op_params *p);
 
 /** Name of input slot `i` of an operator: argument i, or aux state i - number of arguments. */
-const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i);
+const char *mxki_op_slot_name(const mxk_op_params *p, uint32_t i);
 
 /**
  * The variable MXNet makes for an operator input that was not given (DefaultVarName,
@@ -127,6 +127,6 @@ const char *mxk_op_slot_name(const mxk_op_params *p, uint32_t i);
  * upgrade before 0.9.0 (unstored aux states). A new reference, or NULL on
  * out-of-memory; the caller sets its own message.
  */
-mxk_gnode *mxk_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs);
+mxk_gnode *mxki_gnode_default_var(const char *node_name, const char *arg, const mxk_attrs *attrs);
 
 #endif /* MXK_SYMBOL_INTERNAL_H */

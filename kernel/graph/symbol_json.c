@@ -227,12 +227,12 @@ static void input_versions(const mxk_gnode *n, const mxk_node_index *index, uint
                            uint32_t *versions) {
     for (uint32_t k = 0; k < n->num_inputs; k++) {
         const mxk_gnode *in = n->inputs[k].node;
-        versions[k] = in->op == NULL ? counter[mxk_node_index_get(index, in)] : 0;
+        versions[k] = in->op == NULL ? counter[mxki_node_index_get(index, in)] : 0;
     }
     for (uint32_t k = 0; k < n->num_inputs; k++) {
         const mxk_gnode *in = n->inputs[k].node;
         if (in->op == NULL && mutates_input(n, k))
-            versions[k] = ++counter[mxk_node_index_get(index, in)];
+            versions[k] = ++counter[mxki_node_index_get(index, in)];
     }
 }
 
@@ -295,7 +295,7 @@ static mxk_status jw_node(jwriter *w, const mxk_gnode *n, const mxk_node_index *
     jw_begin(w, '[', n->num_inputs > 10);
     for (uint32_t i = 0; i < n->num_inputs; i++) {
         jw_item(w);
-        jw_entry(w, mxk_node_index_get(index, n->inputs[i].node), n->inputs[i].index, versions[i]);
+        jw_entry(w, mxki_node_index_get(index, n->inputs[i].node), n->inputs[i].index, versions[i]);
     }
     free(versions);
     jw_end(w, ']');
@@ -309,20 +309,20 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
     *json = NULL;
     mxk_gnode **order = NULL;
     uint32_t n = 0;
-    mxk_status st = mxk_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
+    mxk_status st = mxki_graph_post_order(sym->outputs, sym->num_outputs, &order, &n);
     if (st != MXK_OK)
         return st;
     mxk_node_index index;
     uint32_t *args = calloc(n + 1, sizeof *args), *row_ptr = calloc(n + 1, sizeof *row_ptr);
     uint32_t *counter = calloc(n + 1, sizeof *counter), num_args = 0;
-    st = mxk_node_index_init(&index, n);
+    st = mxki_node_index_init(&index, n);
     if (st == MXK_OK && (args == NULL || row_ptr == NULL || counter == NULL))
         st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory writing symbol JSON");
     for (uint32_t i = 0; i < n && st == MXK_OK; i++) {
-        st = mxk_node_index_put(&index, order[i], i);
+        st = mxki_node_index_put(&index, order[i], i);
         if (order[i]->op == NULL)
             args[num_args++] = i;
-        row_ptr[i + 1] = row_ptr[i] + mxk_gnode_num_outputs(order[i]);
+        row_ptr[i + 1] = row_ptr[i] + mxki_gnode_num_outputs(order[i]);
     }
     jwriter w;
     memset(&w, 0, sizeof w);
@@ -343,7 +343,7 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
         jw_begin(&w, '[', sym->num_outputs > 10);
         for (uint32_t i = 0; i < sym->num_outputs; i++) {
             jw_item(&w);
-            jw_entry(&w, mxk_node_index_get(&index, sym->outputs[i].node), sym->outputs[i].index,
+            jw_entry(&w, mxki_node_index_get(&index, sym->outputs[i].node), sym->outputs[i].index,
                      0);
         }
         jw_end(&w, ']');
@@ -361,7 +361,7 @@ mxk_status mxk_symbol_to_json(const mxk_symbol *sym, char **json) {
         if (st == MXK_OK && w.oom)
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory writing symbol JSON");
     }
-    mxk_node_index_free(&index);
+    mxki_node_index_free(&index);
     free(args);
     free(row_ptr);
     free(counter);
@@ -494,7 +494,7 @@ static mxk_status read_entry(const jreader *r, const json_t *v, const char *what
         return fmt_error("%s refers to node %llu, but only nodes before it may be inputs", what,
                          (unsigned long long)id);
     const mxk_gnode *src = r->nodes[id];
-    uint32_t nout = mxk_gnode_num_outputs(src);
+    uint32_t nout = mxki_gnode_num_outputs(src);
     if (index >= nout)
         return fmt_error("%s refers to output %llu of node %llu ('%.64s'), which has %u output%s",
                          what, (unsigned long long)index, (unsigned long long)id, src->name, nout,
@@ -520,9 +520,9 @@ static mxk_status merge_attr_object(const json_t *obj, const char *field, const 
                              jtype(val));
         if (key[0] == '\0')
             return fmt_error("%s: \"%s\" has an empty key", at, field);
-        if (!overwrite && mxk_attrs_get(dict, key) != NULL)
+        if (!overwrite && mxki_attrs_get(dict, key) != NULL)
             continue;
-        if (mxk_attrs_set(dict, key, json_string_value(val)) != MXK_OK)
+        if (mxki_attrs_set(dict, key, json_string_value(val)) != MXK_OK)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     }
     return MXK_OK;
@@ -542,8 +542,8 @@ static size_t rfind(const char *hay, const char *needle) {
 /** 1 when upstream's FixParsing sets `key` aside (it starts or ends with a hidden key). */
 static int is_hidden_like(const char *key) {
     size_t len = strlen(key);
-    for (size_t h = 0; mxk_mxnet_hidden_key(h) != NULL; h++) {
-        const char *hk = mxk_mxnet_hidden_key(h);
+    for (size_t h = 0; mxki_mxnet_hidden_key(h) != NULL; h++) {
+        const char *hk = mxki_mxnet_hidden_key(h);
         size_t pos = rfind(key, hk);
         if (pos == 0 || (pos != SIZE_MAX && pos == len - strlen(hk)))
             return 1;
@@ -562,7 +562,7 @@ static int is_hidden_like(const char *key) {
  */
 static mxk_status fix_parsing(const mxk_op_params *p, mxk_attrs **dict, const mxk_gentry *inputs,
                               uint32_t num_given) {
-    mxk_attrs *out = mxk_attrs_new();
+    mxk_attrs *out = mxki_attrs_new();
     if (out == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     mxk_attrs *src = *dict;
@@ -570,18 +570,18 @@ static mxk_status fix_parsing(const mxk_op_params *p, mxk_attrs **dict, const mx
     for (uint32_t i = 0; i < src->count && st == MXK_OK; i++) {
         const char *key = src->keys[i], *val = src->values[i];
         if (!is_hidden_like(key)) {
-            st = mxk_attrs_set(out, key, val);
+            st = mxki_attrs_set(out, key, val);
             continue;
         }
         int placed = 0;
         size_t len = strlen(key);
-        for (size_t h = 0; mxk_mxnet_hidden_key(h) != NULL && st == MXK_OK; h++) {
-            const char *hk = mxk_mxnet_hidden_key(h);
+        for (size_t h = 0; mxki_mxnet_hidden_key(h) != NULL && st == MXK_OK; h++) {
+            const char *hk = mxki_mxnet_hidden_key(h);
             size_t hl = strlen(hk), pos = rfind(key, hk);
             if (pos == 0 && hl == len) {
                 char buf[64];
                 snprintf(buf, sizeof buf, "__%s__", hk);
-                st = mxk_attrs_set(out, buf, val);
+                st = mxki_attrs_set(out, buf, val);
                 placed = 1;
                 break;
             }
@@ -603,32 +603,32 @@ static mxk_status fix_parsing(const mxk_op_params *p, mxk_attrs **dict, const mx
                 if (slot < num_given && inputs[slot].node->op == NULL) {
                     char buf[64];
                     snprintf(buf, sizeof buf, "__%s__", hk);
-                    st = mxk_attrs_set(inputs[slot].node->attrs, buf, val);
+                    st = mxki_attrs_set(inputs[slot].node->attrs, buf, val);
                     placed = 1;
                 }
                 break;
             }
         }
         if (!placed && st == MXK_OK)
-            st = mxk_attrs_set(out, key, val);
+            st = mxki_attrs_set(out, key, val);
     }
     if (st != MXK_OK) {
-        mxk_attrs_free(out);
+        mxki_attrs_free(out);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     }
-    mxk_attrs_free(src);
+    mxki_attrs_free(src);
     *dict = out;
     return MXK_OK;
 }
 
 /** A copy of `dict` without `key` (NULL on out-of-memory). */
 static mxk_attrs *attrs_without(const mxk_attrs *dict, const char *key) {
-    mxk_attrs *a = mxk_attrs_new();
+    mxk_attrs *a = mxki_attrs_new();
     for (uint32_t i = 0; a != NULL && i < dict->count; i++) {
         if (strcmp(dict->keys[i], key) == 0)
             continue;
-        if (mxk_attrs_set(a, dict->keys[i], dict->values[i]) != MXK_OK) {
-            mxk_attrs_free(a);
+        if (mxki_attrs_set(a, dict->keys[i], dict->values[i]) != MXK_OK) {
+            mxki_attrs_free(a);
             a = NULL;
         }
     }
@@ -636,17 +636,17 @@ static mxk_attrs *attrs_without(const mxk_attrs *dict, const char *key) {
 }
 
 /**
- * mxk_op_params_create for node `at`, with the error prefixed "symbol JSON: <at>: ".
+ * mxki_op_params_create for node `at`, with the error prefixed "symbol JSON: <at>: ".
  * A value that does not parse is a malformed file (MXK_ERR_FORMAT); an unknown
  * operator or attribute name keeps MXK_ERR_NOT_FOUND (the file needs what is not
  * loaded).
  */
 static mxk_status create_params(const char *op, const mxk_attrs *attrs, const char *at,
                                 mxk_op_params **p) {
-    mxk_status st = mxk_op_params_create(op, attrs, p);
+    mxk_status st = mxki_op_params_create(op, attrs, p);
     if (st != MXK_OK) {
         char msg[MXK_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
+        snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
         if (st == MXK_ERR_INVALID_ARGUMENT)
             st = MXK_ERR_FORMAT;
         mxk_set_error(st, "symbol JSON: %s: %s", at, msg);
@@ -743,7 +743,7 @@ static mxk_status check_node(uint32_t i, const json_t *jn, char *at, size_t at_s
  * on error.
  */
 static mxk_status read_node_attrs(const json_t *jn, const char *at, mxk_attrs **dict) {
-    *dict = mxk_attrs_new();
+    *dict = mxki_attrs_new();
     if (*dict == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     mxk_status st = MXK_OK;
@@ -783,32 +783,32 @@ static mxk_status read_node_inputs(const jreader *r, uint32_t i, const jnode *f,
  */
 static mxk_status upgrade_node_attrs(const jreader *r, const jnode *f, const char *at,
                                      const mxk_gentry *in, mxk_attrs **dict) {
-    const char *axis = mxk_attrs_get(*dict, "axis");
+    const char *axis = mxki_attrs_get(*dict, "axis");
     if (r->version < 905 && (strcmp(f->op, "argmax") == 0 || strcmp(f->op, "argmin") == 0) &&
         axis != NULL && strcmp(axis, "-1") == 0) {
         mxk_attrs *d2 = attrs_without(*dict, "axis");
         if (d2 == NULL)
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
-        mxk_attrs_free(*dict);
+        mxki_attrs_free(*dict);
         *dict = d2;
     }
     if (r->version >= MXK_MXNET_VERSION)
         return MXK_OK;
-    mxk_attrs *params = mxk_attrs_new();
+    mxk_attrs *params = mxki_attrs_new();
     for (uint32_t k = 0; params != NULL && k < (*dict)->count; k++)
         if (!is_hidden_like((*dict)->keys[k]) &&
-            mxk_attrs_set(params, (*dict)->keys[k], (*dict)->values[k]) != MXK_OK) {
-            mxk_attrs_free(params);
+            mxki_attrs_set(params, (*dict)->keys[k], (*dict)->values[k]) != MXK_OK) {
+            mxki_attrs_free(params);
             params = NULL;
         }
     if (params == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
     mxk_op_params *p = NULL;
     mxk_status st = create_params(f->op, params, at, &p);
-    mxk_attrs_free(params);
+    mxki_attrs_free(params);
     if (st == MXK_OK)
         st = fix_parsing(p, dict, in, (uint32_t)f->num_inputs);
-    mxk_op_params_free(p);
+    mxki_op_params_free(p);
     return st;
 }
 
@@ -826,11 +826,11 @@ static mxk_status check_input_count(const jreader *r, const mxk_op_params *p, co
     names[0] = '\0';
     for (uint32_t k = 0; k < total && pos < sizeof names; k++) {
         int w =
-            snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s", mxk_op_slot_name(p, k));
+            snprintf(names + pos, sizeof names - pos, k ? ", %s" : "%s", mxki_op_slot_name(p, k));
         pos += w > 0 ? (size_t)w : 0;
     }
     /* MXNet's words for an operator its front end cannot compose from fewer inputs. */
-    int all = f->num_inputs < total && mxk_op_needs_all_inputs(p);
+    int all = f->num_inputs < total && mxki_op_needs_all_inputs(p);
     return fmt_error("%s: %s%s%s takes %u input%s (%s), the file gives %zu", at,
                      all ? "Not enough argument to call operator " : "operator ", f->op,
                      all ? ": it" : "", total, total == 1 ? "" : "s", names, f->num_inputs);
@@ -854,21 +854,21 @@ static mxk_status build_op_node(const jnode *f, mxk_op_params **p, mxk_attrs **d
     for (uint32_t k = 0; k < num_given && st == MXK_OK; k++)
         all[k] = in[k];
     for (uint32_t k = num_given; k < total && st == MXK_OK; k++) {
-        extra[k - num_given] = mxk_gnode_default_var(f->name, mxk_op_slot_name(*p, k), *dict);
+        extra[k - num_given] = mxki_gnode_default_var(f->name, mxki_op_slot_name(*p, k), *dict);
         if (extra[k - num_given] == NULL)
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory reading symbol JSON");
         else
             all[k] = (mxk_gentry){extra[k - num_given], 0};
     }
-    if (st == MXK_OK) { /* mxk_gnode_op takes the parameters and attributes */
-        *out = mxk_gnode_op(*p, f->name, *dict, total, all);
+    if (st == MXK_OK) { /* mxki_gnode_op takes the parameters and attributes */
+        *out = mxki_gnode_op(*p, f->name, *dict, total, all);
         *p = NULL;
         *dict = NULL;
         if (*out == NULL)
             st = MXK_ERR_OUT_OF_MEMORY;
     }
     for (uint32_t k = 0; extra != NULL && k < num_extra; k++)
-        mxk_gnode_release(extra[k]);
+        mxki_gnode_release(extra[k]);
     free(extra);
     free(all);
     return st;
@@ -894,11 +894,11 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
     if (st == MXK_OK && f.is_var) {
         if (r->version < MXK_MXNET_VERSION)
             st = fix_parsing(NULL, &dict, NULL, 0);
-        mxk_gnode *v = st == MXK_OK ? mxk_gnode_variable(f.name) : NULL;
+        mxk_gnode *v = st == MXK_OK ? mxki_gnode_variable(f.name) : NULL;
         if (st == MXK_OK && v == NULL)
             st = MXK_ERR_OUT_OF_MEMORY;
         if (v != NULL) { /* the variable takes the attributes */
-            mxk_attrs_free(v->attrs);
+            mxki_attrs_free(v->attrs);
             v->attrs = dict;
             dict = NULL;
             r->nodes[i] = v;
@@ -913,10 +913,10 @@ static mxk_status read_node(jreader *r, uint32_t i, const json_t *jn) {
             st = build_op_node(&f, &p, &dict, in, &r->nodes[i]);
         /* Upgrade before 0.9.4 (UpgradeJSON_000903_000904): compose-time variable hints. */
         if (st == MXK_OK && r->version < 904)
-            st = mxk_gnode_set_input_var_hints(r->nodes[i]);
+            st = mxki_gnode_set_input_var_hints(r->nodes[i]);
     }
-    mxk_op_params_free(p);
-    mxk_attrs_free(dict);
+    mxki_op_params_free(p);
+    mxki_attrs_free(dict);
     free(in);
     return st;
 }
@@ -1047,10 +1047,10 @@ static mxk_status read_graph(const json_t *root, mxk_symbol **out) {
         st = read_entry(&r, json_array_get(jheads, k), what, r.num_nodes, &heads[k]);
     }
     if (st == MXK_OK)
-        st = mxk_symbol_from_entries((uint32_t)nh, heads, out);
+        st = mxki_symbol_from_entries((uint32_t)nh, heads, out);
     free(heads);
     for (uint32_t i = 0; i < r.num_nodes; i++)
-        mxk_gnode_release(r.nodes[i]);
+        mxki_gnode_release(r.nodes[i]);
     free(r.nodes);
     return st;
 }
@@ -1092,7 +1092,7 @@ mxk_status mxk_symbol_load(const char *path, mxk_symbol **out) {
     free(buf);
     if (st != MXK_OK) {
         char msg[MXK_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
+        snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
         mxk_set_error(st, "%s: %s", path, msg);
     }
     return st;

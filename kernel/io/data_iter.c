@@ -61,7 +61,7 @@ static size_t dtype_size(int32_t dtype) {
     }
 }
 
-/** Iterator type i (an accessor for mxk_suggest_from; table unused). */
+/** Iterator type i (an accessor for mxki_suggest_from; table unused). */
 static const char *iter_name_at(const void *table, uint32_t i) {
     (void)table;
     return mxk_iterator_name(i);
@@ -82,7 +82,7 @@ static mxk_status unknown_iter(const char *name) {
     uint32_t count = 0;
     while (mxk_iterator_name(count) != NULL)
         count++;
-    mxk_suggest_from(name, NULL, count, iter_name_at, hint, sizeof hint);
+    mxki_suggest_from(name, NULL, count, iter_name_at, hint, sizeof hint);
     return mxk_set_error(MXK_ERR_NOT_FOUND, "unknown data iterator '%s'; registered: %s%s",
                          name ? name : "(null)",
                          names[0] ? names : "(none: is the io-recordio plugin loaded?)", hint);
@@ -132,41 +132,41 @@ mxk_status mxk_data_iter_create(const char *name, uint32_t num_attrs, const char
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_data_iter_create: keys/vals are NULL with %u attributes",
                              num_attrs);
-    const mxk_iter_entry *e = name ? mxk_registry_find_iterator(name) : NULL;
+    const mxk_iter_entry *e = name ? mxki_registry_find_iterator(name) : NULL;
     if (e == NULL)
         return unknown_iter(name);
-    mxk_attrs *given = mxk_attrs_from_arrays(num_attrs, keys, vals);
+    mxk_attrs *given = mxki_attrs_from_arrays(num_attrs, keys, vals);
     if (given == NULL)
-        return mxk_last_error_code() != MXK_OK
-                   ? mxk_last_error_code()
+        return mxki_last_error_code() != MXK_OK
+                   ? mxki_last_error_code()
                    : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     mxk_attrs *attrs = NULL;
-    mxk_status st = mxk_attrs_validate(e->def.attrs, e->def.num_attrs, given, &attrs, &sink);
-    mxk_attrs_free(given);
+    mxk_status st = mxki_attrs_validate(e->def.attrs, e->def.num_attrs, given, &attrs, &sink);
+    mxki_attrs_free(given);
     if (st != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: ", name);
+        return mxki_set_error_from_sink(&sink, "%s: ", name);
     mxk_data_iter *it = calloc(1, sizeof *it);
     if (it == NULL) {
-        mxk_attrs_free(attrs);
+        mxki_attrs_free(attrs);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
     }
     it->entry = e;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     st = e->def.create(attrs, &it->impl, &sink);
-    mxk_attrs_free(attrs);
+    mxki_attrs_free(attrs);
     if (st != MXK_OK) {
         it->impl = NULL;
         free(it);
-        return mxk_set_error_from_sink(&sink, "%s: ", name);
+        return mxki_set_error_from_sink(&sink, "%s: ", name);
     }
     mxk_iter_batch b;
     memset(&b, 0, sizeof b);
     b.struct_size = sizeof b;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (e->def.describe(it->impl, &b, &sink) != MXK_OK) {
-        st = mxk_set_error_from_sink(&sink, "%s: describe: ", name);
+        st = mxki_set_error_from_sink(&sink, "%s: describe: ", name);
         mxk_data_iter_free(it);
         return st;
     }
@@ -215,9 +215,9 @@ mxk_status mxk_data_iter_reset(mxk_data_iter *it) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_data_iter_reset: it is NULL");
     it->has_batch = 0;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (it->entry->def.reset(it->impl, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: reset: ", it->entry->def.name);
+        return mxki_set_error_from_sink(&sink, "%s: reset: ", it->entry->def.name);
     return MXK_OK;
 }
 
@@ -256,18 +256,18 @@ mxk_status mxk_data_iter_next(mxk_data_iter *it, int32_t *has_next) {
     it->has_batch = 0;
     const char *iname = it->entry->def.name;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     int32_t hn = 0;
     if (it->entry->def.next(it->impl, &hn, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: next: ", iname);
+        return mxki_set_error_from_sink(&sink, "%s: next: ", iname);
     if (!hn)
         return MXK_OK;
     mxk_iter_batch b;
     memset(&b, 0, sizeof b);
     b.struct_size = sizeof b;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (it->entry->def.current(it->impl, &b, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: current batch: ", iname);
+        return mxki_set_error_from_sink(&sink, "%s: current batch: ", iname);
     mxk_status st = copy_side(it, "data", it->data, it->num_data, b.num_data, b.data);
     if (st == MXK_OK)
         st = copy_side(it, "label", it->label, it->num_label, b.num_label, b.label);

@@ -171,7 +171,7 @@ static mxk_status kv_sum_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *
     void *d = mxk_ndarray_ptr(a->dst);
     if (count == 0)
         return MXK_OK;
-    memcpy(d, mxk_ndarray_ptr(a->src[0]), (size_t)mxk_ndarray_bytes(a->dst));
+    memcpy(d, mxk_ndarray_ptr(a->src[0]), (size_t)mxki_ndarray_bytes(a->dst));
     if (a->n == 1)
         return MXK_OK;
     if (dt == MXK_FLOAT16) { /* accumulate in float32, round once at the end */
@@ -180,22 +180,22 @@ static mxk_status kv_sum_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *
         if (acc == NULL || tmp == NULL) {
             free(acc);
             free(tmp);
-            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "KVStore sum: out of host memory");
+            return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "KVStore sum: out of host memory");
         }
-        mxk_dtype_convert(acc, MXK_FLOAT32, d, MXK_FLOAT16, count);
+        mxki_dtype_convert(acc, MXK_FLOAT32, d, MXK_FLOAT16, count);
         for (uint32_t k = 1; k < a->n; k++) {
-            mxk_dtype_convert(tmp, MXK_FLOAT32, mxk_ndarray_ptr(a->src[k]), MXK_FLOAT16, count);
+            mxki_dtype_convert(tmp, MXK_FLOAT32, mxk_ndarray_ptr(a->src[k]), MXK_FLOAT16, count);
             kv_add_host(acc, tmp, MXK_FLOAT32, count);
         }
-        mxk_dtype_convert(d, MXK_FLOAT16, acc, MXK_FLOAT32, count);
+        mxki_dtype_convert(d, MXK_FLOAT16, acc, MXK_FLOAT32, count);
         free(acc);
         free(tmp);
         return MXK_OK;
     }
     for (uint32_t k = 1; k < a->n; k++)
         if (!kv_add_host(d, mxk_ndarray_ptr(a->src[k]), dt, count))
-            return mxk_sink_set(err, MXK_ERR_TYPE, "KVStore: cannot sum values of dtype %s",
-                                mxk_dtype_name(dt));
+            return mxki_sink_set(err, MXK_ERR_TYPE, "KVStore: cannot sum values of dtype %s",
+                                 mxk_dtype_name(dt));
     return MXK_OK;
 }
 
@@ -222,7 +222,7 @@ static void kv_xfer_free(void *p) {
 static void kv_xfer_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *done) {
     (void)rctx;
     kv_xfer *a = arg;
-    mxk_ndarray_to_tensor(a->buf, &a->t);
+    mxki_ndarray_to_tensor(a->buf, &a->t);
     if (a->is_pull)
         a->def->pull(a->transport, a->key, &a->t, a->priority, done);
     else
@@ -238,7 +238,7 @@ static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *bu
     a->def = kv->tdef;
     a->transport = kv->transport;
     a->key = strdup(key);
-    a->buf = mxk_ndarray_retain_view(buf);
+    a->buf = mxki_ndarray_retain_view(buf);
     a->priority = priority;
     a->is_pull = is_pull;
     if (a->key == NULL || a->buf == NULL) {
@@ -257,7 +257,7 @@ static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *bu
                               .priority = priority,
                               .name =
                                   is_pull ? "kvstore_transport_pull" : "kvstore_transport_push"};
-    return mxk_engine_push(&d);
+    return mxki_engine_push(&d);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -282,12 +282,12 @@ mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out) {
     int device_mode = 0;
     if (strstr(lower, "dist") == NULL &&
         (strncmp(lower, "local", 5) == 0 || strstr(lower, "device") != NULL)) {
-        def = mxk_kvstore_local_transport();
+        def = mxki_kvstore_local_transport();
         device_mode = strstr(lower, "device") != NULL;
     } else {
-        const mxk_transport_entry *e = mxk_registry_find_transport(type);
+        const mxk_transport_entry *e = mxki_registry_find_transport(type);
         if (e == NULL)
-            e = mxk_registry_find_transport(lower);
+            e = mxki_registry_find_transport(lower);
         if (e == NULL) {
             char names[512] = "";
             size_t used = 0;
@@ -306,21 +306,21 @@ mxk_status mxk_kvstore_create(const char *type, mxk_kvstore **out) {
         def = &e->def;
     }
     mxk_kvstore *kv = calloc(1, sizeof *kv);
-    mxk_attrs *attrs = mxk_attrs_new();
+    mxk_attrs *attrs = mxki_attrs_new();
     if (kv == NULL || attrs == NULL || (kv->type = strdup(type)) == NULL) {
         free(kv);
-        mxk_attrs_free(attrs);
+        mxki_attrs_free(attrs);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_kvstore_create: out of memory");
     }
     mxk_error_sink err;
-    mxk_error_sink_clear(&err);
+    mxki_error_sink_clear(&err);
     mxk_status st = def->create(attrs, &kv->transport, &err);
-    mxk_attrs_free(attrs);
+    mxki_attrs_free(attrs);
     if (st != MXK_OK) {
         free(kv->type);
         free(kv);
-        return mxk_set_error_from_sink(&err, "KVStore '%s': transport '%s' create: ", type,
-                                       def->name);
+        return mxki_set_error_from_sink(&err, "KVStore '%s': transport '%s' create: ", type,
+                                        def->name);
     }
     kv->tdef = def;
     kv->device_mode = device_mode;
@@ -336,9 +336,9 @@ void mxk_kvstore_free(mxk_kvstore *kv) {
     for (uint32_t i = 0; i < kv->count; i++) {
         kv_entry *e = kv->items[i];
         if (e->merged)
-            (void)mxk_engine_wait_var(mxk_ndarray_var(e->merged));
+            (void)mxki_engine_wait_var(mxk_ndarray_var(e->merged));
         if (e->comm)
-            (void)mxk_engine_wait_var(mxk_ndarray_var(e->comm));
+            (void)mxki_engine_wait_var(mxk_ndarray_var(e->comm));
     }
     kv->tdef->destroy(kv->transport);
     for (uint32_t i = 0; i < kv->count; i++) {
@@ -381,9 +381,9 @@ mxk_status mxk_kvstore_barrier(mxk_kvstore *kv) {
     if (kv == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_barrier: kv is NULL");
     mxk_error_sink err;
-    mxk_error_sink_clear(&err);
+    mxki_error_sink_clear(&err);
     if (kv->tdef->barrier(kv->transport, &err) != MXK_OK)
-        return mxk_set_error_from_sink(&err, "KVStore barrier: ");
+        return mxki_set_error_from_sink(&err, "KVStore barrier: ");
     return MXK_OK;
 }
 
@@ -442,12 +442,12 @@ static mxk_status kv_resolve(mxk_kvstore *kv, int kind, uint32_t num, const char
         kv_entry *e = kv_find(kv, keys[i]);
         if (e == NULL)
             return kv_missing(kind, keys[i]);
-        if (!mxk_shape_equal(&e->stored->shape, &arrays[i]->shape)) {
+        if (!mxki_shape_equal(&e->stored->shape, &arrays[i]->shape)) {
             char s1[256], s2[256];
             return mxk_set_error(MXK_ERR_SHAPE,
                                  "KVStore %s of key %s: shape mismatch: stored %s, given %s", what,
-                                 keys[i], mxk_shape_format(&e->stored->shape, s1, sizeof s1),
-                                 mxk_shape_format(&arrays[i]->shape, s2, sizeof s2));
+                                 keys[i], mxki_shape_format(&e->stored->shape, s1, sizeof s1),
+                                 mxki_shape_format(&arrays[i]->shape, s2, sizeof s2));
         }
         entries[i] = e;
     }
@@ -475,10 +475,10 @@ static mxk_status kv_init_one(mxk_kvstore *kv, const char *key, mxk_ndarray *val
     mxk_tensor t;
     if (st == MXK_OK) {
         st = mxk_ndarray_wait_to_read(e->stored);
-        mxk_ndarray_to_tensor(e->stored, &t);
+        mxki_ndarray_to_tensor(e->stored, &t);
     }
     if (st == MXK_OK && !kv_is_host(ctx)) {
-        uint64_t bytes = mxk_ndarray_bytes(e->stored);
+        uint64_t bytes = mxki_ndarray_bytes(e->stored);
         host = malloc(bytes ? (size_t)bytes : 1);
         if (host == NULL)
             st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of host memory");
@@ -490,9 +490,9 @@ static mxk_status kv_init_one(mxk_kvstore *kv, const char *key, mxk_ndarray *val
     }
     if (st == MXK_OK) {
         mxk_error_sink err;
-        mxk_error_sink_clear(&err);
+        mxki_error_sink_clear(&err);
         if (kv->tdef->init(kv->transport, key, &t, &err) != MXK_OK)
-            st = mxk_set_error_from_sink(&err, "KVStore init of key %s: ", key);
+            st = mxki_set_error_from_sink(&err, "KVStore init of key %s: ", key);
     }
     free(host);
     if (st == MXK_OK && kv->count == kv->capacity) {
@@ -570,11 +570,11 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
             free(rv);
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
         }
-        a->dst = mxk_ndarray_retain_view(e->merged);
+        a->dst = mxki_ndarray_retain_view(e->merged);
         st = a->dst ? MXK_OK : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
         for (uint32_t k = 0; st == MXK_OK && k < n; k++) {
             if (kv_is_host(vals[k]->chunk->ctx)) {
-                a->src[k] = mxk_ndarray_retain_view(vals[k]);
+                a->src[k] = mxki_ndarray_retain_view(vals[k]);
                 st = a->src[k]
                          ? MXK_OK
                          : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
@@ -593,8 +593,8 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
             return st;
         }
         mxk_engine_var *wv = mxk_ndarray_var(e->merged);
-        st = mxk_engine_push_sync(kv_sum_fn, a, kv_sum_free, MXK_DEV_CPU, 0, rv, n, &wv, 1,
-                                  MXK_ENGINE_PROP_NORMAL, priority, "kvstore_sum");
+        st = mxki_engine_push_sync(kv_sum_fn, a, kv_sum_free, MXK_DEV_CPU, 0, rv, n, &wv, 1,
+                                   MXK_ENGINE_PROP_NORMAL, priority, "kvstore_sum");
         free(rv);
     } else { /* "device" on a non-host device: the reduce contract there */
         mxk_ndarray **src = calloc(n, sizeof *src);
@@ -602,7 +602,7 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
             return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
         for (uint32_t k = 0; st == MXK_OK && k < n; k++) {
             if (kv_same_ctx(vals[k]->chunk->ctx, rctx)) {
-                src[k] = mxk_ndarray_retain_view(vals[k]);
+                src[k] = mxki_ndarray_retain_view(vals[k]);
                 st = src[k] ? MXK_OK
                             : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
             } else {
@@ -688,7 +688,7 @@ static mxk_status kv_push(mxk_kvstore *kv, int kind, uint32_t num, const char *c
             st = mxk_ndarray_copy_to(e->merged, e->stored);
         } else {
             upd_e[nupd] = e;
-            upd_m[nupd] = mxk_ndarray_retain_view(e->merged);
+            upd_m[nupd] = mxki_ndarray_retain_view(e->merged);
             if (upd_m[nupd] == NULL)
                 st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
             else
@@ -779,7 +779,7 @@ mxk_status mxk_kvstore_init_int(mxk_kvstore *kv, uint32_t num, const int32_t *ke
     mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_init_int");
     kv_int_keys k;
     if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
-        return st != MXK_OK ? st : mxk_last_error_code();
+        return st != MXK_OK ? st : mxki_last_error_code();
     st = kv_init(kv, KV_KEYS_INT, num, k.keys, values);
     kv_int_keys_free(&k);
     return st;
@@ -790,7 +790,7 @@ mxk_status mxk_kvstore_push_int(mxk_kvstore *kv, uint32_t num, const int32_t *ke
     mxk_status st = kv_check_args(kv, num, keys, values, "mxk_kvstore_push_int");
     kv_int_keys k;
     if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
-        return st != MXK_OK ? st : mxk_last_error_code();
+        return st != MXK_OK ? st : mxki_last_error_code();
     st = kv_push(kv, KV_KEYS_INT, num, k.keys, values, priority);
     kv_int_keys_free(&k);
     return st;
@@ -801,7 +801,7 @@ mxk_status mxk_kvstore_pull_int(mxk_kvstore *kv, uint32_t num, const int32_t *ke
     mxk_status st = kv_check_args(kv, num, keys, outs, "mxk_kvstore_pull_int");
     kv_int_keys k;
     if (st != MXK_OK || !kv_int_keys_make(&k, num, keys))
-        return st != MXK_OK ? st : mxk_last_error_code();
+        return st != MXK_OK ? st : mxki_last_error_code();
     st = kv_pull(kv, KV_KEYS_INT, num, k.keys, outs, priority);
     kv_int_keys_free(&k);
     return st;

@@ -19,6 +19,6 @@
  * and pull copies out, completing synchronously. Its name is "local"; it serves
  * the store types "local" and "device". Tensors must be in host memory.
  */
-const mxk_kvstore_transport_def *mxk_kvstore_local_transport(void);
+const mxk_kvstore_transport_def *mxki_kvstore_local_transport(void);
 
 #endif /* MXK_KVSTORE_H */

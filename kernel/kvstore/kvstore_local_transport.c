@@ -66,7 +66,7 @@ static mxk_status lt_create(const mxk_attrs *attrs, void **out, mxk_error_sink *
     (void)attrs;
     local_transport *lt = calloc(1, sizeof *lt);
     if (lt == NULL)
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
     pthread_mutex_init(&lt->lock, NULL);
     *out = lt;
     return MXK_OK;
@@ -102,21 +102,21 @@ static int32_t lt_num_workers(void *p) {
 static mxk_status lt_init(void *p, const char *key, const mxk_tensor *value, mxk_error_sink *err) {
     local_transport *lt = p;
     if (!lt_host(value))
-        return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
-                            "local transport: init of key %s: the value is not in host memory",
-                            key);
+        return mxki_sink_set(err, MXK_ERR_UNSUPPORTED,
+                             "local transport: init of key %s: the value is not in host memory",
+                             key);
     uint64_t bytes = lt_bytes(value);
     pthread_mutex_lock(&lt->lock);
     mxk_status st = MXK_OK;
     if (lt_find(lt, key) != NULL) {
-        st = mxk_sink_set(err, MXK_ERR_STATE, "duplicate init of key %s", key);
+        st = mxki_sink_set(err, MXK_ERR_STATE, "duplicate init of key %s", key);
         goto out;
     }
     if (lt->count == lt->capacity) {
         uint32_t cap = lt->capacity ? lt->capacity * 2 : 16;
         lt_entry *items = realloc(lt->items, cap * sizeof *items);
         if (items == NULL) {
-            st = mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
+            st = mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
             goto out;
         }
         lt->items = items;
@@ -130,7 +130,7 @@ static mxk_status lt_init(void *p, const char *key, const mxk_tensor *value, mxk
     if (e.key == NULL || e.data == NULL) {
         free(e.key);
         free(e.data);
-        st = mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
+        st = mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "local transport: out of memory");
         goto out;
     }
     if (bytes)
@@ -152,7 +152,7 @@ static void lt_transfer(local_transport *lt, const char *key, const mxk_tensor *
     if (!lt_host(t)) {
         snprintf(msg, sizeof msg, "local transport: %s of key %s: the array is not in host memory",
                  what, key);
-        mxk_engine_complete(done, MXK_ERR_UNSUPPORTED, msg);
+        mxki_engine_complete(done, MXK_ERR_UNSUPPORTED, msg);
         return;
     }
     uint64_t bytes = lt_bytes(t);
@@ -175,7 +175,7 @@ static void lt_transfer(local_transport *lt, const char *key, const mxk_tensor *
             memcpy(t->data, e->data, (size_t)bytes);
     }
     pthread_mutex_unlock(&lt->lock);
-    mxk_engine_complete(done, st, st == MXK_OK ? NULL : msg);
+    mxki_engine_complete(done, st, st == MXK_OK ? NULL : msg);
 }
 
 /** mxk_kvstore_transport_def.push: stores this (only) worker's merged value. */
@@ -217,6 +217,6 @@ static const mxk_kvstore_transport_def LOCAL_TRANSPORT = {
     .barrier = lt_barrier,
 };
 
-const mxk_kvstore_transport_def *mxk_kvstore_local_transport(void) {
+const mxk_kvstore_transport_def *mxki_kvstore_local_transport(void) {
     return &LOCAL_TRANSPORT;
 }

@@ -18,7 +18,7 @@ static bool known_dev_type(int32_t dev_type) {
 }
 
 /** Formats ctx as "gpu(1)" / "device type 9(0)" (device_lookup.h). */
-const char *mxk_ctx_format(mxk_context ctx, char *buf, size_t n) {
+const char *mxki_ctx_format(mxk_context ctx, char *buf, size_t n) {
     if (known_dev_type(ctx.dev_type))
         snprintf(buf, n, "%s(%" PRId32 ")", mxk_dev_type_name(ctx.dev_type), ctx.dev_id);
     else
@@ -27,8 +27,8 @@ const char *mxk_ctx_format(mxk_context ctx, char *buf, size_t n) {
 }
 
 /** The validated backend of ctx, or NULL with the last error set (device_lookup.h). */
-const mxk_device_def *mxk_device_lookup(const char *who, mxk_context ctx) {
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
+const mxk_device_def *mxki_device_lookup(const char *who, mxk_context ctx) {
+    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     if (def == NULL) {
         mxk_set_error(MXK_ERR_NOT_FOUND,
                       "%s: no device backend is registered for device type %" PRId32 " (%s)", who,
@@ -42,7 +42,7 @@ const mxk_device_def *mxk_device_lookup(const char *who, mxk_context ctx) {
         char cs[64];
         mxk_set_error(MXK_ERR_NOT_FOUND,
                       "%s: device %s does not exist: the %s backend has %" PRId32 " device(s)", who,
-                      mxk_ctx_format(ctx, cs, sizeof cs), def->name ? def->name : "(unnamed)",
+                      mxki_ctx_format(ctx, cs, sizeof cs), def->name ? def->name : "(unnamed)",
                       count);
         return NULL;
     }
@@ -54,15 +54,15 @@ mxk_status mxk_device_properties(mxk_context ctx, mxk_device_props *out) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_device_properties: out is NULL");
     memset(out, 0, sizeof *out);
     out->struct_size = sizeof *out;
-    const mxk_device_def *def = mxk_device_lookup("mxk_device_properties", ctx);
+    const mxk_device_def *def = mxki_device_lookup("mxk_device_properties", ctx);
     if (def == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (def->get_properties(ctx.dev_id, out, &sink) != MXK_OK) {
         char cs[64];
-        mxk_status st = mxk_set_error_from_sink(
-            &sink, "mxk_device_properties: %s: ", mxk_ctx_format(ctx, cs, sizeof cs));
+        mxk_status st = mxki_set_error_from_sink(
+            &sink, "mxk_device_properties: %s: ", mxki_ctx_format(ctx, cs, sizeof cs));
         memset(out, 0, sizeof *out);
         return st;
     }

@@ -3,34 +3,34 @@
  * contract; MXNet's ResourceManagerImpl in src/resource.cc).
  *
  * Design
- * - One `res_dev` per (dev_type, dev_id), created lazily by the first mxk_resource_get
+ * - One `res_dev` per (dev_type, dev_id), created lazily by the first mxki_resource_get
  *   on that device, after validation against the registry (a backend is registered for
  *   dev_type and 0 <= dev_id < device_count()). Devices and slots live until
- *   mxk_resource_shutdown; `g_lock` guards the device list, slot creation and the
+ *   mxki_resource_shutdown; `g_lock` guards the device list, slot creation and the
  *   seed. Slot pointers handed out stay valid until shutdown.
  * - Temp space: MXK_CPU_TEMP_COPY (default 4; also used for cpu_pinned) or
  *   MXK_GPU_TEMP_COPY (default 1) slots per device, read when the device's temp slots
- *   are created (integer in [1, 1024]; an invalid value makes mxk_resource_get fail
+ *   are created (integer in [1, 1024]; an invalid value makes mxki_resource_get fail
  *   with MXK_ERR_INVALID_ARGUMENT naming the variable). Handed out round-robin with the
  *   counter incremented before use, as MXNet: with 4 copies the requests get copies
  *   1, 2, 3, 0, 1, ... The buffer only grows: a request that fits reuses it, a larger
- *   one frees it (mxk_storage_free, after synchronising the device when the device is
+ *   one frees it (mxki_storage_free, after synchronising the device when the device is
  *   not a CPU, as MXNet's DirectFree -> cudaFree does, so kernels still queued on a
  *   stream never see their workspace reused) and allocates exactly the requested size.
  * - Random: one slot per device holding an mxk_random (Philox-4x32-10 key and 128-bit
  *   counter). A slot created while the seed is s starts with key(s) and counter 0.
- *   mxk_resource_seed(s) stores s and pushes, per existing random slot, an engine
+ *   mxki_resource_seed(s) stores s and pushes, per existing random slot, an engine
  *   function that writes the slot's variable and sets key(s), counter 0 (pushed with
  *   MXK_ENGINE_PROP_NO_SKIP so that an error recorded on the variable by a failed
  *   operator cannot cancel the re-seed); when the engine is not running (the push fails
  *   with MXK_ERR_STATE) nothing can be using the streams and they are reset directly.
- *   The seed is 0 until the first call and again after mxk_resource_shutdown.
+ *   The seed is 0 until the first call and again after mxki_resource_shutdown.
  *
  * Key rule: key(s) of device (t, d) = s * 127 + d + (t == MXK_DEV_GPU ? 2^20 : 0),
  * modulo 2^64 (MXNet's seed * 127 + dev_id, with GPUs offset so that cpu(0) and gpu(0)
  * never share a stream; cpu_pinned follows the CPU rule).
  *
- * Host draws (mxk_random_uniform / mxk_random_normal): the exact mapping from Philox
+ * Host draws (mxki_random_uniform / mxki_random_normal): the exact mapping from Philox
  * blocks to numbers is specified in resource.h (a device kernel must reproduce it). In
  * short: a draw of n numbers uses blocks counter + 0 .. ceil(n/4)-1, output i from block
  * i / 4, word i % 4, and advances the counter by ceil(n/4); drawing n then m numbers
@@ -72,7 +72,7 @@
  * A resource slot: one temp-space copy or a device's random stream.
  * `type`, `ctx` and `var` are immutable after creation. `view`, `rng` (and the memory
  * view.ptr points to) are only touched by engine functions that write `var`, by
- * mxk_resource_prepare called from such a function, and at creation / shutdown.
+ * mxki_resource_prepare called from such a function, and at creation / shutdown.
  */
 struct mxk_resource_slot {
     int32_t type;              /**< mxk_resource_type */
@@ -98,7 +98,7 @@ typedef struct res_dev {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 /** Devices that have resources (owned). */
 static res_dev *g_devs;
-/** Seed of the last mxk_resource_seed (0 before any call). */
+/** Seed of the last mxki_resource_seed (0 before any call). */
 static uint64_t g_seed;
 
 /* ------------------------------------------------------------------------- */
@@ -120,9 +120,9 @@ static uint64_t res_key(uint64_t seed, mxk_context ctx) {
 static mxk_status res_temp_copies(int32_t dev_type, uint32_t *out) {
     int gpu = dev_type == MXK_DEV_GPU;
     uint64_t v = 0;
-    mxk_status st = mxk_env_uint64("resource", gpu ? "MXK_GPU_TEMP_COPY" : "MXK_CPU_TEMP_COPY",
-                                   gpu ? RES_DEFAULT_GPU_TEMP_COPY : RES_DEFAULT_CPU_TEMP_COPY, 1,
-                                   RES_MAX_TEMP_COPY, &v);
+    mxk_status st = mxki_env_uint64("resource", gpu ? "MXK_GPU_TEMP_COPY" : "MXK_CPU_TEMP_COPY",
+                                    gpu ? RES_DEFAULT_GPU_TEMP_COPY : RES_DEFAULT_CPU_TEMP_COPY, 1,
+                                    RES_MAX_TEMP_COPY, &v);
     *out = (uint32_t)v;
     return st;
 }
@@ -136,12 +136,12 @@ static mxk_status res_slot_init(mxk_resource_slot *slot, const res_dev *dev, int
     slot->type = type;
     slot->ctx = dev->ctx;
     slot->def = dev->def;
-    slot->var = mxk_engine_new_var();
+    slot->var = mxki_engine_new_var();
     if (slot->var == NULL) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "resource: out of memory creating an engine variable for %s",
-                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
+                             mxki_ctx_format(dev->ctx, cs, sizeof cs));
     }
     slot->view.struct_size = (uint32_t)sizeof slot->view;
     slot->view.type = type;
@@ -161,11 +161,11 @@ static mxk_status res_slot_init(mxk_resource_slot *slot, const res_dev *dev, int
 /** Frees a slot's temp memory and schedules deletion of its variable (not the slot itself). */
 static void res_slot_destroy(mxk_resource_slot *slot) {
     if (slot->view.ptr != NULL)
-        mxk_storage_free(slot->ctx, slot->view.ptr);
+        mxki_storage_free(slot->ctx, slot->view.ptr);
     slot->view.ptr = NULL;
     slot->view.bytes = 0;
     if (slot->var != NULL)
-        mxk_engine_delete_var(slot->var, NULL, NULL, slot->ctx.dev_type, slot->ctx.dev_id);
+        mxki_engine_delete_var(slot->var, NULL, NULL, slot->ctx.dev_type, slot->ctx.dev_id);
     slot->var = NULL;
 }
 
@@ -174,14 +174,14 @@ static res_dev *res_dev_get(mxk_context ctx) {
     for (res_dev *d = g_devs; d != NULL; d = d->next)
         if (d->ctx.dev_type == ctx.dev_type && d->ctx.dev_id == ctx.dev_id)
             return d;
-    const mxk_device_def *def = mxk_device_lookup("resource", ctx);
+    const mxk_device_def *def = mxki_device_lookup("resource", ctx);
     if (def == NULL)
         return NULL;
     res_dev *d = calloc(1, sizeof *d);
     if (d == NULL) {
         char cs[64];
         mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                      mxk_ctx_format(ctx, cs, sizeof cs));
+                      mxki_ctx_format(ctx, cs, sizeof cs));
         return NULL;
     }
     d->ctx = ctx;
@@ -203,7 +203,7 @@ static mxk_status res_dev_init_temp(res_dev *dev) {
     if (slots == NULL) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
+                             mxki_ctx_format(dev->ctx, cs, sizeof cs));
     }
     for (uint32_t i = 0; i < n; i++) {
         st = res_slot_init(&slots[i], dev, MXK_RESOURCE_TEMP_SPACE);
@@ -227,7 +227,7 @@ static mxk_status res_dev_init_random(res_dev *dev) {
     if (slot == NULL) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "resource: out of host memory for %s",
-                             mxk_ctx_format(dev->ctx, cs, sizeof cs));
+                             mxki_ctx_format(dev->ctx, cs, sizeof cs));
     }
     mxk_status st = res_slot_init(slot, dev, MXK_RESOURCE_RANDOM);
     if (st != MXK_OK) {
@@ -242,7 +242,7 @@ static mxk_status res_dev_init_random(res_dev *dev) {
 /* Slots                                                                     */
 /* ------------------------------------------------------------------------- */
 
-mxk_resource_slot *mxk_resource_get(mxk_context ctx, int32_t type) {
+mxk_resource_slot *mxki_resource_get(mxk_context ctx, int32_t type) {
     if (type != MXK_RESOURCE_TEMP_SPACE && type != MXK_RESOURCE_RANDOM) {
         mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                       "resource: unknown resource type %" PRId32
@@ -267,40 +267,40 @@ mxk_resource_slot *mxk_resource_get(mxk_context ctx, int32_t type) {
     return slot;
 }
 
-mxk_engine_var *mxk_resource_var(const mxk_resource_slot *slot) {
+mxk_engine_var *mxki_resource_var(const mxk_resource_slot *slot) {
     return slot != NULL ? slot->var : NULL;
 }
 
-mxk_status mxk_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const mxk_resource **view,
-                                mxk_error_sink *err) {
+mxk_status mxki_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const mxk_resource **view,
+                                 mxk_error_sink *err) {
     if (slot == NULL || view == NULL)
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                            "resource: prepare: slot and view must not be NULL");
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                             "resource: prepare: slot and view must not be NULL");
     if (slot->type == MXK_RESOURCE_TEMP_SPACE && bytes > slot->view.bytes) {
         if (slot->view.ptr != NULL) {
             /* Work still queued on a device stream may use the old buffer (cudaFree
              * would synchronise implicitly; the pool does not). */
             if (slot->ctx.dev_type != MXK_DEV_CPU && slot->def->synchronize != NULL) {
                 mxk_error_sink serr;
-                mxk_error_sink_clear(&serr);
+                mxki_error_sink_clear(&serr);
                 mxk_status st = slot->def->synchronize(slot->ctx.dev_id, NULL, &serr);
                 if (st != MXK_OK) {
                     char cs[64];
-                    return mxk_sink_set(err, st,
-                                        "resource: synchronising %s before growing its temp "
-                                        "space failed: %s",
-                                        mxk_ctx_format(slot->ctx, cs, sizeof cs),
-                                        serr.msg[0] ? serr.msg : mxk_status_name(st));
+                    return mxki_sink_set(err, st,
+                                         "resource: synchronising %s before growing its temp "
+                                         "space failed: %s",
+                                         mxki_ctx_format(slot->ctx, cs, sizeof cs),
+                                         serr.msg[0] ? serr.msg : mxk_status_name(st));
                 }
             }
-            mxk_storage_free(slot->ctx, slot->view.ptr);
+            mxki_storage_free(slot->ctx, slot->view.ptr);
             slot->view.ptr = NULL;
             slot->view.bytes = 0;
         }
         void *p = NULL;
-        mxk_status st = mxk_storage_alloc(slot->ctx, bytes, &p);
+        mxk_status st = mxki_storage_alloc(slot->ctx, bytes, &p);
         if (st != MXK_OK)
-            return mxk_sink_set(err, st, "temp space: %s", mxk_last_error_message());
+            return mxki_sink_set(err, st, "temp space: %s", mxki_last_error_message());
         slot->view.ptr = p;
         slot->view.bytes = bytes;
     }
@@ -329,7 +329,7 @@ static mxk_status res_reseed_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_si
     return MXK_OK;
 }
 
-mxk_status mxk_resource_seed(uint64_t seed) {
+mxk_status mxki_resource_seed(uint64_t seed) {
     mxk_status first = MXK_OK;
     pthread_mutex_lock(&g_lock);
     g_seed = seed;
@@ -346,8 +346,8 @@ mxk_status mxk_resource_seed(uint64_t seed) {
         a->key = res_key(seed, d->ctx);
         mxk_engine_var *var = d->random->var;
         mxk_status st =
-            mxk_engine_push_sync(res_reseed_fn, a, free, d->ctx.dev_type, d->ctx.dev_id, NULL, 0,
-                                 &var, 1, MXK_ENGINE_PROP_NO_SKIP, 0, "ResourceSeed");
+            mxki_engine_push_sync(res_reseed_fn, a, free, d->ctx.dev_type, d->ctx.dev_id, NULL, 0,
+                                  &var, 1, MXK_ENGINE_PROP_NO_SKIP, 0, "ResourceSeed");
         if (st == MXK_ERR_STATE) {
             /* The engine is not running (before mxk_init / after shutdown): nothing can be
              * using the stream, so reset it here. (The push freed its argument.) */
@@ -362,7 +362,7 @@ mxk_status mxk_resource_seed(uint64_t seed) {
     return first;
 }
 
-void mxk_resource_shutdown(void) {
+void mxki_resource_shutdown(void) {
     pthread_mutex_lock(&g_lock);
     res_dev *d = g_devs;
     while (d != NULL) {
@@ -402,7 +402,7 @@ static void res_advance(mxk_random *rng, uint64_t n) {
  * Fills out[0..n) with floats uniform in [lo, hi) and advances the stream by ceil(n/4)
  * blocks; the mapping is specified in resource.h.
  */
-void mxk_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float hi) {
+void mxki_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float hi) {
     if (rng == NULL || out == NULL || n == 0)
         return;
     int ordered = hi > lo;
@@ -431,7 +431,7 @@ void mxk_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float
  * four outputs) and advances the stream by ceil(n/4) blocks; the mapping is specified in
  * resource.h.
  */
-void mxk_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, float std) {
+void mxki_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, float std) {
     if (rng == NULL || out == NULL || n == 0)
         return;
     const double two_pi = 6.283185307179586476925286766559;
@@ -454,8 +454,8 @@ void mxk_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, floa
 }
 
 /** Hands out the stream position for device-side generation (see resource.h). */
-void mxk_random_reserve(mxk_random *rng, uint64_t n_blocks, uint64_t *key, uint64_t *counter_lo,
-                        uint64_t *counter_hi) {
+void mxki_random_reserve(mxk_random *rng, uint64_t n_blocks, uint64_t *key, uint64_t *counter_lo,
+                         uint64_t *counter_hi) {
     if (rng == NULL)
         return;
     if (key != NULL)

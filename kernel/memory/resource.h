@@ -14,8 +14,8 @@
  *
  * Random streams are Philox-4x32-10 (abi/mxk_philox.h): the key of device
  * (type t, id d) after mxk_random_seed(s) is s * 127 + d + (t == GPU ? 1 << 20 : 0),
- * modulo 2^64; the seed is 0 until the first mxk_resource_seed (and again after
- * mxk_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
+ * modulo 2^64; the seed is 0 until the first mxki_resource_seed (and again after
+ * mxki_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
  * numbers depend only on the seed and the order of draws on the stream, never on thread
  * count. Each draw starts on a fresh block: drawing n then m numbers equals drawing
  * n + m at once only when n is a multiple of 4. The exact mappings (for device kernels
@@ -23,7 +23,7 @@
  *
  * Environment: MXK_CPU_TEMP_COPY (also for cpu_pinned), MXK_GPU_TEMP_COPY, integers in
  * [1, 1024], read when a device's temp slots are created; an invalid value makes
- * mxk_resource_get fail with MXK_ERR_INVALID_ARGUMENT naming it.
+ * mxki_resource_get fail with MXK_ERR_INVALID_ARGUMENT naming it.
  *
  * Thread safety: acquiring slots and seeding are thread-safe; using a slot's buffer or
  * stream is only valid inside an engine function that writes the slot's variable.
@@ -35,7 +35,7 @@
 #include "mxk.h"
 #include "mxk_abi_op.h"
 
-/** A resource slot owned by the manager (lives until mxk_resource_shutdown). */
+/** A resource slot owned by the manager (lives until mxki_resource_shutdown). */
 typedef struct mxk_resource_slot mxk_resource_slot;
 
 /** Definition of the ABI's opaque random stream. */
@@ -48,15 +48,15 @@ struct mxk_random {
 /**
  * Gets a slot of `type` (mxk_resource_type) for ctx: temp space round-robin over
  * the device's copies, random the device's stream. The slot is owned by the manager
- * and valid until mxk_resource_shutdown. Returns NULL and sets the last error for an
+ * and valid until mxki_resource_shutdown. Returns NULL and sets the last error for an
  * unknown type (MXK_ERR_INVALID_ARGUMENT), an unknown device type or dev_id out of
  * range (MXK_ERR_NOT_FOUND, messages as the storage manager's with "resource: "),
  * an invalid MXK_*_TEMP_COPY, or out of memory.
  */
-mxk_resource_slot *mxk_resource_get(mxk_context ctx, int32_t type);
+mxk_resource_slot *mxki_resource_get(mxk_context ctx, int32_t type);
 
 /** The engine variable guarding the slot (list it as written). */
-mxk_engine_var *mxk_resource_var(const mxk_resource_slot *slot);
+mxk_engine_var *mxki_resource_var(const mxk_resource_slot *slot);
 
 /**
  * Makes the slot's temp space at least `bytes` (no-op for random slots) and returns
@@ -66,8 +66,8 @@ mxk_engine_var *mxk_resource_var(const mxk_resource_slot *slot);
  * MXK_ERR_OUT_OF_MEMORY (the storage manager's message; the slot is then empty),
  * MXK_ERR_INVALID_ARGUMENT for NULL slot/view.
  */
-mxk_status mxk_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const mxk_resource **view,
-                                mxk_error_sink *err);
+mxk_status mxki_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const mxk_resource **view,
+                                 mxk_error_sink *err);
 
 /**
  * Re-seeds every random stream (pushed as writes of the streams' variables, so draws
@@ -76,14 +76,14 @@ mxk_status mxk_resource_prepare(mxk_resource_slot *slot, uint64_t bytes, const m
  * later start from this seed. With the engine not running, resets them directly.
  * Errors: what the engine's push returned (last error set).
  */
-mxk_status mxk_resource_seed(uint64_t seed);
+mxk_status mxki_resource_seed(uint64_t seed);
 
 /**
  * Frees every slot's memory and variable and forgets all devices and the seed (at
- * mxk_shutdown, after the engine is idle or stopped; before mxk_storage_shutdown).
+ * mxk_shutdown, after the engine is idle or stopped; before mxki_storage_shutdown).
  * Slot pointers handed out before become invalid.
  */
-void mxk_resource_shutdown(void);
+void mxki_resource_shutdown(void);
 
 /*
  * Host services on a stream (mxk_host_api's random_*). A draw of n numbers from a
@@ -100,7 +100,7 @@ void mxk_resource_shutdown(void);
  * * (double)mxk_philox_to_unit_float(x_{i%4})); a value that rounds to hi or above is
  * replaced by the largest float below hi. If !(hi > lo) every output is lo.
  */
-void mxk_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float hi);
+void mxki_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float hi);
 
 /**
  * n floats normal(mean, std) by Box-Muller. Per block, with u_k = ((double)x_k + 0.5) *
@@ -111,7 +111,7 @@ void mxk_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float
  * with 2 pi = 6.283185307179586 (the double nearest). A device kernel reproduces the
  * values up to the last-ulp differences of its log/sqrt/sin/cos.
  */
-void mxk_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, float std);
+void mxki_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, float std);
 
 /**
  * Reserves n_blocks blocks for device-side generation: returns the stream's key and the
@@ -119,7 +119,7 @@ void mxk_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, floa
  * mxk_philox4x32_10(mxk_philox_counter(*counter_lo, *counter_hi, i), *key)), then
  * advances the counter by n_blocks (modulo 2^128). Output pointers may be NULL.
  */
-void mxk_random_reserve(mxk_random *rng, uint64_t n_blocks, uint64_t *key, uint64_t *counter_lo,
-                        uint64_t *counter_hi);
+void mxki_random_reserve(mxk_random *rng, uint64_t n_blocks, uint64_t *key, uint64_t *counter_lo,
+                         uint64_t *counter_hi);
 
 #endif /* MXK_RESOURCE_H */

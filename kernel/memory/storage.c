@@ -87,13 +87,13 @@ static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 
 /**
  * Reads the integer setting `name` in [min, max] (*out keeps its default when unset or
- * empty) with mxk_env_uint64. Returns 0 on success, -1 after writing the message
+ * empty) with mxki_env_uint64. Returns 0 on success, -1 after writing the message
  * naming the variable and its value into g_config.error.
  */
 static int env_setting(const char *name, uint64_t min, uint64_t max, uint64_t *out) {
-    if (mxk_env_uint64("storage", name, *out, min, max, out) == MXK_OK)
+    if (mxki_env_uint64("storage", name, *out, min, max, out) == MXK_OK)
         return 0;
-    snprintf(g_config.error, sizeof g_config.error, "%s", mxk_last_error_message());
+    snprintf(g_config.error, sizeof g_config.error, "%s", mxki_last_error_message());
     return -1;
 }
 
@@ -160,10 +160,10 @@ static uint64_t storage_round(const storage_config *cfg, uint64_t bytes) {
  * Returns the backend, or NULL with the last error set: MXK_ERR_NOT_FOUND
  * "storage: no device backend is registered for device type 2 (gpu)" or
  * "storage: device gpu(3) does not exist: the gpu backend has 2 device(s)"
- * (mxk_device_lookup), and MXK_ERR_BACKEND for a backend without alloc/free.
+ * (mxki_device_lookup), and MXK_ERR_BACKEND for a backend without alloc/free.
  */
 static const mxk_device_def *storage_validate(mxk_context ctx) {
-    const mxk_device_def *def = mxk_device_lookup("storage", ctx);
+    const mxk_device_def *def = mxki_device_lookup("storage", ctx);
     if (def == NULL)
         return NULL;
     if (def->alloc == NULL || def->free == NULL) {
@@ -311,7 +311,7 @@ typedef struct storage_dev {
 
 /** Head of the device list (prepend-only; read without a lock with acquire loads). */
 static _Atomic(storage_dev *) g_devs;
-/** Serialises insertions into g_devs and mxk_storage_shutdown. */
+/** Serialises insertions into g_devs and mxki_storage_shutdown. */
 static pthread_mutex_t g_devs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /** The device ctx, or NULL when it was never used. Thread-safe, lock-free. */
@@ -342,7 +342,7 @@ static storage_dev *storage_get(mxk_context ctx) {
             char cs[64];
             mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                           "storage: out of host memory creating the pool of %s",
-                          mxk_ctx_format(ctx, cs, sizeof cs));
+                          mxki_ctx_format(ctx, cs, sizeof cs));
             return NULL;
         }
         d->ctx = ctx;
@@ -435,7 +435,7 @@ static void pool_release(storage_dev *d) {
 static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void **ptr) {
     mxk_error_sink err;
     for (int attempt = 0; attempt < 2; attempt++) {
-        mxk_error_sink_clear(&err);
+        mxki_error_sink_clear(&err);
         void *p = NULL;
         d->stats.raw_allocs++;
         mxk_status st = d->def->alloc(d->ctx.dev_id, size, &p, &err);
@@ -444,7 +444,7 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
             return MXK_OK;
         }
         if (st == MXK_OK) { /* success without memory: a backend bug */
-            mxk_sink_set(&err, MXK_ERR_BACKEND, "alloc returned MXK_OK and a NULL pointer");
+            mxki_sink_set(&err, MXK_ERR_BACKEND, "alloc returned MXK_OK and a NULL pointer");
             st = MXK_ERR_BACKEND;
         }
         if (st != MXK_ERR_OUT_OF_MEMORY || attempt == 1) {
@@ -454,7 +454,7 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
                                  " bytes (block of %" PRIu64 " bytes)%s: %s",
                                  st == MXK_ERR_OUT_OF_MEMORY ? "out of memory"
                                                              : "allocation failed",
-                                 mxk_ctx_format(d->ctx, cs, sizeof cs), bytes, size,
+                                 mxki_ctx_format(d->ctx, cs, sizeof cs), bytes, size,
                                  attempt == 1 ? ", also after releasing the pool and retrying" : "",
                                  err.msg[0] ? err.msg : mxk_status_name(st));
         }
@@ -497,13 +497,13 @@ static int64_t guard_damage(const unsigned char *raw, uint64_t size, uint64_t by
 /* API                                                                       */
 /* ------------------------------------------------------------------------- */
 
-int mxk_storage_guarded(mxk_context ctx) {
+int mxki_storage_guarded(mxk_context ctx) {
     const storage_config *cfg = storage_config_get();
     return cfg->error[0] == '\0' && guarded_device(cfg, ctx);
 }
 
-mxk_status mxk_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
-                                    int64_t *offset) {
+mxk_status mxki_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
+                                     int64_t *offset) {
     *bytes = 0;
     *offset = 0;
     storage_dev *d = ptr ? storage_find(ctx) : NULL;
@@ -523,7 +523,7 @@ mxk_status mxk_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *
     return damaged ? MXK_ERR_INTERNAL : MXK_OK;
 }
 
-mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
+mxk_status mxki_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
     if (ptr == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "storage: alloc: ptr is NULL");
     *ptr = NULL;
@@ -534,7 +534,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s", cfg->error);
     storage_dev *d = storage_get(ctx);
     if (d == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     int guard = guarded_device(cfg, ctx);
     /* Guarded: the red zones around the user bytes are part of the block. */
     uint64_t want = !guard                        ? bytes
@@ -546,7 +546,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "storage: out of memory on %s: cannot allocate %" PRIu64
                              " bytes (larger than any device)",
-                             mxk_ctx_format(ctx, cs, sizeof cs), bytes);
+                             mxki_ctx_format(ctx, cs, sizeof cs), bytes);
     }
 
     pthread_mutex_lock(&d->lock);
@@ -555,7 +555,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         char cs[64];
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY,
                              "storage: out of host memory for the bookkeeping of %s",
-                             mxk_ctx_format(ctx, cs, sizeof cs));
+                             mxki_ctx_format(ctx, cs, sizeof cs));
     }
     void *p = cfg->pooled ? pool_pop(d, size) : NULL;
     if (p != NULL) {
@@ -577,7 +577,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
         char cs[64];
         return mxk_set_error(
             MXK_ERR_INTERNAL, "storage: the %s backend returned block %p on %s, which is in use",
-            d->def->name ? d->def->name : "(unnamed)", p, mxk_ctx_format(ctx, cs, sizeof cs));
+            d->def->name ? d->def->name : "(unnamed)", p, mxki_ctx_format(ctx, cs, sizeof cs));
     }
     ptr_map_put_nogrow(&d->live, (uintptr_t)p, size, guard ? bytes : 0);
     d->stats.bytes_in_use += size;
@@ -588,7 +588,7 @@ mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr) {
     return MXK_OK;
 }
 
-void mxk_storage_free(mxk_context ctx, void *ptr) {
+void mxki_storage_free(mxk_context ctx, void *ptr) {
     if (ptr == NULL)
         return;
     storage_dev *d = storage_find(ctx);
@@ -605,8 +605,8 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
         mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                       "storage: free of %p on %s: not a block allocated on this device and "
                       "still in use (double free or wrong device)",
-                      ptr, mxk_ctx_format(ctx, cs, sizeof cs));
-        mxk_log(MXK_LOG_ERROR, "%s", mxk_last_error_message());
+                      ptr, mxki_ctx_format(ctx, cs, sizeof cs));
+        mxki_log(MXK_LOG_ERROR, "%s", mxki_last_error_message());
         return;
     }
     uint64_t size = d->live.vals[i], bytes = d->live.reqs[i];
@@ -615,10 +615,10 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
         int64_t off = guard_damage((unsigned char *)ptr - GUARD_FRONT, size, bytes, &damaged);
         char cs[64];
         if (damaged)
-            mxk_log(MXK_LOG_ERROR,
-                    "storage guard: block %p of %" PRIu64 " bytes on %s was written outside its "
-                    "bounds: canary damaged at byte offset %" PRId64 " (found when it was freed)",
-                    ptr, bytes, mxk_ctx_format(ctx, cs, sizeof cs), off);
+            mxki_log(MXK_LOG_ERROR,
+                     "storage guard: block %p of %" PRIu64 " bytes on %s was written outside its "
+                     "bounds: canary damaged at byte offset %" PRId64 " (found when it was freed)",
+                     ptr, bytes, mxki_ctx_format(ctx, cs, sizeof cs), off);
         ptr = (char *)ptr - GUARD_FRONT; /* the raw block */
     }
     ptr_map_remove_at(&d->live, i);
@@ -628,7 +628,7 @@ void mxk_storage_free(mxk_context ctx, void *ptr) {
     pthread_mutex_unlock(&d->lock);
 }
 
-void mxk_storage_release_pool(mxk_context ctx) {
+void mxki_storage_release_pool(mxk_context ctx) {
     storage_dev *d = storage_find(ctx);
     if (d == NULL)
         return;
@@ -637,7 +637,7 @@ void mxk_storage_release_pool(mxk_context ctx) {
     pthread_mutex_unlock(&d->lock);
 }
 
-void mxk_storage_shutdown(void) {
+void mxki_storage_shutdown(void) {
     pthread_mutex_lock(&g_devs_lock);
     storage_dev *keep = NULL, *d = atomic_load_explicit(&g_devs, memory_order_acquire);
     while (d != NULL) {

@@ -18,9 +18,9 @@
  * on a host device (cpu, cpu_pinned; device memory cannot be read by the host) gets
  * red zones filled with the canary byte 0xFD: 64 bytes before the user bytes and at
  * least 64 after them (up to the end of the pooled block), armed again at every
- * allocation. mxk_storage_guard_verify checks them; the engine does after every
- * write of a variable that guards a block (mxk_engine_var_set_guard, engine.h), and
- * mxk_storage_free logs (ERROR) damage still there when a block is freed: "storage
+ * allocation. mxki_storage_guard_verify checks them; the engine does after every
+ * write of a variable that guards a block (mxki_engine_var_set_guard, engine.h), and
+ * mxki_storage_free logs (ERROR) damage still there when a block is freed: "storage
  * guard: block PTR of N bytes on cpu(0) was written outside its bounds: canary damaged
  * at byte offset OFF (found when it was freed)" (temp space, plugin allocations,
  * arrays written without being declared written).
@@ -31,7 +31,7 @@
  * with pooling off); raw_allocs counts every call of the backend's alloc, failed ones
  * included.
  *
- * Thread safety: all functions but mxk_storage_shutdown are thread-safe (one lock per
+ * Thread safety: all functions but mxki_storage_shutdown are thread-safe (one lock per
  * device pool; the backend's alloc/free run under it).
  */
 #ifndef MXK_STORAGE_H
@@ -41,7 +41,7 @@
 
 /**
  * Allocates `bytes` on ctx. bytes == 0 gives *ptr = NULL and MXK_OK (as MXNet).
- * The caller owns the block until mxk_storage_free(ctx, *ptr). *ptr is NULL on error.
+ * The caller owns the block until mxki_storage_free(ctx, *ptr). *ptr is NULL on error.
  * Errors (last error set): MXK_ERR_NOT_FOUND (no backend for the device type, or
  * dev_id out of range: "storage: no device backend is registered for device type 2
  * (gpu)", "storage: device cpu(5) does not exist: the cpu backend has 2 device(s)"),
@@ -50,21 +50,21 @@
  * and retrying: <backend message>"), another backend error as the backend returned it,
  * MXK_ERR_INVALID_ARGUMENT (ptr NULL, or an invalid environment variable).
  */
-mxk_status mxk_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr);
+mxk_status mxki_storage_alloc(mxk_context ctx, uint64_t bytes, void **ptr);
 
 /**
- * Returns ptr (from mxk_storage_alloc on ctx) to the pool (to the backend with pooling
+ * Returns ptr (from mxki_storage_alloc on ctx) to the pool (to the backend with pooling
  * off). NULL: no-op. A pointer that is not a live block of ctx (double free, wrong
  * device) is left alone; the thread's last error (MXK_ERR_INVALID_ARGUMENT) and stderr
  * say so.
  */
-void mxk_storage_free(mxk_context ctx, void *ptr);
+void mxki_storage_free(mxk_context ctx, void *ptr);
 
 /**
  * Whether blocks allocated on ctx get red zones: MXK_STORAGE_GUARD=1 (and valid
  * storage settings) and ctx is a host device. Thread-safe.
  */
-int mxk_storage_guarded(mxk_context ctx);
+int mxki_storage_guarded(mxk_context ctx);
 
 /**
  * Checks the red zones of `ptr`, a live block of ctx. Returns MXK_OK when they are
@@ -75,18 +75,18 @@ int mxk_storage_guarded(mxk_context ctx);
  * reported once. Does not set the last error (the caller names the culprit).
  * Thread-safe; the caller must know that nothing writes the block meanwhile.
  */
-mxk_status mxk_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
-                                    int64_t *offset);
+mxk_status mxki_storage_guard_verify(mxk_context ctx, const void *ptr, uint64_t *bytes,
+                                     int64_t *offset);
 
 /** Frees every pooled (unused) block of ctx back to the backend. */
-void mxk_storage_release_pool(mxk_context ctx);
+void mxki_storage_release_pool(mxk_context ctx);
 
 /**
  * Releases all pools of all devices (mxk_shutdown). Blocks still in use are kept (and
  * can still be freed); a device with no block in use is forgotten (its statistics read
  * as zeros until it is used again). Must not run concurrently with any other storage
- * call; call it after mxk_resource_shutdown.
+ * call; call it after mxki_resource_shutdown.
  */
-void mxk_storage_shutdown(void);
+void mxki_storage_shutdown(void);
 
 #endif /* MXK_STORAGE_H */

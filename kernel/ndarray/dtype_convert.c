@@ -19,7 +19,7 @@
 /** Elements converted per block (bounded stack buffers). */
 #define CONV_BLOCK 256
 
-uint16_t mxk_float_to_half(float f) {
+uint16_t mxki_float_to_half(float f) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
@@ -50,7 +50,7 @@ uint16_t mxk_float_to_half(float f) {
     return (uint16_t)(sign | h);
 }
 
-float mxk_half_to_float(uint16_t h) {
+float mxki_half_to_float(uint16_t h) {
     uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
     uint32_t exp = ((uint32_t)h >> 10) & 0x1fu;
     uint32_t mant = (uint32_t)h & 0x3ffu;
@@ -114,7 +114,7 @@ static void widen_float(const void *src, int32_t dt, uint64_t i0, size_t n, doub
     default: { /* MXK_FLOAT16 */
         const uint16_t *s = (const uint16_t *)src + i0;
         for (size_t i = 0; i < n; i++)
-            d[i] = mxk_half_to_float(s[i]);
+            d[i] = mxki_half_to_float(s[i]);
         break;
     }
     }
@@ -162,7 +162,7 @@ static void narrow_float(void *dst, int32_t dt, uint64_t i0, size_t n, const dou
     case MXK_FLOAT16: {
         uint16_t *o = (uint16_t *)dst + i0;
         for (size_t i = 0; i < n; i++)
-            o[i] = mxk_float_to_half(d2f(d[i]));
+            o[i] = mxki_float_to_half(d2f(d[i]));
         break;
     }
     case MXK_UINT8: {
@@ -210,7 +210,7 @@ static void narrow_int(void *dst, int32_t dt, uint64_t i0, size_t n, const int64
     case MXK_FLOAT16: {
         uint16_t *o = (uint16_t *)dst + i0;
         for (size_t i = 0; i < n; i++)
-            o[i] = mxk_float_to_half((float)v[i]);
+            o[i] = mxki_float_to_half((float)v[i]);
         break;
     }
     case MXK_UINT8: {
@@ -237,8 +237,8 @@ static void narrow_int(void *dst, int32_t dt, uint64_t i0, size_t n, const int64
     }
 }
 
-bool mxk_dtype_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype,
-                       uint64_t count) {
+bool mxki_dtype_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype,
+                        uint64_t count) {
     size_t dsize = mxk_dtype_size(dst_dtype), ssize = mxk_dtype_size(src_dtype);
     if (dsize == 0 || ssize == 0)
         return false;
@@ -264,7 +264,7 @@ bool mxk_dtype_convert(void *dst, int32_t dst_dtype, const void *src, int32_t sr
     return true;
 }
 
-bool mxk_dtype_fill_host(void *dst, int32_t dtype, uint64_t count, double value) {
+bool mxki_dtype_fill_host(void *dst, int32_t dtype, uint64_t count, double value) {
     size_t esize = mxk_dtype_size(dtype);
     if (esize == 0)
         return false;

@@ -28,23 +28,23 @@
 #include <stdint.h>
 
 /** IEEE 754 binary32 -> binary16, round to nearest even (bits of the half returned). */
-uint16_t mxk_float_to_half(float f);
+uint16_t mxki_float_to_half(float f);
 
 /** IEEE 754 binary16 (bits) -> binary32; exact. */
-float mxk_half_to_float(uint16_t h);
+float mxki_half_to_float(uint16_t h);
 
 /**
  * Converts `count` elements at `src` (dtype src_dtype) into `dst` (dtype dst_dtype),
  * both host memory, not overlapping unless the dtypes are equal (then it is a
  * memmove). Returns false (and writes nothing) when a dtype code is unknown.
  */
-bool mxk_dtype_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype,
-                       uint64_t count);
+bool mxki_dtype_convert(void *dst, int32_t dst_dtype, const void *src, int32_t src_dtype,
+                        uint64_t count);
 
 /**
  * Sets `count` elements of `dtype` at host memory `dst` to `value`, converted as a
- * float64 element would be by mxk_dtype_convert. Returns false for an unknown dtype.
+ * float64 element would be by mxki_dtype_convert. Returns false for an unknown dtype.
  */
-bool mxk_dtype_fill_host(void *dst, int32_t dtype, uint64_t count, double value);
+bool mxki_dtype_fill_host(void *dst, int32_t dtype, uint64_t count, double value);
 
 #endif /* MXK_DTYPE_CONVERT_H */

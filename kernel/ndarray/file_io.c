@@ -35,7 +35,7 @@
 /** The write call of every writer (tests replace it; see file_io.h). */
 static mxk_file_write_fn write_fn = write;
 
-void mxk_file_io_set_write_hook(mxk_file_write_fn fn) {
+void mxki_file_io_set_write_hook(mxk_file_write_fn fn) {
     write_fn = fn ? fn : write;
 }
 
@@ -289,8 +289,8 @@ mxk_status mxk_file_write(const char *path, const void *data, size_t size) {
 /* Reading                                                                   */
 /* ------------------------------------------------------------------------- */
 
-mxk_status mxk_file_open_read(const char *path, const char *what, uint64_t max_size, int *fd,
-                              uint64_t *size) {
+mxk_status mxki_file_open_read(const char *path, const char *what, uint64_t max_size, int *fd,
+                               uint64_t *size) {
     *fd = -1;
     *size = 0;
     const char *w = what ? what : "";
@@ -320,7 +320,7 @@ mxk_status mxk_file_open_read(const char *path, const char *what, uint64_t max_s
     return MXK_OK;
 }
 
-mxk_status mxk_file_read_exact(int fd, const char *path, const char *what, void *dst, size_t n) {
+mxk_status mxki_file_read_exact(int fd, const char *path, const char *what, void *dst, size_t n) {
     const char *w = what ? what : "";
     uint8_t *p = dst;
     while (n > 0) {
@@ -351,7 +351,7 @@ mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, 
     uint64_t n;
     if (max_size > SIZE_MAX - 1)
         max_size = SIZE_MAX - 1;
-    mxk_status st = mxk_file_open_read(path, what, max_size, &fd, &n);
+    mxk_status st = mxki_file_open_read(path, what, max_size, &fd, &n);
     if (st != MXK_OK)
         return st;
     char *buf = malloc((size_t)n + 1);
@@ -359,7 +359,7 @@ mxk_status mxk_file_read(const char *path, const char *what, uint64_t max_size, 
         st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "cannot read '%s': out of memory for %llu bytes",
                            path, (unsigned long long)n);
     else
-        st = mxk_file_read_exact(fd, path, what, buf, (size_t)n);
+        st = mxki_file_read_exact(fd, path, what, buf, (size_t)n);
     close(fd);
     if (st != MXK_OK) {
         free(buf);

@@ -4,9 +4,9 @@
  * mxk_file_check_target).
  *
  * Readers that parse a file as they go (NDArray lists, kernel/ndarray_io.c) open
- * it with mxk_file_open_read and pull bytes with mxk_file_read_exact, so that
+ * it with mxki_file_open_read and pull bytes with mxki_file_read_exact, so that
  * every size in a header is checked against the file's size before anything is
- * allocated. Tests replace the write call with mxk_file_io_set_write_hook to make
+ * allocated. Tests replace the write call with mxki_file_io_set_write_hook to make
  * a write fail or stall half-way through (tests/files).
  */
 #ifndef MXK_FILE_IO_H
@@ -29,8 +29,8 @@
  * N bytes is more than the limit of M bytes" when the file exceeds `max_size`.
  * Thread-safe.
  */
-mxk_status mxk_file_open_read(const char *path, const char *what, uint64_t max_size, int *fd,
-                              uint64_t *size);
+mxk_status mxki_file_open_read(const char *path, const char *what, uint64_t max_size, int *fd,
+                               uint64_t *size);
 
 /**
  * Reads exactly `n` bytes from `fd` into `dst`, retrying on EINTR and short
@@ -38,7 +38,7 @@ mxk_status mxk_file_open_read(const char *path, const char *what, uint64_t max_s
  * "cannot read WHAT 'PATH': it ended early (the file shrank while it was read)"
  * at end of file. `path` and `what` only name the file in messages. Thread-safe.
  */
-mxk_status mxk_file_read_exact(int fd, const char *path, const char *what, void *dst, size_t n);
+mxk_status mxki_file_read_exact(int fd, const char *path, const char *what, void *dst, size_t n);
 
 /** The write(2) the atomic writer calls; tests substitute one that fails or stalls. */
 typedef ssize_t (*mxk_file_write_fn)(int fd, const void *buf, size_t n);
@@ -48,6 +48,6 @@ typedef ssize_t (*mxk_file_write_fn)(int fd, const void *buf, size_t n);
  * tests only: not synchronised with writes in progress, so set it while no file
  * is being written. Not exported from libmxk.
  */
-__attribute__((visibility("hidden"))) void mxk_file_io_set_write_hook(mxk_file_write_fn fn);
+__attribute__((visibility("hidden"))) void mxki_file_io_set_write_hook(mxk_file_write_fn fn);
 
 #endif /* MXK_FILE_IO_H */

@@ -131,14 +131,14 @@ static mxk_status backend_copy(const mxk_device_def *def, mxk_copy_kind kind, vo
     if (st == MXK_OK)
         st = sync_stream(def, side, stream, err);
     if (st != MXK_OK && err != NULL && err->msg[0] == '\0')
-        mxk_sink_set(err, st, "the %s backend's copy of %" PRIu64 " bytes failed (%s)",
-                     def->name ? def->name : "device", bytes, mxk_status_name(st));
+        mxki_sink_set(err, st, "the %s backend's copy of %" PRIu64 " bytes failed (%s)",
+                      def->name ? def->name : "device", bytes, mxk_status_name(st));
     return st;
 }
 
 /** The backend of a non-host context, checked to have a copy function (last error set). */
 static const mxk_device_def *copy_backend(mxk_context ctx, const char *who) {
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     char cs[48];
     if (def == NULL) {
         mxk_set_error(MXK_ERR_NOT_FOUND, "%s: no device backend is registered for %s", who,
@@ -160,7 +160,7 @@ static const mxk_device_def *copy_backend(mxk_context ctx, const char *who) {
 /** Engine deleter of a chunk: returns its memory to the pool and frees it. */
 static void chunk_delete(void *p) {
     mxk_ndarray_chunk *c = p;
-    mxk_storage_free(c->ctx, c->data);
+    mxki_storage_free(c->ctx, c->data);
     free(c);
 }
 
@@ -169,7 +169,7 @@ static void chunk_release(mxk_ndarray_chunk *c) {
     unsigned before = atomic_fetch_sub(&c->refcount, 1);
     MXK_ASSERT(before > 0, "an NDArray chunk is released more often than it was referenced");
     if (before == 1)
-        mxk_engine_delete_var(c->var, chunk_delete, c, c->ctx.dev_type, c->ctx.dev_id);
+        mxki_engine_delete_var(c->var, chunk_delete, c, c->ctx.dev_type, c->ctx.dev_id);
 }
 
 /** A new handle on chunk c (reference taken) with the given view. NULL when out of memory. */
@@ -191,7 +191,7 @@ static mxk_ndarray *handle_new(mxk_ndarray_chunk *c, uint64_t offset, const mxk_
  * Sets the last error and returns its code on failure.
  */
 static mxk_status check_ctx(mxk_context ctx, const char *who) {
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     char cs[48];
     if (def == NULL)
         return mxk_set_error(MXK_ERR_NOT_FOUND,
@@ -233,7 +233,7 @@ static mxk_status ndarray_new(const mxk_shape *shape, int32_t dtype, mxk_context
         return mxk_set_error(MXK_ERR_SHAPE,
                              "%s: shape %s is invalid (negative dimension, or more elements of "
                              "%s than fit in 64 bits)",
-                             who, mxk_shape_format(shape, sbuf, sizeof sbuf),
+                             who, mxki_shape_format(shape, sbuf, sizeof sbuf),
                              mxk_dtype_name(dtype));
     mxk_status st = check_ctx(ctx, who);
     if (st != MXK_OK)
@@ -244,19 +244,19 @@ static mxk_status ndarray_new(const mxk_shape *shape, int32_t dtype, mxk_context
     c->ctx = ctx;
     c->bytes = bytes;
     atomic_init(&c->refcount, 0);
-    st = mxk_storage_alloc(ctx, bytes, &c->data);
+    st = mxki_storage_alloc(ctx, bytes, &c->data);
     if (st != MXK_OK) {
         free(c);
         return st;
     }
-    c->var = mxk_engine_new_var();
+    c->var = mxki_engine_new_var();
     if (c->var == NULL) {
-        mxk_storage_free(ctx, c->data);
+        mxki_storage_free(ctx, c->data);
         free(c);
-        return mxk_last_error_code() != MXK_OK ? mxk_last_error_code() : MXK_ERR_OUT_OF_MEMORY;
+        return mxki_last_error_code() != MXK_OK ? mxki_last_error_code() : MXK_ERR_OUT_OF_MEMORY;
     }
-    if (c->data != NULL && mxk_storage_guarded(ctx)) /* MXK_STORAGE_GUARD: checked per write */
-        mxk_engine_var_set_guard(c->var, ctx.dev_type, ctx.dev_id, c->data);
+    if (c->data != NULL && mxki_storage_guarded(ctx)) /* MXK_STORAGE_GUARD: checked per write */
+        mxki_engine_var_set_guard(c->var, ctx.dev_type, ctx.dev_id, c->data);
     mxk_shape s = *shape;
     for (int32_t i = s.ndim; i < MXK_MAX_NDIM; i++)
         s.dims[i] = 0;
@@ -264,7 +264,7 @@ static mxk_status ndarray_new(const mxk_shape *shape, int32_t dtype, mxk_context
     mxk_ndarray *a = handle_new(c, 0, &s, dtype);
     if (a == NULL) {
         /* No handle holds the chunk: nothing can have used the variable. */
-        mxk_engine_delete_var(c->var, chunk_delete, c, ctx.dev_type, ctx.dev_id);
+        mxki_engine_delete_var(c->var, chunk_delete, c, ctx.dev_type, ctx.dev_id);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of host memory", who);
     }
     *out = a;
@@ -280,20 +280,20 @@ mxk_status mxk_ndarray_create(const mxk_shape *shape, int32_t dtype, mxk_context
     return ndarray_new(shape, dtype, ctx, false, "mxk_ndarray_create", out);
 }
 
-mxk_status mxk_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray **out) {
+mxk_status mxki_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray **out) {
     mxk_shape s;
     memset(&s, 0, sizeof s);
-    return ndarray_new(&s, dtype, ctx, true, "mxk_ndarray_create_empty", out);
+    return ndarray_new(&s, dtype, ctx, true, "mxki_ndarray_create_empty", out);
 }
 
-mxk_ndarray *mxk_ndarray_retain_view(const mxk_ndarray *a) {
+mxk_ndarray *mxki_ndarray_retain_view(const mxk_ndarray *a) {
     if (a == NULL) {
-        mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_ndarray_retain_view: array is NULL");
+        mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxki_ndarray_retain_view: array is NULL");
         return NULL;
     }
     mxk_ndarray *v = handle_new(a->chunk, a->offset, &a->shape, a->dtype);
     if (v == NULL)
-        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_ndarray_retain_view: out of host memory");
+        mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_ndarray_retain_view: out of host memory");
     return v;
 }
 
@@ -321,11 +321,11 @@ uint64_t mxk_ndarray_size(const mxk_ndarray *arr) {
     return shape_elems_checked(&arr->shape, 0, &n, NULL) ? n : 0;
 }
 
-uint64_t mxk_ndarray_bytes(const mxk_ndarray *a) {
+uint64_t mxki_ndarray_bytes(const mxk_ndarray *a) {
     return mxk_ndarray_size(a) * mxk_dtype_size(a->dtype);
 }
 
-void mxk_ndarray_to_tensor(const mxk_ndarray *a, mxk_tensor *t) {
+void mxki_ndarray_to_tensor(const mxk_ndarray *a, mxk_tensor *t) {
     memset(t, 0, sizeof *t);
     t->struct_size = (uint32_t)sizeof *t;
     t->dtype = a->dtype;
@@ -342,7 +342,7 @@ void mxk_ndarray_to_tensor(const mxk_ndarray *a, mxk_tensor *t) {
 mxk_status mxk_ndarray_wait_to_read(mxk_ndarray *arr) {
     if (arr == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_ndarray_wait_to_read: arr is NULL");
-    return mxk_engine_wait_var(arr->chunk->var);
+    return mxki_engine_wait_var(arr->chunk->var);
 }
 
 /** The empty write pushed by wait_to_write (upstream's WaitToWrite pushes the same). */
@@ -356,11 +356,11 @@ mxk_status mxk_ndarray_wait_to_write(mxk_ndarray *arr) {
     int32_t dt, di;
     exec_dev(arr->chunk->ctx, &dt, &di);
     mxk_engine_var *v = arr->chunk->var;
-    mxk_status st = mxk_engine_push_sync(nd_noop_fn, NULL, NULL, dt, di, NULL, 0, &v, 1,
-                                         MXK_ENGINE_PROP_NORMAL, 0, "ndarray_wait_to_write");
+    mxk_status st = mxki_engine_push_sync(nd_noop_fn, NULL, NULL, dt, di, NULL, 0, &v, 1,
+                                          MXK_ENGINE_PROP_NORMAL, 0, "ndarray_wait_to_write");
     if (st != MXK_OK)
         return st;
-    return mxk_engine_wait_var(v);
+    return mxki_engine_wait_var(v);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -393,11 +393,12 @@ static mxk_status copy_src_to_host(const nd_copy *a, uint64_t bytes, const mxk_r
         *host = a->src;
         return MXK_OK;
     }
-    const mxk_device_def *def = mxk_registry_device(a->src_ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(a->src_ctx.dev_type);
     void *buf = malloc((size_t)bytes);
     if (buf == NULL)
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
-                            "copy: out of host memory for a %" PRIu64 "-byte bounce buffer", bytes);
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
+                             "copy: out of host memory for a %" PRIu64 "-byte bounce buffer",
+                             bytes);
     mxk_status st = backend_copy(def, MXK_COPY_DEVICE_TO_HOST, buf, 0, a->src, a->src_ctx.dev_id,
                                  bytes, rctx, err);
     if (st != MXK_OK) {
@@ -417,7 +418,7 @@ static mxk_status copy_host_to_dst(const nd_copy *a, const void *host, uint64_t 
             memmove(a->dst, host, (size_t)bytes);
         return MXK_OK;
     }
-    const mxk_device_def *def = mxk_registry_device(a->dst_ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(a->dst_ctx.dev_type);
     return backend_copy(def, MXK_COPY_HOST_TO_DEVICE, a->dst, a->dst_ctx.dev_id, host, 0, bytes,
                         rctx, err);
 }
@@ -438,13 +439,13 @@ static mxk_status nd_copy_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
             if (src_host)
                 return copy_host_to_dst(a, a->src, sbytes, rctx, err);
             if (dst_host) {
-                const mxk_device_def *def = mxk_registry_device(a->src_ctx.dev_type);
+                const mxk_device_def *def = mxki_registry_device(a->src_ctx.dev_type);
                 return backend_copy(def, MXK_COPY_DEVICE_TO_HOST, a->dst, 0, a->src,
                                     a->src_ctx.dev_id, sbytes, rctx, err);
             }
             /* Two device types: bounce through the host. */
         } else {
-            const mxk_device_def *def = mxk_registry_device(a->dst_ctx.dev_type);
+            const mxk_device_def *def = mxki_registry_device(a->dst_ctx.dev_type);
             return backend_copy(def, MXK_COPY_DEVICE_TO_DEVICE, a->dst, a->dst_ctx.dev_id, a->src,
                                 a->src_ctx.dev_id, sbytes, rctx, err);
         }
@@ -459,17 +460,17 @@ static mxk_status nd_copy_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
     uint64_t dbytes = a->count * mxk_dtype_size(a->dst_dtype);
     if (a->src_dtype != a->dst_dtype) {
         if (dst_host) {
-            mxk_dtype_convert(a->dst, a->dst_dtype, hsrc, a->src_dtype, a->count);
+            mxki_dtype_convert(a->dst, a->dst_dtype, hsrc, a->src_dtype, a->count);
             free(tmp_src);
             return MXK_OK;
         }
         tmp_dst = malloc((size_t)dbytes);
         if (tmp_dst == NULL) {
             free(tmp_src);
-            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
-                                "copy: out of host memory for a %" PRIu64 "-byte buffer", dbytes);
+            return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
+                                 "copy: out of host memory for a %" PRIu64 "-byte buffer", dbytes);
         }
-        mxk_dtype_convert(tmp_dst, a->dst_dtype, hsrc, a->src_dtype, a->count);
+        mxki_dtype_convert(tmp_dst, a->dst_dtype, hsrc, a->src_dtype, a->count);
         hout = tmp_dst;
     }
     st = copy_host_to_dst(a, hout, dbytes, rctx, err);
@@ -497,20 +498,20 @@ static mxk_status push_copy(nd_copy *a, mxk_engine_var *read_var, mxk_engine_var
         exec_dev(a->dst_ctx, &dt, &di);
     }
     mxk_engine_var *rv[1] = {read_var};
-    return mxk_engine_push_sync(nd_copy_fn, a, nd_copy_free, dt, di, rv, read_var ? 1 : 0,
-                                &write_var, 1, props, 0, name);
+    return mxki_engine_push_sync(nd_copy_fn, a, nd_copy_free, dt, di, rv, read_var ? 1 : 0,
+                                 &write_var, 1, props, 0, name);
 }
 
 /** Checks that a host buffer of `bytes` matches the array (last error set otherwise). */
 static mxk_status check_host_bytes(const mxk_ndarray *arr, const void *buf, uint64_t bytes,
                                    const char *who, const char *what) {
-    uint64_t need = mxk_ndarray_bytes(arr);
+    uint64_t need = mxki_ndarray_bytes(arr);
     if (bytes != need) {
         char sbuf[256];
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "%s: %s has %" PRIu64 " bytes but the array of shape %s and dtype "
                              "%s needs %" PRIu64,
-                             who, what, bytes, mxk_shape_format(&arr->shape, sbuf, sizeof sbuf),
+                             who, what, bytes, mxki_shape_format(&arr->shape, sbuf, sizeof sbuf),
                              mxk_dtype_name(arr->dtype), need);
     }
     if (buf == NULL && bytes > 0)
@@ -527,7 +528,7 @@ mxk_status mxk_ndarray_copy_from_host(mxk_ndarray *arr, const void *src, uint64_
         return st;
     mxk_context ctx = arr->chunk->ctx;
     if (!is_host_dev(ctx.dev_type) && copy_backend(ctx, who) == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     nd_copy *a = calloc(1, sizeof *a);
     void *stage = malloc((size_t)bytes);
     if (a == NULL || stage == NULL) {
@@ -554,7 +555,7 @@ mxk_status mxk_ndarray_copy_to_host(mxk_ndarray *arr, void *dst, uint64_t bytes)
     mxk_status st = check_host_bytes(arr, dst, bytes, who, "the destination buffer");
     if (st != MXK_OK)
         return st;
-    st = mxk_engine_wait_var(arr->chunk->var);
+    st = mxki_engine_wait_var(arr->chunk->var);
     if (st != MXK_OK || bytes == 0)
         return st;
     mxk_context ctx = arr->chunk->ctx;
@@ -564,15 +565,15 @@ mxk_status mxk_ndarray_copy_to_host(mxk_ndarray *arr, void *dst, uint64_t bytes)
     }
     const mxk_device_def *def = copy_backend(ctx, who);
     if (def == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     mxk_error_sink err;
-    mxk_error_sink_clear(&err);
+    mxki_error_sink_clear(&err);
     st = backend_copy(def, MXK_COPY_DEVICE_TO_HOST, dst, 0, mxk_ndarray_ptr(arr), ctx.dev_id, bytes,
                       NULL, &err);
     if (st != MXK_OK) {
         char cs[48];
-        return mxk_set_error_from_sink(&err, "%s: copy from %s failed: ", who,
-                                       ctx_str(ctx, cs, sizeof cs));
+        return mxki_set_error_from_sink(&err, "%s: copy from %s failed: ", who,
+                                        ctx_str(ctx, cs, sizeof cs));
     }
     return MXK_OK;
 }
@@ -582,11 +583,11 @@ mxk_status mxk_ndarray_copy_to(mxk_ndarray *src, mxk_ndarray *dst) {
     if (src == NULL || dst == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who,
                              src == NULL ? "src" : "dst");
-    if (!mxk_shape_equal(&src->shape, &dst->shape)) {
+    if (!mxki_shape_equal(&src->shape, &dst->shape)) {
         char s1[256], s2[256];
         return mxk_set_error(MXK_ERR_SHAPE, "%s: shapes differ: source %s, destination %s", who,
-                             mxk_shape_format(&src->shape, s1, sizeof s1),
-                             mxk_shape_format(&dst->shape, s2, sizeof s2));
+                             mxki_shape_format(&src->shape, s1, sizeof s1),
+                             mxki_shape_format(&dst->shape, s2, sizeof s2));
     }
     uint64_t count = mxk_ndarray_size(src);
     if (count == 0)
@@ -596,9 +597,9 @@ mxk_status mxk_ndarray_copy_to(mxk_ndarray *src, mxk_ndarray *dst) {
     if (same_chunk && src->offset == dst->offset && src->dtype == dst->dtype)
         return MXK_OK; /* copying an array onto itself */
     if (!is_host_dev(sc.dev_type) && copy_backend(sc, who) == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     if (!is_host_dev(dc.dev_type) && copy_backend(dc, who) == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     nd_copy *a = calloc(1, sizeof *a);
     if (a == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of host memory", who);
@@ -632,7 +633,7 @@ typedef struct nd_fill {
 /** Engine function of fill: the backend's fill, or a host fill when it has none. */
 static mxk_status nd_fill_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
     const nd_fill *a = arg;
-    const mxk_device_def *def = mxk_registry_device(a->ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(a->ctx.dev_type);
     if (def != NULL && def->fill != NULL) {
         void *stream = stream_for(rctx, def, a->ctx.dev_id);
         mxk_status st = def->fill(a->ctx.dev_id, a->ptr, a->dtype, a->count, a->value, stream, err);
@@ -640,7 +641,7 @@ static mxk_status nd_fill_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
             st = sync_stream(def, a->ctx.dev_id, stream, err);
         return st;
     }
-    mxk_dtype_fill_host(a->ptr, a->dtype, a->count, a->value);
+    mxki_dtype_fill_host(a->ptr, a->dtype, a->count, a->value);
     return MXK_OK;
 }
 
@@ -652,7 +653,7 @@ mxk_status mxk_ndarray_fill(mxk_ndarray *arr, double value) {
     if (count == 0)
         return MXK_OK;
     mxk_context ctx = arr->chunk->ctx;
-    const mxk_device_def *def = mxk_registry_device(ctx.dev_type);
+    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     if (!is_host_dev(ctx.dev_type) && (def == NULL || def->fill == NULL)) {
         char cs[48];
         return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: the backend of %s has no fill function", who,
@@ -669,8 +670,8 @@ mxk_status mxk_ndarray_fill(mxk_ndarray *arr, double value) {
     int32_t dt, di;
     exec_dev(ctx, &dt, &di);
     mxk_engine_var *v = arr->chunk->var;
-    return mxk_engine_push_sync(nd_fill_fn, a, free, dt, di, NULL, 0, &v, 1, MXK_ENGINE_PROP_NORMAL,
-                                0, "ndarray_fill");
+    return mxki_engine_push_sync(nd_fill_fn, a, free, dt, di, NULL, 0, &v, 1,
+                                 MXK_ENGINE_PROP_NORMAL, 0, "ndarray_fill");
 }
 
 mxk_status mxk_ndarray_full(const mxk_shape *shape, int32_t dtype, mxk_context ctx, double value,
@@ -706,7 +707,7 @@ mxk_status mxk_ndarray_data(mxk_ndarray *arr, void **data) {
                              "mxk_ndarray_copy_to_host)",
                              who, ctx_str(ctx, cs, sizeof cs));
     }
-    mxk_status st = mxk_engine_wait_var(arr->chunk->var);
+    mxk_status st = mxki_engine_wait_var(arr->chunk->var);
     if (st != MXK_OK)
         return st;
     *data = mxk_ndarray_ptr(arr);
@@ -725,7 +726,7 @@ mxk_status mxk_ndarray_slice(mxk_ndarray *arr, int64_t begin, int64_t end, mxk_n
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who,
                              arr == NULL ? "arr" : "out");
     char sbuf[256];
-    mxk_shape_format(&arr->shape, sbuf, sizeof sbuf);
+    mxki_shape_format(&arr->shape, sbuf, sizeof sbuf);
     if (arr->shape.ndim < 1)
         return mxk_set_error(MXK_ERR_SHAPE, "%s: cannot slice an array of unknown shape %s", who,
                              sbuf);
@@ -763,12 +764,12 @@ mxk_status mxk_ndarray_reshape(mxk_ndarray *arr, const mxk_shape *shape, mxk_nda
                              : shape == NULL ? "shape"
                                              : "out");
     char s1[256], s2[256];
-    mxk_shape_format(&arr->shape, s1, sizeof s1);
+    mxki_shape_format(&arr->shape, s1, sizeof s1);
     if (shape->ndim < 1 || shape->ndim > MXK_MAX_NDIM)
         return mxk_set_error(MXK_ERR_SHAPE,
                              "%s: target ndim %" PRId32 " is invalid (expected 1..%d)", who,
                              shape->ndim, MXK_MAX_NDIM);
-    mxk_shape_format(shape, s2, sizeof s2);
+    mxki_shape_format(shape, s2, sizeof s2);
     uint64_t n_old = mxk_ndarray_size(arr), n_new = 0;
     bool ok = shape_elems_checked(shape, 0, &n_new, NULL);
     if (arr->shape.ndim < 1 || !ok || n_new != n_old) {

@@ -22,7 +22,7 @@
 /** Shared storage of one or more NDArray views. */
 typedef struct mxk_ndarray_chunk {
     atomic_uint refcount; /**< number of mxk_ndarray handles using the chunk */
-    void *data;           /**< device memory from mxk_storage_alloc (NULL when bytes == 0) */
+    void *data;           /**< device memory from mxki_storage_alloc (NULL when bytes == 0) */
     uint64_t bytes;
     mxk_context ctx;
     mxk_engine_var *var; /**< guards `data` */
@@ -51,10 +51,10 @@ static inline mxk_engine_var *mxk_ndarray_var(const mxk_ndarray *a) {
 }
 
 /** Size of the array in bytes. */
-uint64_t mxk_ndarray_bytes(const mxk_ndarray *a);
+uint64_t mxki_ndarray_bytes(const mxk_ndarray *a);
 
 /** Fills an ABI tensor view of the array (struct_size set, data = mxk_ndarray_ptr). */
-void mxk_ndarray_to_tensor(const mxk_ndarray *a, mxk_tensor *t);
+void mxki_ndarray_to_tensor(const mxk_ndarray *a, mxk_tensor *t);
 
 /** True when two arrays use the same memory range start (same chunk and offset). */
 static inline int mxk_ndarray_same_memory(const mxk_ndarray *a, const mxk_ndarray *b) {
@@ -66,6 +66,6 @@ static inline int mxk_ndarray_same_memory(const mxk_ndarray *a, const mxk_ndarra
  * Used by pushed work to keep arrays alive until it completes. NULL on OOM
  * (last error set).
  */
-mxk_ndarray *mxk_ndarray_retain_view(const mxk_ndarray *a);
+mxk_ndarray *mxki_ndarray_retain_view(const mxk_ndarray *a);
 
 #endif /* MXK_NDARRAY_H */

@@ -1,6 +1,6 @@
 /*
  * NDArray list files: mxk_ndarray_save / mxk_ndarray_load / mxk_ndarray_list_free,
- * and the in-memory forms mxk_ndarray_save_buffer / mxk_ndarray_load_buffer.
+ * and the in-memory forms mxki_ndarray_save_buffer / mxk_ndarray_load_buffer.
  * The format is described in ndarray_io.h (MXNet's .params; upstream
  * src/ndarray/ndarray.cc NDArray::Save/Load/LegacyLoad).
  *
@@ -15,7 +15,7 @@
  *
  * Reading (a file is parsed as it is read, so every size in it is checked
  * against the file's size before anything is allocated; only a regular file is
- * read, see mxk_file_open_read):
+ * read, see mxki_file_open_read):
  * - V2, V3 (dense only), V1 and legacy records; any context in the file loads on
  *   cpu(0) (MXNet copies to the saved context; mxk has no GPU in the kernel and
  *   leaves the move to the caller); dtype codes 0..6.
@@ -73,7 +73,7 @@ typedef struct writer {
 
 /** Records that the buffer cannot grow. */
 static void w_oom(writer *w) {
-    w->st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxk_ndarray_save_buffer: out of host memory");
+    w->st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "mxki_ndarray_save_buffer: out of host memory");
 }
 
 /** Appends n bytes. */
@@ -195,7 +195,7 @@ static mxk_status save_record(writer *w, mxk_ndarray *a, bool v3) {
     w_i32(w, ctx.dev_id);
     int32_t dtype = mxk_ndarray_dtype(a);
     w_i32(w, dtype);
-    uint64_t count = mxk_ndarray_size(a), bytes = mxk_ndarray_bytes(a);
+    uint64_t count = mxk_ndarray_size(a), bytes = mxki_ndarray_bytes(a);
     if (bytes == 0)
         return MXK_OK;
     if (ctx.dev_type == MXK_DEV_CPU || ctx.dev_type == MXK_DEV_CPU_PINNED) {
@@ -238,9 +238,9 @@ static mxk_status save_all(writer *w, uint32_t num, mxk_ndarray *const *arrays,
     return MXK_OK;
 }
 
-mxk_status mxk_ndarray_save_buffer(uint32_t num, mxk_ndarray *const *arrays,
-                                   const char *const *names, uint8_t **out, size_t *out_size) {
-    const char *who = "mxk_ndarray_save_buffer";
+mxk_status mxki_ndarray_save_buffer(uint32_t num, mxk_ndarray *const *arrays,
+                                    const char *const *names, uint8_t **out, size_t *out_size) {
+    const char *who = "mxki_ndarray_save_buffer";
     if (out == NULL || out_size == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: out is NULL", who);
     *out = NULL;
@@ -342,7 +342,7 @@ static mxk_status rd_copy(reader *r, void *dst, size_t n) {
     if (r->fd < 0) {
         memcpy(dst, r->p + r->pos, n);
     } else {
-        mxk_status st = mxk_file_read_exact(r->fd, r->path, "NDArray file", dst, n);
+        mxk_status st = mxki_file_read_exact(r->fd, r->path, "NDArray file", dst, n);
         if (st != MXK_OK)
             return st;
     }
@@ -456,7 +456,7 @@ static mxk_status rd_shape_legacy(reader *r, uint32_t ndim, int64_t *dims) {
 
 /** Creates the empty array an empty record loads as. */
 static mxk_status load_empty(mxk_ndarray **out) {
-    return mxk_ndarray_create_empty(MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, out);
+    return mxki_ndarray_create_empty(MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, out);
 }
 
 /** Parses one record into a new CPU array. */
@@ -542,7 +542,7 @@ static mxk_status load_record(reader *r, mxk_ndarray **out) {
         if (d != 0 && count > UINT64_MAX / d) {
             char sb[256];
             return rd_fail(r, "shape %s has more elements than fit in 64 bits",
-                           mxk_shape_format(&shape, sb, sizeof sb));
+                           mxki_shape_format(&shape, sb, sizeof sb));
         }
         count *= d;
     }
@@ -558,7 +558,7 @@ static mxk_status load_record(reader *r, mxk_ndarray **out) {
         return rd_fail(r, "unknown dtype code %" PRId32 " at offset %zu (valid: 0..6)", dtype, dat);
     if (count > UINT64_MAX / esize || count * esize > rd_left(r)) {
         char sb[256];
-        mxk_shape_format(&shape, sb, sizeof sb);
+        mxki_shape_format(&shape, sb, sizeof sb);
         if (count > UINT64_MAX / esize)
             return rd_fail(r, "shape %s of %s is larger than 2^64 bytes", sb,
                            mxk_dtype_name(dtype));
@@ -700,7 +700,7 @@ mxk_status mxk_ndarray_load(const char *path, uint32_t *num, mxk_ndarray ***arra
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: path is NULL", who);
     int fd;
     uint64_t size;
-    mxk_status st = mxk_file_open_read(path, "NDArray file", SIZE_MAX, &fd, &size);
+    mxk_status st = mxki_file_open_read(path, "NDArray file", SIZE_MAX, &fd, &size);
     if (st != MXK_OK)
         return st;
     size_t slen = strlen(path) + 8;

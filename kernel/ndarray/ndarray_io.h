@@ -45,7 +45,7 @@
  * variable, so waits and saves work; size 0; data pointer NULL.
  * Errors: as mxk_ndarray_create for dtype and ctx. Thread-safe.
  */
-mxk_status mxk_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray **out);
+mxk_status mxki_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray **out);
 
 /* mxk_ndarray_load_buffer (parse a list in memory) is public: mxk.h. */
 
@@ -58,7 +58,7 @@ mxk_status mxk_ndarray_create_empty(int32_t dtype, mxk_context ctx, mxk_ndarray 
  * Errors: MXK_ERR_INVALID_ARGUMENT (NULL array or name), MXK_ERR_OUT_OF_MEMORY,
  * errors of pending work. Thread-safe.
  */
-mxk_status mxk_ndarray_save_buffer(uint32_t num, mxk_ndarray *const *arrays,
-                                   const char *const *names, uint8_t **out, size_t *out_size);
+mxk_status mxki_ndarray_save_buffer(uint32_t num, mxk_ndarray *const *arrays,
+                                    const char *const *names, uint8_t **out, size_t *out_size);
 
 #endif /* MXK_NDARRAY_IO_H */

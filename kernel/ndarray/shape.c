@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-uint64_t mxk_shape_size(const mxk_shape *s) {
+uint64_t mxki_shape_size(const mxk_shape *s) {
     if (s->ndim <= 0)
         return 0;
     uint64_t n = 1;
@@ -19,7 +19,7 @@ uint64_t mxk_shape_size(const mxk_shape *s) {
     return n;
 }
 
-bool mxk_shape_is_complete(const mxk_shape *s) {
+bool mxki_shape_is_complete(const mxk_shape *s) {
     if (s->ndim <= 0)
         return false;
     for (int32_t i = 0; i < s->ndim; i++)
@@ -28,7 +28,7 @@ bool mxk_shape_is_complete(const mxk_shape *s) {
     return true;
 }
 
-bool mxk_shape_equal(const mxk_shape *a, const mxk_shape *b) {
+bool mxki_shape_equal(const mxk_shape *a, const mxk_shape *b) {
     if (a->ndim != b->ndim)
         return false;
     for (int32_t i = 0; i < a->ndim; i++)
@@ -37,7 +37,7 @@ bool mxk_shape_equal(const mxk_shape *a, const mxk_shape *b) {
     return true;
 }
 
-mxk_shape mxk_shape_make(int32_t ndim, const int64_t *dims) {
+mxk_shape mxki_shape_make(int32_t ndim, const int64_t *dims) {
     mxk_shape s;
     memset(&s, 0, sizeof s);
     if (ndim < 0)
@@ -50,7 +50,7 @@ mxk_shape mxk_shape_make(int32_t ndim, const int64_t *dims) {
     return s;
 }
 
-const char *mxk_shape_format(const mxk_shape *s, char *buf, size_t size) {
+const char *mxki_shape_format(const mxk_shape *s, char *buf, size_t size) {
     size_t pos = 0;
     if (size == 0)
         return buf;

@@ -11,22 +11,22 @@
 
 /** Number of elements (product of dims; 0 when ndim is 0 or any dim is 0); UINT64_MAX when
  *  the product overflows (no array can have that many: callers that allocate refuse it). */
-uint64_t mxk_shape_size(const mxk_shape *s);
+uint64_t mxki_shape_size(const mxk_shape *s);
 
 /** True when ndim > 0 and every dim is > 0. */
-bool mxk_shape_is_complete(const mxk_shape *s);
+bool mxki_shape_is_complete(const mxk_shape *s);
 
 /** True when both have the same ndim and dims. */
-bool mxk_shape_equal(const mxk_shape *a, const mxk_shape *b);
+bool mxki_shape_equal(const mxk_shape *a, const mxk_shape *b);
 
 /** Builds a shape from ndim dims (ndim <= MXK_MAX_NDIM, else ndim is clamped). */
-mxk_shape mxk_shape_make(int32_t ndim, const int64_t *dims);
+mxk_shape mxki_shape_make(int32_t ndim, const int64_t *dims);
 
 /**
  * Writes "(a,b,c)" (MXNet's tuple form; "()" for unknown) into buf of `size` bytes;
  * returns buf.
  */
-const char *mxk_shape_format(const mxk_shape *s, char *buf, size_t size);
+const char *mxki_shape_format(const mxk_shape *s, char *buf, size_t size);
 
 /* mxk_dtype_size, mxk_dtype_name and mxk_dev_type_name are public (mxk.h). */
 

@@ -13,14 +13,14 @@
 #include "error.h"
 #include "suggest.h"
 
-mxk_attrs *mxk_attrs_new(void) {
+mxk_attrs *mxki_attrs_new(void) {
     mxk_attrs *a = calloc(1, sizeof *a);
     if (a == NULL)
         mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an attribute dictionary");
     return a;
 }
 
-void mxk_attrs_free(mxk_attrs *a) {
+void mxki_attrs_free(mxk_attrs *a) {
     if (a == NULL)
         return;
     for (uint32_t i = 0; i < a->count; i++) {
@@ -69,7 +69,7 @@ static const char *attrs_key_at(const void *table, uint32_t i) {
     return ((const mxk_attrs *)table)->keys[i];
 }
 
-const char *mxk_attrs_get(const mxk_attrs *a, const char *key) {
+const char *mxki_attrs_get(const mxk_attrs *a, const char *key) {
     if (a == NULL || a->count == 0 || key == NULL)
         return NULL;
     uint32_t pos = *probe(a->slots, a->nslots, a, attrs_key_at, key);
@@ -98,7 +98,7 @@ static mxk_status attrs_grow(mxk_attrs *a, const char *key) {
     return MXK_OK;
 }
 
-mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value) {
+mxk_status mxki_attrs_set(mxk_attrs *a, const char *key, const char *value) {
     char *v = strdup(value);
     if (v == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory setting attribute '%s'", key);
@@ -126,25 +126,25 @@ mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value) {
     return MXK_OK;
 }
 
-mxk_attrs *mxk_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values) {
-    mxk_attrs *a = mxk_attrs_new();
+mxk_attrs *mxki_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values) {
+    mxk_attrs *a = mxki_attrs_new();
     if (a == NULL)
         return NULL;
     for (uint32_t i = 0; i < n; i++) {
         if (keys[i] == NULL || values[i] == NULL) {
             mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "attribute %u has a NULL key or value", i);
-            mxk_attrs_free(a);
+            mxki_attrs_free(a);
             return NULL;
         }
-        if (mxk_attrs_set(a, keys[i], values[i]) != MXK_OK) {
-            mxk_attrs_free(a);
+        if (mxki_attrs_set(a, keys[i], values[i]) != MXK_OK) {
+            mxki_attrs_free(a);
             return NULL;
         }
     }
     return a;
 }
 
-int mxk_attr_key_is_hidden(const char *key) {
+int mxki_attr_key_is_hidden(const char *key) {
     size_t n = strlen(key);
     return n > 4 && strncmp(key, "__", 2) == 0 && strcmp(key + n - 2, "__") == 0;
 }
@@ -155,31 +155,31 @@ static const char *skip_space(const char *s) {
     return s;
 }
 
-mxk_status mxk_parse_int(const char *key, const char *s, int64_t *out, mxk_error_sink *err) {
+mxk_status mxki_parse_int(const char *key, const char *s, int64_t *out, mxk_error_sink *err) {
     const char *p = skip_space(s);
     char *end;
     errno = 0;
     long long v = strtoll(p, &end, 10);
     if (end == p || *skip_space(end) != '\0' || errno == ERANGE)
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                            "attribute '%s': expected an integer, got '%s'", key, s);
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute '%s': expected an integer, got '%s'", key, s);
     *out = v;
     return MXK_OK;
 }
 
-mxk_status mxk_parse_float(const char *key, const char *s, double *out, mxk_error_sink *err) {
+mxk_status mxki_parse_float(const char *key, const char *s, double *out, mxk_error_sink *err) {
     const char *p = skip_space(s);
     char *end;
     errno = 0;
     double v = strtod(p, &end);
     if (end == p || *skip_space(end) != '\0' || errno == ERANGE)
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                            "attribute '%s': expected a real number, got '%s'", key, s);
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute '%s': expected a real number, got '%s'", key, s);
     *out = v;
     return MXK_OK;
 }
 
-mxk_status mxk_parse_bool(const char *key, const char *s, int32_t *out, mxk_error_sink *err) {
+mxk_status mxki_parse_bool(const char *key, const char *s, int32_t *out, mxk_error_sink *err) {
     static const char *const yes[] = {"1", "true", "True", "TRUE"};
     static const char *const no[] = {"0", "false", "False", "FALSE"};
     for (size_t i = 0; i < 4; i++) {
@@ -192,11 +192,11 @@ mxk_status mxk_parse_bool(const char *key, const char *s, int32_t *out, mxk_erro
             return MXK_OK;
         }
     }
-    return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                        "attribute '%s': expected a boolean (true/false/1/0), got '%s'", key, s);
+    return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                         "attribute '%s': expected a boolean (true/false/1/0), got '%s'", key, s);
 }
 
-mxk_status mxk_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_error_sink *err) {
+mxk_status mxki_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_error_sink *err) {
     mxk_shape r;
     memset(&r, 0, sizeof r);
     const char *p = skip_space(s);
@@ -212,9 +212,9 @@ mxk_status mxk_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_e
         if (end == p || errno == ERANGE)
             goto bad;
         if (r.ndim == MXK_MAX_NDIM)
-            return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                                "attribute '%s': more than %d entries in '%s'", key, MXK_MAX_NDIM,
-                                s);
+            return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute '%s': more than %d entries in '%s'", key, MXK_MAX_NDIM,
+                                 s);
         r.dims[r.ndim++] = v;
         p = skip_space(end);
         if (*p == ',')
@@ -231,9 +231,9 @@ mxk_status mxk_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_e
     *out = r;
     return MXK_OK;
 bad:
-    return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                        "attribute '%s': expected a tuple of integers like (2,2), got '%s'", key,
-                        s);
+    return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                         "attribute '%s': expected a tuple of integers like (2,2), got '%s'", key,
+                         s);
 }
 
 /* True when word is one of the '|'-separated entries of list. */
@@ -260,24 +260,24 @@ static mxk_status check_value(const mxk_attr_def *def, const char *value, mxk_er
     mxk_shape s;
     switch (def->type) {
     case MXK_ATTR_INT:
-        return mxk_parse_int(def->name, value, &i, err);
+        return mxki_parse_int(def->name, value, &i, err);
     case MXK_ATTR_FLOAT:
-        return mxk_parse_float(def->name, value, &f, err);
+        return mxki_parse_float(def->name, value, &f, err);
     case MXK_ATTR_BOOL:
-        return mxk_parse_bool(def->name, value, &b, err);
+        return mxki_parse_bool(def->name, value, &b, err);
     case MXK_ATTR_SHAPE:
-        return mxk_parse_shape(def->name, value, &s, err);
+        return mxki_parse_shape(def->name, value, &s, err);
     case MXK_ATTR_STRING:
         return MXK_OK;
     case MXK_ATTR_ENUM:
         if (enum_contains(def->enum_values, value))
             return MXK_OK;
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                            "attribute '%s': '%s' is not one of {%s}", def->name, value,
-                            def->enum_values);
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute '%s': '%s' is not one of {%s}", def->name, value,
+                             def->enum_values);
     }
-    return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
-                        (int)def->type);
+    return mxki_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
+                         (int)def->type);
 }
 
 static int valid_identifier(const char *s) {
@@ -289,21 +289,21 @@ static int valid_identifier(const char *s) {
     return 1;
 }
 
-mxk_status mxk_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err) {
+mxk_status mxki_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err) {
     if (!valid_identifier(def->name))
-        return mxk_sink_set(err, MXK_ERR_ABI, "attribute name '%s' is not a valid identifier",
-                            def->name ? def->name : "(null)");
+        return mxki_sink_set(err, MXK_ERR_ABI, "attribute name '%s' is not a valid identifier",
+                             def->name ? def->name : "(null)");
     if ((int)def->type < MXK_ATTR_INT || (int)def->type > MXK_ATTR_ENUM)
-        return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
-                            (int)def->type);
+        return mxki_sink_set(err, MXK_ERR_ABI, "attribute '%s': unknown type %d", def->name,
+                             (int)def->type);
     if (def->type == MXK_ATTR_ENUM && (def->enum_values == NULL || def->enum_values[0] == '\0'))
-        return mxk_sink_set(err, MXK_ERR_ABI, "attribute '%s': enum without enum_values",
-                            def->name);
+        return mxki_sink_set(err, MXK_ERR_ABI, "attribute '%s': enum without enum_values",
+                             def->name);
     if (!def->required && def->default_value != NULL) {
         mxk_error_sink inner;
-        mxk_error_sink_clear(&inner);
+        mxki_error_sink_clear(&inner);
         if (check_value(def, def->default_value, &inner) != MXK_OK)
-            return mxk_sink_set(err, MXK_ERR_ABI, "default value is invalid: %s", inner.msg);
+            return mxki_sink_set(err, MXK_ERR_ABI, "default value is invalid: %s", inner.msg);
     }
     return MXK_OK;
 }
@@ -322,63 +322,63 @@ static const char *schema_name_at(const void *table, uint32_t i) {
     return ((const mxk_attr_def *)table)[i].name;
 }
 
-mxk_status mxk_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
-                              mxk_attrs **out, mxk_error_sink *err) {
+mxk_status mxki_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
+                               mxk_attrs **out, mxk_error_sink *err) {
     /* schema names are unique (checked at registration); index them for the lookups */
     uint32_t nslots = 8;
     while (nslots < 2 * (uint64_t)n)
         nslots *= 2;
     uint32_t *index = index_build(nslots, schema, schema_name_at, n);
-    mxk_attrs *r = index ? mxk_attrs_new() : NULL;
+    mxk_attrs *r = index ? mxki_attrs_new() : NULL;
     if (r == NULL) {
         free(index);
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory validating attributes");
     }
     uint32_t ngiven = given ? given->count : 0;
     mxk_status st = MXK_OK;
     for (uint32_t i = 0; i < ngiven && st == MXK_OK; i++) {
         const char *key = given->keys[i];
-        if (mxk_attr_key_is_hidden(key))
+        if (mxki_attr_key_is_hidden(key))
             continue;
         uint32_t pos = *probe(index, nslots, schema, schema_name_at, key);
         if (pos == 0) {
             char names[1024], hint[256];
             list_names(schema, n, names, sizeof names);
-            mxk_suggest_from(key, schema, n, schema_name_at, hint, sizeof hint);
-            st = mxk_sink_set(err, MXK_ERR_NOT_FOUND,
-                              "unknown attribute '%s'; valid attributes: %s%s", key, names, hint);
+            mxki_suggest_from(key, schema, n, schema_name_at, hint, sizeof hint);
+            st = mxki_sink_set(err, MXK_ERR_NOT_FOUND,
+                               "unknown attribute '%s'; valid attributes: %s%s", key, names, hint);
         } else if (check_value(&schema[pos - 1], given->values[i], err) != MXK_OK) {
             st = err ? err->code : MXK_ERR_INVALID_ARGUMENT;
-        } else if (mxk_attrs_set(r, key, given->values[i]) != MXK_OK) {
-            st = mxk_sink_set(err, mxk_last_error_code(), "%s", mxk_last_error_message());
+        } else if (mxki_attrs_set(r, key, given->values[i]) != MXK_OK) {
+            st = mxki_sink_set(err, mxki_last_error_code(), "%s", mxki_last_error_message());
         }
     }
     free(index);
     for (uint32_t j = 0; j < n && st == MXK_OK; j++) {
-        if (mxk_attrs_get(r, schema[j].name) != NULL)
+        if (mxki_attrs_get(r, schema[j].name) != NULL)
             continue;
         if (schema[j].required)
-            st = mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
-                              "required attribute '%s' is missing%s%s%s", schema[j].name,
-                              schema[j].doc ? " (" : "", schema[j].doc ? schema[j].doc : "",
-                              schema[j].doc ? ")" : "");
+            st = mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT,
+                               "required attribute '%s' is missing%s%s%s", schema[j].name,
+                               schema[j].doc ? " (" : "", schema[j].doc ? schema[j].doc : "",
+                               schema[j].doc ? ")" : "");
         else if (schema[j].default_value != NULL &&
-                 mxk_attrs_set(r, schema[j].name, schema[j].default_value) != MXK_OK)
-            st = mxk_sink_set(err, mxk_last_error_code(), "%s", mxk_last_error_message());
+                 mxki_attrs_set(r, schema[j].name, schema[j].default_value) != MXK_OK)
+            st = mxki_sink_set(err, mxki_last_error_code(), "%s", mxki_last_error_message());
     }
     if (st != MXK_OK) {
-        mxk_attrs_free(r);
+        mxki_attrs_free(r);
         return st;
     }
     *out = r;
     return MXK_OK;
 }
 
-mxk_name_list *mxk_name_list_new(void) {
+mxk_name_list *mxki_name_list_new(void) {
     return calloc(1, sizeof(mxk_name_list));
 }
 
-void mxk_name_list_free(mxk_name_list *l) {
+void mxki_name_list_free(mxk_name_list *l) {
     if (l == NULL)
         return;
     for (uint32_t i = 0; i < l->count; i++)
@@ -387,20 +387,20 @@ void mxk_name_list_free(mxk_name_list *l) {
     free(l);
 }
 
-mxk_status mxk_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err) {
+mxk_status mxki_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err) {
     if (name == NULL)
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "name_list_add: NULL name");
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "name_list_add: NULL name");
     if (l->count == l->capacity) {
         uint32_t cap = l->capacity ? l->capacity * 2 : 8;
         char **n = realloc(l->names, cap * sizeof *n);
         if (n == NULL)
-            return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
+            return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
         l->names = n;
         l->capacity = cap;
     }
     char *c = strdup(name);
     if (c == NULL)
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory in name_list_add");
     l->names[l->count++] = c;
     return MXK_OK;
 }

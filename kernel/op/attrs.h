@@ -38,23 +38,23 @@ struct mxk_name_list {
 #define MXK_ATTRS_MAX (UINT32_C(1) << 28)
 
 /** Creates an empty dictionary; NULL on out-of-memory. */
-mxk_attrs *mxk_attrs_new(void);
+mxk_attrs *mxki_attrs_new(void);
 /** Frees a dictionary and its strings. NULL: no-op. */
-void mxk_attrs_free(mxk_attrs *a);
+void mxki_attrs_free(mxk_attrs *a);
 /**
  * Sets key to a copy of value (replacing the value, keeping the key's position).
  * MXK_ERR_OUT_OF_MEMORY "out of memory setting attribute '<key>'" on failure (the
  * dictionary is then unchanged); MXK_ERR_INVALID_ARGUMENT "attribute '<key>': more
  * than 268435456 attributes" past MXK_ATTRS_MAX entries. Constant expected time.
  */
-mxk_status mxk_attrs_set(mxk_attrs *a, const char *key, const char *value);
+mxk_status mxki_attrs_set(mxk_attrs *a, const char *key, const char *value);
 /** Value of key, or NULL (also for a NULL dictionary or key). Constant expected time. */
-const char *mxk_attrs_get(const mxk_attrs *a, const char *key);
+const char *mxki_attrs_get(const mxk_attrs *a, const char *key);
 /** Creates a dictionary from parallel key/value arrays (NULL on OOM; last error set). */
-mxk_attrs *mxk_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values);
+mxk_attrs *mxki_attrs_from_arrays(uint32_t n, const char *const *keys, const char *const *values);
 
 /** True for MXNet's hidden keys "__name__" (e.g. __shape__, __lr_mult__), which ops ignore. */
-int mxk_attr_key_is_hidden(const char *key);
+int mxki_attr_key_is_hidden(const char *key);
 
 /**
  * Parsers of attribute strings. Return MXK_OK, or MXK_ERR_INVALID_ARGUMENT with a
@@ -63,16 +63,16 @@ int mxk_attr_key_is_hidden(const char *key);
  * syntax. Bools: 1/0/true/false/True/False. Shapes: "(a,b)", "[a, b]", "()",
  * "(a,)" or "a"; at most MXK_MAX_NDIM entries; entries may be negative (Reshape).
  */
-mxk_status mxk_parse_int(const char *key, const char *s, int64_t *out, mxk_error_sink *err);
-mxk_status mxk_parse_float(const char *key, const char *s, double *out, mxk_error_sink *err);
-mxk_status mxk_parse_bool(const char *key, const char *s, int32_t *out, mxk_error_sink *err);
-mxk_status mxk_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_error_sink *err);
+mxk_status mxki_parse_int(const char *key, const char *s, int64_t *out, mxk_error_sink *err);
+mxk_status mxki_parse_float(const char *key, const char *s, double *out, mxk_error_sink *err);
+mxk_status mxki_parse_bool(const char *key, const char *s, int32_t *out, mxk_error_sink *err);
+mxk_status mxki_parse_shape(const char *key, const char *s, mxk_shape *out, mxk_error_sink *err);
 
 /**
  * Validates one attribute definition (registration time): name, type, enum values,
  * and that the default parses as the type. MXK_ERR_ABI with detail into err.
  */
-mxk_status mxk_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err);
+mxk_status mxki_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err);
 
 /**
  * Checks `given` against `schema` (n entries) and returns a new dictionary with
@@ -82,14 +82,14 @@ mxk_status mxk_attr_def_validate(const mxk_attr_def *def, mxk_error_sink *err);
  * an enum value outside its set lists the allowed words; a missing required
  * attribute is MXK_ERR_INVALID_ARGUMENT naming it. `given` may be NULL.
  */
-mxk_status mxk_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
-                              mxk_attrs **out, mxk_error_sink *err);
+mxk_status mxki_attrs_validate(const mxk_attr_def *schema, uint32_t n, const mxk_attrs *given,
+                               mxk_attrs **out, mxk_error_sink *err);
 
 /** Creates an empty name list; NULL on OOM. */
-mxk_name_list *mxk_name_list_new(void);
+mxk_name_list *mxki_name_list_new(void);
 /** Frees a name list and its strings. NULL: no-op. */
-void mxk_name_list_free(mxk_name_list *l);
+void mxki_name_list_free(mxk_name_list *l);
 /** Appends a copy of name. */
-mxk_status mxk_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err);
+mxk_status mxki_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err);
 
 #endif /* MXK_ATTRS_H */

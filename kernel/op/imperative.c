@@ -15,12 +15,12 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
                                  mxk_ndarray *const *inputs, uint32_t *num_outputs,
                                  mxk_ndarray **outputs, uint32_t num_attrs, const char *const *keys,
                                  const char *const *vals) {
-    mxk_attrs *given = mxk_attrs_from_arrays(num_attrs, keys, vals);
+    mxk_attrs *given = mxki_attrs_from_arrays(num_attrs, keys, vals);
     if (given == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     mxk_op_params *params;
-    mxk_status rc = mxk_op_params_create(op_name, given, &params);
-    mxk_attrs_free(given);
+    mxk_status rc = mxki_op_params_create(op_name, given, &params);
+    mxki_attrs_free(given);
     if (rc != MXK_OK)
         return rc;
     uint32_t nargs = params->in_names->count, naux = params->aux_names->count;
@@ -29,20 +29,20 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
         rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                            "%s expects %u input%s (%s) and %u auxiliary state%s, got %u array%s",
                            op_name, nargs, nargs == 1 ? "" : "s",
-                           mxk_name_list_join(params->in_names, names, sizeof names), naux,
+                           mxki_name_list_join(params->in_names, names, sizeof names), naux,
                            naux == 1 ? "" : "s", num_inputs, num_inputs == 1 ? "" : "s");
-        mxk_op_params_free(params);
+        mxki_op_params_free(params);
         return rc;
     }
     mxk_shape shapes[64];
     int32_t types[64];
     if (nargs > 64) {
-        mxk_op_params_free(params);
+        mxki_op_params_free(params);
         return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: more than 64 inputs", op_name);
     }
     for (uint32_t i = 0; i < num_inputs; i++)
         if (inputs[i] == NULL) {
-            mxk_op_params_free(params);
+            mxki_op_params_free(params);
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s: input %u is NULL", op_name, i);
         }
     for (uint32_t i = 0; i < nargs; i++) {
@@ -51,7 +51,7 @@ mxk_status mxk_imperative_invoke(const char *op_name, uint32_t num_inputs,
     }
     mxk_context ctx = num_inputs ? inputs[0]->chunk->ctx : (mxk_context){MXK_DEV_CPU, 0};
     mxk_op_instance *inst;
-    rc = mxk_op_instance_from_params(params, ctx, shapes, types, NULL, &inst);
+    rc = mxki_op_instance_from_params(params, ctx, shapes, types, NULL, &inst);
     if (rc != MXK_OK)
         return rc;
     /* Outputs: caller-provided (visible ones) or allocated here; hidden ones always here. */

@@ -28,8 +28,8 @@ static void instance_destroy(mxk_op_instance *inst) {
     if (inst->kparam)
         inst->kernel->def.free_param(inst->kparam);
     if (inst->var)
-        mxk_engine_delete_var(inst->var, NULL, NULL, inst->ctx.dev_type, inst->ctx.dev_id);
-    mxk_op_params_free(inst->params);
+        mxki_engine_delete_var(inst->var, NULL, NULL, inst->ctx.dev_type, inst->ctx.dev_id);
+    mxki_op_params_free(inst->params);
     free(inst->in_shapes);
     free(inst->in_types);
     free(inst->need_out_grad);
@@ -72,11 +72,11 @@ static mxk_status check_complete(const mxk_op_instance *inst) {
     static const char *const kinds[3] = {"input", "output", "auxiliary state"};
     for (int k = 0; k < 3; k++)
         for (uint32_t i = 0; i < names[k]->count; i++)
-            if (!mxk_shape_is_complete(&arrs[k][i])) {
+            if (!mxki_shape_is_complete(&arrs[k][i])) {
                 char buf[128];
                 return mxk_set_error(
                     MXK_ERR_SHAPE, "%s: cannot infer the shape of %s '%s' (got %s)", op, kinds[k],
-                    names[k]->names[i], mxk_shape_format(&arrs[k][i], buf, sizeof buf));
+                    names[k]->names[i], mxki_shape_format(&arrs[k][i], buf, sizeof buf));
             }
     return MXK_OK;
 }
@@ -91,19 +91,19 @@ static mxk_status take_resources(mxk_op_instance *inst, int backward) {
     if (fn == NULL)
         return MXK_OK;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     uint32_t n = MXK_MAX_RESOURCES;
     for (uint32_t i = 0; i < MXK_MAX_RESOURCES; i++)
         pr->req[i].struct_size = sizeof pr->req[i];
     if (fn(inst->params->param, inst->in_shapes, inst->num_in, pr->req, &n, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: resource request: ", d->name);
+        return mxki_set_error_from_sink(&sink, "%s: resource request: ", d->name);
     if (n > MXK_MAX_RESOURCES)
         return mxk_set_error(MXK_ERR_INTERNAL, "%s: %u resources requested, at most %d", d->name, n,
                              MXK_MAX_RESOURCES);
     for (uint32_t i = 0; i < n; i++) {
-        pr->slot[i] = mxk_resource_get(inst->ctx, pr->req[i].type);
+        pr->slot[i] = mxki_resource_get(inst->ctx, pr->req[i].type);
         if (pr->slot[i] == NULL)
-            return mxk_last_error_code();
+            return mxki_last_error_code();
     }
     pr->count = n;
     return MXK_OK;
@@ -112,11 +112,11 @@ static mxk_status take_resources(mxk_op_instance *inst, int backward) {
 /* Resolves the kernel by the current preference and (re)creates its state. */
 static mxk_status resolve(mxk_op_instance *inst) {
     void *kparam = NULL;
-    const mxk_kernel_entry *k = mxk_registry_resolve_kernel(
+    const mxk_kernel_entry *k = mxki_registry_resolve_kernel(
         inst->params->op, inst->ctx.dev_type, inst->params->param, inst->params->attrs,
         inst->in_shapes, inst->in_types, inst->num_in, &kparam);
     if (k == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     if (k == inst->kernel) {
         if (kparam)
             k->def.free_param(kparam);
@@ -125,14 +125,14 @@ static mxk_status resolve(mxk_op_instance *inst) {
     void *state = NULL;
     if (k->def.create_state) {
         mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
+        mxki_error_sink_clear(&sink);
         if (k->def.create_state(kparam ? kparam : inst->params->param, inst->ctx.dev_type,
                                 inst->ctx.dev_id, inst->in_shapes, inst->in_types, inst->num_in,
                                 &state, &sink) != MXK_OK) {
             if (kparam)
                 k->def.free_param(kparam);
-            return mxk_set_error_from_sink(&sink, "%s (backend %s): create_state: ",
-                                           inst->params->op->def.name, k->def.backend);
+            return mxki_set_error_from_sink(&sink, "%s (backend %s): create_state: ",
+                                            inst->params->op->def.name, k->def.backend);
         }
     }
     if (inst->state && inst->kernel->def.destroy_state)
@@ -145,12 +145,12 @@ static mxk_status resolve(mxk_op_instance *inst) {
     return MXK_OK;
 }
 
-mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
-                                       const mxk_shape *in_shapes, const int32_t *in_types,
-                                       const mxk_shape *out_shapes, mxk_op_instance **out) {
+mxk_status mxki_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
+                                        const mxk_shape *in_shapes, const int32_t *in_types,
+                                        const mxk_shape *out_shapes, mxk_op_instance **out) {
     mxk_op_instance *inst = calloc(1, sizeof *inst);
     if (inst == NULL) {
-        mxk_op_params_free(params);
+        mxki_op_params_free(params);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an operator");
     }
     atomic_init(&inst->refcount, 1);
@@ -161,7 +161,7 @@ mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
     inst->num_visible = params->num_visible;
     inst->num_aux = params->aux_names->count;
     mxk_status rc = MXK_OK;
-    if (!alloc_arrays(inst) || (inst->var = mxk_engine_new_var()) == NULL)
+    if (!alloc_arrays(inst) || (inst->var = mxki_engine_new_var()) == NULL)
         rc = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory creating an operator");
     if (rc == MXK_OK) {
         for (uint32_t i = 0; i < inst->num_in; i++) {
@@ -175,12 +175,13 @@ mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
         }
         for (uint32_t i = 0; i < inst->num_aux; i++)
             inst->aux_types[i] = -1;
-        rc = mxk_op_params_infer_shape(params, inst->in_shapes, inst->out_shapes, inst->aux_shapes);
+        rc =
+            mxki_op_params_infer_shape(params, inst->in_shapes, inst->out_shapes, inst->aux_shapes);
     }
     if (rc == MXK_OK)
         rc = check_complete(inst);
     if (rc == MXK_OK)
-        rc = mxk_op_params_infer_type(params, inst->in_types, inst->out_types, inst->aux_types);
+        rc = mxki_op_params_infer_type(params, inst->in_types, inst->out_types, inst->aux_types);
     if (rc == MXK_OK)
         rc = resolve(inst);
     if (rc == MXK_OK)
@@ -214,23 +215,23 @@ mxk_status mxk_op_instance_create(const char *op_name, uint32_t num_attrs, const
                                   const char *const *vals, mxk_context ctx, uint32_t num_inputs,
                                   const mxk_shape *in_shapes, const int32_t *in_types,
                                   mxk_op_instance **out) {
-    mxk_attrs *given = mxk_attrs_from_arrays(num_attrs, keys, vals);
+    mxk_attrs *given = mxki_attrs_from_arrays(num_attrs, keys, vals);
     if (given == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     mxk_op_params *params;
-    mxk_status rc = mxk_op_params_create(op_name, given, &params);
-    mxk_attrs_free(given);
+    mxk_status rc = mxki_op_params_create(op_name, given, &params);
+    mxki_attrs_free(given);
     if (rc != MXK_OK)
         return rc;
     if (num_inputs != params->in_names->count) {
         char names[512];
         rc = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "%s expects %u input%s (%s), got %u", op_name,
                            params->in_names->count, params->in_names->count == 1 ? "" : "s",
-                           mxk_name_list_join(params->in_names, names, sizeof names), num_inputs);
-        mxk_op_params_free(params);
+                           mxki_name_list_join(params->in_names, names, sizeof names), num_inputs);
+        mxki_op_params_free(params);
         return rc;
     }
-    return mxk_op_instance_from_params(params, ctx, in_shapes, in_types, NULL, out);
+    return mxki_op_instance_from_params(params, ctx, in_shapes, in_types, NULL, out);
 }
 
 /* ---- queries ---- */
@@ -292,7 +293,7 @@ uint32_t mxk_op_instance_resources(const mxk_op_instance *inst, int32_t backward
 mxk_status mxk_op_instance_reresolve(mxk_op_instance *inst) {
     /* Pending calls use the old kernel and state: wait for them (they all write the
      * instance's variable) before swapping. */
-    mxk_status rc = mxk_engine_wait_var(inst->var);
+    mxk_status rc = mxki_engine_wait_var(inst->var);
     if (rc != MXK_OK)
         return rc;
     return resolve(inst);
@@ -346,7 +347,7 @@ struct mxk_op_call {
     char *grad_names; /**< backward: "<input>_grad\0" per input, malloc'd; else NULL */
     const char *node;
     call_mode modes[2]; /**< [0] inference, [1] training */
-    /** Profiling (mxk_op_call_set_profiling): on/off, kernel runs and their nanoseconds. */
+    /** Profiling (mxki_op_call_set_profiling): on/off, kernel runs and their nanoseconds. */
     atomic_int profiling;
     atomic_uint_fast64_t prof_runs, prof_ns;
 };
@@ -429,9 +430,9 @@ static mxk_status add_into(void *out, const void *tmp, int32_t dtype, uint64_t c
             o[i] += t[i];
         return MXK_OK;
     }
-    return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
-                        "add-to emulation supports float32 and float64 only, got %s",
-                        mxk_dtype_name(dtype));
+    return mxki_sink_set(err, MXK_ERR_UNSUPPORTED,
+                         "add-to emulation supports float32 and float64 only, got %s",
+                         mxk_dtype_name(dtype));
 }
 
 /**
@@ -446,15 +447,15 @@ static mxk_status addto_begin(mxk_op_call *c, const mxk_op_kernel_def *k, mxk_op
             continue;
         mxk_tensor *t = &c->tensors[c->out_begin + i];
         if (t->dev_type != MXK_DEV_CPU && t->dev_type != MXK_DEV_CPU_PINNED)
-            return mxk_sink_set(err, MXK_ERR_UNSUPPORTED,
-                                "backend '%s' cannot add to outputs on %s and the kernel "
-                                "cannot emulate it there",
-                                k->backend, mxk_dev_type_name(t->dev_type));
+            return mxki_sink_set(err, MXK_ERR_UNSUPPORTED,
+                                 "backend '%s' cannot add to outputs on %s and the kernel "
+                                 "cannot emulate it there",
+                                 k->backend, mxk_dev_type_name(t->dev_type));
         if (c->addto_tmp[i] == NULL) {
-            uint64_t bytes = mxk_shape_size(&t->shape) * mxk_dtype_size(t->dtype);
+            uint64_t bytes = mxki_shape_size(&t->shape) * mxk_dtype_size(t->dtype);
             c->addto_tmp[i] = malloc(bytes ? bytes : 1);
             if (c->addto_tmp[i] == NULL)
-                return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (add-to)");
+                return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (add-to)");
         }
         t->data = c->addto_tmp[i];
         req[i] = MXK_REQ_WRITE;
@@ -471,7 +472,7 @@ static mxk_status addto_end(mxk_op_call *c, const mxk_op_req *req, mxk_status rc
             continue;
         t->data = mxk_ndarray_ptr(c->arrays[c->out_begin + i]);
         if (rc == MXK_OK && c->req[i] == MXK_REQ_ADD && req[i] == MXK_REQ_WRITE)
-            rc = add_into(t->data, c->addto_tmp[i], t->dtype, mxk_shape_size(&t->shape), err);
+            rc = add_into(t->data, c->addto_tmp[i], t->dtype, mxki_shape_size(&t->shape), err);
     }
     return rc;
 }
@@ -490,14 +491,14 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
     mxk_op_instance *inst = c->inst;
     const mxk_op_kernel_def *k = &inst->kernel->def;
     if (c->backward && k->backward == NULL)
-        return mxk_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
-                            inst->params->op->def.name, k->backend);
+        return mxki_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
+                             inst->params->op->def.name, k->backend);
     const mxk_phase_resources *pr = c->backward ? &inst->bwd_res : &inst->fwd_res;
     const mxk_resource *views[MXK_MAX_RESOURCES];
     mxk_op_call_ctx cctx;
     memset(&cctx, 0, sizeof cctx);
     for (uint32_t r = 0; r < pr->count; r++) {
-        mxk_status rc = mxk_resource_prepare(pr->slot[r], pr->req[r].temp_bytes, &views[r], err);
+        mxk_status rc = mxki_resource_prepare(pr->slot[r], pr->req[r].temp_bytes, &views[r], err);
         if (rc != MXK_OK)
             return rc;
         if (pr->req[r].type == MXK_RESOURCE_TEMP_SPACE && cctx.temp_slot == NULL)
@@ -512,18 +513,18 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
     cctx.pub.resources = views;
     cctx.pub.stream = rctx->stream;
     cctx.pub.num_threads = (uint32_t)mxk_get_num_threads();
-    mxk_host_set_current_stream(rctx->dev_type, rctx->dev_id, rctx->stream);
+    mxki_host_set_current_stream(rctx->dev_type, rctx->dev_id, rctx->stream);
 
     /* The run's requests: the call's, with emulated add-to turned into WRITE. */
     mxk_op_req req_local[64];
     mxk_op_req *req = c->num_written <= 64 ? req_local : NULL;
     if (req == NULL)
-        return mxk_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: more than 64 written arrays",
-                            inst->params->op->def.name);
+        return mxki_sink_set(err, MXK_ERR_UNSUPPORTED, "%s: more than 64 written arrays",
+                             inst->params->op->def.name);
     memcpy(req, c->req, c->num_written * sizeof *req);
     for (uint32_t i = 0; i < c->num_slots; i++) /* what the run reads: the versions now */
         c->tensors[i].version =
-            c->arrays[i] ? mxk_engine_var_version(mxk_ndarray_var(c->arrays[i])) + 1 : 0;
+            c->arrays[i] ? mxki_engine_var_version(mxk_ndarray_var(c->arrays[i])) + 1 : 0;
     mxk_status rc = addto_begin(c, k, req, err);
     const mxk_tensor *const *tp = c->tptrs;
     int timed = rc == MXK_OK && atomic_load_explicit(&c->profiling, memory_order_relaxed);
@@ -563,12 +564,12 @@ static mxk_status call_run(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
     }
     rc = addto_end(c, req, rc, err);
     if (rc != MXK_OK && err->code == MXK_OK)
-        mxk_sink_set(err, rc, "kernel returned %s without a message", mxk_status_name(rc));
+        mxki_sink_set(err, rc, "kernel returned %s without a message", mxk_status_name(rc));
     if (rc != MXK_OK) {
         char msg[MXK_ERROR_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);
-        mxk_sink_set(err, rc, "%s (%s, backend %s): %s", inst->params->op->def.name,
-                     c->backward ? "backward" : "forward", k->backend, msg);
+        mxki_sink_set(err, rc, "%s (%s, backend %s): %s", inst->params->op->def.name,
+                      c->backward ? "backward" : "forward", k->backend, msg);
     }
     return rc;
 }
@@ -578,10 +579,10 @@ static mxk_status check_array(const mxk_op_instance *inst, const mxk_ndarray *a,
                               const char *name, const mxk_shape *shape, int32_t dtype) {
     const char *op = inst->params->op->def.name;
     char got[128], want[128];
-    if (!mxk_shape_equal(&a->shape, shape))
+    if (!mxki_shape_equal(&a->shape, shape))
         return mxk_set_error(MXK_ERR_SHAPE, "%s: %s '%s' has shape %s, expected %s", op, kind, name,
-                             mxk_shape_format(&a->shape, got, sizeof got),
-                             mxk_shape_format(shape, want, sizeof want));
+                             mxki_shape_format(&a->shape, got, sizeof got),
+                             mxki_shape_format(shape, want, sizeof want));
     if (a->dtype != dtype)
         return mxk_set_error(MXK_ERR_TYPE, "%s: %s '%s' has dtype %s, expected %s", op, kind, name,
                              mxk_dtype_name(a->dtype), mxk_dtype_name(dtype));
@@ -606,8 +607,8 @@ static mxk_status set_slot(mxk_op_call *c, uint32_t s, mxk_ndarray *a, int requi
     mxk_status rc = check_array(c->inst, a, kind, name, shape, dtype);
     if (rc != MXK_OK)
         return rc;
-    c->arrays[s] = mxk_ndarray_retain_view(a);
-    return c->arrays[s] ? MXK_OK : mxk_last_error_code();
+    c->arrays[s] = mxki_ndarray_retain_view(a);
+    return c->arrays[s] ? MXK_OK : mxki_last_error_code();
 }
 
 /** The name of written slot `i`: output, aux state, mutated input or (backward) the
@@ -651,7 +652,7 @@ static void call_finish_prepare(mxk_op_call *c) {
     for (uint32_t i = 0; i < c->num_slots; i++) {
         mxk_tensor *t = &c->tensors[i];
         if (c->arrays[i]) {
-            mxk_ndarray_to_tensor(c->arrays[i], t);
+            mxki_ndarray_to_tensor(c->arrays[i], t);
         } else {
             memset(t, 0, sizeof *t);
             t->struct_size = sizeof *t;
@@ -671,7 +672,7 @@ static void call_finish_prepare(mxk_op_call *c) {
             c->reads[c->num_reads++] = mxk_ndarray_var(c->arrays[i]);
     }
     for (uint32_t r = 0; r < pr->count; r++)
-        c->writes[c->num_writes++] = mxk_resource_var(pr->slot[r]);
+        c->writes[c->num_writes++] = mxki_resource_var(pr->slot[r]);
     c->writes[c->num_writes++] = inst->var;
 }
 
@@ -687,9 +688,9 @@ static mxk_status set_reqs(mxk_op_call *c, const mxk_op_req *req) {
     return MXK_OK;
 }
 
-mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
-                                       mxk_ndarray *const *outputs, const mxk_op_req *req,
-                                       mxk_ndarray *const *aux, mxk_op_call **out) {
+mxk_status mxki_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
+                                        mxk_ndarray *const *outputs, const mxk_op_req *req,
+                                        mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     mxk_op_call *c = call_new(inst, 0);
     if (c == NULL)
@@ -718,10 +719,10 @@ mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const
     return MXK_OK;
 }
 
-mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
-                                        mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                        mxk_ndarray *const *in_grads, const mxk_op_req *req,
-                                        mxk_ndarray *const *aux, mxk_op_call **out) {
+mxk_status mxki_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                         mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                         mxk_ndarray *const *in_grads, const mxk_op_req *req,
+                                         mxk_ndarray *const *aux, mxk_op_call **out) {
     *out = NULL;
     if (inst->kernel->def.backward == NULL)
         return mxk_set_error(MXK_ERR_UNSUPPORTED, "%s: backend '%s' has no backward",
@@ -791,11 +792,11 @@ static mxk_engine_push_desc call_desc(mxk_op_call *c, call_mode *m) {
     return d;
 }
 
-void mxk_op_call_set_node(mxk_op_call *c, const char *node) {
+void mxki_op_call_set_node(mxk_op_call *c, const char *node) {
     c->node = node;
 }
 
-void mxk_op_call_set_profiling(mxk_op_call *c, int on) {
+void mxki_op_call_set_profiling(mxk_op_call *c, int on) {
     if (on) {
         atomic_store(&c->prof_runs, 0);
         atomic_store(&c->prof_ns, 0);
@@ -803,28 +804,28 @@ void mxk_op_call_set_profiling(mxk_op_call *c, int on) {
     atomic_store(&c->profiling, on ? 1 : 0);
 }
 
-void mxk_op_call_profile(const mxk_op_call *c, uint64_t *runs, uint64_t *ns) {
+void mxki_op_call_profile(const mxk_op_call *c, uint64_t *runs, uint64_t *ns) {
     *runs = atomic_load(&c->prof_runs);
     *ns = atomic_load(&c->prof_ns);
 }
 
-mxk_status mxk_op_call_push(mxk_op_call *c, int32_t is_train) {
+mxk_status mxki_op_call_push(mxk_op_call *c, int32_t is_train) {
     call_mode *m = &c->modes[c->backward || is_train ? 1 : 0];
     if (m->op == NULL) {
         mxk_engine_push_desc d = call_desc(c, m);
-        mxk_status rc = mxk_engine_cached_op_new(&d, &m->op);
+        mxk_status rc = mxki_engine_cached_op_new(&d, &m->op);
         if (rc != MXK_OK)
             return rc;
         atomic_fetch_add(&c->refcount, 1); /* held by the cached op, dropped by mode_release */
     }
-    return mxk_engine_cached_op_push(m->op);
+    return mxki_engine_cached_op_push(m->op);
 }
 
-void mxk_op_call_free(mxk_op_call *c) {
+void mxki_op_call_free(mxk_op_call *c) {
     if (c == NULL)
         return;
     for (int m = 0; m < 2; m++)
-        mxk_engine_cached_op_delete(c->modes[m].op); /* frees its reference when done */
+        mxki_engine_cached_op_delete(c->modes[m].op); /* frees its reference when done */
     call_unref(c);
 }
 
@@ -833,7 +834,7 @@ static mxk_status call_push_once(mxk_op_call *c, int32_t is_train) {
     call_mode *m = &c->modes[c->backward || is_train ? 1 : 0];
     mxk_engine_push_desc d = call_desc(c, m);
     atomic_fetch_add(&c->refcount, 1); /* held by the pushed function */
-    mxk_status rc = mxk_engine_push(&d);
+    mxk_status rc = mxki_engine_push(&d);
     call_unref(c);
     return rc;
 }
@@ -842,7 +843,7 @@ mxk_status mxk_op_instance_forward(mxk_op_instance *inst, int32_t is_train,
                                    mxk_ndarray *const *inputs, mxk_ndarray *const *outputs,
                                    const mxk_op_req *req, mxk_ndarray *const *aux) {
     mxk_op_call *c;
-    mxk_status rc = mxk_op_call_prepare_forward(inst, inputs, outputs, req, aux, &c);
+    mxk_status rc = mxki_op_call_prepare_forward(inst, inputs, outputs, req, aux, &c);
     return rc == MXK_OK ? call_push_once(c, is_train) : rc;
 }
 
@@ -852,6 +853,6 @@ mxk_status mxk_op_instance_backward(mxk_op_instance *inst, mxk_ndarray *const *o
                                     mxk_ndarray *const *aux) {
     mxk_op_call *c;
     mxk_status rc =
-        mxk_op_call_prepare_backward(inst, out_grads, in_data, out_data, in_grads, req, aux, &c);
+        mxki_op_call_prepare_backward(inst, out_grads, in_data, out_data, in_grads, req, aux, &c);
     return rc == MXK_OK ? call_push_once(c, 1) : rc;
 }

@@ -57,9 +57,9 @@ struct mxk_op_instance {
  * nnvm's InferShape pass does) then gets them; the operator checks them as it checks
  * given input shapes.
  */
-mxk_status mxk_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
-                                       const mxk_shape *in_shapes, const int32_t *in_types,
-                                       const mxk_shape *out_shapes, mxk_op_instance **out);
+mxk_status mxki_op_instance_from_params(mxk_op_params *params, mxk_context ctx,
+                                        const mxk_shape *in_shapes, const int32_t *in_types,
+                                        const mxk_shape *out_shapes, mxk_op_instance **out);
 
 /**
  * A prepared call: one forward or backward of an instance bound to fixed arrays,
@@ -87,9 +87,9 @@ typedef struct mxk_op_call mxk_op_call;
  * input gets MXK_REQ_INPLACE). Errors as mxk_op_instance_forward (last error set);
  * *out is NULL then.
  */
-mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
-                                       mxk_ndarray *const *outputs, const mxk_op_req *req,
-                                       mxk_ndarray *const *aux, mxk_op_call **out);
+mxk_status mxki_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const *inputs,
+                                        mxk_ndarray *const *outputs, const mxk_op_req *req,
+                                        mxk_ndarray *const *aux, mxk_op_call **out);
 
 /**
  * Prepares a backward call: arrays as mxk_op_instance_backward (out_grads, in_data,
@@ -98,17 +98,17 @@ mxk_status mxk_op_call_prepare_forward(mxk_op_instance *inst, mxk_ndarray *const
  * in_grad (one gradient named twice, as for x * x) is computed into a temporary and
  * added after the kernel. MXK_ERR_UNSUPPORTED when the kernel has no backward.
  */
-mxk_status mxk_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
-                                        mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
-                                        mxk_ndarray *const *in_grads, const mxk_op_req *req,
-                                        mxk_ndarray *const *aux, mxk_op_call **out);
+mxk_status mxki_op_call_prepare_backward(mxk_op_instance *inst, mxk_ndarray *const *out_grads,
+                                         mxk_ndarray *const *in_data, mxk_ndarray *const *out_data,
+                                         mxk_ndarray *const *in_grads, const mxk_op_req *req,
+                                         mxk_ndarray *const *aux, mxk_op_call **out);
 
 /**
  * Names the graph node the call computes, for the engine watchdog's and the storage
  * guard's reports (kernel/engine/engine.h). `node` must outlive the call's pushes
  * (the executor's graph owns it); NULL: none. Call before the first push.
  */
-void mxk_op_call_set_node(mxk_op_call *call, const char *node);
+void mxki_op_call_set_node(mxk_op_call *call, const char *node);
 
 /**
  * Turns the call's kernel profiling on (counters reset to zero) or off. While on,
@@ -118,26 +118,26 @@ void mxk_op_call_set_node(mxk_op_call *call, const char *node);
  * load. Runs already pushed but not yet started when it is turned on are counted.
  * Thread-safe (the counters are atomic).
  */
-void mxk_op_call_set_profiling(mxk_op_call *call, int on);
+void mxki_op_call_set_profiling(mxk_op_call *call, int on);
 
 /**
  * The call's profiling counters: kernel runs and their total wall time in
  * nanoseconds since profiling was last turned on (what runs have finished so far;
  * zeros when it was never on). Thread-safe.
  */
-void mxk_op_call_profile(const mxk_op_call *call, uint64_t *runs, uint64_t *ns);
+void mxki_op_call_profile(const mxk_op_call *call, uint64_t *runs, uint64_t *ns);
 
 /**
  * Pushes the call (backward calls always run with is_train 1). Allocates only at the
  * first push of a mode (its cached engine op). Errors: those of
- * mxk_engine_cached_op_new / _push (a stopped engine: MXK_ERR_STATE).
+ * mxki_engine_cached_op_new / _push (a stopped engine: MXK_ERR_STATE).
  */
-mxk_status mxk_op_call_push(mxk_op_call *call, int32_t is_train);
+mxk_status mxki_op_call_push(mxk_op_call *call, int32_t is_train);
 
 /**
  * Frees the call handle; its views and buffers are released once its pushed work has
  * completed. NULL: no-op.
  */
-void mxk_op_call_free(mxk_op_call *call);
+void mxki_op_call_free(mxk_op_call *call);
 
 #endif /* MXK_OP_INSTANCE_H */

@@ -11,7 +11,7 @@
 #include "error.h"
 #include "mxk.h"
 
-const char *mxk_name_list_join(const mxk_name_list *l, char *buf, size_t size) {
+const char *mxki_name_list_join(const mxk_name_list *l, char *buf, size_t size) {
     size_t pos = 0;
     buf[0] = '\0';
     for (uint32_t i = 0; l && i < l->count && pos < size; i++)
@@ -24,48 +24,48 @@ static mxk_status list_names(const mxk_op_params *p, const char *what,
                              mxk_status (*fn)(const void *, mxk_name_list *, mxk_error_sink *),
                              const char *const *fixed, const char *dflt, mxk_name_list *list) {
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (fn != NULL) {
         if (fn(p->param, list, &sink) != MXK_OK)
-            return mxk_set_error_from_sink(&sink, "%s: listing %s: ", p->op->def.name, what);
+            return mxki_set_error_from_sink(&sink, "%s: listing %s: ", p->op->def.name, what);
         return MXK_OK;
     }
     if (fixed != NULL) {
         for (size_t i = 0; fixed[i]; i++)
-            if (mxk_name_list_add(list, fixed[i], &sink) != MXK_OK)
-                return mxk_set_error_from_sink(&sink, "%s: ", p->op->def.name);
+            if (mxki_name_list_add(list, fixed[i], &sink) != MXK_OK)
+                return mxki_set_error_from_sink(&sink, "%s: ", p->op->def.name);
         return MXK_OK;
     }
-    if (dflt != NULL && mxk_name_list_add(list, dflt, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: ", p->op->def.name);
+    if (dflt != NULL && mxki_name_list_add(list, dflt, &sink) != MXK_OK)
+        return mxki_set_error_from_sink(&sink, "%s: ", p->op->def.name);
     return MXK_OK;
 }
 
-mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out) {
-    const mxk_op_entry *op = mxk_registry_find_op(op_name);
+mxk_status mxki_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out) {
+    const mxk_op_entry *op = mxki_registry_find_op(op_name);
     if (op == NULL)
-        return mxk_registry_unknown_op(op_name);
+        return mxki_registry_unknown_op(op_name);
     mxk_op_params *p = calloc(1, sizeof *p);
     if (p == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", op_name);
     p->op = op;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
-    mxk_status rc = mxk_attrs_validate(op->def.attrs, op->def.num_attrs, given, &p->attrs, &sink);
+    mxki_error_sink_clear(&sink);
+    mxk_status rc = mxki_attrs_validate(op->def.attrs, op->def.num_attrs, given, &p->attrs, &sink);
     if (rc != MXK_OK) {
-        mxk_op_params_free(p);
-        return mxk_set_error_from_sink(&sink, "%s: ", op_name);
+        mxki_op_params_free(p);
+        return mxki_set_error_from_sink(&sink, "%s: ", op_name);
     }
     if (op->def.parse_param && op->def.parse_param(p->attrs, &p->param, &sink) != MXK_OK) {
         p->param = NULL;
-        mxk_op_params_free(p);
-        return mxk_set_error_from_sink(&sink, "%s: ", op_name);
+        mxki_op_params_free(p);
+        return mxki_set_error_from_sink(&sink, "%s: ", op_name);
     }
-    p->in_names = mxk_name_list_new();
-    p->out_names = mxk_name_list_new();
-    p->aux_names = mxk_name_list_new();
+    p->in_names = mxki_name_list_new();
+    p->out_names = mxki_name_list_new();
+    p->aux_names = mxki_name_list_new();
     if (!p->in_names || !p->out_names || !p->aux_names) {
-        mxk_op_params_free(p);
+        mxki_op_params_free(p);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "%s: out of memory", op_name);
     }
     rc = list_names(p, "arguments", op->def.list_arguments, op->def.arguments, "data", p->in_names);
@@ -76,14 +76,14 @@ mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk
         rc = list_names(p, "auxiliary states", op->def.list_aux_states, op->def.aux_states, NULL,
                         p->aux_names);
     if (rc != MXK_OK) {
-        mxk_op_params_free(p);
+        mxki_op_params_free(p);
         return rc;
     }
     p->num_visible = p->out_names->count;
     if (op->def.num_visible_outputs) {
         uint32_t v = op->def.num_visible_outputs(p->param);
         if (v == 0 || v > p->out_names->count) {
-            mxk_op_params_free(p);
+            mxki_op_params_free(p);
             return mxk_set_error(MXK_ERR_INTERNAL, "%s: num_visible_outputs %u not in [1, %u]",
                                  op_name, v, p->out_names->count);
         }
@@ -93,25 +93,25 @@ mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk
     return MXK_OK;
 }
 
-void mxk_op_params_free(mxk_op_params *p) {
+void mxki_op_params_free(mxk_op_params *p) {
     if (p == NULL)
         return;
     if (p->param && p->op->def.free_param)
         p->op->def.free_param(p->param);
-    mxk_attrs_free(p->attrs);
-    mxk_name_list_free(p->in_names);
-    mxk_name_list_free(p->out_names);
-    mxk_name_list_free(p->aux_names);
+    mxki_attrs_free(p->attrs);
+    mxki_name_list_free(p->in_names);
+    mxki_name_list_free(p->out_names);
+    mxki_name_list_free(p->aux_names);
     free(p);
 }
 
-mxk_status mxk_op_params_infer_shape(const mxk_op_params *p, mxk_shape *in, mxk_shape *out,
-                                     mxk_shape *aux) {
+mxk_status mxki_op_params_infer_shape(const mxk_op_params *p, mxk_shape *in, mxk_shape *out,
+                                      mxk_shape *aux) {
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (p->op->def.infer_shape(p->param, in, p->in_names->count, out, p->out_names->count, aux,
                                p->aux_names->count, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: ", p->op->def.name);
+        return mxki_set_error_from_sink(&sink, "%s: ", p->op->def.name);
     return MXK_OK;
 }
 
@@ -139,14 +139,14 @@ static mxk_status default_infer_type(const mxk_op_params *p, int32_t *in, int32_
     return MXK_OK;
 }
 
-mxk_status mxk_op_params_infer_type(const mxk_op_params *p, int32_t *in, int32_t *out,
-                                    int32_t *aux) {
+mxk_status mxki_op_params_infer_type(const mxk_op_params *p, int32_t *in, int32_t *out,
+                                     int32_t *aux) {
     if (p->op->def.infer_type == NULL)
         return default_infer_type(p, in, out, aux);
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (p->op->def.infer_type(p->param, in, p->in_names->count, out, p->out_names->count, aux,
                               p->aux_names->count, &sink) != MXK_OK)
-        return mxk_set_error_from_sink(&sink, "%s: ", p->op->def.name);
+        return mxki_set_error_from_sink(&sink, "%s: ", p->op->def.name);
     return MXK_OK;
 }

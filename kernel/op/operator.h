@@ -26,24 +26,24 @@ typedef struct mxk_op_params {
  * unknown operator (listing the registered ones) or attribute (listing the valid
  * ones), MXK_ERR_INVALID_ARGUMENT for bad values; messages start "OP: ".
  */
-mxk_status mxk_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out);
+mxk_status mxki_op_params_create(const char *op_name, const mxk_attrs *given, mxk_op_params **out);
 
 /** Frees params. NULL: no-op. */
-void mxk_op_params_free(mxk_op_params *p);
+void mxki_op_params_free(mxk_op_params *p);
 
 /**
  * Runs the operator's shape inference on caller-owned arrays (num_in / num_out /
  * num_aux entries as the params list). Incomplete results are MXK_OK; an
  * inconsistency is MXK_ERR_SHAPE with "OP: " + the operator's detail (last error).
  */
-mxk_status mxk_op_params_infer_shape(const mxk_op_params *p, mxk_shape *in, mxk_shape *out,
-                                     mxk_shape *aux);
+mxk_status mxki_op_params_infer_shape(const mxk_op_params *p, mxk_shape *in, mxk_shape *out,
+                                      mxk_shape *aux);
 
 /** Type inference, same conventions (-1 unknown; default rule when the op has none). */
-mxk_status mxk_op_params_infer_type(const mxk_op_params *p, int32_t *in, int32_t *out,
-                                    int32_t *aux);
+mxk_status mxki_op_params_infer_type(const mxk_op_params *p, int32_t *in, int32_t *out,
+                                     int32_t *aux);
 
 /** Writes "name1, name2" of a name list into buf. */
-const char *mxk_name_list_join(const mxk_name_list *l, char *buf, size_t size);
+const char *mxki_name_list_join(const mxk_name_list *l, char *buf, size_t size);
 
 #endif /* MXK_OPERATOR_H */

@@ -49,7 +49,7 @@ mxk_status mxk_set_backend_preference(const char *list) {
     return set_pref(&S.pref_api, list);
 }
 
-mxk_status mxk_registry_set_conf_preference(const char *list) {
+mxk_status mxki_registry_set_conf_preference(const char *list) {
     return set_pref(&S.pref_conf, list);
 }
 
@@ -107,7 +107,7 @@ mxk_status mxk_set_op_backend(const char *op, const char *backend) {
     return set_override(&S.overrides_api, op, backend);
 }
 
-mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend) {
+mxk_status mxki_registry_set_conf_op_backend(const char *op, const char *backend) {
     return set_override(&S.overrides_conf, op, backend);
 }
 
@@ -117,7 +117,7 @@ static const char *override_locked(const mxk_op_entry *op) {
     const op_override *lists[2] = {S.overrides_api, S.overrides_conf};
     for (int l = 0; l < 2; l++)
         for (const op_override *o = lists[l]; o != NULL; o = o->next)
-            if (o->backend && mxk_op_entry_named(op, o->op))
+            if (o->backend && mxki_op_entry_named(op, o->op))
                 return o->backend;
     return NULL;
 }
@@ -126,9 +126,9 @@ mxk_status mxk_get_op_backend(const char *op, char *buf, size_t size) {
     if (op == NULL || buf == NULL || size == 0)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_get_op_backend: op or buf is NULL");
     buf[0] = '\0';
-    const mxk_op_entry *e = mxk_registry_find_op(op);
+    const mxk_op_entry *e = mxki_registry_find_op(op);
     if (e == NULL)
-        return mxk_registry_unknown_op(op);
+        return mxki_registry_unknown_op(op);
     pthread_mutex_lock(&S.lock);
     const char *forced = override_locked(e);
     snprintf(buf, size, "%s", forced ? forced : "");
@@ -176,10 +176,10 @@ static int kernel_accepts(const mxk_kernel_entry *k, const void *param, const mx
     *kparam = NULL;
     if (k->def.parse_param != NULL && attrs != NULL) {
         mxk_error_sink sink;
-        mxk_error_sink_clear(&sink);
+        mxki_error_sink_clear(&sink);
         if (k->def.parse_param(attrs, kparam, &sink) != MXK_OK) {
-            mxk_log(MXK_LOG_DEBUG, "backend '%s' declines operator '%s': %s", k->def.backend,
-                    k->def.op_name, sink.msg);
+            mxki_log(MXK_LOG_DEBUG, "backend '%s' declines operator '%s': %s", k->def.backend,
+                     k->def.op_name, sink.msg);
             return 0;
         }
         param = *kparam;
@@ -193,11 +193,11 @@ static int kernel_accepts(const mxk_kernel_entry *k, const void *param, const mx
     return 0;
 }
 
-const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
-                                                    const void *param, const mxk_attrs *attrs,
-                                                    const mxk_shape *in_shapes,
-                                                    const int32_t *in_types, uint32_t num_in,
-                                                    void **kparam) {
+const mxk_kernel_entry *mxki_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
+                                                     const void *param, const mxk_attrs *attrs,
+                                                     const mxk_shape *in_shapes,
+                                                     const int32_t *in_types, uint32_t num_in,
+                                                     void **kparam) {
     enum { MAX_CANDIDATES = 32 };
     const mxk_kernel_entry *cand[MAX_CANDIDATES];
     uint32_t n = 0;
@@ -205,7 +205,7 @@ const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int3
     size_t pos = 0;
     void *kp = NULL;
     const mxk_kernel_entry *found[MAX_CANDIDATES];
-    uint32_t nfound = mxk_registry_kernels_of(op, dev_type, found, MAX_CANDIDATES);
+    uint32_t nfound = mxki_registry_kernels_of(op, dev_type, found, MAX_CANDIDATES);
     pthread_mutex_lock(&S.lock);
     const char *forced = override_locked(op);
     const char *pref = effective_pref_locked();
@@ -223,10 +223,10 @@ const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int3
     for (uint32_t i = 0; i < n; i++) {
         const mxk_kernel_entry *k = cand[i];
         if (kernel_accepts(k, param, attrs, in_shapes, in_types, num_in, &kp)) {
-            mxk_log(MXK_LOG_DEBUG,
-                    "operator '%s' on %s: backend '%s' of plugin '%s' chosen (%u candidate%s%s%s)",
-                    op->def.name, mxk_dev_type_name(dev_type), k->def.backend, k->plugin->name,
-                    (unsigned)n, n == 1 ? "" : "s", pos ? "; tried first: " : "", backends);
+            mxki_log(MXK_LOG_DEBUG,
+                     "operator '%s' on %s: backend '%s' of plugin '%s' chosen (%u candidate%s%s%s)",
+                     op->def.name, mxk_dev_type_name(dev_type), k->def.backend, k->plugin->name,
+                     (unsigned)n, n == 1 ? "" : "s", pos ? "; tried first: " : "", backends);
             if (kparam != NULL)
                 *kparam = kp;
             else if (kp != NULL)
@@ -249,14 +249,14 @@ const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int3
 }
 
 mxk_status mxk_resolve_backend(const char *op, int32_t dev_type, const char **backend) {
-    const mxk_op_entry *e = mxk_registry_find_op(op);
+    const mxk_op_entry *e = mxki_registry_find_op(op);
     *backend = NULL;
     if (e == NULL)
-        return mxk_registry_unknown_op(op);
+        return mxki_registry_unknown_op(op);
     const mxk_kernel_entry *k =
-        mxk_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, NULL, 0, NULL);
+        mxki_registry_resolve_kernel(e, dev_type, NULL, NULL, NULL, NULL, 0, NULL);
     if (k == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     *backend = k->def.backend;
     return MXK_OK;
 }

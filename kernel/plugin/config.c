@@ -27,8 +27,8 @@
 #define MXK_INSTALL_SYSCONFDIR "etc"
 #endif
 
-/* The layers found by the last mxk_config_apply, most general first; the conf files
- * disabled by `enabled = false`. Written by mxk_config_apply (under mxk_init's lock),
+/* The layers found by the last mxki_config_apply, most general first; the conf files
+ * disabled by `enabled = false`. Written by mxki_config_apply (under mxk_init's lock),
  * read by the public queries after it. */
 static mxk_config_layers layers;
 static char **disabled;
@@ -83,7 +83,7 @@ static void record_disabled(const char *conf_path) {
         num_disabled++;
 }
 
-int32_t mxk_config_num_threads(void) {
+int32_t mxki_config_num_threads(void) {
     return conf_num_threads;
 }
 
@@ -92,7 +92,7 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t size) {
+void mxki_config_install_dir(const char *libdir, int plain, char *out, size_t size) {
     const char *sysconf = MXK_INSTALL_SYSCONFDIR;
     size_t n = strlen(libdir), r = strlen(MXK_INSTALL_LIBDIR);
     out[0] = '\0';
@@ -116,11 +116,11 @@ void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t siz
 static void add_layer(mxk_config_layers *out, const char *dir, const char *why) {
     if (out->n < MXK_CONFIG_MAX_LAYERS) {
         snprintf(out->dirs[out->n++], sizeof out->dirs[0], "%s", dir);
-        mxk_log(MXK_LOG_DEBUG, "config: using config dir '%s' (%s)", dir, why);
+        mxki_log(MXK_LOG_DEBUG, "config: using config dir '%s' (%s)", dir, why);
     }
 }
 
-mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out) {
+mxk_status mxki_config_find_dirs(const char *explicit_dir, mxk_config_layers *out) {
     out->n = 0;
     if (explicit_dir && *explicit_dir) {
         if (!is_dir(explicit_dir))
@@ -139,17 +139,17 @@ mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out
         return MXK_OK;
     }
     char cand[PATH_MAX];
-    const char *libdir = mxk_loader_library_dir();
+    const char *libdir = mxki_loader_library_dir();
     /* The GNUInstallDirs place, else <prefix>/<sysconfdir>/mxk (a build tree under /opt). */
     int found = 0;
     for (int plain = 0; plain < 2 && *libdir && !found; plain++) {
-        mxk_config_install_dir(libdir, plain, cand, sizeof cand);
+        mxki_config_install_dir(libdir, plain, cand, sizeof cand);
         char real[PATH_MAX];
         if (cand[0] && is_dir(cand) && realpath(cand, real) != NULL) {
             add_layer(out, real, "the install's");
             found = 1;
         } else if (cand[0]) {
-            mxk_log(MXK_LOG_DEBUG, "config: no install config dir '%s'", cand);
+            mxki_log(MXK_LOG_DEBUG, "config: no install config dir '%s'", cand);
         }
     }
     const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -163,7 +163,7 @@ mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out
     if (cand[0] && is_dir(cand))
         add_layer(out, cand, "the user's, over the install's");
     else if (cand[0])
-        mxk_log(MXK_LOG_DEBUG, "config: no user config dir '%s'", cand);
+        mxki_log(MXK_LOG_DEBUG, "config: no user config dir '%s'", cand);
     return MXK_OK;
 }
 
@@ -215,15 +215,15 @@ typedef struct global_conf_state {
 static int global_handler(void *user, const char *section, const char *name, const char *value) {
     global_conf_state *st = user;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (strcmp(section, "mxk") == 0 || section[0] == '\0') {
         if (strcmp(name, "backend") == 0) {
-            mxk_registry_set_conf_preference(value);
+            mxki_registry_set_conf_preference(value);
             return 1;
         }
         if (strcmp(name, "num_threads") == 0) {
             int64_t n;
-            if (mxk_parse_int(name, value, &n, &sink) != MXK_OK || n < 0 || n > 4096) {
+            if (mxki_parse_int(name, value, &n, &sink) != MXK_OK || n < 0 || n > 4096) {
                 snprintf(st->error, sizeof st->error,
                          "num_threads must be an integer in [0, 4096], got '%s'", value);
                 return 0;
@@ -236,7 +236,7 @@ static int global_handler(void *user, const char *section, const char *name, con
         return 0;
     }
     if (strcmp(section, "op_backend") == 0) {
-        mxk_registry_set_conf_op_backend(name, value);
+        mxki_registry_set_conf_op_backend(name, value);
         return 1;
     }
     snprintf(st->error, sizeof st->error,
@@ -281,17 +281,17 @@ typedef struct plugin_conf {
 static int plugin_handler(void *user, const char *section, const char *name, const char *value) {
     plugin_conf *pc = user;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     if (strcmp(section, "plugin") == 0) {
         if (strcmp(name, "library") == 0) {
             snprintf(pc->library, sizeof pc->library, "%s", value);
             return 1;
         }
         if (strcmp(name, "enabled") == 0) {
-            if (mxk_parse_bool(name, value, &pc->enabled, &sink) == MXK_OK)
+            if (mxki_parse_bool(name, value, &pc->enabled, &sink) == MXK_OK)
                 return 1;
         } else if (strcmp(name, "priority") == 0) {
-            if (mxk_parse_int(name, value, &pc->priority, &sink) == MXK_OK)
+            if (mxki_parse_int(name, value, &pc->priority, &sink) == MXK_OK)
                 return 1;
         } else {
             snprintf(sink.msg, sizeof sink.msg,
@@ -301,7 +301,7 @@ static int plugin_handler(void *user, const char *section, const char *name, con
         return 0;
     }
     if (strcmp(section, "options") == 0) {
-        if (mxk_attrs_set(pc->options, name, value) == MXK_OK)
+        if (mxki_attrs_set(pc->options, name, value) == MXK_OK)
             return 1;
         snprintf(pc->error, sizeof pc->error, "out of memory");
         return 0;
@@ -317,14 +317,14 @@ static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
     plugin_conf pc;
     memset(&pc, 0, sizeof pc);
     pc.enabled = 1;
-    pc.options = mxk_attrs_new();
+    pc.options = mxki_attrs_new();
     if (pc.options == NULL)
         return;
     int line = 0;
     char reason[1024];
     reason[0] = '\0';
     if (parse_conf(conf_path, plugin_handler, &pc, &line) != MXK_OK)
-        snprintf(reason, sizeof reason, "%s", mxk_last_error_message());
+        snprintf(reason, sizeof reason, "%s", mxki_last_error_message());
     else if (line < 0)
         snprintf(reason, sizeof reason, "out of memory");
     else if (line > 0)
@@ -333,22 +333,22 @@ static void load_plugin_conf(const char *conf_dir, const char *conf_path) {
     else if (pc.library[0] == '\0')
         snprintf(reason, sizeof reason, "[plugin] has no 'library' key");
     if (reason[0]) {
-        mxk_registry_reject(conf_path, reason, 1);
-        mxk_attrs_free(pc.options);
+        mxki_registry_reject(conf_path, reason, 1);
+        mxki_attrs_free(pc.options);
         return;
     }
     if (!pc.enabled) {
-        mxk_log(MXK_LOG_DEBUG, "config: %s: disabled (enabled = false)", conf_path);
+        mxki_log(MXK_LOG_DEBUG, "config: %s: disabled (enabled = false)", conf_path);
         record_disabled(conf_path);
-        mxk_attrs_free(pc.options);
+        mxki_attrs_free(pc.options);
         return;
     }
     char lib[PATH_MAX];
-    if (mxk_loader_resolve(pc.library, conf_dir, lib, sizeof lib) != MXK_OK)
-        mxk_registry_reject(conf_path, mxk_last_error_message(), 1);
+    if (mxki_loader_resolve(pc.library, conf_dir, lib, sizeof lib) != MXK_OK)
+        mxki_registry_reject(conf_path, mxki_last_error_message(), 1);
     else
-        mxk_loader_load(lib, conf_path, pc.options, (int32_t)pc.priority);
-    mxk_attrs_free(pc.options);
+        mxki_loader_load(lib, conf_path, pc.options, (int32_t)pc.priority);
+    mxki_attrs_free(pc.options);
 }
 
 static int conf_name_filter(const struct dirent *d) {
@@ -380,8 +380,8 @@ static void load_plugins_dirs(void) {
         snprintf(pdirs[l], sizeof pdirs[l], "%s/plugins.d", layers.dirs[l]);
         struct dirent **list = NULL;
         int m = scandir(pdirs[l], &list, conf_name_filter, alphasort);
-        mxk_log(MXK_LOG_DEBUG, "config: %s: %d plugin conf%s", pdirs[l], m < 0 ? 0 : m,
-                m == 1 ? "" : "s");
+        mxki_log(MXK_LOG_DEBUG, "config: %s: %d plugin conf%s", pdirs[l], m < 0 ? 0 : m,
+                 m == 1 ? "" : "s");
         conf_choice *grown = m > 0 ? realloc(chosen, (n + (size_t)m) * sizeof *grown) : chosen;
         if (grown != NULL)
             chosen = grown;
@@ -390,8 +390,8 @@ static void load_plugins_dirs(void) {
             while (k < n && strcmp(chosen[k].name, list[i]->d_name) != 0)
                 k++;
             if (k < n) {
-                mxk_log(MXK_LOG_DEBUG, "config: %s/%s replaces %s/%s", pdirs[l], list[i]->d_name,
-                        chosen[k].pdir, chosen[k].name);
+                mxki_log(MXK_LOG_DEBUG, "config: %s/%s replaces %s/%s", pdirs[l], list[i]->d_name,
+                         chosen[k].pdir, chosen[k].name);
                 chosen[k].pdir = pdirs[l];
             } else if (grown != NULL) {
                 snprintf(chosen[n].name, sizeof chosen[n].name, "%s", list[i]->d_name);
@@ -421,17 +421,17 @@ static void load_env_plugins(void) {
          tok = strtok_r(NULL, ":", &save)) {
         char origin[PATH_MAX + 16];
         snprintf(origin, sizeof origin, "MXK_PLUGINS=%s", tok);
-        mxk_log(MXK_LOG_DEBUG, "config: loading '%s' (from MXK_PLUGINS)", tok);
-        mxk_loader_load(tok, origin, NULL, 0);
+        mxki_log(MXK_LOG_DEBUG, "config: loading '%s' (from MXK_PLUGINS)", tok);
+        mxki_loader_load(tok, origin, NULL, 0);
     }
     free(copy);
 }
 
-mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins) {
+mxk_status mxki_config_apply(const char *explicit_dir, int no_plugins) {
     for (uint32_t i = 0; i < num_disabled; i++)
         free(disabled[i]);
     num_disabled = 0;
-    mxk_status rc = mxk_config_find_dirs(explicit_dir, &layers);
+    mxk_status rc = mxki_config_find_dirs(explicit_dir, &layers);
     for (uint32_t l = 0; rc == MXK_OK && l < layers.n; l++)
         rc = read_global_conf(layers.dirs[l]);
     if (rc != MXK_OK || no_plugins)

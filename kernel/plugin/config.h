@@ -17,7 +17,7 @@
  *       key = value                   ; passed to the plugin's init
  * Layers: an explicit dir (command-line flag / mxk_init option), else
  * $MXK_CONFIG_DIR, is used alone (missing: an error). Otherwise the install's
- * config dir (located from libmxk's own path: mxk_config_install_dir) and, over it, the user's
+ * config dir (located from libmxk's own path: mxki_config_install_dir) and, over it, the user's
  * $XDG_CONFIG_HOME/mxk (default ~/.config/mxk), each when it exists: mxk.conf
  * keys of the user's replace the install's (the files are applied in that order),
  * and plugins.d confs are merged by file name, the user's NAME.conf replacing the
@@ -51,14 +51,14 @@ typedef struct mxk_config_layers {
  * plugin conf or an MXK_PLUGINS library are recorded as rejections (and logged as
  * warnings), not errors. Not thread-safe: called under mxk_init's lock.
  */
-mxk_status mxk_config_apply(const char *explicit_dir, int no_plugins);
+mxk_status mxki_config_apply(const char *explicit_dir, int no_plugins);
 
 /**
  * Picks the config layers by the rules above into *out (n 0 when no optional
  * candidate exists). Errors: MXK_ERR_NOT_FOUND for a missing explicit or
  * MXK_CONFIG_DIR directory (named in the message).
  */
-mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out);
+mxk_status mxki_config_find_dirs(const char *explicit_dir, mxk_config_layers *out);
 
 /**
  * The install's config dir for a libmxk in the directory `libdir`
@@ -71,9 +71,9 @@ mxk_status mxk_config_find_dirs(const char *explicit_dir, mxk_config_layers *out
  * tree's layout, for a build tree under /opt). "" when libdir does not end in
  * the built libdir. Pure string work; thread-safe.
  */
-void mxk_config_install_dir(const char *libdir, int plain, char *out, size_t size);
+void mxki_config_install_dir(const char *libdir, int plain, char *out, size_t size);
 
 /** num_threads from mxk.conf (0 when unset). */
-int32_t mxk_config_num_threads(void);
+int32_t mxki_config_num_threads(void);
 
 #endif /* MXK_CONFIG_H */

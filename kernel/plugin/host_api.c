@@ -20,7 +20,7 @@ static _Thread_local struct {
     void *stream;
 } tl_stream;
 
-void mxk_host_set_current_stream(int32_t dev_type, int32_t dev_id, void *stream) {
+void mxki_host_set_current_stream(int32_t dev_type, int32_t dev_id, void *stream) {
     tl_stream.dev_type = dev_type;
     tl_stream.dev_id = dev_id;
     tl_stream.stream = stream;
@@ -35,13 +35,13 @@ static void *host_current_stream(int32_t dev_type, int32_t dev_id) {
 static mxk_status host_error(mxk_error_sink *sink, mxk_status code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    mxk_sink_vset(sink, code, fmt, ap);
+    mxki_sink_vset(sink, code, fmt, ap);
     va_end(ap);
     return code;
 }
 
 static const char *host_attr_get(const mxk_attrs *a, const char *key) {
-    return mxk_attrs_get(a, key);
+    return mxki_attrs_get(a, key);
 }
 
 /*
@@ -52,11 +52,11 @@ static const char *host_attr_get(const mxk_attrs *a, const char *key) {
 static mxk_status require(const mxk_attrs *a, const char *key, const void *out, const char **v,
                           mxk_error_sink *err) {
     if (key == NULL || out == NULL)
-        return mxk_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "attribute getter: the %s is NULL",
-                            key == NULL ? "attribute name" : "output pointer");
-    *v = mxk_attrs_get(a, key);
+        return mxki_sink_set(err, MXK_ERR_INVALID_ARGUMENT, "attribute getter: the %s is NULL",
+                             key == NULL ? "attribute name" : "output pointer");
+    *v = mxki_attrs_get(a, key);
     if (*v == NULL)
-        return mxk_sink_set(err, MXK_ERR_NOT_FOUND, "attribute '%s' is not set", key);
+        return mxki_sink_set(err, MXK_ERR_NOT_FOUND, "attribute '%s' is not set", key);
     return MXK_OK;
 }
 
@@ -64,28 +64,28 @@ static mxk_status host_attr_get_int(const mxk_attrs *a, const char *key, int64_t
                                     mxk_error_sink *err) {
     const char *v = NULL;
     mxk_status st = require(a, key, value, &v, err);
-    return st != MXK_OK ? st : mxk_parse_int(key, v, value, err);
+    return st != MXK_OK ? st : mxki_parse_int(key, v, value, err);
 }
 
 static mxk_status host_attr_get_float(const mxk_attrs *a, const char *key, double *value,
                                       mxk_error_sink *err) {
     const char *v = NULL;
     mxk_status st = require(a, key, value, &v, err);
-    return st != MXK_OK ? st : mxk_parse_float(key, v, value, err);
+    return st != MXK_OK ? st : mxki_parse_float(key, v, value, err);
 }
 
 static mxk_status host_attr_get_bool(const mxk_attrs *a, const char *key, int32_t *value,
                                      mxk_error_sink *err) {
     const char *v = NULL;
     mxk_status st = require(a, key, value, &v, err);
-    return st != MXK_OK ? st : mxk_parse_bool(key, v, value, err);
+    return st != MXK_OK ? st : mxki_parse_bool(key, v, value, err);
 }
 
 static mxk_status host_attr_get_shape(const mxk_attrs *a, const char *key, mxk_shape *value,
                                       mxk_error_sink *err) {
     const char *v = NULL;
     mxk_status st = require(a, key, value, &v, err);
-    return st != MXK_OK ? st : mxk_parse_shape(key, v, value, err);
+    return st != MXK_OK ? st : mxki_parse_shape(key, v, value, err);
 }
 
 static uint32_t host_attr_count(const mxk_attrs *a) {
@@ -103,25 +103,25 @@ static const char *host_attr_value(const mxk_attrs *a, uint32_t i) {
 static mxk_status host_storage_alloc(int32_t dev_type, int32_t dev_id, uint64_t bytes, void **ptr,
                                      mxk_error_sink *err) {
     mxk_context ctx = {dev_type, dev_id};
-    mxk_status rc = mxk_storage_alloc(ctx, bytes, ptr);
+    mxk_status rc = mxki_storage_alloc(ctx, bytes, ptr);
     if (rc != MXK_OK)
-        mxk_sink_set(err, rc, "%s", mxk_last_error_message());
+        mxki_sink_set(err, rc, "%s", mxki_last_error_message());
     return rc;
 }
 
 static void host_storage_free(int32_t dev_type, int32_t dev_id, void *ptr) {
     mxk_context ctx = {dev_type, dev_id};
-    mxk_storage_free(ctx, ptr);
+    mxki_storage_free(ctx, ptr);
 }
 
 static mxk_status host_temp_space(const mxk_op_ctx *ctx, uint64_t bytes, void **ptr,
                                   mxk_error_sink *err) {
     const mxk_op_call_ctx *call = (const mxk_op_call_ctx *)ctx;
     if (ctx == NULL || call->temp_slot == NULL)
-        return mxk_sink_set(err, MXK_ERR_STATE,
-                            "temp_space: the operator did not request MXK_RESOURCE_TEMP_SPACE");
+        return mxki_sink_set(err, MXK_ERR_STATE,
+                             "temp_space: the operator did not request MXK_RESOURCE_TEMP_SPACE");
     const mxk_resource *view;
-    mxk_status rc = mxk_resource_prepare(call->temp_slot, bytes, &view, err);
+    mxk_status rc = mxki_resource_prepare(call->temp_slot, bytes, &view, err);
     if (rc == MXK_OK)
         *ptr = view->ptr;
     return rc;
@@ -156,8 +156,8 @@ static mxk_status host_engine_push(mxk_host_engine_fn fn, void *arg, void (*arg_
         free(p);
         if (arg_free)
             arg_free(arg);
-        return mxk_sink_set(err, fn ? MXK_ERR_OUT_OF_MEMORY : MXK_ERR_INVALID_ARGUMENT,
-                            "engine_push: %s", fn ? "out of memory" : "NULL function");
+        return mxki_sink_set(err, fn ? MXK_ERR_OUT_OF_MEMORY : MXK_ERR_INVALID_ARGUMENT,
+                             "engine_push: %s", fn ? "out of memory" : "NULL function");
     }
     p->fn = fn;
     p->arg = arg;
@@ -175,32 +175,32 @@ static mxk_status host_engine_push(mxk_host_engine_fn fn, void *arg, void (*arg_
     d.num_write = num_write;
     d.priority = priority;
     d.name = name;
-    mxk_status rc = mxk_engine_push(&d);
+    mxk_status rc = mxki_engine_push(&d);
     if (rc != MXK_OK)
-        mxk_sink_set(err, rc, "%s", mxk_last_error_message());
+        mxki_sink_set(err, rc, "%s", mxki_last_error_message());
     return rc;
 }
 
 static void host_engine_delete_var(mxk_engine_var *var) {
-    mxk_engine_delete_var(var, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(var, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 static mxk_status host_engine_wait_var(mxk_engine_var *var, mxk_error_sink *err) {
-    mxk_status rc = mxk_engine_wait_var(var);
+    mxk_status rc = mxki_engine_wait_var(var);
     if (rc != MXK_OK)
-        mxk_sink_set(err, rc, "%s", mxk_last_error_message());
+        mxki_sink_set(err, rc, "%s", mxki_last_error_message());
     return rc;
 }
 
 static mxk_status host_name_list_add(mxk_name_list *l, const char *name, mxk_error_sink *err) {
-    return mxk_name_list_add(l, name, err);
+    return mxki_name_list_add(l, name, err);
 }
 
 static const mxk_host_api host_table = {
     .struct_size = sizeof(mxk_host_api),
     .abi_minor = MXK_ABI_MINOR,
     .error = host_error,
-    .log = mxk_log,
+    .log = mxki_log,
     .attr_get = host_attr_get,
     .attr_get_int = host_attr_get_int,
     .attr_get_float = host_attr_get_float,
@@ -213,17 +213,17 @@ static const mxk_host_api host_table = {
     .storage_alloc = host_storage_alloc,
     .storage_free = host_storage_free,
     .temp_space = host_temp_space,
-    .random_uniform = mxk_random_uniform,
-    .random_normal = mxk_random_normal,
-    .random_reserve = mxk_random_reserve,
+    .random_uniform = mxki_random_uniform,
+    .random_normal = mxki_random_normal,
+    .random_reserve = mxki_random_reserve,
     .current_stream = host_current_stream,
-    .engine_new_var = mxk_engine_new_var,
+    .engine_new_var = mxki_engine_new_var,
     .engine_delete_var = host_engine_delete_var,
     .engine_push = host_engine_push,
     .engine_wait_var = host_engine_wait_var,
-    .async_complete = mxk_engine_complete,
+    .async_complete = mxki_engine_complete,
 };
 
-const mxk_host_api *mxk_host_api_table(void) {
+const mxk_host_api *mxki_host_api_table(void) {
     return &host_table;
 }

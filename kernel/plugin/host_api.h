@@ -8,7 +8,7 @@
 #include "resource.h"
 
 /** The process-wide host table (static; valid until exit). */
-const mxk_host_api *mxk_host_api_table(void);
+const mxk_host_api *mxki_host_api_table(void);
 
 /**
  * The kernel's extension of an mxk_op_ctx: the public part first, so the host's
@@ -20,6 +20,6 @@ typedef struct mxk_op_call_ctx {
 } mxk_op_call_ctx;
 
 /** Sets the calling thread's current stream for host->current_stream (engine workers). */
-void mxk_host_set_current_stream(int32_t dev_type, int32_t dev_id, void *stream);
+void mxki_host_set_current_stream(int32_t dev_type, int32_t dev_id, void *stream);
 
 #endif /* MXK_HOST_API_H */

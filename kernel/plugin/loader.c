@@ -34,7 +34,7 @@ static pthread_once_t library_dir_once = PTHREAD_ONCE_INIT;
 static void find_library_dir(void) {
     Dl_info info;
     char real[PATH_MAX];
-    if (dladdr((void *)&mxk_loader_library_dir, &info) == 0 || info.dli_fname == NULL ||
+    if (dladdr((void *)&mxki_loader_library_dir, &info) == 0 || info.dli_fname == NULL ||
         realpath(info.dli_fname, real) == NULL)
         return;
     char *slash = strrchr(real, '/');
@@ -44,7 +44,7 @@ static void find_library_dir(void) {
     snprintf(library_dir, sizeof library_dir, "%s", real);
 }
 
-const char *mxk_loader_library_dir(void) {
+const char *mxki_loader_library_dir(void) {
     pthread_once(&library_dir_once, find_library_dir);
     return library_dir;
 }
@@ -69,10 +69,10 @@ static void warn_if_foreign_writable(const char *real) {
     struct stat st;
     const char *why;
     if (stat(real, &st) == 0 && (why = foreign_writer(&st, 0)) != NULL)
-        mxk_log(MXK_LOG_WARNING,
-                "plugin library '%s' is %s: anyone who can write it runs code "
-                "in this process",
-                real, why);
+        mxki_log(MXK_LOG_WARNING,
+                 "plugin library '%s' is %s: anyone who can write it runs code "
+                 "in this process",
+                 real, why);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", real);
     char *slash = strrchr(dir, '/');
@@ -80,10 +80,10 @@ static void warn_if_foreign_writable(const char *real) {
         return;
     *(slash == dir ? slash + 1 : slash) = '\0';
     if (stat(dir, &st) == 0 && (why = foreign_writer(&st, 1)) != NULL)
-        mxk_log(MXK_LOG_WARNING,
-                "plugin directory '%s' (of '%s') is %s: anyone who can write "
-                "it can replace the plugin",
-                dir, real, why);
+        mxki_log(MXK_LOG_WARNING,
+                 "plugin directory '%s' (of '%s') is %s: anyone who can write "
+                 "it can replace the plugin",
+                 dir, real, why);
 }
 
 static int is_file(const char *p) {
@@ -91,8 +91,8 @@ static int is_file(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-mxk_status mxk_loader_resolve(const char *library, const char *conf_dir, char *out,
-                              size_t out_size) {
+mxk_status mxki_loader_resolve(const char *library, const char *conf_dir, char *out,
+                               size_t out_size) {
     char tried[2048] = "";
     size_t pos = 0;
     if (library == NULL || *library == '\0')
@@ -119,7 +119,7 @@ mxk_status mxk_loader_resolve(const char *library, const char *conf_dir, char *o
                 dirs[nd++] = tok;
     }
     char install[PATH_MAX];
-    const char *libdir = mxk_loader_library_dir();
+    const char *libdir = mxki_loader_library_dir();
     if (*libdir) {
         snprintf(install, sizeof install, "%s/%s", libdir, MXK_REL_PLUGINDIR);
         dirs[nd++] = install;
@@ -148,7 +148,7 @@ static mxk_status reject(mxk_status code, const char *path, const char *origin, 
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    mxk_registry_reject(origin ? origin : path, reason, origin != NULL);
+    mxki_registry_reject(origin ? origin : path, reason, origin != NULL);
     return mxk_set_error(code, "plugin %s rejected: %s", origin ? origin : path, reason);
 }
 
@@ -196,7 +196,7 @@ static mxk_status check_info(void *dl, const char *real, const char *origin,
                       name, info->min_host_minor, MXK_ABI_MAJOR, MXK_ABI_MINOR);
     if (info->name == NULL || info->name[0] == '\0' || strlen(info->name) > 64)
         return reject(MXK_ERR_ABI, real, origin, "plugin info has no valid name");
-    const mxk_plugin_entry *same = mxk_registry_plugin_by_name(info->name);
+    const mxk_plugin_entry *same = mxki_registry_plugin_by_name(info->name);
     if (same != NULL)
         return reject(MXK_ERR_DUPLICATE, real, origin,
                       "a plugin named '%s' is already loaded from '%s'", info->name, same->path);
@@ -228,12 +228,12 @@ static mxk_status init_plugin(void *dl, const char *real, const char *origin,
     p->abi_major = info->abi_major;
     p->abi_minor = info->abi_minor;
     p->negotiated_minor = negotiate_minor(info->abi_minor);
-    mxk_log(MXK_LOG_DEBUG,
-            "loader: plugin '%s' %s (%s): built for ABI %u.%u (needs host minor >= %u), "
-            "host %d.%d: negotiated minor %u",
-            info->name, p->version, real, (unsigned)info->abi_major, (unsigned)info->abi_minor,
-            (unsigned)info->min_host_minor, MXK_ABI_MAJOR, MXK_ABI_MINOR,
-            (unsigned)p->negotiated_minor);
+    mxki_log(MXK_LOG_DEBUG,
+             "loader: plugin '%s' %s (%s): built for ABI %u.%u (needs host minor >= %u), "
+             "host %d.%d: negotiated minor %u",
+             info->name, p->version, real, (unsigned)info->abi_major, (unsigned)info->abi_minor,
+             (unsigned)info->min_host_minor, MXK_ABI_MAJOR, MXK_ABI_MINOR,
+             (unsigned)p->negotiated_minor);
     p->dl_handle = dl;
     p->shutdown = (mxk_plugin_shutdown_fn)dlsym(dl, MXK_PLUGIN_SHUTDOWN_SYMBOL);
 
@@ -242,9 +242,9 @@ static mxk_status init_plugin(void *dl, const char *real, const char *origin,
     st.plugin = p;
     st.priority_bonus = priority;
     mxk_registrar reg;
-    mxk_registrar_init(&reg, &st);
+    mxki_registrar_init(&reg, &st);
     mxk_attrs *empty = NULL;
-    if (options == NULL && (options = empty = mxk_attrs_new()) == NULL) {
+    if (options == NULL && (options = empty = mxki_attrs_new()) == NULL) {
         free_plugin_entry(p);
         return reject(MXK_ERR_OUT_OF_MEMORY, real, origin, "out of memory");
     }
@@ -252,16 +252,16 @@ static mxk_status init_plugin(void *dl, const char *real, const char *origin,
     memset(&args, 0, sizeof args);
     args.struct_size = sizeof args;
     args.negotiated_minor = p->negotiated_minor;
-    args.host = mxk_host_api_table();
+    args.host = mxki_host_api_table();
     args.registrar = &reg;
     args.plugin_path = p->path;
     args.options = options;
     mxk_error_sink sink;
-    mxk_error_sink_clear(&sink);
+    mxki_error_sink_clear(&sink);
     mxk_status rc = init(&args, &sink);
-    mxk_attrs_free(empty);
+    mxki_attrs_free(empty);
     if (rc != MXK_OK) {
-        mxk_staging_discard(&st);
+        mxki_staging_discard(&st);
         free_plugin_entry(p);
         return reject(rc, real, origin, "plugin '%s': init failed (%s): %s", info->name,
                       mxk_status_name(rc), sink.msg[0] ? sink.msg : "no message");
@@ -270,37 +270,37 @@ static mxk_status init_plugin(void *dl, const char *real, const char *origin,
         mxk_status code = st.first_error;
         char msg[sizeof st.first_error_msg];
         memcpy(msg, st.first_error_msg, sizeof msg);
-        mxk_staging_discard(&st);
+        mxki_staging_discard(&st);
         free_plugin_entry(p);
         return reject(code, real, origin, "plugin '%s': a registration failed: %s", info->name,
                       msg);
     }
-    if (mxk_registry_commit(&st) != MXK_OK) {
+    if (mxki_registry_commit(&st) != MXK_OK) {
         char msg[MXK_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", mxk_last_error_message());
-        mxk_status code = mxk_last_error_code();
-        mxk_staging_discard(&st);
+        snprintf(msg, sizeof msg, "%s", mxki_last_error_message());
+        mxk_status code = mxki_last_error_code();
+        mxki_staging_discard(&st);
         free_plugin_entry(p);
         return reject(code, real, origin, "%s", msg);
     }
     return MXK_OK;
 }
 
-mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs *options,
-                           int32_t priority) {
+mxk_status mxki_loader_load(const char *path, const char *origin, const mxk_attrs *options,
+                            int32_t priority) {
     char real[PATH_MAX];
     if (path == NULL || *path == '\0')
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_load_plugin: empty path");
     if (realpath(path, real) == NULL || !is_file(real))
         return reject(MXK_ERR_NOT_FOUND, path, origin, "library '%s' not found", path);
     pthread_mutex_lock(&load_lock);
-    if (mxk_registry_plugin_by_path(real) != NULL) {
+    if (mxki_registry_plugin_by_path(real) != NULL) {
         pthread_mutex_unlock(&load_lock);
         return MXK_OK; /* idempotent: the same file is one plugin */
     }
     warn_if_foreign_writable(real);
-    mxk_log(MXK_LOG_DEBUG, "loader: dlopen '%s' (for %s)", real,
-            origin ? origin : "mxk_load_plugin");
+    mxki_log(MXK_LOG_DEBUG, "loader: dlopen '%s' (for %s)", real,
+             origin ? origin : "mxk_load_plugin");
     dlerror();
     void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (dl == NULL) {
@@ -321,21 +321,21 @@ mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs
 }
 
 mxk_status mxk_load_plugin(const char *path, const char *const *options) {
-    mxk_attrs *opts = mxk_attrs_new();
+    mxk_attrs *opts = mxki_attrs_new();
     if (opts == NULL)
-        return mxk_last_error_code();
+        return mxki_last_error_code();
     for (size_t i = 0; options && options[i]; i += 2) {
         if (options[i + 1] == NULL) {
-            mxk_attrs_free(opts);
+            mxki_attrs_free(opts);
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                                  "mxk_load_plugin: option '%s' has no value", options[i]);
         }
-        if (mxk_attrs_set(opts, options[i], options[i + 1]) != MXK_OK) {
-            mxk_attrs_free(opts);
-            return mxk_last_error_code();
+        if (mxki_attrs_set(opts, options[i], options[i + 1]) != MXK_OK) {
+            mxki_attrs_free(opts);
+            return mxki_last_error_code();
         }
     }
-    mxk_status rc = mxk_loader_load(path, NULL, opts, 0);
-    mxk_attrs_free(opts);
+    mxk_status rc = mxki_loader_load(path, NULL, opts, 0);
+    mxki_attrs_free(opts);
     return rc;
 }

@@ -18,8 +18,8 @@
  * is recorded (mxk_plugin_rejected_*) and returned as the last error.
  * Thread-safe: loads are serialised.
  */
-mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs *options,
-                           int32_t priority);
+mxk_status mxki_loader_load(const char *path, const char *origin, const mxk_attrs *options,
+                            int32_t priority);
 
 /**
  * Resolves a conf file's `library` value: absolute paths as they are; relative
@@ -28,14 +28,14 @@ mxk_status mxk_loader_load(const char *path, const char *origin, const mxk_attrs
  * first existing candidate into out; otherwise MXK_ERR_NOT_FOUND with every place
  * looked at in the last error.
  */
-mxk_status mxk_loader_resolve(const char *library, const char *conf_dir, char *out,
-                              size_t out_size);
+mxk_status mxki_loader_resolve(const char *library, const char *conf_dir, char *out,
+                               size_t out_size);
 
 /**
  * Directory of libmxk itself (from dladdr), e.g. "/usr/local/lib"; "" if unknown.
- * The install layout is found from it: the config dir (mxk_config_install_dir)
+ * The install layout is found from it: the config dir (mxki_config_install_dir)
  * and mxk/plugins (MXK_REL_PLUGINDIR).
  */
-const char *mxk_loader_library_dir(void);
+const char *mxki_loader_library_dir(void);
 
 #endif /* MXK_LOADER_H */

@@ -37,7 +37,7 @@ static mxk_status fail(mxk_staging *st, mxk_error_sink *err, mxk_status code, co
         st->first_error = code;
         snprintf(st->first_error_msg, sizeof st->first_error_msg, "%s", msg);
     }
-    return mxk_sink_set(err, code, "%s", msg);
+    return mxki_sink_set(err, code, "%s", msg);
 }
 
 /* Copies min(src_size, dst_size) bytes into a zero-filled dst. */
@@ -130,12 +130,12 @@ static mxk_status copy_schema(mxk_staging *st, const char *owner, const mxk_attr
         copy_struct(&c[i], sizeof c[i], s, stride);
         c[i].struct_size = sizeof c[i];
         mxk_error_sink inner;
-        mxk_error_sink_clear(&inner);
-        mxk_status rc = mxk_attr_def_validate(&c[i], &inner);
+        mxki_error_sink_clear(&inner);
+        mxk_status rc = mxki_attr_def_validate(&c[i], &inner);
         for (uint32_t j = 0; rc == MXK_OK && j < i; j++)
             if (strcmp(c[j].name, c[i].name) == 0)
-                rc = mxk_sink_set(&inner, MXK_ERR_ABI, "attribute '%s' is declared twice",
-                                  c[i].name);
+                rc = mxki_sink_set(&inner, MXK_ERR_ABI, "attribute '%s' is declared twice",
+                                   c[i].name);
         if (rc != MXK_OK) {
             free(c);
             return fail(st, err, MXK_ERR_ABI, "%s: %s", owner, inner.msg);
@@ -165,7 +165,7 @@ static void free_schema(const mxk_attr_def *s, uint32_t n) {
     free((void *)s);
 }
 
-void mxk_op_entry_free(mxk_op_entry *e) {
+void mxki_op_entry_free(mxk_op_entry *e) {
     if (e == NULL)
         return;
     free((char *)e->def.name);
@@ -178,7 +178,7 @@ void mxk_op_entry_free(mxk_op_entry *e) {
     free(e);
 }
 
-void mxk_kernel_entry_free(mxk_kernel_entry *e) {
+void mxki_kernel_entry_free(mxk_kernel_entry *e) {
     if (e == NULL)
         return;
     free((char *)e->def.op_name);
@@ -198,9 +198,9 @@ static int stage_push(void ***arr, uint32_t *n, void *p) {
 
 /* Owner of the operator name or alias `name` among registered and staged operators, or NULL. */
 static const mxk_plugin_entry *op_name_owner(const mxk_staging *st, const char *name) {
-    const mxk_plugin_entry *owner = mxk_registry_owner_of_op(name);
+    const mxk_plugin_entry *owner = mxki_registry_owner_of_op(name);
     for (uint32_t i = 0; owner == NULL && i < st->num_ops; i++)
-        if (mxk_op_entry_named(st->ops[i], name))
+        if (mxki_op_entry_named(st->ops[i], name))
             owner = st->plugin;
     return owner;
 }
@@ -273,16 +273,16 @@ static mxk_status register_op(mxk_registrar *reg, const mxk_op_def *def, mxk_err
     if (!dup_str(&e->def.name, name) || !dup_str(&e->def.description, desc) ||
         !dup_list(&e->def.arguments, args) || !dup_list(&e->def.outputs, outs) ||
         !dup_list(&e->def.aux_states, aux) || !dup_list(&e->def.aliases, aliases)) {
-        mxk_op_entry_free(e);
+        mxki_op_entry_free(e);
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_op: out of memory");
     }
     rc = copy_schema(st, owner_desc, schema, e->def.num_attrs, &e->def.attrs, err);
     if (rc != MXK_OK) {
-        mxk_op_entry_free(e);
+        mxki_op_entry_free(e);
         return rc;
     }
     if (!stage_push((void ***)&st->ops, &st->num_ops, e)) {
-        mxk_op_entry_free(e);
+        mxki_op_entry_free(e);
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_op: out of memory");
     }
     return MXK_OK;
@@ -319,7 +319,7 @@ static mxk_status register_kernel(mxk_registrar *reg, const mxk_op_kernel_def *d
         return fail(st, err, MXK_ERR_ABI, "kernel of '%s': parse_param needs free_param",
                     def->op_name);
     const mxk_plugin_entry *owner =
-        mxk_registry_owner_of_kernel(def->op_name, def->dev_type, backend);
+        mxki_registry_owner_of_kernel(def->op_name, def->dev_type, backend);
     for (uint32_t i = 0; owner == NULL && i < st->num_kernels; i++) {
         const mxk_op_kernel_def *k = &st->kernels[i]->def;
         if (strcmp(k->op_name, def->op_name) == 0 && k->dev_type == def->dev_type &&
@@ -341,7 +341,7 @@ static mxk_status register_kernel(mxk_registrar *reg, const mxk_op_kernel_def *d
     e->plugin = st->plugin;
     if (!dup_str(&e->def.op_name, def->op_name) || !dup_str(&e->def.backend, backend) ||
         !stage_push((void ***)&st->kernels, &st->num_kernels, e)) {
-        mxk_kernel_entry_free(e);
+        mxki_kernel_entry_free(e);
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_kernel: out of memory");
     }
     return MXK_OK;
@@ -365,7 +365,7 @@ static mxk_status register_device(mxk_registrar *reg, const mxk_device_def *def,
                     "register_device: device type %d needs a name and the slots device_count, "
                     "get_properties, alloc, free, copy and fill",
                     def->dev_type);
-    const mxk_plugin_entry *owner = mxk_registry_owner_of_device(def->dev_type);
+    const mxk_plugin_entry *owner = mxki_registry_owner_of_device(def->dev_type);
     for (uint32_t i = 0; owner == NULL && i < st->num_devices; i++)
         if (st->devices[i]->def.dev_type == def->dev_type)
             owner = st->plugin;
@@ -448,7 +448,7 @@ static mxk_status register_iterator(mxk_registrar *reg, const mxk_iter_def *def,
                 def->reset && def->next && def->current && def->describe;
     const mxk_plugin_entry *owner = NULL;
     if (slots && def->name) {
-        owner = mxk_registry_owner_of_iterator(def->name);
+        owner = mxki_registry_owner_of_iterator(def->name);
         for (uint32_t i = 0; owner == NULL && i < st->num_iters; i++)
             if (strcmp(st->iters[i]->def.name, def->name) == 0)
                 owner = st->plugin;
@@ -486,7 +486,7 @@ static mxk_status register_transport(mxk_registrar *reg, const mxk_kvstore_trans
                 def->barrier;
     const mxk_plugin_entry *owner = NULL;
     if (slots && def->name) {
-        owner = mxk_registry_owner_of_transport(def->name);
+        owner = mxki_registry_owner_of_transport(def->name);
         for (uint32_t i = 0; owner == NULL && i < st->num_transports; i++)
             if (strcmp(st->transports[i]->def.name, def->name) == 0)
                 owner = st->plugin;
@@ -514,7 +514,7 @@ static mxk_status register_transport(mxk_registrar *reg, const mxk_kvstore_trans
     return rc;
 }
 
-void mxk_registrar_init(mxk_registrar *reg, mxk_staging *st) {
+void mxki_registrar_init(mxk_registrar *reg, mxk_staging *st) {
     memset(reg, 0, sizeof *reg);
     reg->struct_size = sizeof *reg;
     reg->impl = st;
@@ -525,11 +525,11 @@ void mxk_registrar_init(mxk_registrar *reg, mxk_staging *st) {
     reg->register_kvstore_transport = register_transport;
 }
 
-void mxk_staging_discard(mxk_staging *st) {
+void mxki_staging_discard(mxk_staging *st) {
     for (uint32_t i = 0; i < st->num_ops; i++)
-        mxk_op_entry_free(st->ops[i]);
+        mxki_op_entry_free(st->ops[i]);
     for (uint32_t i = 0; i < st->num_kernels; i++)
-        mxk_kernel_entry_free(st->kernels[i]);
+        mxki_kernel_entry_free(st->kernels[i]);
     for (uint32_t i = 0; i < st->num_devices; i++) {
         free((char *)st->devices[i]->def.name);
         free(st->devices[i]);

@@ -68,7 +68,7 @@ static int ptr_reserve(ptr_array *a, uint32_t extra) {
 
 /* ---- ownership checks (caller may or may not hold the lock: take it) ---- */
 
-int mxk_op_entry_named(const mxk_op_entry *op, const char *name) {
+int mxki_op_entry_named(const mxk_op_entry *op, const char *name) {
     if (strcmp(op->def.name, name) == 0)
         return 1;
     for (const char *const *a = op->def.aliases; a != NULL && *a != NULL; a++)
@@ -81,7 +81,7 @@ int mxk_op_entry_named(const mxk_op_entry *op, const char *name) {
 static const mxk_op_entry *find_op_locked(const char *name) {
     for (uint32_t i = 0; i < R.ops.count; i++) {
         const mxk_op_entry *e = R.ops.items[i];
-        if (mxk_op_entry_named(e, name))
+        if (mxki_op_entry_named(e, name))
             return e;
     }
     return NULL;
@@ -102,7 +102,7 @@ static const char *taken_op_name_locked(const mxk_op_entry *op, const mxk_plugin
     return NULL;
 }
 
-const mxk_plugin_entry *mxk_registry_owner_of_op(const char *name) {
+const mxk_plugin_entry *mxki_registry_owner_of_op(const char *name) {
     pthread_mutex_lock(&R.lock);
     const mxk_plugin_entry *p = owner_of_op_locked(name);
     pthread_mutex_unlock(&R.lock);
@@ -118,7 +118,7 @@ static const mxk_plugin_entry *owner_of_device_locked(int32_t dev_type) {
     return NULL;
 }
 
-const mxk_plugin_entry *mxk_registry_owner_of_device(int32_t dev_type) {
+const mxk_plugin_entry *mxki_registry_owner_of_device(int32_t dev_type) {
     pthread_mutex_lock(&R.lock);
     const mxk_plugin_entry *p = owner_of_device_locked(dev_type);
     pthread_mutex_unlock(&R.lock);
@@ -134,7 +134,7 @@ static const mxk_plugin_entry *owner_of_iterator_locked(const char *name) {
     return NULL;
 }
 
-const mxk_plugin_entry *mxk_registry_owner_of_iterator(const char *name) {
+const mxk_plugin_entry *mxki_registry_owner_of_iterator(const char *name) {
     pthread_mutex_lock(&R.lock);
     const mxk_plugin_entry *p = owner_of_iterator_locked(name);
     pthread_mutex_unlock(&R.lock);
@@ -150,7 +150,7 @@ static const mxk_plugin_entry *owner_of_transport_locked(const char *name) {
     return NULL;
 }
 
-const mxk_plugin_entry *mxk_registry_owner_of_transport(const char *name) {
+const mxk_plugin_entry *mxki_registry_owner_of_transport(const char *name) {
     pthread_mutex_lock(&R.lock);
     const mxk_plugin_entry *p = owner_of_transport_locked(name);
     pthread_mutex_unlock(&R.lock);
@@ -168,15 +168,15 @@ static const mxk_plugin_entry *owner_of_kernel_locked(const char *op, int32_t de
     return NULL;
 }
 
-const mxk_plugin_entry *mxk_registry_owner_of_kernel(const char *op, int32_t dev_type,
-                                                     const char *backend) {
+const mxk_plugin_entry *mxki_registry_owner_of_kernel(const char *op, int32_t dev_type,
+                                                      const char *backend) {
     pthread_mutex_lock(&R.lock);
     const mxk_plugin_entry *p = owner_of_kernel_locked(op, dev_type, backend);
     pthread_mutex_unlock(&R.lock);
     return p;
 }
 
-const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path) {
+const mxk_plugin_entry *mxki_registry_plugin_by_path(const char *real_path) {
     const mxk_plugin_entry *r = NULL;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.plugins.count && r == NULL; i++) {
@@ -188,7 +188,7 @@ const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path) {
     return r;
 }
 
-const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name) {
+const mxk_plugin_entry *mxki_registry_plugin_by_name(const char *name) {
     const mxk_plugin_entry *r = NULL;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.plugins.count && r == NULL; i++) {
@@ -202,7 +202,7 @@ const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name) {
 
 /* ---- commit ---- */
 
-mxk_status mxk_registry_commit(mxk_staging *st) {
+mxk_status mxki_registry_commit(mxk_staging *st) {
     pthread_mutex_lock(&R.lock);
     const char *what = NULL, *name = NULL;
     const mxk_plugin_entry *owner = NULL;
@@ -264,7 +264,7 @@ mxk_status mxk_registry_commit(mxk_staging *st) {
     return MXK_OK;
 }
 
-void mxk_registry_reject(const char *path, const char *reason, int warn) {
+void mxki_registry_reject(const char *path, const char *reason, int warn) {
     path = path ? path : "";
     reason = reason ? reason : "";
     pthread_mutex_lock(&R.lock);
@@ -284,15 +284,15 @@ void mxk_registry_reject(const char *path, const char *reason, int warn) {
     }
     pthread_mutex_unlock(&R.lock);
     if (warn)
-        mxk_log(MXK_LOG_WARNING, "plugin candidate %s rejected: %s", path, reason);
+        mxki_log(MXK_LOG_WARNING, "plugin candidate %s rejected: %s", path, reason);
 }
 
 const char *mxk_plugin_origin(const char *name) {
-    const mxk_plugin_entry *p = name ? mxk_registry_plugin_by_name(name) : NULL;
+    const mxk_plugin_entry *p = name ? mxki_registry_plugin_by_name(name) : NULL;
     return p ? p->origin : NULL;
 }
 
-void mxk_registry_shutdown_plugins(void) {
+void mxki_registry_shutdown_plugins(void) {
     pthread_mutex_lock(&R.lock);
     int already = R.shut_down;
     R.shut_down = 1;
@@ -308,7 +308,7 @@ void mxk_registry_shutdown_plugins(void) {
 
 /* ---- lookups ---- */
 
-const mxk_op_entry *mxk_registry_find_op(const char *name) {
+const mxk_op_entry *mxki_registry_find_op(const char *name) {
     if (name == NULL)
         return NULL;
     pthread_mutex_lock(&R.lock);
@@ -317,7 +317,7 @@ const mxk_op_entry *mxk_registry_find_op(const char *name) {
     return r;
 }
 
-const mxk_device_def *mxk_registry_device(int32_t dev_type) {
+const mxk_device_def *mxki_registry_device(int32_t dev_type) {
     const mxk_device_def *r = NULL;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.devices.count && r == NULL; i++) {
@@ -329,7 +329,7 @@ const mxk_device_def *mxk_registry_device(int32_t dev_type) {
     return r;
 }
 
-const mxk_iter_entry *mxk_registry_find_iterator(const char *name) {
+const mxk_iter_entry *mxki_registry_find_iterator(const char *name) {
     const mxk_iter_entry *r = NULL;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.iters.count && r == NULL; i++) {
@@ -341,7 +341,7 @@ const mxk_iter_entry *mxk_registry_find_iterator(const char *name) {
     return r;
 }
 
-const mxk_transport_entry *mxk_registry_find_transport(const char *name) {
+const mxk_transport_entry *mxki_registry_find_transport(const char *name) {
     const mxk_transport_entry *r = NULL;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.transports.count && r == NULL; i++) {
@@ -353,13 +353,13 @@ const mxk_transport_entry *mxk_registry_find_transport(const char *name) {
     return r;
 }
 
-uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
-                                 const mxk_kernel_entry **out, uint32_t max) {
+uint32_t mxki_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
+                                  const mxk_kernel_entry **out, uint32_t max) {
     uint32_t n = 0;
     pthread_mutex_lock(&R.lock);
     for (uint32_t i = 0; i < R.kernels.count && n < max; i++) {
         const mxk_kernel_entry *k = R.kernels.items[i];
-        if (k->def.dev_type == dev_type && mxk_op_entry_named(op, k->def.op_name))
+        if (k->def.dev_type == dev_type && mxki_op_entry_named(op, k->def.op_name))
             out[n++] = k;
     }
     pthread_mutex_unlock(&R.lock);
@@ -368,7 +368,7 @@ uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
 
 /* ---- the unknown-operator error ---- */
 
-/* Operator i of the registry (an accessor for mxk_suggest_from; table unused). */
+/* Operator i of the registry (an accessor for mxki_suggest_from; table unused). */
 static const char *op_name_at(const void *table, uint32_t i) {
     (void)table;
     return mxk_op_name(i);
@@ -385,9 +385,9 @@ static void append_entry(char *buf, size_t size, size_t *pos, const char *entry)
     }
 }
 
-mxk_status mxk_registry_unknown_op(const char *name) {
+mxk_status mxki_registry_unknown_op(const char *name) {
     char hint[512], skipped[1536] = "", entry[1024];
-    mxk_suggest_from(name, NULL, mxk_op_count(), op_name_at, hint, sizeof hint);
+    mxki_suggest_from(name, NULL, mxk_op_count(), op_name_at, hint, sizeof hint);
     size_t pos = 0;
     const char *conf = NULL, *path = NULL, *reason = NULL;
     for (uint32_t i = 0; i < mxk_plugin_disabled_count(); i++)
@@ -505,13 +505,13 @@ const char *mxk_op_name(uint32_t i) {
 }
 
 const char *mxk_op_canonical_name(const char *name) {
-    const mxk_op_entry *e = mxk_registry_find_op(name);
+    const mxk_op_entry *e = mxki_registry_find_op(name);
     return e ? e->def.name : NULL;
 }
 
 const char *const *mxk_op_aliases(const char *name) {
     static const char *const none[1] = {NULL};
-    const mxk_op_entry *e = mxk_registry_find_op(name);
+    const mxk_op_entry *e = mxki_registry_find_op(name);
     if (e == NULL)
         return NULL;
     return e->def.aliases ? e->def.aliases : none;
@@ -520,9 +520,9 @@ const char *const *mxk_op_aliases(const char *name) {
 mxk_status mxk_op_get_doc(const char *name, mxk_op_doc *out) {
     if (name == NULL || out == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_doc: NULL argument");
-    const mxk_op_entry *e = mxk_registry_find_op(name);
+    const mxk_op_entry *e = mxki_registry_find_op(name);
     if (e == NULL)
-        return mxk_registry_unknown_op(name);
+        return mxki_registry_unknown_op(name);
     *out = (mxk_op_doc){e->def.name, e->def.description ? e->def.description : "", e->plugin->name,
                         e->def.num_attrs};
     return MXK_OK;
@@ -533,9 +533,9 @@ mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *ou
                                              "string", "Shape(tuple)", "enum"};
     if (name == NULL || out == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_op_get_attr_doc: NULL argument");
-    const mxk_op_entry *e = mxk_registry_find_op(name);
+    const mxk_op_entry *e = mxki_registry_find_op(name);
     if (e == NULL)
-        return mxk_registry_unknown_op(name);
+        return mxki_registry_unknown_op(name);
     if (i >= e->def.num_attrs)
         return mxk_set_error(MXK_ERR_NOT_FOUND, "operator '%s' has %u attributes; no attribute %u",
                              e->def.name, (unsigned)e->def.num_attrs, (unsigned)i);
@@ -551,7 +551,7 @@ mxk_status mxk_op_get_attr_doc(const char *name, uint32_t i, mxk_op_attr_doc *ou
 }
 
 const char *mxk_op_plugin(const char *op) {
-    const mxk_op_entry *e = mxk_registry_find_op(op);
+    const mxk_op_entry *e = mxki_registry_find_op(op);
     return e ? e->plugin->name : NULL;
 }
 
@@ -559,7 +559,7 @@ const char *mxk_op_plugin(const char *op) {
  * alias, or named `op` exactly when no such operator is registered). Caller holds the lock. */
 static int kernel_for_locked(const mxk_kernel_entry *k, const char *op) {
     const mxk_op_entry *e = find_op_locked(op);
-    return e ? mxk_op_entry_named(e, k->def.op_name) : strcmp(k->def.op_name, op) == 0;
+    return e ? mxki_op_entry_named(e, k->def.op_name) : strcmp(k->def.op_name, op) == 0;
 }
 
 uint32_t mxk_op_kernel_count(const char *op) {
@@ -610,12 +610,12 @@ const char *mxk_kvstore_transport_name(uint32_t i) {
 }
 
 const char *mxk_iterator_plugin(const char *name) {
-    const mxk_iter_entry *e = name ? mxk_registry_find_iterator(name) : NULL;
+    const mxk_iter_entry *e = name ? mxki_registry_find_iterator(name) : NULL;
     return e ? e->plugin->name : NULL;
 }
 
 const char *mxk_kvstore_transport_plugin(const char *name) {
-    const mxk_transport_entry *e = name ? mxk_registry_find_transport(name) : NULL;
+    const mxk_transport_entry *e = name ? mxki_registry_find_transport(name) : NULL;
     return e ? e->plugin->name : NULL;
 }
 
@@ -637,6 +637,6 @@ mxk_status mxk_device_get(uint32_t i, int32_t *dev_type, const char **name, cons
 }
 
 int32_t mxk_device_count(int32_t dev_type) {
-    const mxk_device_def *d = mxk_registry_device(dev_type);
+    const mxk_device_def *d = mxki_registry_device(dev_type);
     return d ? d->device_count() : 0;
 }

@@ -62,33 +62,33 @@ typedef struct mxk_transport_entry {
 } mxk_transport_entry;
 
 /** The operator named `name`, or NULL. */
-const mxk_op_entry *mxk_registry_find_op(const char *name);
+const mxk_op_entry *mxki_registry_find_op(const char *name);
 
 /**
  * Sets and returns the MXK_ERR_NOT_FOUND error for an operator no loaded plugin
  * registers: "unknown operator 'NAME': no loaded plugin registers it" ("no plugins
  * are loaded" when none is), then "; did you mean 'X'?" naming the nearest
- * registered operators (mxk_suggest), then, when some plugin candidates were not
+ * registered operators (mxki_suggest), then, when some plugin candidates were not
  * loaded, " (plugins not loaded: CONF (enabled = false); PATH (rejected: REASON))"
  * with whole entries only ("; ..." when more do not fit). NAME NULL: "(null)".
  * Thread-safe.
  */
-mxk_status mxk_registry_unknown_op(const char *name);
+mxk_status mxki_registry_unknown_op(const char *name);
 
 /**
  * 1 when `name` is the operator's name or one of its aliases (mxk_op_def.aliases,
  * MXNet's add_alias), else 0. Pure; thread-safe.
  */
-int mxk_op_entry_named(const mxk_op_entry *op, const char *name);
+int mxki_op_entry_named(const mxk_op_entry *op, const char *name);
 
 /** The device backend of dev_type, or NULL. */
-const mxk_device_def *mxk_registry_device(int32_t dev_type);
+const mxk_device_def *mxki_registry_device(int32_t dev_type);
 
 /** The iterator type named `name`, or NULL. */
-const mxk_iter_entry *mxk_registry_find_iterator(const char *name);
+const mxk_iter_entry *mxki_registry_find_iterator(const char *name);
 
 /** The KVStore transport named `name`, or NULL. */
-const mxk_transport_entry *mxk_registry_find_transport(const char *name);
+const mxk_transport_entry *mxki_registry_find_transport(const char *name);
 
 /**
  * Chooses the kernel for `op` on dev_type: per-operator override first, then the
@@ -102,10 +102,10 @@ const mxk_transport_entry *mxk_registry_find_transport(const char *name);
  * sets the last error (naming the operator, the device type and the backends
  * registered) when none fits.
  */
-const mxk_kernel_entry *mxk_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
-                                                    const void *param, const mxk_attrs *attrs,
-                                                    const mxk_shape *in_shapes,
-                                                    const int32_t *in_types, uint32_t num_in,
-                                                    void **kparam);
+const mxk_kernel_entry *mxki_registry_resolve_kernel(const mxk_op_entry *op, int32_t dev_type,
+                                                     const void *param, const mxk_attrs *attrs,
+                                                     const mxk_shape *in_shapes,
+                                                     const int32_t *in_types, uint32_t num_in,
+                                                     void **kparam);
 
 #endif /* MXK_REGISTRY_H */

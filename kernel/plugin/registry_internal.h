@@ -27,10 +27,10 @@ typedef struct mxk_staging {
 } mxk_staging;
 
 /** Initialises `reg` (the ABI registrar table) to stage into `st`. */
-void mxk_registrar_init(mxk_registrar *reg, mxk_staging *st);
+void mxki_registrar_init(mxk_registrar *reg, mxk_staging *st);
 
 /** Frees every staged (uncommitted) entry and resets the staging. */
-void mxk_staging_discard(mxk_staging *st);
+void mxki_staging_discard(mxk_staging *st);
 
 /**
  * Commits staged entries into the registry after re-checking names against the
@@ -38,24 +38,24 @@ void mxk_staging_discard(mxk_staging *st);
  * with a message naming both plugins (last error). The plugin entry is added to
  * the list of loaded plugins. Takes the registry lock.
  */
-mxk_status mxk_registry_commit(mxk_staging *st);
+mxk_status mxki_registry_commit(mxk_staging *st);
 
 /**
  * Checks a staged name against the committed registry (under the lock): returns the
  * plugin that already registered an operator / device type / iterator / transport
  * / kernel (op, dev_type, backend), or NULL.
  */
-const mxk_plugin_entry *mxk_registry_owner_of_op(const char *name);
-const mxk_plugin_entry *mxk_registry_owner_of_device(int32_t dev_type);
-const mxk_plugin_entry *mxk_registry_owner_of_iterator(const char *name);
-const mxk_plugin_entry *mxk_registry_owner_of_transport(const char *name);
-const mxk_plugin_entry *mxk_registry_owner_of_kernel(const char *op, int32_t dev_type,
-                                                     const char *backend);
+const mxk_plugin_entry *mxki_registry_owner_of_op(const char *name);
+const mxk_plugin_entry *mxki_registry_owner_of_device(int32_t dev_type);
+const mxk_plugin_entry *mxki_registry_owner_of_iterator(const char *name);
+const mxk_plugin_entry *mxki_registry_owner_of_transport(const char *name);
+const mxk_plugin_entry *mxki_registry_owner_of_kernel(const char *op, int32_t dev_type,
+                                                      const char *backend);
 
 /** The loaded plugin whose library has this real path, or NULL. */
-const mxk_plugin_entry *mxk_registry_plugin_by_path(const char *real_path);
+const mxk_plugin_entry *mxki_registry_plugin_by_path(const char *real_path);
 /** The loaded plugin named `name`, or NULL. */
-const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name);
+const mxk_plugin_entry *mxki_registry_plugin_by_name(const char *name);
 
 /**
  * Records a rejected candidate (copies both strings) and, when `warn`, logs the
@@ -63,25 +63,25 @@ const mxk_plugin_entry *mxk_registry_plugin_by_name(const char *name);
  * MXK_PLUGINS; an API load returns its error instead). The same path and reason
  * are recorded and warned about once per process.
  */
-void mxk_registry_reject(const char *path, const char *reason, int warn);
+void mxki_registry_reject(const char *path, const char *reason, int warn);
 
 /** Frees op/kernel/... entries (used by discard and on shutdown). */
-void mxk_op_entry_free(mxk_op_entry *e);
-void mxk_kernel_entry_free(mxk_kernel_entry *e);
+void mxki_op_entry_free(mxk_op_entry *e);
+void mxki_kernel_entry_free(mxk_kernel_entry *e);
 
 /** Calls every loaded plugin's shutdown hook (in reverse load order), once. */
-void mxk_registry_shutdown_plugins(void);
+void mxki_registry_shutdown_plugins(void);
 
 /**
  * Writes into out[0..max) the kernels registered for `op` (under its name or an
  * alias) on dev_type, in registration order; returns how many (at most max).
  * Kernels never move, so the pointers stay valid. Takes the registry lock.
  */
-uint32_t mxk_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
-                                 const mxk_kernel_entry **out, uint32_t max);
+uint32_t mxki_registry_kernels_of(const mxk_op_entry *op, int32_t dev_type,
+                                  const mxk_kernel_entry **out, uint32_t max);
 
 /** Sets the mxk.conf-level backend preference and per-op overrides (config.c). */
-mxk_status mxk_registry_set_conf_preference(const char *list);
-mxk_status mxk_registry_set_conf_op_backend(const char *op, const char *backend);
+mxk_status mxki_registry_set_conf_preference(const char *list);
+mxk_status mxki_registry_set_conf_op_backend(const char *op, const char *backend);
 
 #endif /* MXK_REGISTRY_INTERNAL_H */

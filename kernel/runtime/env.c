@@ -22,7 +22,7 @@ static const char *skip_blanks(const char *p) {
 }
 
 /**
- * Parses `s` as mxk_env_uint64 describes. Returns true with *out set, or false after
+ * Parses `s` as mxki_env_uint64 describes. Returns true with *out set, or false after
  * writing "<who>: NAME=\"VALUE\" is invalid: expected an integer in [MIN, MAX]" to msg.
  */
 static bool parse_uint64(const char *who, const char *name, const char *s, uint64_t min,
@@ -42,8 +42,8 @@ static bool parse_uint64(const char *who, const char *name, const char *s, uint6
 }
 
 /** Reads an integer setting from the environment (contract in env.h). */
-mxk_status mxk_env_uint64(const char *who, const char *name, uint64_t dflt, uint64_t min,
-                          uint64_t max, uint64_t *out) {
+mxk_status mxki_env_uint64(const char *who, const char *name, uint64_t dflt, uint64_t min,
+                           uint64_t max, uint64_t *out) {
     *out = dflt;
     const char *s = getenv(name);
     char msg[MXK_ERROR_MSG_MAX];
@@ -75,21 +75,21 @@ static bool first_warning(const char *name) {
 }
 
 /** Reads an integer setting, warning once about a bad value (contract in env.h). */
-uint64_t mxk_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt, uint64_t min,
-                                uint64_t max) {
+uint64_t mxki_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt, uint64_t min,
+                                 uint64_t max) {
     const char *s = getenv(name);
     uint64_t v = dflt;
     char msg[MXK_ERROR_MSG_MAX];
     if (s != NULL && s[0] != '\0' && !parse_uint64(who, name, s, min, max, &v, msg, sizeof msg)) {
         v = dflt;
         if (first_warning(name))
-            mxk_log(MXK_LOG_WARNING, "%s; it is ignored", msg);
+            mxki_log(MXK_LOG_WARNING, "%s; it is ignored", msg);
     }
     return v;
 }
 
 /** The log threshold from MXK_LOG_LEVEL (contract in env.h). */
-mxk_log_level mxk_env_log_level(void) {
+mxk_log_level mxki_env_log_level(void) {
     static const char *const names[] = {"debug", "info", "warning", "error"};
     const char *s = getenv("MXK_LOG_LEVEL");
     if (s == NULL || s[0] == '\0')
@@ -99,17 +99,17 @@ mxk_log_level mxk_env_log_level(void) {
             return (mxk_log_level)i;
     /* Marked before logging, so the log's own read of the variable does not recurse. */
     if (first_warning("MXK_LOG_LEVEL"))
-        mxk_log(MXK_LOG_WARNING,
-                "log: MXK_LOG_LEVEL=\"%s\" is invalid: expected debug, info, warning or error; "
-                "it is ignored",
-                s);
+        mxki_log(MXK_LOG_WARNING,
+                 "log: MXK_LOG_LEVEL=\"%s\" is invalid: expected debug, info, warning or error; "
+                 "it is ignored",
+                 s);
     return MXK_LOG_INFO;
 }
 
 /** Writes one log line (contract in env.h). */
-void mxk_log(mxk_log_level level, const char *fmt, ...) {
+void mxki_log(mxk_log_level level, const char *fmt, ...) {
     static const char *const names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    if (level < mxk_env_log_level())
+    if (level < mxki_env_log_level())
         return;
     char msg[2048];
     va_list ap;

@@ -20,18 +20,18 @@
  * Use it for settings whose bad value must fail the operation that reads them
  * (engine worker counts, storage rounding). Thread-safe (getenv aside).
  */
-mxk_status mxk_env_uint64(const char *who, const char *name, uint64_t dflt, uint64_t min,
-                          uint64_t max, uint64_t *out);
+mxk_status mxki_env_uint64(const char *who, const char *name, uint64_t dflt, uint64_t min,
+                           uint64_t max, uint64_t *out);
 
 /**
- * Reads `name` as mxk_env_uint64 does, for settings with no caller to fail
+ * Reads `name` as mxki_env_uint64 does, for settings with no caller to fail
  * (MXK_NUM_THREADS): a bad value is ignored and `dflt` returned, and the first time
  * per variable (per process) a WARNING is logged:
  * "<who>: NAME=\"VALUE\" is invalid: expected an integer in [MIN, MAX]; it is ignored".
  * Never sets the thread's last error. Thread-safe.
  */
-uint64_t mxk_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt, uint64_t min,
-                                uint64_t max);
+uint64_t mxki_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt, uint64_t min,
+                                 uint64_t max);
 
 /**
  * The log threshold from MXK_LOG_LEVEL: "debug" (also traces the config search,
@@ -42,13 +42,13 @@ uint64_t mxk_env_uint64_or_warn(const char *who, const char *name, uint64_t dflt
  * expected debug, info, warning or error; it is ignored". Read at every call, so a
  * change takes effect at once.
  */
-mxk_log_level mxk_env_log_level(void);
+mxk_log_level mxki_env_log_level(void);
 
 /**
  * Writes "[mxk LEVEL] message\n" to stderr (the kernel's log) when `level` is at or
- * above mxk_env_log_level(). The message is cut at 2047 bytes. Thread-safe (one
+ * above mxki_env_log_level(). The message is cut at 2047 bytes. Thread-safe (one
  * fprintf per line). Upstream: dmlc LOG(...) of MXNet.
  */
-void mxk_log(mxk_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mxki_log(mxk_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* MXK_KERNEL_ENV_H */

@@ -11,12 +11,12 @@
 static _Thread_local mxk_status tl_code = MXK_OK;
 static _Thread_local char tl_msg[MXK_ERROR_MSG_MAX];
 
-void mxk_error_sink_clear(mxk_error_sink *sink) {
+void mxki_error_sink_clear(mxk_error_sink *sink) {
     sink->code = MXK_OK;
     sink->msg[0] = '\0';
 }
 
-mxk_status mxk_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt, va_list ap) {
+mxk_status mxki_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt, va_list ap) {
     if (sink == NULL)
         return code;
     sink->code = code;
@@ -24,10 +24,10 @@ mxk_status mxk_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt,
     return code;
 }
 
-mxk_status mxk_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, ...) {
+mxk_status mxki_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    mxk_sink_vset(sink, code, fmt, ap);
+    mxki_sink_vset(sink, code, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -54,7 +54,7 @@ mxk_status mxk_error_add_context(const char *fmt, ...) {
     return mxk_set_error(tl_code == MXK_OK ? MXK_ERR_INTERNAL : tl_code, "%s: %s", context, tl_msg);
 }
 
-mxk_status mxk_set_error_from_sink(const mxk_error_sink *sink, const char *prefix_fmt, ...) {
+mxk_status mxki_set_error_from_sink(const mxk_error_sink *sink, const char *prefix_fmt, ...) {
     char prefix[512];
     va_list ap;
     va_start(ap, prefix_fmt);
@@ -65,11 +65,11 @@ mxk_status mxk_set_error_from_sink(const mxk_error_sink *sink, const char *prefi
     return mxk_set_error(code, "%s%s", prefix, msg);
 }
 
-const char *mxk_last_error_message(void) {
+const char *mxki_last_error_message(void) {
     return tl_msg;
 }
 
-mxk_status mxk_last_error_code(void) {
+mxk_status mxki_last_error_code(void) {
     return tl_code;
 }
 

@@ -20,18 +20,18 @@ struct mxk_error_sink {
 };
 
 /** Clears a sink (code MXK_OK, empty message). */
-void mxk_error_sink_clear(mxk_error_sink *sink);
+void mxki_error_sink_clear(mxk_error_sink *sink);
 
 /**
  * Records `code` and a printf-style message in `sink` (overwriting what was there)
  * and returns `code`. A NULL sink is allowed (the message is dropped).
  */
-mxk_status mxk_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, ...)
+mxk_status mxki_sink_set(mxk_error_sink *sink, mxk_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/** Same as mxk_sink_set with a va_list. */
-mxk_status mxk_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt,
-                         __builtin_va_list ap);
+/** Same as mxki_sink_set with a va_list. */
+mxk_status mxki_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt,
+                          __builtin_va_list ap);
 
 /* mxk_set_error and mxk_error_add_context (the thread's last error) are public: mxk.h. */
 
@@ -41,15 +41,15 @@ mxk_status mxk_sink_vset(mxk_error_sink *sink, mxk_status code, const char *fmt,
  * the sink's code (MXK_ERR_INTERNAL if the sink says MXK_OK, which means a plugin
  * returned an error without describing it).
  */
-mxk_status mxk_set_error_from_sink(const mxk_error_sink *sink, const char *prefix_fmt, ...)
+mxk_status mxki_set_error_from_sink(const mxk_error_sink *sink, const char *prefix_fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /** The calling thread's last error message ("" if none). Valid until the next error on this thread.
  */
-const char *mxk_last_error_message(void);
+const char *mxki_last_error_message(void);
 
 /** The calling thread's last error code (MXK_OK if none). */
-mxk_status mxk_last_error_code(void);
+mxk_status mxki_last_error_code(void);
 
 /* mxk_status_name is public (mxk.h). */
 

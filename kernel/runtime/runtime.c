@@ -29,7 +29,7 @@ const char *mxk_version(void) {
 }
 
 const char *mxk_get_last_error(void) {
-    return mxk_last_error_message();
+    return mxki_last_error_message();
 }
 
 void mxk_free(void *ptr) {
@@ -42,11 +42,11 @@ void mxk_free(void *ptr) {
  * else the online CPUs (upstream: OMP_NUM_THREADS, src/engine/openmp.cc).
  */
 static int32_t default_num_threads(void) {
-    uint64_t env = mxk_env_uint64_or_warn("runtime", "MXK_NUM_THREADS", 0, 1, 4096);
+    uint64_t env = mxki_env_uint64_or_warn("runtime", "MXK_NUM_THREADS", 0, 1, 4096);
     if (env > 0)
         return (int32_t)env;
-    if (mxk_config_num_threads() > 0)
-        return mxk_config_num_threads();
+    if (mxki_config_num_threads() > 0)
+        return mxki_config_num_threads();
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int32_t)n : 1;
 }
@@ -76,9 +76,9 @@ mxk_status mxk_init(const mxk_init_options *options) {
      * microseconds: GOMP_SPINCOUNT=3000 unless the user set a policy or count. */
     if (getenv("OMP_WAIT_POLICY") == NULL)
         setenv("GOMP_SPINCOUNT", "3000", 0);
-    mxk_status rc = mxk_engine_start();
+    mxk_status rc = mxki_engine_start();
     if (rc == MXK_OK)
-        rc = mxk_config_apply(o.config_dir, o.no_plugins);
+        rc = mxki_config_apply(o.config_dir, o.no_plugins);
     if (rc == MXK_OK && o.backend)
         rc = mxk_set_backend_preference(o.backend);
     if (rc == MXK_OK) {
@@ -93,11 +93,11 @@ mxk_status mxk_init(const mxk_init_options *options) {
 void mxk_shutdown(void) {
     pthread_mutex_lock(&init_lock);
     if (initialised) {
-        mxk_engine_wait_all();
-        mxk_registry_shutdown_plugins();
-        mxk_engine_stop();
-        mxk_resource_shutdown();
-        mxk_storage_shutdown();
+        mxki_engine_wait_all();
+        mxki_registry_shutdown_plugins();
+        mxki_engine_stop();
+        mxki_resource_shutdown();
+        mxki_storage_shutdown();
         initialised = 0;
     }
     pthread_mutex_unlock(&init_lock);
@@ -117,9 +117,9 @@ int32_t mxk_get_num_threads(void) {
 }
 
 mxk_status mxk_random_seed(uint64_t seed) {
-    return mxk_resource_seed(seed);
+    return mxki_resource_seed(seed);
 }
 
 mxk_status mxk_wait_all(void) {
-    return mxk_engine_wait_all();
+    return mxki_engine_wait_all();
 }

@@ -37,9 +37,9 @@ static int distance(const char *a, const char *b) {
     return rows[la % 3][lb];
 }
 
-void mxk_suggest_from(const char *name, const void *table, uint32_t n,
-                      const char *(*name_at)(const void *table, uint32_t i), char *buf,
-                      size_t size) {
+void mxki_suggest_from(const char *name, const void *table, uint32_t n,
+                       const char *(*name_at)(const void *table, uint32_t i), char *buf,
+                       size_t size) {
     if (size == 0)
         return;
     buf[0] = '\0';
@@ -74,11 +74,11 @@ void mxk_suggest_from(const char *name, const void *table, uint32_t n,
     }
 }
 
-/** Entry i of an array of names (the accessor mxk_suggest passes). */
+/** Entry i of an array of names (the accessor mxki_suggest passes). */
 static const char *array_at(const void *table, uint32_t i) {
     return ((const char *const *)table)[i];
 }
 
-void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size) {
-    mxk_suggest_from(name, cands, n > UINT32_MAX ? UINT32_MAX : (uint32_t)n, array_at, buf, size);
+void mxki_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size) {
+    mxki_suggest_from(name, cands, n > UINT32_MAX ? UINT32_MAX : (uint32_t)n, array_at, buf, size);
 }

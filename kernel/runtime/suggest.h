@@ -21,15 +21,15 @@
  * of cands are skipped; names longer than 64 bytes are never close. buf is always
  * terminated (size > 0). Pure; thread-safe.
  */
-void mxk_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size);
+void mxki_suggest(const char *name, const char *const *cands, size_t n, char *buf, size_t size);
 
 /**
- * mxk_suggest over a table read through an accessor: the candidates are
+ * mxki_suggest over a table read through an accessor: the candidates are
  * name_at(table, 0 .. n-1) (a NULL name is skipped), so that a caller with its own
  * records (an attribute schema, the registry) needs no array of names.
  */
-void mxk_suggest_from(const char *name, const void *table, uint32_t n,
-                      const char *(*name_at)(const void *table, uint32_t i), char *buf,
-                      size_t size);
+void mxki_suggest_from(const char *name, const void *table, uint32_t n,
+                       const char *(*name_at)(const void *table, uint32_t i), char *buf,
+                       size_t size);
 
 #endif /* MXK_SUGGEST_H */

@@ -2,7 +2,7 @@
 # Used at configure time, at install time (install(CODE), where the prefix of
 # `cmake --install --prefix` is known) and by the installed package
 # (mxkConfig.cmake, which includes this file); libmxk applies the same rule to its
-# own location at run time (kernel/plugin/config.c, mxk_config_install_dir).
+# own location at run time (kernel/plugin/config.c, mxki_config_install_dir).
 #
 # mxk_install_confdir(<out> <prefix> <sysconfdir>)
 #   Sets <out> to "<full sysconfdir>/mxk", where the full sysconfdir follows

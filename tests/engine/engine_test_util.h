@@ -51,7 +51,7 @@ static inline void t_random_sleep(int64_t max_us) {
 
 /** Whether the running engine is the NaiveEngine. */
 static inline bool t_is_naive(void) {
-    return strcmp(mxk_engine_type_name(), "NaiveEngine") == 0;
+    return strcmp(mxki_engine_type_name(), "NaiveEngine") == 0;
 }
 
 /** An integer environment setting, `def` when unset. */
@@ -116,19 +116,19 @@ static inline int t_flag_wait(t_flag *f, int timeout_ms) {
 /** Pushes a CPU sync function with the given variable lists; returns the push status. */
 static inline mxk_status t_push(mxk_engine_sync_fn fn, void *arg, mxk_engine_var *const *reads,
                                 uint32_t nr, mxk_engine_var *const *writes, uint32_t nw) {
-    return mxk_engine_push_sync(fn, arg, NULL, MXK_DEV_CPU, 0, reads, nr, writes, nw,
-                                MXK_ENGINE_PROP_NORMAL, 0, "test_fn");
+    return mxki_engine_push_sync(fn, arg, NULL, MXK_DEV_CPU, 0, reads, nr, writes, nw,
+                                 MXK_ENGINE_PROP_NORMAL, 0, "test_fn");
 }
 
 /** Starts the engine for a test program; exits with a message when it cannot. */
 static inline void t_start_engine(void) {
-    mxk_status st = mxk_engine_start();
+    mxk_status st = mxki_engine_start();
     if (st != MXK_OK) {
-        fprintf(stderr, "mxk_engine_start failed: %s: %s\n", mxk_status_name(st),
-                mxk_last_error_message());
+        fprintf(stderr, "mxki_engine_start failed: %s: %s\n", mxk_status_name(st),
+                mxki_last_error_message());
         exit(1);
     }
-    printf("engine: %s (cpu workers %d, priority workers %d)\n", mxk_engine_type_name(),
+    printf("engine: %s (cpu workers %d, priority workers %d)\n", mxki_engine_type_name(),
            t_cpu_workers(), t_cpu_priority_workers());
 }
 

@@ -44,14 +44,14 @@ static mxk_status probe_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
 
 /** Pushes probe_fn on a device with props and waits for it. */
 static void run_probe(ctx_probe *p, int32_t dev_type, int32_t dev_id, uint32_t props) {
-    mxk_engine_var *v = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var();
     memset(p, 0, sizeof *p);
-    CHECK_EQ_INT(mxk_engine_push_sync(probe_fn, p, NULL, dev_type, dev_id, NULL, 0, &v, 1, props, 0,
-                                      "probe"),
+    CHECK_EQ_INT(mxki_engine_push_sync(probe_fn, p, NULL, dev_type, dev_id, NULL, 0, &v, 1, props,
+                                       0, "probe"),
                  MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK(p->ran);
-    mxk_engine_delete_var(v, NULL, NULL, dev_type, dev_id);
+    mxki_engine_delete_var(v, NULL, NULL, dev_type, dev_id);
 }
 
 static int calls(int dev, int copy) {
@@ -59,7 +59,7 @@ static int calls(int dev, int copy) {
 }
 
 static void test_device_pools_and_streams(void) {
-    mxk_engine_set_stream_provider(fake_provider);
+    mxki_engine_set_stream_provider(fake_provider);
     ctx_probe p;
     run_probe(&p, MXK_DEV_CPU, 0, 0);
     CHECK(p.dev_type == MXK_DEV_CPU && p.dev_id == 0 && p.stream == NULL);
@@ -97,7 +97,7 @@ static void test_device_pools_and_streams(void) {
     CHECK(p.dev_id == 0 && ((uintptr_t)p.stream & 0xfff) == stream_tag(0, 0));
     CHECK_EQ_INT(calls(0, 0), gpu_workers);
     CHECK_EQ_INT(atomic_load(&g_stream_bad_calls), 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /* ---- an async function finishes when its callback is called ---- */
@@ -117,7 +117,7 @@ static void *completer_main(void *arg) {
     t_sleep_us(j->delay_us);
     *j->value = 42;
     atomic_store(&j->completed, 1);
-    mxk_engine_complete(j->done, MXK_OK, NULL);
+    mxki_engine_complete(j->done, MXK_OK, NULL);
     return NULL;
 }
 
@@ -143,7 +143,7 @@ static void test_async_completes_on_callback(void) {
     async_job job = {.value = &value, .delay_us = 60000};
     atomic_init(&job.completed, 0);
     atomic_init(&job.started, 0);
-    mxk_engine_var *v = mxk_engine_new_var(), *w = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var(), *w = mxki_engine_new_var();
     mxk_engine_push_desc d = {.async_fn = async_write_fn,
                               .arg = &job,
                               .dev_type = MXK_DEV_CPU,
@@ -151,20 +151,20 @@ static void test_async_completes_on_callback(void) {
                               .num_write = 1,
                               .name = "async_write"};
     int64_t t0 = t_now_us();
-    CHECK_EQ_INT(mxk_engine_push(&d), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_push(&d), MXK_OK);
     g_seen_by_reader = -1;
     CHECK_EQ_INT(t_push(record_reader_fn, &value, &v, 1, &w, 1), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     int64_t elapsed = t_now_us() - t0;
     CHECK_EQ_INT(atomic_load(&job.completed), 1); /* the wait returned only after completion */
     CHECK_EQ_INT(value, 42);
     CHECK(elapsed >= 50000);
-    CHECK_EQ_INT(mxk_engine_wait_var(w), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(w), MXK_OK);
     CHECK_EQ_INT(g_seen_by_reader, 42); /* the dependent read ran after the completion */
-    CHECK_EQ_INT(mxk_engine_var_version(v), 1);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 1);
     pthread_join(job.thread, NULL);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- async functions that complete before returning ---- */
@@ -175,7 +175,7 @@ static int g_inline_len;
 static void inline_async_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *done) {
     (void)rctx;
     g_inline_log[g_inline_len++] = (int)(intptr_t)arg;
-    mxk_engine_complete(done, MXK_OK, NULL);
+    mxki_engine_complete(done, MXK_OK, NULL);
 }
 
 static atomic_int g_arg_frees;
@@ -186,7 +186,7 @@ static void count_free(void *arg) {
 }
 
 static void test_async_complete_inline(void) {
-    mxk_engine_var *v = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var();
     for (int i = 0; i < 100; i++) {
         mxk_engine_push_desc d = {.async_fn = inline_async_fn,
                                   .arg = (void *)(intptr_t)i,
@@ -196,16 +196,16 @@ static void test_async_complete_inline(void) {
                                   .num_write = 1,
                                   .props = i % 2 ? MXK_ENGINE_PROP_PRIORITIZED : 0,
                                   .priority = i};
-        CHECK_EQ_INT(mxk_engine_push(&d), MXK_OK);
+        CHECK_EQ_INT(mxki_engine_push(&d), MXK_OK);
     }
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK_EQ_INT(g_inline_len, 100);
     int ok = 1;
     for (int i = 0; i < g_inline_len; i++)
         ok &= g_inline_log[i] == i;
     CHECK(ok);
     CHECK_EQ_INT(atomic_load(&g_arg_frees), 100);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- a function that pushes another one ---- */
@@ -232,15 +232,15 @@ static mxk_status outer_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *e
 }
 
 static void test_nested_push(void) {
-    nested n = {mxk_engine_new_var(), 0, MXK_ERR_INTERNAL};
-    mxk_engine_var *outer = mxk_engine_new_var();
+    nested n = {mxki_engine_new_var(), 0, MXK_ERR_INTERNAL};
+    mxk_engine_var *outer = mxki_engine_new_var();
     CHECK_EQ_INT(t_push(outer_fn, &n, NULL, 0, &outer, 1), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(outer), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(outer), MXK_OK);
     CHECK_EQ_INT(n.inner_push, MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(n.inner_var), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(n.inner_var), MXK_OK);
     CHECK_EQ_INT(n.inner_value, 5);
-    mxk_engine_delete_var(outer, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(n.inner_var, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(outer, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(n.inner_var, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- deleting a variable from inside an op that uses it ---- */
@@ -264,7 +264,7 @@ static mxk_status self_delete_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_s
     (void)arg;
     (void)rctx;
     (void)err;
-    mxk_engine_delete_var(g_inner_del.v, inner_deleter, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(g_inner_del.v, inner_deleter, NULL, MXK_DEV_CPU, 0);
     t_sleep_us(2000);
     atomic_store(&g_inner_del.fn_done, 1);
     return MXK_OK;
@@ -274,30 +274,30 @@ static mxk_status self_delete_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_s
 static void deleting_arg_free(void *arg) {
     (void)arg;
     atomic_store(&g_inner_del.fn_done, 1);
-    mxk_engine_delete_var(g_inner_del.v, inner_deleter, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(g_inner_del.v, inner_deleter, NULL, MXK_DEV_CPU, 0);
 }
 
 static void test_delete_from_inside_op(void) {
     nested scratch = {NULL, 0, MXK_OK};
     /* From the function. */
-    g_inner_del.v = mxk_engine_new_var();
+    g_inner_del.v = mxki_engine_new_var();
     atomic_store(&g_inner_del.fn_done, 0);
-    mxk_engine_var *r = mxk_engine_new_var();
+    mxk_engine_var *r = mxki_engine_new_var();
     CHECK_EQ_INT(t_push(self_delete_fn, NULL, &r, 1, &g_inner_del.v, 1), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_inner_del.deleted), 1);
     CHECK_EQ_INT(atomic_load(&g_inner_del.deleted_after_fn), 1);
     /* From the arg_free (the op both reads and writes the variable). */
-    g_inner_del.v = mxk_engine_new_var();
+    g_inner_del.v = mxki_engine_new_var();
     atomic_store(&g_inner_del.fn_done, 0);
-    CHECK_EQ_INT(mxk_engine_push_sync(inner_fn, &scratch, deleting_arg_free, MXK_DEV_CPU, 0,
-                                      &g_inner_del.v, 1, &g_inner_del.v, 1, 0, 0, "last_user"),
+    CHECK_EQ_INT(mxki_engine_push_sync(inner_fn, &scratch, deleting_arg_free, MXK_DEV_CPU, 0,
+                                       &g_inner_del.v, 1, &g_inner_del.v, 1, 0, 0, "last_user"),
                  MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_inner_del.deleted), 2);
     CHECK_EQ_INT(atomic_load(&g_inner_del.deleted_after_fn), 2);
-    mxk_engine_delete_var(r, NULL, NULL, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    mxki_engine_delete_var(r, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /* ---- several threads pushing ops over the same variables in different list orders ---- */
@@ -327,34 +327,34 @@ static void *pusher_main(void *arg) {
     for (int i = 0; i < PUSHES_EACH; i++) {
         mxk_engine_var *ab[2] = {g_mt.a, g_mt.b}, *ba[2] = {g_mt.b, g_mt.a};
         uint32_t props = (id + i) % 3 == 0 ? MXK_ENGINE_PROP_PRIORITIZED : 0;
-        mxk_engine_push_sync(both_fn, NULL, NULL, MXK_DEV_CPU, 0, &g_mt.c, 1,
-                             (id + i) % 2 ? ab : ba, 2, props, i, "both");
+        mxki_engine_push_sync(both_fn, NULL, NULL, MXK_DEV_CPU, 0, &g_mt.c, 1,
+                              (id + i) % 2 ? ab : ba, 2, props, i, "both");
         if (i % 100 == 99)
-            mxk_engine_wait_var(id % 2 ? g_mt.a : g_mt.b);
+            mxki_engine_wait_var(id % 2 ? g_mt.a : g_mt.b);
     }
     return NULL;
 }
 
 static void test_concurrent_pushers(void) {
-    g_mt.a = mxk_engine_new_var();
-    g_mt.b = mxk_engine_new_var();
-    g_mt.c = mxk_engine_new_var();
+    g_mt.a = mxki_engine_new_var();
+    g_mt.b = mxki_engine_new_var();
+    g_mt.c = mxki_engine_new_var();
     g_mt.vc = 3;
     pthread_t th[PUSHERS];
     for (long i = 0; i < PUSHERS; i++)
         pthread_create(&th[i], NULL, pusher_main, (void *)(intptr_t)i);
     for (int i = 0; i < PUSHERS; i++)
         pthread_join(th[i], NULL);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(g_mt.va, PUSHERS * PUSHES_EACH);
     CHECK_EQ_INT(g_mt.vb, PUSHERS * PUSHES_EACH);
     CHECK_EQ_INT(atomic_load(&g_mt.bad_reads), 0);
-    CHECK_EQ_INT(mxk_engine_var_version(g_mt.a), PUSHERS * PUSHES_EACH);
-    CHECK_EQ_INT(mxk_engine_var_version(g_mt.c), 0);
-    mxk_engine_delete_var(g_mt.a, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(g_mt.b, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(g_mt.c, NULL, NULL, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(g_mt.a), PUSHERS * PUSHES_EACH);
+    CHECK_EQ_INT(mxki_engine_var_version(g_mt.c), 0);
+    mxki_engine_delete_var(g_mt.a, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(g_mt.b, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(g_mt.c, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 int main(void) {
@@ -365,6 +365,6 @@ int main(void) {
     MXK_RUN(test_nested_push);
     MXK_RUN(test_delete_from_inside_op);
     MXK_RUN(test_concurrent_pushers);
-    mxk_engine_stop();
+    mxki_engine_stop();
     return MXK_TEST_EXIT();
 }

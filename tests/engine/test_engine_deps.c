@@ -35,8 +35,8 @@ static mxk_status step_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *er
 static void test_four_line_example(void) {
     for (int iter = 0; iter < 12; iter++) {
         double A = 1, B = 0, C = 0, D = 0;
-        mxk_engine_var *vA = mxk_engine_new_var(), *vB = mxk_engine_new_var();
-        mxk_engine_var *vC = mxk_engine_new_var(), *vD = mxk_engine_new_var();
+        mxk_engine_var *vA = mxki_engine_new_var(), *vB = mxki_engine_new_var();
+        mxk_engine_var *vC = mxki_engine_new_var(), *vD = mxki_engine_new_var();
         step s1 = {&B, &A, 1, 1, -1, -1}; /* B = A + 1 */
         step s2 = {&C, &A, 1, 2, -1, -1}; /* C = A + 2 */
         step s3 = {&A, &C, 2, 0, -1, -1}; /* A = C * 2 */
@@ -45,8 +45,8 @@ static void test_four_line_example(void) {
         CHECK_EQ_INT(t_push(step_fn, &s2, &vA, 1, &vC, 1), MXK_OK);
         CHECK_EQ_INT(t_push(step_fn, &s3, &vC, 1, &vA, 1), MXK_OK);
         CHECK_EQ_INT(t_push(step_fn, &s4, &vA, 1, &vD, 1), MXK_OK);
-        CHECK_EQ_INT(mxk_engine_wait_var(vD), MXK_OK);
-        CHECK_EQ_INT(mxk_engine_wait_var(vB), MXK_OK);
+        CHECK_EQ_INT(mxki_engine_wait_var(vD), MXK_OK);
+        CHECK_EQ_INT(mxki_engine_wait_var(vB), MXK_OK);
         /* The sequential result. */
         CHECK(A == 6 && B == 2 && C == 3 && D == 9);
         /* {op1, op2} < op3 < op4. */
@@ -54,16 +54,16 @@ static void test_four_line_example(void) {
         CHECK(s3.start > s1.end && s3.start > s2.end);
         CHECK(s4.start > s3.end);
         /* Every variable written once. */
-        CHECK_EQ_INT(mxk_engine_var_version(vA), 1);
-        CHECK_EQ_INT(mxk_engine_var_version(vB), 1);
-        CHECK_EQ_INT(mxk_engine_var_version(vC), 1);
-        CHECK_EQ_INT(mxk_engine_var_version(vD), 1);
-        mxk_engine_delete_var(vA, NULL, NULL, MXK_DEV_CPU, 0);
-        mxk_engine_delete_var(vB, NULL, NULL, MXK_DEV_CPU, 0);
-        mxk_engine_delete_var(vC, NULL, NULL, MXK_DEV_CPU, 0);
-        mxk_engine_delete_var(vD, NULL, NULL, MXK_DEV_CPU, 0);
+        CHECK_EQ_INT(mxki_engine_var_version(vA), 1);
+        CHECK_EQ_INT(mxki_engine_var_version(vB), 1);
+        CHECK_EQ_INT(mxki_engine_var_version(vC), 1);
+        CHECK_EQ_INT(mxki_engine_var_version(vD), 1);
+        mxki_engine_delete_var(vA, NULL, NULL, MXK_DEV_CPU, 0);
+        mxki_engine_delete_var(vB, NULL, NULL, MXK_DEV_CPU, 0);
+        mxki_engine_delete_var(vC, NULL, NULL, MXK_DEV_CPU, 0);
+        mxki_engine_delete_var(vD, NULL, NULL, MXK_DEV_CPU, 0);
     }
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /* ---- writers run in push order, one at a time ---- */
@@ -94,18 +94,18 @@ static mxk_status writer_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *
 }
 
 static void test_writers_in_push_order(void) {
-    mxk_engine_var *v = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var();
     uint64_t rng = 12345;
     for (int i = 0; i < N_WRITERS; i++) {
         g_writer_idx[i] = i;
         /* Mix in prioritised pushes: they run on another pool but must keep the order. */
         int prio = (int)(t_rand(&rng) % 3) == 0;
-        CHECK_EQ_INT(mxk_engine_push_sync(writer_fn, &g_writer_idx[i], NULL, MXK_DEV_CPU, 0, NULL,
-                                          0, &v, 1, prio ? MXK_ENGINE_PROP_PRIORITIZED : 0,
-                                          (int32_t)(t_rand(&rng) % 100), "writer"),
+        CHECK_EQ_INT(mxki_engine_push_sync(writer_fn, &g_writer_idx[i], NULL, MXK_DEV_CPU, 0, NULL,
+                                           0, &v, 1, prio ? MXK_ENGINE_PROP_PRIORITIZED : 0,
+                                           (int32_t)(t_rand(&rng) % 100), "writer"),
                      MXK_OK);
     }
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK_EQ_INT(g_w.len, N_WRITERS);
     int in_order = 1;
     for (int i = 0; i < g_w.len; i++)
@@ -113,8 +113,8 @@ static void test_writers_in_push_order(void) {
             in_order = 0;
     CHECK(in_order);
     CHECK_EQ_INT(atomic_load(&g_w.overlaps), 0);
-    CHECK_EQ_INT(mxk_engine_var_version(v), N_WRITERS);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_var_version(v), N_WRITERS);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- two readers of one variable run at the same time ---- */
@@ -138,22 +138,22 @@ static mxk_status reader_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *
 static void check_readers_overlap(uint32_t props) {
     t_flag f1 = T_FLAG_INIT, f2 = T_FLAG_INIT;
     reader r1 = {&f1, &f2, 0}, r2 = {&f2, &f1, 0};
-    mxk_engine_var *v = mxk_engine_new_var();
-    mxk_engine_var *o1 = mxk_engine_new_var(), *o2 = mxk_engine_new_var();
-    CHECK_EQ_INT(mxk_engine_push_sync(reader_fn, &r1, NULL, MXK_DEV_CPU, 0, &v, 1, &o1, 1, props, 0,
-                                      "reader1"),
+    mxk_engine_var *v = mxki_engine_new_var();
+    mxk_engine_var *o1 = mxki_engine_new_var(), *o2 = mxki_engine_new_var();
+    CHECK_EQ_INT(mxki_engine_push_sync(reader_fn, &r1, NULL, MXK_DEV_CPU, 0, &v, 1, &o1, 1, props,
+                                       0, "reader1"),
                  MXK_OK);
-    CHECK_EQ_INT(mxk_engine_push_sync(reader_fn, &r2, NULL, MXK_DEV_CPU, 0, &v, 1, &o2, 1, props, 0,
-                                      "reader2"),
+    CHECK_EQ_INT(mxki_engine_push_sync(reader_fn, &r2, NULL, MXK_DEV_CPU, 0, &v, 1, &o2, 1, props,
+                                       0, "reader2"),
                  MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK(r1.saw_other);
     CHECK(r2.saw_other);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 0);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(o1, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(o2, NULL, NULL, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 0);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(o1, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(o2, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 static void test_readers_overlap(void) {
@@ -193,22 +193,22 @@ static mxk_status slow_read_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sin
 
 static void test_wait_var_waits_for_readers_and_writers(void) {
     int value = 0;
-    mxk_engine_var *v = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var();
     CHECK_EQ_INT(t_push(slow_write_fn, &value, NULL, 0, &v, 1), MXK_OK);
     for (int i = 0; i < 3; i++)
-        CHECK_EQ_INT(mxk_engine_push_sync(slow_read_fn, &value, NULL, MXK_DEV_CPU, 0, &v, 1, NULL,
-                                          0, i == 1 ? MXK_ENGINE_PROP_PRIORITIZED : 0, 0, "r"),
+        CHECK_EQ_INT(mxki_engine_push_sync(slow_read_fn, &value, NULL, MXK_DEV_CPU, 0, &v, 1, NULL,
+                                           0, i == 1 ? MXK_ENGINE_PROP_PRIORITIZED : 0, 0, "r"),
                      MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_wait_writes), 1);
     CHECK_EQ_INT(atomic_load(&g_wait_reads), 3); /* all readers done, each saw the write */
-    CHECK_EQ_INT(mxk_engine_var_version(v), 1);  /* the wait itself is not a write */
+    CHECK_EQ_INT(mxki_engine_var_version(v), 1); /* the wait itself is not a write */
     /* A write after the wait still sees a consistent variable. */
     CHECK_EQ_INT(t_push(slow_write_fn, &value, NULL, 0, &v, 1), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_wait_writes), 2);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 2);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 2);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- delete_var runs after the variable's earlier users ---- */
@@ -231,21 +231,21 @@ static void deleter(void *arg) {
 }
 
 static void test_delete_var_after_users(void) {
-    mxk_engine_var *v = mxk_engine_new_var(), *w = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var(), *w = mxki_engine_new_var();
     void *memory = malloc(64); /* what the variable guards; freed by the deleter */
     CHECK_EQ_INT(t_push(del_user_fn, NULL, NULL, 0, &v, 1), MXK_OK);
     CHECK_EQ_INT(t_push(del_user_fn, NULL, &v, 1, NULL, 0), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_push_sync(del_user_fn, NULL, NULL, MXK_DEV_CPU, 0, &v, 1, NULL, 0,
-                                      MXK_ENGINE_PROP_PRIORITIZED, 0, "r"),
+    CHECK_EQ_INT(mxki_engine_push_sync(del_user_fn, NULL, NULL, MXK_DEV_CPU, 0, &v, 1, NULL, 0,
+                                       MXK_ENGINE_PROP_PRIORITIZED, 0, "r"),
                  MXK_OK);
     CHECK_EQ_INT(t_push(del_user_fn, NULL, &v, 1, &w, 1), MXK_OK);
-    mxk_engine_delete_var(v, deleter, memory, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    mxki_engine_delete_var(v, deleter, memory, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_del_calls), 1);
     CHECK_EQ_INT(atomic_load(&g_del_seen), 4);
-    CHECK_EQ_INT(mxk_engine_var_version(w), 1);
-    mxk_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(w), 1);
+    mxki_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /* ---- versions (upstream threaded_engine_test.cc) ---- */
@@ -258,19 +258,19 @@ static mxk_status noop_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *er
 }
 
 static void test_versions(void) {
-    mxk_engine_var *v = mxk_engine_new_var();
-    CHECK_EQ_INT(mxk_engine_var_version(v), 0);
+    mxk_engine_var *v = mxki_engine_new_var();
+    CHECK_EQ_INT(mxki_engine_var_version(v), 0);
     for (int i = 0; i < 10; i++)
         CHECK_EQ_INT(t_push(noop_fn, NULL, &v, 1, NULL, 0), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 0);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 0);
     for (int i = 0; i < 10; i++)
         CHECK_EQ_INT(t_push(noop_fn, NULL, NULL, 0, &v, 1), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 10);
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 10);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 10);
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 10);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- a variable listed twice, or read and written, is one write ---- */
@@ -290,23 +290,23 @@ static mxk_status dup_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err
 }
 
 static void test_duplicates_and_read_write(void) {
-    mxk_engine_var *v = mxk_engine_new_var(), *w = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var(), *w = mxki_engine_new_var();
     mxk_engine_var *reads[3] = {v, w, v};
     mxk_engine_var *writes[2] = {v, v};
     for (int i = 0; i < 6; i++) {
         /* Both ops read and write v: as writes they must not overlap, even with readers' pools. */
-        CHECK_EQ_INT(mxk_engine_push_sync(dup_fn, NULL, NULL, MXK_DEV_CPU, 0, reads, 3, writes,
-                                          i % 2 ? 2 : 1, i % 3 ? MXK_ENGINE_PROP_PRIORITIZED : 0, 0,
-                                          "dup"),
+        CHECK_EQ_INT(mxki_engine_push_sync(dup_fn, NULL, NULL, MXK_DEV_CPU, 0, reads, 3, writes,
+                                           i % 2 ? 2 : 1, i % 3 ? MXK_ENGINE_PROP_PRIORITIZED : 0,
+                                           0, "dup"),
                      MXK_OK);
     }
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_dup_runs), 6);
     CHECK_EQ_INT(atomic_load(&g_dup_overlaps), 0);
-    CHECK_EQ_INT(mxk_engine_var_version(v), 6);
-    CHECK_EQ_INT(mxk_engine_var_version(w), 0);
-    mxk_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
-    mxk_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_var_version(v), 6);
+    CHECK_EQ_INT(mxki_engine_var_version(w), 0);
+    mxki_engine_delete_var(v, NULL, NULL, MXK_DEV_CPU, 0);
+    mxki_engine_delete_var(w, NULL, NULL, MXK_DEV_CPU, 0);
 }
 
 /* ---- priority queue order (one priority worker) ---- */
@@ -336,15 +336,15 @@ static void test_priority_order(void) {
     prio_arg blocker = {100, &gate};
     prio_arg a[5] = {{1, NULL}, {5, NULL}, {3, NULL}, {10, NULL}, {4, NULL}};
     int prio[5] = {1, 5, 3, 10, 3};
-    CHECK_EQ_INT(mxk_engine_push_sync(prio_fn, &blocker, NULL, MXK_DEV_CPU, 0, NULL, 0, NULL, 0,
-                                      MXK_ENGINE_PROP_PRIORITIZED, 1000, "blocker"),
+    CHECK_EQ_INT(mxki_engine_push_sync(prio_fn, &blocker, NULL, MXK_DEV_CPU, 0, NULL, 0, NULL, 0,
+                                       MXK_ENGINE_PROP_PRIORITIZED, 1000, "blocker"),
                  MXK_OK);
     for (int i = 0; i < 5; i++)
-        CHECK_EQ_INT(mxk_engine_push_sync(prio_fn, &a[i], NULL, MXK_DEV_CPU, 0, NULL, 0, NULL, 0,
-                                          MXK_ENGINE_PROP_PRIORITIZED, prio[i], "p"),
+        CHECK_EQ_INT(mxki_engine_push_sync(prio_fn, &a[i], NULL, MXK_DEV_CPU, 0, NULL, 0, NULL, 0,
+                                           MXK_ENGINE_PROP_PRIORITIZED, prio[i], "p"),
                      MXK_OK);
     t_flag_set(&gate);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     CHECK_EQ_INT(atomic_load(&g_prio_len), 6);
     /* Highest first; equal priorities (3, 3) in push order. */
     int expect[6] = {100, 10, 5, 3, 4, 1};
@@ -363,6 +363,6 @@ int main(void) {
     MXK_RUN(test_versions);
     MXK_RUN(test_duplicates_and_read_write);
     MXK_RUN(test_priority_order);
-    mxk_engine_stop();
+    mxki_engine_stop();
     return MXK_TEST_EXIT();
 }

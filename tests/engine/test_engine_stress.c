@@ -62,7 +62,7 @@ static mxk_status sync_sop_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink
     (void)err;
     sop *o = arg;
     if (rctx->dev_type != o->dev_type || rctx->dev_id != o->dev_id)
-        return mxk_sink_set(err, MXK_ERR_INTERNAL, "op %d ran on the wrong device", o->idx);
+        return mxki_sink_set(err, MXK_ERR_INTERNAL, "op %d ran on the wrong device", o->idx);
     run_sop(o);
     return MXK_OK;
 }
@@ -88,7 +88,7 @@ static void *helper_main(void *arg) {
         sop *o = H.queue[H.head++ % NOPS];
         pthread_mutex_unlock(&H.mu);
         run_sop(o);
-        mxk_engine_complete(o->done, MXK_OK, NULL);
+        mxki_engine_complete(o->done, MXK_OK, NULL);
         pthread_mutex_lock(&H.mu);
     }
     pthread_mutex_unlock(&H.mu);
@@ -101,7 +101,7 @@ static void async_sop_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *d
     o->done = done;
     if (o->async_mode == 1) {
         run_sop(o);
-        mxk_engine_complete(done, MXK_OK, NULL);
+        mxki_engine_complete(done, MXK_OK, NULL);
         return;
     }
     pthread_mutex_lock(&H.mu);
@@ -149,7 +149,7 @@ static void test_random_ops_match_sequential(void) {
     for (int round = 0; round < ROUNDS; round++) {
         uint64_t rng = 0x1234567ULL + (uint64_t)round * 977;
         for (int v = 0; v < NV; v++) {
-            vars[v] = mxk_engine_new_var();
+            vars[v] = mxki_engine_new_var();
             g_vals[v] = g_ref[v] = (uint64_t)v + 1;
         }
         for (int i = 0; i < NOPS; i++) {
@@ -173,26 +173,26 @@ static void test_random_ops_match_sequential(void) {
                                       .props = o->props,
                                       .priority = o->priority,
                                       .name = "stress"};
-            push_failures += mxk_engine_push(&d) != MXK_OK;
+            push_failures += mxki_engine_push(&d) != MXK_OK;
             if (i % 400 == 399) {
                 /* A wait sees the prefix's value of that variable. */
                 int v = (int)(t_rand(&rng) % NV);
-                CHECK_EQ_INT(mxk_engine_wait_var(vars[v]), MXK_OK);
+                CHECK_EQ_INT(mxki_engine_wait_var(vars[v]), MXK_OK);
                 mismatches += g_vals[v] != g_ref[v];
             }
         }
-        CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+        CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
         for (int v = 0; v < NV; v++)
             mismatches += g_vals[v] != g_ref[v];
         for (int i = 0; i < NOPS; i++)
             obs_mismatches += g_obs[i] != g_ref_obs[i];
         for (int v = 0; v < NV; v++)
-            mxk_engine_delete_var(vars[v], NULL, NULL, MXK_DEV_CPU, 0);
+            mxki_engine_delete_var(vars[v], NULL, NULL, MXK_DEV_CPU, 0);
     }
     CHECK_EQ_INT(push_failures, 0);
     CHECK_EQ_INT(mismatches, 0);
     CHECK_EQ_INT(obs_mismatches, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     pthread_mutex_lock(&H.mu);
     H.stop = 1;
     pthread_cond_signal(&H.cv);
@@ -203,6 +203,6 @@ static void test_random_ops_match_sequential(void) {
 int main(void) {
     t_start_engine();
     MXK_RUN(test_random_ops_match_sequential);
-    mxk_engine_stop();
+    mxki_engine_stop();
     return MXK_TEST_EXIT();
 }

@@ -15,7 +15,7 @@
 static const char k_report[] =
     "[mxk ERROR] engine watchdog: operator 'stuck_op' (node 'fc1', backend 'test-backend') has "
     "been running for more than 1 s (MXK_ENGINE_WATCHDOG=1); it cannot be interrupted: waits "
-    "on the variables it uses, mxk_engine_wait_all and mxk_engine_stop wait for it\n";
+    "on the variables it uses, mxki_engine_wait_all and mxki_engine_stop wait for it\n";
 
 /** Shared by the stuck function, the helper thread and the test. */
 static struct {
@@ -69,7 +69,7 @@ static void *helper_main(void *arg) {
 }
 
 static void test_stuck_function_reported_once(void) {
-    mxk_engine_var *v = mxk_engine_new_var(), *q = mxk_engine_new_var();
+    mxk_engine_var *v = mxki_engine_new_var(), *q = mxki_engine_new_var();
     mxk_engine_push_desc d = {.sync_fn = stuck_fn,
                               .dev_type = MXK_DEV_CPU,
                               .write_vars = &v,
@@ -80,12 +80,12 @@ static void test_stuck_function_reported_once(void) {
     CHECK(mxk_t_capture_begin(&S.cap));
     pthread_t helper;
     CHECK(pthread_create(&helper, NULL, helper_main, NULL) == 0);
-    CHECK_EQ_INT(mxk_engine_push_sync(quick_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &q, 1, 0, 0,
-                                      "quick_op"),
+    CHECK_EQ_INT(mxki_engine_push_sync(quick_fn, NULL, NULL, MXK_DEV_CPU, 0, NULL, 0, &q, 1, 0, 0,
+                                       "quick_op"),
                  MXK_OK);
-    CHECK_EQ_INT(mxk_engine_push(&d), MXK_OK); /* NaiveEngine: runs (blocks) here */
-    CHECK_EQ_INT(mxk_engine_wait_var(v), MXK_OK);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_push(&d), MXK_OK); /* NaiveEngine: runs (blocks) here */
+    CHECK_EQ_INT(mxki_engine_wait_var(v), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     pthread_join(helper, NULL);
     char out[8192];
     mxk_t_capture_end(&S.cap, out, sizeof out);
@@ -96,14 +96,14 @@ static void test_stuck_function_reported_once(void) {
         fprintf(stderr, "captured stderr:\n%s", out);
     mxk_engine_var *all[2] = {v, q};
     for (int i = 0; i < 2; i++)
-        mxk_engine_delete_var(all[i], NULL, NULL, MXK_DEV_CPU, 0);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+        mxki_engine_delete_var(all[i], NULL, NULL, MXK_DEV_CPU, 0);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /** A bad MXK_ENGINE_WATCHDOG fails the start naming the variable, its value and range. */
 static void test_bad_value_fails_start(void) {
     static const char *const bad[] = {"-1", "abc", "86401", "1.5"};
-    mxk_engine_stop();
+    mxki_engine_stop();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("MXK_ENGINE_WATCHDOG", bad[i], 1);
         char want[160];
@@ -111,15 +111,15 @@ static void test_bad_value_fails_start(void) {
                  "engine: MXK_ENGINE_WATCHDOG=\"%s\" is invalid: expected an integer in [0, "
                  "86400]",
                  bad[i]);
-        CHECK_EQ_INT(mxk_engine_start(), MXK_ERR_INVALID_ARGUMENT);
-        CHECK(strcmp(mxk_last_error_message(), want) == 0);
-        CHECK(strcmp(mxk_engine_type_name(), "none") == 0);
+        CHECK_EQ_INT(mxki_engine_start(), MXK_ERR_INVALID_ARGUMENT);
+        CHECK(strcmp(mxki_last_error_message(), want) == 0);
+        CHECK(strcmp(mxki_engine_type_name(), "none") == 0);
     }
     setenv("MXK_ENGINE_WATCHDOG", "0", 1); /* off */
-    CHECK_EQ_INT(mxk_engine_start(), MXK_OK);
-    mxk_engine_stop();
+    CHECK_EQ_INT(mxki_engine_start(), MXK_OK);
+    mxki_engine_stop();
     setenv("MXK_ENGINE_WATCHDOG", "1", 1);
-    CHECK_EQ_INT(mxk_engine_start(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_start(), MXK_OK);
 }
 
 int main(void) {
@@ -127,6 +127,6 @@ int main(void) {
     t_start_engine();
     MXK_RUN(test_stuck_function_reported_once);
     MXK_RUN(test_bad_value_fails_start);
-    mxk_engine_stop();
+    mxki_engine_stop();
     return MXK_TEST_EXIT();
 }

@@ -39,9 +39,9 @@ static void test_bad_num_threads_warns_once(void) {
 static void test_bad_log_level_warns_once(void) {
     mxk_t_capture c;
     CHECK(mxk_t_capture_begin(&c));
-    mxk_log(MXK_LOG_INFO, "first %d", 1);
-    mxk_log(MXK_LOG_DEBUG, "hidden");
-    mxk_log(MXK_LOG_INFO, "second");
+    mxki_log(MXK_LOG_INFO, "first %d", 1);
+    mxki_log(MXK_LOG_DEBUG, "hidden");
+    mxki_log(MXK_LOG_INFO, "second");
     char out[4096];
     mxk_t_capture_end(&c, out, sizeof out);
     CHECK(strcmp(out, "[mxk WARNING] log: MXK_LOG_LEVEL=\"loud\" is invalid: expected debug, "
@@ -49,8 +49,8 @@ static void test_bad_log_level_warns_once(void) {
                       "second\n") == 0);
     setenv("MXK_LOG_LEVEL", "error", 1); /* read at every call */
     CHECK(mxk_t_capture_begin(&c));
-    mxk_log(MXK_LOG_WARNING, "hidden");
-    mxk_log(MXK_LOG_ERROR, "shown");
+    mxki_log(MXK_LOG_WARNING, "hidden");
+    mxki_log(MXK_LOG_ERROR, "shown");
     mxk_t_capture_end(&c, out, sizeof out);
     CHECK(strcmp(out, "[mxk ERROR] shown\n") == 0);
     setenv("MXK_LOG_LEVEL", "loud", 1);
@@ -59,23 +59,23 @@ static void test_bad_log_level_warns_once(void) {
 /** The two readers on one bad value: the strict one fails, the lenient one warns once. */
 static void test_readers(void) {
     uint64_t v = 7;
-    CHECK_EQ_INT(mxk_env_uint64("test", "MXK_TEST_BAD", 3, 0, 100, &v), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxki_env_uint64("test", "MXK_TEST_BAD", 3, 0, 100, &v), MXK_ERR_INVALID_ARGUMENT);
     CHECK_EQ_INT(v, 3);
-    CHECK(strcmp(mxk_last_error_message(),
+    CHECK(strcmp(mxki_last_error_message(),
                  "test: MXK_TEST_BAD=\"12x\" is invalid: expected an integer in [0, 100]") == 0);
     mxk_t_capture c;
     CHECK(mxk_t_capture_begin(&c));
-    CHECK_EQ_INT(mxk_env_uint64_or_warn("test", "MXK_TEST_BAD", 5, 0, 100), 5);
-    CHECK_EQ_INT(mxk_env_uint64_or_warn("test", "MXK_TEST_BAD", 5, 0, 100), 5);
+    CHECK_EQ_INT(mxki_env_uint64_or_warn("test", "MXK_TEST_BAD", 5, 0, 100), 5);
+    CHECK_EQ_INT(mxki_env_uint64_or_warn("test", "MXK_TEST_BAD", 5, 0, 100), 5);
     char out[4096];
     mxk_t_capture_end(&c, out, sizeof out);
     CHECK(strcmp(out, "[mxk WARNING] test: MXK_TEST_BAD=\"12x\" is invalid: expected an integer "
                       "in [0, 100]; it is ignored\n") == 0);
     setenv("MXK_TEST_GOOD", " 42 ", 1);
-    CHECK_EQ_INT(mxk_env_uint64_or_warn("test", "MXK_TEST_GOOD", 5, 0, 100), 42);
+    CHECK_EQ_INT(mxki_env_uint64_or_warn("test", "MXK_TEST_GOOD", 5, 0, 100), 42);
     setenv("MXK_TEST_GOOD", "101", 1); /* out of range: a bad value too */
     CHECK(mxk_t_capture_begin(&c));
-    CHECK_EQ_INT(mxk_env_uint64_or_warn("test", "MXK_TEST_GOOD", 5, 0, 100), 5);
+    CHECK_EQ_INT(mxki_env_uint64_or_warn("test", "MXK_TEST_GOOD", 5, 0, 100), 5);
     mxk_t_capture_end(&c, out, sizeof out);
     CHECK_EQ_INT(count(out, "MXK_TEST_GOOD=\"101\" is invalid"), 1);
 }

@@ -581,7 +581,7 @@ static void test_no_allocation_when_warm(void) {
     }
     CHECK_EQ_INT(mxk_wait_all(), MXK_OK);
     mxk_storage_stats s0 = et_stats();
-    uint64_t inst0 = mxk_engine_cached_instances_total();
+    uint64_t inst0 = mxki_engine_cached_instances_total();
     for (int it = 0; it < 10; it++) {
         CHECK_EQ_INT(mxk_executor_forward(ex, 1), MXK_OK);
         CHECK_EQ_INT(mxk_executor_backward(ex, 0, NULL), MXK_OK);
@@ -592,7 +592,7 @@ static void test_no_allocation_when_warm(void) {
     CHECK_EQ_INT(s1.raw_allocs, s0.raw_allocs);
     CHECK_EQ_INT(s1.pool_hits, s0.pool_hits);
     CHECK_EQ_INT(s1.bytes_in_use, s0.bytes_in_use);
-    CHECK_EQ_INT(mxk_engine_cached_instances_total(), inst0);
+    CHECK_EQ_INT(mxki_engine_cached_instances_total(), inst0);
     mxk_ndarray_free(l);
     mxk_executor_free(ex);
     mxk_symbol_free(sm);

@@ -47,7 +47,7 @@ static int holds(const char *path, int64_t n, float v) {
     mxk_ndarray **out = NULL;
     char **names = NULL;
     if (mxk_ndarray_load(path, &num, &out, &names) != MXK_OK) {
-        fprintf(stderr, "load %s: %s\n", path, mxk_last_error_message());
+        fprintf(stderr, "load %s: %s\n", path, mxki_last_error_message());
         return 0;
     }
     int ok = num == 1 && mxk_ndarray_size(out[0]) == (uint64_t)n;
@@ -74,9 +74,9 @@ static int temp_files(const char *dir) {
 
 /** Checks the last error message is exactly `want`. */
 static void check_message(const char *want) {
-    CHECK(strcmp(mxk_last_error_message(), want) == 0);
-    if (strcmp(mxk_last_error_message(), want) != 0)
-        fprintf(stderr, "got:  %s\nwant: %s\n", mxk_last_error_message(), want);
+    CHECK(strcmp(mxki_last_error_message(), want) == 0);
+    if (strcmp(mxki_last_error_message(), want) != 0)
+        fprintf(stderr, "got:  %s\nwant: %s\n", mxki_last_error_message(), want);
 }
 
 /* ---- injected write calls ---- */
@@ -120,11 +120,11 @@ static void test_failed_write_keeps_previous_file(void) {
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &old, NULL), MXK_OK);
     hook_budget = 150000; /* of about 400,000 bytes */
     hook_errno = ENOSPC;
-    mxk_file_io_set_write_hook(failing_write);
+    mxki_file_io_set_write_hook(failing_write);
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &big, NULL), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot write '%s': No space left on device", path);
     check_message(want);
-    mxk_file_io_set_write_hook(stuck_write);
+    mxki_file_io_set_write_hook(stuck_write);
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &big, NULL), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot write '%s': Input/output error", path);
     check_message(want);
@@ -132,7 +132,7 @@ static void test_failed_write_keeps_previous_file(void) {
     char fresh[512];
     tmp_path(fresh, sizeof fresh, "fresh.params");
     CHECK_EQ_INT(mxk_ndarray_save(fresh, 1, &big, NULL), MXK_ERR_IO);
-    mxk_file_io_set_write_hook(NULL);
+    mxki_file_io_set_write_hook(NULL);
     CHECK(holds(path, 100, 1));
     CHECK(access(fresh, F_OK) != 0);
     CHECK_EQ_INT(temp_files(tmpdir), 0);
@@ -148,9 +148,9 @@ static void test_short_and_interrupted_writes(void) {
     tmp_path(path, sizeof path, "choppy.params");
     mxk_ndarray *a = make_array(3000, 7);
     hook_calls = 0;
-    mxk_file_io_set_write_hook(choppy_write);
+    mxki_file_io_set_write_hook(choppy_write);
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_OK);
-    mxk_file_io_set_write_hook(NULL);
+    mxki_file_io_set_write_hook(NULL);
     CHECK(hook_calls > 3000); /* 12,000+ bytes, 7 at a time, every other call interrupted */
     CHECK(holds(path, 3000, 7));
     mxk_ndarray_free(a);
@@ -207,11 +207,11 @@ static void test_special_targets_refused(void) {
     memset(longp + n, 'a', 300);
     longp[n + 300] = '\0';
     CHECK_EQ_INT(mxk_ndarray_save(longp, 1, &a, NULL), MXK_ERR_IO);
-    CHECK_CONTAINS(mxk_last_error_message(), "': File name too long");
+    CHECK_CONTAINS(mxki_last_error_message(), "': File name too long");
     memset(longp + n, 'a', 4990 - (size_t)n);
     longp[4990] = '\0';
     CHECK_EQ_INT(mxk_ndarray_save(longp, 1, &a, NULL), MXK_ERR_IO); /* the message is cut */
-    CHECK_CONTAINS(mxk_last_error_message(), "cannot write '/");
+    CHECK_CONTAINS(mxki_last_error_message(), "cannot write '/");
     free(longp);
     CHECK_EQ_INT(temp_files(tmpdir), 0);
     mxk_ndarray_free(a);
@@ -278,7 +278,7 @@ static void test_sizes_checked_before_reading(void) {
     mxk_ndarray **out;
     char **names;
     CHECK_EQ_INT(mxk_ndarray_load(path, &num, &out, &names), MXK_ERR_FORMAT);
-    CHECK_CONTAINS(mxk_last_error_message(), "bad magic 0x113 at offset 0");
+    CHECK_CONTAINS(mxki_last_error_message(), "bad magic 0x113 at offset 0");
     /* one float32 record of 2^40 elements: 4 TiB, more than the file holds */
     memset(&b, 0, sizeof b);
     nb_header(&b, 1);
@@ -296,7 +296,7 @@ static void test_sizes_checked_before_reading(void) {
     char want[256];
     snprintf(want, sizeof want, "needs 4398046511104 bytes at offset %zu but only %llu remain",
              header, (unsigned long long)(huge - header));
-    CHECK_CONTAINS(mxk_last_error_message(), want);
+    CHECK_CONTAINS(mxki_last_error_message(), want);
     unlink(path);
 }
 
@@ -370,7 +370,7 @@ static int slow_writer_child(const char *path, int fd) {
     notify_fd = fd;
     nd_start();
     mxk_ndarray *big = make_array(100000, 5);
-    mxk_file_io_set_write_hook(stalling_write);
+    mxki_file_io_set_write_hook(stalling_write);
     mxk_ndarray_save(path, 1, &big, NULL);
     return 2; /* not reached: killed while writing */
 }

@@ -41,8 +41,8 @@ static void fuzz_init(void) {
         return;
     if (getenv("MXK_ENGINE_TYPE") == NULL)
         setenv("MXK_ENGINE_TYPE", "NaiveEngine", 0);
-    if (mxk_engine_start() != MXK_OK) {
-        fprintf(stderr, "fuzz: cannot start the engine: %s\n", mxk_last_error_message());
+    if (mxki_engine_start() != MXK_OK) {
+        fprintf(stderr, "fuzz: cannot start the engine: %s\n", mxki_last_error_message());
         abort();
     }
     started = true;
@@ -50,7 +50,7 @@ static void fuzz_init(void) {
 
 /** Reports a broken property and aborts (libFuzzer saves the input). */
 static void fuzz_fail(const char *what) {
-    fprintf(stderr, "fuzz_ndarray_load: %s (last error: %s)\n", what, mxk_last_error_message());
+    fprintf(stderr, "fuzz_ndarray_load: %s (last error: %s)\n", what, mxki_last_error_message());
     abort();
 }
 
@@ -67,14 +67,14 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
         if (num != 0 || arrays != NULL || names != NULL)
             fuzz_fail("outputs set on failure");
         if (st == MXK_ERR_FORMAT &&
-            strncmp(mxk_last_error_message(), "Invalid NDArray file format: ", 29) != 0)
+            strncmp(mxki_last_error_message(), "Invalid NDArray file format: ", 29) != 0)
             fuzz_fail("format error without the standard prefix");
         return st;
     }
     /* Fixed point: save(load(x)) == save(load(save(load(x)))). */
     uint8_t *b1 = NULL, *b2 = NULL;
     size_t n1 = 0, n2 = 0;
-    if (mxk_ndarray_save_buffer(num, arrays, (const char *const *)names, &b1, &n1) != MXK_OK)
+    if (mxki_ndarray_save_buffer(num, arrays, (const char *const *)names, &b1, &n1) != MXK_OK)
         fuzz_fail("cannot save what was loaded");
     uint32_t num2 = 0;
     mxk_ndarray **arrays2 = NULL;
@@ -83,7 +83,7 @@ static mxk_status run_one(const uint8_t *data, size_t size) {
         fuzz_fail("cannot load what was saved");
     if (num2 != num || (names2 == NULL) != (names == NULL))
         fuzz_fail("reloaded list differs");
-    if (mxk_ndarray_save_buffer(num2, arrays2, (const char *const *)names2, &b2, &n2) != MXK_OK)
+    if (mxki_ndarray_save_buffer(num2, arrays2, (const char *const *)names2, &b2, &n2) != MXK_OK)
         fuzz_fail("cannot save what was reloaded");
     if (n1 != n2 || memcmp(b1, b2, n1) != 0)
         fuzz_fail("save/load is not a fixed point");
@@ -105,7 +105,7 @@ static void add_saved(fuzz_seed *s, int *n, const char *label, uint32_t num,
                       mxk_ndarray *const *arrays, const char *const *names) {
     uint8_t *b = NULL;
     size_t len = 0;
-    if (mxk_ndarray_save_buffer(num, arrays, names, &b, &len) != MXK_OK)
+    if (mxki_ndarray_save_buffer(num, arrays, names, &b, &len) != MXK_OK)
         fuzz_fail("seed: save failed");
     s[(*n)++] = (fuzz_seed){b, len, label};
 }
@@ -122,17 +122,17 @@ static int build_seeds(fuzz_seed *s) {
     const char *names[8] = {"arg:w", "arg:b", "aux:m", "x", "", "y", "z", "e"};
     for (int32_t dt = 0; dt < 7; dt++) {
         int64_t dims[3] = {2, dt + 1, 1};
-        mxk_shape sh = mxk_shape_make(dt % 3 + 1, dims);
+        mxk_shape sh = mxki_shape_make(dt % 3 + 1, dims);
         if (mxk_ndarray_create(&sh, dt, (mxk_context){MXK_DEV_CPU, 0}, &arrs[dt]) != MXK_OK)
             fuzz_fail("seed: create failed");
-        uint64_t nb = mxk_shape_size(&sh) * mxk_dtype_size(dt);
+        uint64_t nb = mxki_shape_size(&sh) * mxk_dtype_size(dt);
         uint8_t buf[64];
         for (uint64_t i = 0; i < nb; i++)
             buf[i] = (uint8_t)(i * 37 + (uint64_t)dt);
         if (mxk_ndarray_copy_from_host(arrs[dt], buf, nb) != MXK_OK)
             fuzz_fail("seed: copy failed");
     }
-    if (mxk_ndarray_create_empty(MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &arrs[7]) != MXK_OK)
+    if (mxki_ndarray_create_empty(MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &arrs[7]) != MXK_OK)
         fuzz_fail("seed: create_empty failed");
     add_saved(s, &n, "v2-named", 8, arrs, names);
     add_saved(s, &n, "v2-unnamed", 8, arrs, NULL);
@@ -263,9 +263,9 @@ int main(int argc, char **argv) {
     int rc = fuzz_main(&target, argc, argv, seeds, n);
     printf("%lu inputs: %lu loaded, %lu format errors, %lu unsupported\n", fuzz_n_inputs, n_ok,
            n_format, n_unsupported);
-    mxk_engine_wait_all();
-    mxk_engine_stop();
-    mxk_storage_shutdown();
+    mxki_engine_wait_all();
+    mxki_engine_stop();
+    mxki_storage_shutdown();
     return rc;
 }
 

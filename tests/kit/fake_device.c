@@ -71,15 +71,15 @@ static mxk_status block_alloc(int32_t dev_id, uint64_t bytes, void **ptr, mxk_er
     atomic_store(&fake.last_alloc_bytes, bytes);
     if (take_one(&fake.fail_next)) {
         mxk_status code = (mxk_status)atomic_load(&fake.fail_code);
-        return mxk_sink_set(err, code, "fake: injected failure (%s) of %" PRIu64 " bytes on %d",
-                            mxk_status_name(code), bytes, (int)dev_id);
+        return mxki_sink_set(err, code, "fake: injected failure (%s) of %" PRIu64 " bytes on %d",
+                             mxk_status_name(code), bytes, (int)dev_id);
     }
     if (bytes == 0 || bytes > FAKE_MAX_BYTES)
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
-                            "fake: %" PRIu64 " bytes is more than the device has", bytes);
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY,
+                             "fake: %" PRIu64 " bytes is more than the device has", bytes);
     unsigned char *p = aligned_alloc(FAKE_ALIGN, FAKE_ALIGN + round_up(bytes));
     if (p == NULL)
-        return mxk_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "fake: malloc failed");
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "fake: malloc failed");
     memcpy(p, &bytes, sizeof bytes);
     atomic_fetch_add(&fake.allocs, 1);
     atomic_fetch_add(kind_allocs, 1);
@@ -107,8 +107,8 @@ static void block_free(void *ptr, atomic_int *kind_frees) {
 static mxk_status host_fill(const char *who, void *ptr, int32_t dtype, uint64_t count, double value,
                             mxk_error_sink *err, atomic_int *kind_fills) {
     atomic_fetch_add(kind_fills, 1);
-    if (!mxk_dtype_fill_host(ptr, dtype, count, value))
-        return mxk_sink_set(err, MXK_ERR_TYPE, "%s fill: bad dtype %d", who, (int)dtype);
+    if (!mxki_dtype_fill_host(ptr, dtype, count, value))
+        return mxki_sink_set(err, MXK_ERR_TYPE, "%s fill: bad dtype %d", who, (int)dtype);
     return MXK_OK;
 }
 
@@ -119,7 +119,7 @@ static mxk_status host_fill(const char *who, void *ptr, int32_t dtype, uint64_t 
  */
 static mxk_status fake_props(int32_t dev_id, mxk_device_props *p, mxk_error_sink *err) {
     if (dev_id == 1)
-        return mxk_sink_set(err, MXK_ERR_BACKEND, "fake device 1 has no properties");
+        return mxki_sink_set(err, MXK_ERR_BACKEND, "fake device 1 has no properties");
     strcpy(p->name, "fake device");
     p->alignment = FAKE_ALIGN;
     return MXK_OK;
@@ -206,7 +206,7 @@ static void xor_copy(uint8_t *dst, const uint8_t *src, uint64_t n) {
 static mxk_status gpu_copy(mxk_copy_kind kind, void *dst, int32_t dst_dev_id, const void *src,
                            int32_t src_dev_id, uint64_t bytes, void *stream, mxk_error_sink *err) {
     if (take_one(&fake.gpu_fail_copies))
-        return mxk_sink_set(err, MXK_ERR_BACKEND, "fake gpu copy failure");
+        return mxki_sink_set(err, MXK_ERR_BACKEND, "fake gpu copy failure");
     switch (kind) {
     case MXK_COPY_HOST_TO_DEVICE:
         atomic_fetch_add(&fake.gpu_h2d, 1);
@@ -248,7 +248,7 @@ static const mxk_device_def gpu_def = {
 };
 
 /** Test-local registry: the fake CPU backend, and the fake GPU one while enabled. */
-const mxk_device_def *mxk_registry_device(int32_t dev_type) {
+const mxk_device_def *mxki_registry_device(int32_t dev_type) {
     if (dev_type == MXK_DEV_CPU)
         return &cpu_def;
     if (dev_type == MXK_DEV_GPU && atomic_load(&fake.gpu_enabled))

@@ -3,7 +3,7 @@
  *
  * The storage, resource-manager and NDArray tests and the ndarray fuzz target link
  * the kit (the kernel sources they exercise, not libmxk), so the definition of the
- * kernel's mxk_registry_device() (kernel/registry.h) in fake_device.c is the one
+ * kernel's mxki_registry_device() (kernel/registry.h) in fake_device.c is the one
  * the kernel code calls, without any plugin or loader. It serves:
  * - MXK_DEV_CPU ("cpu"), `fake.cpu_count` devices (default 1): malloc'd host memory,
  *   memmove copies, host fill;
@@ -12,7 +12,7 @@
  *   garbage, and every byte is stored XOR-scrambled (FAKE_GPU_SCRAMBLE), so code
  *   that touches "device" memory directly instead of through the backend's
  *   copy / fill reads or writes garbage and fails the test;
- * - nothing for any other device type (mxk_registry_device returns NULL).
+ * - nothing for any other device type (mxki_registry_device returns NULL).
  * Both report 64-byte alignment and share one allocator: blocks carry a hidden
  * size header, so the live blocks and bytes are counted.
  *

@@ -50,26 +50,26 @@ static void test_search_order(void) {
     mkdir(sub("xdg"), 0755);
     mkdir(sub("xdg/mxk"), 0755);
     setenv("MXK_CONFIG_DIR", sub("a"), 1);
-    CHECK_EQ_INT(mxk_config_find_dirs(sub("b"), &out), MXK_OK);
+    CHECK_EQ_INT(mxki_config_find_dirs(sub("b"), &out), MXK_OK);
     CHECK(out.n == 1 && strcmp(out.dirs[0], sub("b")) == 0); /* explicit flag first */
-    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK_EQ_INT(mxki_config_find_dirs(NULL, &out), MXK_OK);
     CHECK(out.n == 1 && strcmp(out.dirs[0], sub("a")) == 0); /* then MXK_CONFIG_DIR */
-    CHECK_EQ_INT(mxk_config_find_dirs("/nonexistent/conf", &out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxki_config_find_dirs("/nonexistent/conf", &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/conf' (given explicitly) is not a directory");
     setenv("MXK_CONFIG_DIR", "/nonexistent/env", 1);
-    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxki_config_find_dirs(NULL, &out), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "config dir '/nonexistent/env' (from MXK_CONFIG_DIR) is not a directory");
     unsetenv("MXK_CONFIG_DIR");
     setenv("XDG_CONFIG_HOME", sub("xdg"), 1);
-    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK_EQ_INT(mxki_config_find_dirs(NULL, &out), MXK_OK);
     /* the install's etc/mxk (found from libmxk's location: the build tree's), then
      * $XDG_CONFIG_HOME/mxk over it */
     CHECK(out.n == 2 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0 &&
           strcmp(out.dirs[1], sub("xdg/mxk")) == 0);
     setenv("XDG_CONFIG_HOME", sub("a"), 1); /* no mxk/ inside */
-    CHECK_EQ_INT(mxk_config_find_dirs(NULL, &out), MXK_OK);
+    CHECK_EQ_INT(mxki_config_find_dirs(NULL, &out), MXK_OK);
     CHECK(out.n == 1 && strcmp(out.dirs[0], BUILD_CONFDIR) == 0);
     if (out.n != 1 || strcmp(out.dirs[0], BUILD_CONFDIR) != 0)
         fprintf(stderr, "got '%s', expected '%s'\n", out.n ? out.dirs[0] : "", BUILD_CONFDIR);
@@ -79,7 +79,7 @@ static void test_search_order(void) {
 static void expect_install_dir(const char *prefix, int plain, const char *want) {
     char libdir[512], out[512];
     snprintf(libdir, sizeof libdir, "%s/%s", prefix, INSTALL_LIBDIR);
-    mxk_config_install_dir(libdir, plain, out, sizeof out);
+    mxki_config_install_dir(libdir, plain, out, sizeof out);
     CHECK(strcmp(out, want) == 0);
     if (strcmp(out, want) != 0)
         fprintf(stderr, "libdir '%s' (plain %d): got '%s', expected '%s'\n", libdir, plain, out,
@@ -104,21 +104,21 @@ static void test_install_dir(void) {
     expect_install_dir("/usr", 1, "/usr/etc/mxk");
     expect_install_dir("/opt/mxk/build", 1, "/opt/mxk/build/etc/mxk");
     char out[64] = "x";
-    mxk_config_install_dir("/usr/share", 0, out, sizeof out); /* not <prefix>/<libdir> */
+    mxki_config_install_dir("/usr/share", 0, out, sizeof out); /* not <prefix>/<libdir> */
     CHECK(out[0] == '\0');
 }
 
 static void test_bad_global_conf(void) {
     mkdir(sub("badconf"), 0755);
     write_file(sub("badconf"), "mxk.conf", "[mxk]\nbacknd = x\n");
-    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_EQ_INT(mxki_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
     CHECK_CONTAINS(mxk_get_last_error(),
                    "mxk.conf:2: unknown key 'backnd' in [mxk]; valid keys: backend, num_threads");
     write_file(sub("badconf"), "mxk.conf", "[mxk]\nnum_threads = lots\n");
-    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_EQ_INT(mxki_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
     CHECK_CONTAINS(mxk_get_last_error(), "num_threads must be an integer in [0, 4096], got 'lots'");
     write_file(sub("badconf"), "mxk.conf", "[mxk\n");
-    CHECK_EQ_INT(mxk_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
+    CHECK_EQ_INT(mxki_config_apply(sub("badconf"), 1), MXK_ERR_FORMAT);
     CHECK_CONTAINS(mxk_get_last_error(), "mxk.conf:1: syntax error");
 }
 
@@ -138,27 +138,27 @@ static void test_unreadable_global_conf(void) {
     char conf[4096], want[8192];
     mkdir(sub("special"), 0755);
     snprintf(conf, sizeof conf, "%s/mxk.conf", sub("special"));
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_OK); /* absent: fine */
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_OK); /* absent: fine */
     CHECK(mkfifo(conf, 0600) == 0);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot read conf file '%s': it is a FIFO, not a regular file",
              conf);
     check_message(want);
     unlink(conf);
     CHECK(mkdir(conf, 0755) == 0);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot read conf file '%s': it is a directory, not a regular file",
              conf);
     check_message(want);
     rmdir(conf);
     CHECK(symlink("/dev/zero", conf) == 0);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_IO);
     snprintf(want, sizeof want,
              "cannot read conf file '%s': it is a character device, not a regular file", conf);
     check_message(want);
     unlink(conf);
     CHECK(symlink("mxk.conf", conf) == 0); /* a loop */
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot open conf file '%s': Too many levels of symbolic links",
              conf);
     check_message(want);
@@ -168,14 +168,14 @@ static void test_unreadable_global_conf(void) {
     memcpy(line, "[mxk]\nbackend = ", 16);
     line[sizeof line - 1] = '\0';
     write_file(sub("special"), "mxk.conf", line);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
     snprintf(want, sizeof want, "%s:2: the line is longer than 197 characters", conf);
     check_message(want);
     FILE *f = fopen(conf, "wb");
     CHECK(f != NULL && fwrite("[mxk]\nbackend = a\0b\n", 1, 20, f) == 20);
     if (f)
         fclose(f);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_FORMAT);
     snprintf(want, sizeof want, "%s: the file contains a NUL byte", conf);
     check_message(want);
     unlink(conf);
@@ -185,7 +185,7 @@ static void test_unreadable_global_conf(void) {
     }
     write_file(sub("special"), "mxk.conf", "[mxk]\n");
     CHECK(chmod(conf, 0) == 0);
-    CHECK_EQ_INT(mxk_config_apply(sub("special"), 1), MXK_ERR_IO);
+    CHECK_EQ_INT(mxki_config_apply(sub("special"), 1), MXK_ERR_IO);
     snprintf(want, sizeof want, "cannot open conf file '%s': Permission denied", conf);
     check_message(want);
     unlink(conf);

@@ -8,13 +8,13 @@
 #include "suggest.h"
 #include "testing.h"
 
-/** mxk_suggest of name over the NULL-terminated cands into a static buffer. */
+/** mxki_suggest of name over the NULL-terminated cands into a static buffer. */
 static const char *suggest(const char *name, const char *const *cands) {
     static char buf[256];
     size_t n = 0;
     while (cands[n] != NULL)
         n++;
-    mxk_suggest(name, cands, n, buf, sizeof buf);
+    mxki_suggest(name, cands, n, buf, sizeof buf);
     return buf;
 }
 
@@ -72,10 +72,10 @@ static void test_edges(void) {
     CHECK(strcmp(suggest(probe, longs), "") == 0);
     const char *const with_null[3] = {NULL, "score", NULL};
     char buf[64];
-    mxk_suggest("scroe", with_null, 2, buf, sizeof buf);
+    mxki_suggest("scroe", with_null, 2, buf, sizeof buf);
     CHECK(strcmp(buf, "; did you mean 'score'?") == 0);
     /* a small buffer is cut, and terminated */
-    mxk_suggest("scroe", with_null, 2, buf, 10);
+    mxki_suggest("scroe", with_null, 2, buf, 10);
     CHECK(strlen(buf) == 9);
 }
 

@@ -36,7 +36,7 @@ static inline mxk_context nd_gpu(int32_t id) {
 /** A shape from up to 4 dims (unused ones ignored). */
 static inline mxk_shape nd_shape(int32_t ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
     int64_t d[4] = {d0, d1, d2, d3};
-    return mxk_shape_make(ndim, d);
+    return mxki_shape_make(ndim, d);
 }
 
 /** Sleeps `ms` milliseconds. */
@@ -48,18 +48,18 @@ static inline void nd_sleep_ms(int ms) {
 
 /** Starts the engine or exits with a message (the tests cannot run without it). */
 static inline void nd_start(void) {
-    if (mxk_engine_start() != MXK_OK) {
-        fprintf(stderr, "cannot start the engine: %s\n", mxk_last_error_message());
+    if (mxki_engine_start() != MXK_OK) {
+        fprintf(stderr, "cannot start the engine: %s\n", mxki_last_error_message());
         exit(1);
     }
-    printf("engine: %s\n", mxk_engine_type_name());
+    printf("engine: %s\n", mxki_engine_type_name());
 }
 
 /** Waits for all work, stops the engine and releases the pools. */
 static inline void nd_stop(void) {
-    mxk_engine_wait_all();
-    mxk_engine_stop();
-    mxk_storage_shutdown();
+    mxki_engine_wait_all();
+    mxki_engine_stop();
+    mxki_storage_shutdown();
 }
 
 /** Creates an array from host data (CHECKs success); returns NULL on failure. */
@@ -67,11 +67,11 @@ static inline mxk_ndarray *nd_from(const mxk_shape *s, int32_t dtype, mxk_contex
                                    const void *data) {
     mxk_ndarray *a = NULL;
     if (mxk_ndarray_create(s, dtype, ctx, &a) != MXK_OK) {
-        fprintf(stderr, "create failed: %s\n", mxk_last_error_message());
+        fprintf(stderr, "create failed: %s\n", mxki_last_error_message());
         return NULL;
     }
-    if (mxk_ndarray_copy_from_host(a, data, mxk_ndarray_bytes(a)) != MXK_OK) {
-        fprintf(stderr, "copy_from_host failed: %s\n", mxk_last_error_message());
+    if (mxk_ndarray_copy_from_host(a, data, mxki_ndarray_bytes(a)) != MXK_OK) {
+        fprintf(stderr, "copy_from_host failed: %s\n", mxki_last_error_message());
         mxk_ndarray_free(a);
         return NULL;
     }
@@ -81,7 +81,7 @@ static inline mxk_ndarray *nd_from(const mxk_shape *s, int32_t dtype, mxk_contex
 /** An engine function that fails with MXK_ERR_BACKEND and the message `arg` (a string). */
 static inline mxk_status nd_failing_write(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
     (void)rctx;
-    return mxk_sink_set(err, MXK_ERR_BACKEND, "%s", (const char *)arg);
+    return mxki_sink_set(err, MXK_ERR_BACKEND, "%s", (const char *)arg);
 }
 
 /**
@@ -90,8 +90,8 @@ static inline mxk_status nd_failing_write(void *arg, const mxk_run_ctx *rctx, mx
  */
 static inline mxk_status nd_push_failing_write(mxk_ndarray *arr, const char *msg) {
     mxk_engine_var *v = mxk_ndarray_var(arr);
-    return mxk_engine_push_sync(nd_failing_write, (void *)msg, NULL, MXK_DEV_CPU, 0, NULL, 0, &v, 1,
-                                0, 0, "failing_write");
+    return mxki_engine_push_sync(nd_failing_write, (void *)msg, NULL, MXK_DEV_CPU, 0, NULL, 0, &v,
+                                 1, 0, 0, "failing_write");
 }
 
 #endif /* MXK_ND_TEST_UTIL_H */

@@ -22,18 +22,18 @@ static void test_create_and_properties(void) {
     if (a == NULL)
         return;
     mxk_shape got = mxk_ndarray_shape(a);
-    CHECK(mxk_shape_equal(&got, &s));
+    CHECK(mxki_shape_equal(&got, &s));
     CHECK_EQ_INT(mxk_ndarray_dtype(a), MXK_FLOAT64);
     CHECK_EQ_INT(mxk_ndarray_context(a).dev_type, MXK_DEV_CPU);
     CHECK_EQ_INT(mxk_ndarray_context(a).dev_id, 0);
     CHECK_EQ_INT(mxk_ndarray_size(a), 24);
-    CHECK_EQ_INT(mxk_ndarray_bytes(a), 192);
+    CHECK_EQ_INT(mxki_ndarray_bytes(a), 192);
     mxk_tensor t;
-    mxk_ndarray_to_tensor(a, &t);
+    mxki_ndarray_to_tensor(a, &t);
     CHECK_EQ_INT(t.struct_size, sizeof(mxk_tensor));
     CHECK_EQ_INT(t.dtype, MXK_FLOAT64);
     CHECK(t.data == mxk_ndarray_ptr(a) && t.data != NULL);
-    CHECK(mxk_shape_equal(&t.shape, &s));
+    CHECK(mxki_shape_equal(&t.shape, &s));
     CHECK_EQ_INT(t.dev_type, MXK_DEV_CPU);
     void *p = NULL;
     CHECK_EQ_INT(mxk_ndarray_data(a, &p), MXK_OK);
@@ -46,11 +46,11 @@ static void test_create_and_properties(void) {
     CHECK_EQ_INT(mxk_ndarray_create(&s0, MXK_FLOAT32, nd_cpu(), &a), MXK_ERR_SHAPE);
     CHECK(a == NULL);
     CHECK_EQ_INT(mxk_ndarray_create(&s, 9, nd_cpu(), &a), MXK_ERR_TYPE);
-    CHECK_CONTAINS(mxk_last_error_message(), "unknown dtype code 9");
+    CHECK_CONTAINS(mxki_last_error_message(), "unknown dtype code 9");
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU_PINNED, 0}, &a),
                  MXK_ERR_NOT_FOUND);
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_gpu(2), &a), MXK_ERR_NOT_FOUND);
-    CHECK_CONTAINS(mxk_last_error_message(), "gpu(2)");
+    CHECK_CONTAINS(mxki_last_error_message(), "gpu(2)");
     mxk_shape neg = nd_shape(2, 2, -1, 0, 0);
     CHECK_EQ_INT(mxk_ndarray_create(&neg, MXK_FLOAT32, nd_cpu(), &a), MXK_ERR_SHAPE);
     mxk_shape huge = nd_shape(3, INT64_MAX, INT64_MAX, 4, 0);
@@ -141,7 +141,7 @@ static void test_host_copies(void) {
     for (int i = 0; i < 5; i++)
         CHECK(dst[i] == (float)(i + 1));
     CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, src, 16), MXK_ERR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(mxk_last_error_message(), "needs 20");
+    CHECK_CONTAINS(mxki_last_error_message(), "needs 20");
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(a, dst, 24), MXK_ERR_INVALID_ARGUMENT);
     CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, NULL, 20), MXK_ERR_INVALID_ARGUMENT);
     mxk_ndarray_free(a);
@@ -204,12 +204,12 @@ static void test_slice_errors(void) {
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_cpu(), &a), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_slice(a, 2, 1, &v), MXK_ERR_INVALID_ARGUMENT);
     CHECK(v == NULL);
-    CHECK_CONTAINS(mxk_last_error_message(), "[2, 1)");
-    CHECK_CONTAINS(mxk_last_error_message(), "(3,2)");
+    CHECK_CONTAINS(mxki_last_error_message(), "[2, 1)");
+    CHECK_CONTAINS(mxki_last_error_message(), "(3,2)");
     CHECK_EQ_INT(mxk_ndarray_slice(a, 1, 4, &v), MXK_ERR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(mxk_last_error_message(), "[1, 4) is out of bounds for shape (3,2)");
+    CHECK_CONTAINS(mxki_last_error_message(), "[1, 4) is out of bounds for shape (3,2)");
     CHECK_EQ_INT(mxk_ndarray_slice(a, -1, 2, &v), MXK_ERR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(mxk_last_error_message(), "[-1, 2)");
+    CHECK_CONTAINS(mxki_last_error_message(), "[-1, 2)");
     CHECK_EQ_INT(mxk_ndarray_slice(NULL, 0, 1, &v), MXK_ERR_INVALID_ARGUMENT);
     mxk_ndarray_free(a);
 }
@@ -224,7 +224,7 @@ static void test_reshape(void) {
         return;
     CHECK_EQ_INT(mxk_ndarray_reshape(a, &t, &r), MXK_OK);
     mxk_shape rs = mxk_ndarray_shape(r);
-    CHECK(mxk_shape_equal(&rs, &t));
+    CHECK(mxki_shape_equal(&rs, &t));
     CHECK(mxk_ndarray_same_memory(a, r));
     CHECK_EQ_INT(mxk_ndarray_reshape(r, &flat, &f), MXK_OK);
     /* Writing row 1 of the (2,3) view writes elements 3..5 of the parent. */
@@ -241,7 +241,7 @@ static void test_reshape(void) {
     mxk_ndarray *x = (mxk_ndarray *)&x;
     CHECK_EQ_INT(mxk_ndarray_reshape(a, &bad, &x), MXK_ERR_SHAPE);
     CHECK(x == NULL);
-    CHECK_CONTAINS(mxk_last_error_message(), "(3,2) (6 elements) to (4,2) (8 elements)");
+    CHECK_CONTAINS(mxki_last_error_message(), "(3,2) (6 elements) to (4,2) (8 elements)");
     mxk_shape none = nd_shape(0, 0, 0, 0, 0);
     CHECK_EQ_INT(mxk_ndarray_reshape(a, &none, &x), MXK_ERR_SHAPE);
     mxk_shape negs = nd_shape(2, -2, -3, 0, 0);
@@ -339,7 +339,7 @@ static void test_copy_dtypes(void) {
     CHECK_EQ_INT(mxk_ndarray_create(&a23, MXK_FLOAT32, nd_cpu(), &p), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_create(&a32, MXK_FLOAT32, nd_cpu(), &q), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_copy_to(p, q), MXK_ERR_SHAPE);
-    CHECK_CONTAINS(mxk_last_error_message(), "source (2,3), destination (3,2)");
+    CHECK_CONTAINS(mxki_last_error_message(), "source (2,3), destination (3,2)");
     CHECK_EQ_INT(mxk_ndarray_copy_to(p, NULL), MXK_ERR_INVALID_ARGUMENT);
     mxk_ndarray_free(p);
     mxk_ndarray_free(q);
@@ -397,7 +397,7 @@ static void test_copy_devices(void) {
     void *p = (void *)&p;
     CHECK_EQ_INT(mxk_ndarray_data(g0, &p), MXK_ERR_UNSUPPORTED);
     CHECK(p == NULL);
-    CHECK_CONTAINS(mxk_last_error_message(), "gpu(0)");
+    CHECK_CONTAINS(mxki_last_error_message(), "gpu(0)");
 
     /* Overlapping copies within one chunk (memmove on the CPU, a host bounce on the GPU). */
     mxk_shape s4 = nd_shape(1, 4, 0, 0, 0);
@@ -439,7 +439,7 @@ static void *completer(void *arg) {
         nd_sleep_ms(1);
     nd_sleep_ms(100);
     atomic_store(&reader_done, 1);
-    mxk_engine_complete(reader_handle, MXK_OK, NULL);
+    mxki_engine_complete(reader_handle, MXK_OK, NULL);
     return NULL;
 }
 
@@ -461,7 +461,7 @@ static void test_wait_to_write_waits_for_readers(void) {
                               .read_vars = &v,
                               .num_read = 1,
                               .name = "slow_reader"};
-    CHECK_EQ_INT(mxk_engine_push(&d), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_push(&d), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_wait_to_write(a), MXK_OK);
     CHECK_EQ_INT(atomic_load(&reader_done), 1);
     pthread_join(th, NULL);
@@ -487,13 +487,13 @@ static void test_failed_array_stays_failed(void) {
     float f[3] = {7.0f, 7.0f, 7.0f};
     for (int i = 0; i < 2; i++) {
         CHECK_EQ_INT(mxk_ndarray_copy_to_host(a, f, sizeof f), MXK_ERR_BACKEND);
-        CHECK_CONTAINS(mxk_last_error_message(), FAILURE);
+        CHECK_CONTAINS(mxki_last_error_message(), FAILURE);
         CHECK(f[0] == 7.0f); /* nothing copied */
         CHECK_EQ_INT(mxk_ndarray_wait_to_read(a), MXK_ERR_BACKEND);
         void *p = NULL;
         CHECK_EQ_INT(mxk_ndarray_data(a, &p), MXK_ERR_BACKEND);
     }
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK); /* reported already */
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK); /* reported already */
 
     /* The error flows through dependents: a copy reading `a` into `b` is skipped and
      * `b` reports it, at every read too. */
@@ -502,7 +502,7 @@ static void test_failed_array_stays_failed(void) {
     CHECK_EQ_INT(mxk_ndarray_copy_to(a, b), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_wait_to_read(b), MXK_ERR_BACKEND);
     CHECK_EQ_INT(mxk_ndarray_wait_to_read(b), MXK_ERR_BACKEND);
-    CHECK_CONTAINS(mxk_last_error_message(), FAILURE);
+    CHECK_CONTAINS(mxki_last_error_message(), FAILURE);
 
     /* Written again (from the host), `a` is healthy; then the copy heals `b`. */
     const float ones[3] = {2.0f, 3.0f, 4.0f};
@@ -534,14 +534,14 @@ static void test_backend_copy_failure(void) {
     CHECK_EQ_INT(mxk_ndarray_copy_to(c, g), MXK_OK); /* async: fails on the engine */
     float got[2];
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_ERR_BACKEND);
-    CHECK_CONTAINS(mxk_last_error_message(), "fake gpu copy failure");
+    CHECK_CONTAINS(mxki_last_error_message(), "fake gpu copy failure");
     CHECK_EQ_INT(mxk_ndarray_copy_to(c, g), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_OK);
     CHECK(got[0] == 1 && got[1] == 2);
     /* A failing synchronous device-to-host copy is reported directly. */
     atomic_store(&fake.gpu_fail_copies, 1);
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(g, got, sizeof got), MXK_ERR_BACKEND);
-    CHECK_CONTAINS(mxk_last_error_message(), "copy from gpu(0) failed: fake gpu copy failure");
+    CHECK_CONTAINS(mxki_last_error_message(), "copy from gpu(0) failed: fake gpu copy failure");
     mxk_ndarray_free(c);
     mxk_ndarray_free(g);
 }
@@ -549,12 +549,12 @@ static void test_backend_copy_failure(void) {
 /** The empty (ndim 0) array: no memory, no-op data movement, no views. */
 static void test_empty_array(void) {
     mxk_ndarray *e = NULL;
-    CHECK_EQ_INT(mxk_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e), MXK_OK);
     if (e == NULL)
         return;
     CHECK_EQ_INT(mxk_ndarray_shape(e).ndim, 0);
     CHECK_EQ_INT(mxk_ndarray_size(e), 0);
-    CHECK_EQ_INT(mxk_ndarray_bytes(e), 0);
+    CHECK_EQ_INT(mxki_ndarray_bytes(e), 0);
     void *p = (void *)&p;
     CHECK_EQ_INT(mxk_ndarray_data(e, &p), MXK_OK);
     CHECK(p == NULL);
@@ -585,7 +585,7 @@ static void *late_completer(void *arg) {
     nd_sleep_ms(20);
     volatile float x = *(float *)arg; /* the memory must still be alive (ASan checks) */
     (void)x;
-    mxk_engine_complete(late_handle, MXK_OK, NULL);
+    mxki_engine_complete(late_handle, MXK_OK, NULL);
     return NULL;
 }
 
@@ -603,10 +603,10 @@ static void test_free_with_pending_work(void) {
                               .read_vars = &v,
                               .num_read = 1,
                               .name = "late_reader"};
-    CHECK_EQ_INT(mxk_engine_push(&d), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_push(&d), MXK_OK);
     mxk_ndarray_free(a); /* deletion is scheduled after the reader */
     pthread_join(th, NULL);
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 /** retain_view: another handle on the same view that keeps the memory alive. */
@@ -615,13 +615,13 @@ static void test_retain_view(void) {
     mxk_ndarray *a = NULL, *v = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_INT32, nd_cpu(), 3, &a), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_slice(a, 1, 3, &v), MXK_OK);
-    mxk_ndarray *r = mxk_ndarray_retain_view(v);
+    mxk_ndarray *r = mxki_ndarray_retain_view(v);
     CHECK(r != NULL && r != v);
     if (r == NULL)
         return;
     CHECK(mxk_ndarray_same_memory(r, v));
     mxk_shape rs = mxk_ndarray_shape(r), vs = mxk_ndarray_shape(v);
-    CHECK(mxk_shape_equal(&rs, &vs));
+    CHECK(mxki_shape_equal(&rs, &vs));
     CHECK_EQ_INT(mxk_ndarray_dtype(r), MXK_INT32);
     mxk_ndarray_free(a);
     mxk_ndarray_free(v);
@@ -629,7 +629,7 @@ static void test_retain_view(void) {
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(r, got, sizeof got), MXK_OK);
     CHECK(got[0] == 3 && got[3] == 3);
     mxk_ndarray_free(r);
-    CHECK(mxk_ndarray_retain_view(NULL) == NULL);
+    CHECK(mxki_ndarray_retain_view(NULL) == NULL);
 }
 
 /** Many views freed in any order release their chunk exactly once. */
@@ -648,7 +648,7 @@ static void test_many_views_threads_free(void) {
             mxk_ndarray_free(views[i]);
         }
     }
-    CHECK_EQ_INT(mxk_engine_wait_all(), MXK_OK);
+    CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
 }
 
 int main(void) {

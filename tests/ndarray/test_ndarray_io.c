@@ -32,11 +32,11 @@ static void pattern(uint8_t *p, size_t n, uint64_t seed) {
 /** Checks that a loaded array has shape s, dtype dt, lives on cpu(0) and holds `bytes`. */
 static void check_array(mxk_ndarray *a, const mxk_shape *s, int32_t dt, const void *bytes) {
     mxk_shape got = mxk_ndarray_shape(a);
-    CHECK(mxk_shape_equal(&got, s));
+    CHECK(mxki_shape_equal(&got, s));
     CHECK_EQ_INT(mxk_ndarray_dtype(a), dt);
     CHECK_EQ_INT(mxk_ndarray_context(a).dev_type, MXK_DEV_CPU);
     CHECK_EQ_INT(mxk_ndarray_context(a).dev_id, 0);
-    uint64_t n = mxk_ndarray_bytes(a);
+    uint64_t n = mxki_ndarray_bytes(a);
     if (n == 0)
         return;
     uint8_t *buf = malloc((size_t)n);
@@ -58,7 +58,7 @@ static void test_roundtrip_all_dtypes(void) {
         "arg:\xc3\xa9t\xc3\xa9"};
     for (int32_t dt = 0; dt < 7; dt++) {
         arrs[dt] = NULL;
-        uint64_t n = mxk_shape_size(&shapes[dt]) * mxk_dtype_size(dt);
+        uint64_t n = mxki_shape_size(&shapes[dt]) * mxk_dtype_size(dt);
         data[dt] = malloc(n ? (size_t)n : 1);
         pattern(data[dt], (size_t)n, (uint64_t)dt + 1); /* arbitrary bits, NaNs included */
         if (mxk_ndarray_create(&shapes[dt], dt, nd_cpu(), &arrs[dt]) == MXK_OK)
@@ -87,8 +87,9 @@ static void test_roundtrip_all_dtypes(void) {
         /* Saving what was loaded gives the same bytes (the context is cpu(0) in both). */
         uint8_t *b1 = NULL, *b2 = NULL;
         size_t n1 = 0, n2 = 0;
-        CHECK_EQ_INT(mxk_ndarray_save_buffer(7, arrs, with_names ? names : NULL, &b1, &n1), MXK_OK);
-        CHECK_EQ_INT(mxk_ndarray_save_buffer(num, out, (const char *const *)onames, &b2, &n2),
+        CHECK_EQ_INT(mxki_ndarray_save_buffer(7, arrs, with_names ? names : NULL, &b1, &n1),
+                     MXK_OK);
+        CHECK_EQ_INT(mxki_ndarray_save_buffer(num, out, (const char *const *)onames, &b2, &n2),
                      MXK_OK);
         size_t fn = 0;
         uint8_t *fb = nb_read_file(path, &fn);
@@ -157,7 +158,7 @@ static void test_device_array_saved_with_its_context(void) {
     mxk_ndarray *g = nd_from(&s, MXK_INT32, nd_gpu(1), v);
     uint8_t *b = NULL;
     size_t n = 0;
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(1, &g, NULL, &b, &n), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(1, &g, NULL, &b, &n), MXK_OK);
     /* header 24 | magic 4, stype 4, ndim 4, dim 8 | ctx 8 | dtype 4 | data 8 | names 8 */
     CHECK_EQ_INT(n, 24 + 20 + 8 + 4 + 8 + 8);
     if (n == 72) {
@@ -303,13 +304,13 @@ static void test_v3_records(void) {
 /** Empty arrays are written as 12-byte records and load back empty; empty lists. */
 static void test_empty_roundtrip(void) {
     mxk_ndarray *e = NULL, *a = NULL;
-    CHECK_EQ_INT(mxk_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e), MXK_OK);
     mxk_shape s = nd_shape(1, 1, 0, 0, 0);
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_INT8, nd_cpu(), -7, &a), MXK_OK);
     mxk_ndarray *arrs[3] = {e, a, e};
     uint8_t *b = NULL;
     size_t n = 0;
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(3, arrs, NULL, &b, &n), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(3, arrs, NULL, &b, &n), MXK_OK);
     /* 24 header + 12 (empty) + 4+4+4+8+8+4+1 (int8 (1,)) + 12 (empty) + 8 (no names) */
     CHECK_EQ_INT(n, 24 + 12 + 33 + 12 + 8);
     if (n >= 36) {
@@ -334,7 +335,7 @@ static void test_empty_roundtrip(void) {
     mxk_ndarray_free(a);
 
     /* An empty list. */
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(0, NULL, NULL, &b, &n), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(0, NULL, NULL, &b, &n), MXK_OK);
     CHECK_EQ_INT(n, 32);
     CHECK_EQ_INT(mxk_ndarray_load_buffer(b, n, NULL, &num, &out, &on), MXK_OK);
     CHECK_EQ_INT(num, 0);
@@ -349,12 +350,12 @@ static void build_valid(nd_bytes *out) {
     int64_t l[3] = {-1, 0, 1};
     mxk_ndarray *a = nd_from(&s1, MXK_FLOAT32, nd_cpu(), f),
                 *c = nd_from(&s2, MXK_INT64, nd_cpu(), l), *e = NULL;
-    mxk_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e);
+    mxki_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &e);
     mxk_ndarray *arrs[3] = {a, e, c};
     const char *names[3] = {"arg:a", "aux:e", "c"};
     uint8_t *b = NULL;
     size_t n = 0;
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(3, arrs, names, &b, &n), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(3, arrs, names, &b, &n), MXK_OK);
     memset(out, 0, sizeof *out);
     nb_raw(out, b, n);
     free(b);
@@ -384,10 +385,10 @@ static void test_truncated_every_byte(void) {
         if (st != MXK_ERR_FORMAT || num != 0 || out != NULL || on != NULL) {
             if (bad++ < 5)
                 fprintf(stderr, "truncated at %zu: status %d (%s)\n", len, (int)st,
-                        mxk_last_error_message());
+                        mxki_last_error_message());
         }
         if (len == 50)
-            CHECK_CONTAINS(mxk_last_error_message(),
+            CHECK_CONTAINS(mxki_last_error_message(),
                            "Invalid NDArray file format: array 0: truncated: a dimension needs 8 "
                            "bytes at offset 44 but only 6 remain (memory buffer)");
         /* ...and from a file. */
@@ -399,7 +400,7 @@ static void test_truncated_every_byte(void) {
         }
     }
     CHECK_EQ_INT(bad, 0);
-    CHECK_CONTAINS(mxk_last_error_message(),
+    CHECK_CONTAINS(mxki_last_error_message(),
                    "Invalid NDArray file format: name 2: length 1 at offset");
     free(v.p);
 }
@@ -420,9 +421,9 @@ static void test_bad_magic_exact_message(void) {
              "Invalid NDArray file format: header: bad magic 0x113 at offset 0 (expected 0x112) "
              "(file '%s')",
              path);
-    CHECK(strcmp(mxk_last_error_message(), want) == 0);
-    if (strcmp(mxk_last_error_message(), want) != 0)
-        fprintf(stderr, "got:  %s\nwant: %s\n", mxk_last_error_message(), want);
+    CHECK(strcmp(mxki_last_error_message(), want) == 0);
+    if (strcmp(mxki_last_error_message(), want) != 0)
+        fprintf(stderr, "got:  %s\nwant: %s\n", mxki_last_error_message(), want);
     CHECK(num == 0 && out == NULL && on == NULL);
     free(v.p);
 }
@@ -453,9 +454,9 @@ static void test_name_count_mismatch_exact_message(void) {
              "Invalid NDArray file format: names: name count 1 at offset %zu does not match the "
              "array count 2 (x.params)",
              at);
-    CHECK(strcmp(mxk_last_error_message(), want) == 0);
-    if (strcmp(mxk_last_error_message(), want) != 0)
-        fprintf(stderr, "got:  %s\nwant: %s\n", mxk_last_error_message(), want);
+    CHECK(strcmp(mxki_last_error_message(), want) == 0);
+    if (strcmp(mxki_last_error_message(), want) != 0)
+        fprintf(stderr, "got:  %s\nwant: %s\n", mxki_last_error_message(), want);
     free(b.p);
 }
 
@@ -472,7 +473,7 @@ static void expect_load(nd_bytes *b, mxk_status want, const char *fragment) {
     char **on = NULL;
     mxk_status st = mxk_ndarray_load_buffer(b->p, b->len, NULL, &num, &out, &on);
     CHECK_EQ_INT(st, want);
-    CHECK_CONTAINS(mxk_last_error_message(), fragment);
+    CHECK_CONTAINS(mxki_last_error_message(), fragment);
     if (st == MXK_OK)
         mxk_ndarray_list_free(num, out, on);
     free(b->p);
@@ -610,18 +611,18 @@ static void test_file_errors(void) {
     char **on;
     tmp_path(path, sizeof path, "does-not-exist.params");
     CHECK_EQ_INT(mxk_ndarray_load(path, &num, &out, &on), MXK_ERR_IO);
-    CHECK_CONTAINS(mxk_last_error_message(), path);
-    CHECK_CONTAINS(mxk_last_error_message(), "No such file or directory");
+    CHECK_CONTAINS(mxki_last_error_message(), path);
+    CHECK_CONTAINS(mxki_last_error_message(), "No such file or directory");
     CHECK_EQ_INT(mxk_ndarray_load(tmpdir, &num, &out, &on), MXK_ERR_IO);
-    CHECK_CONTAINS(mxk_last_error_message(), "it is a directory, not a regular file");
+    CHECK_CONTAINS(mxki_last_error_message(), "it is a directory, not a regular file");
 
     mxk_shape s = nd_shape(1, 2, 0, 0, 0);
     mxk_ndarray *a = NULL;
     CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT32, nd_cpu(), 1, &a), MXK_OK);
     tmp_path(path, sizeof path, "no-such-dir/x.params");
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_ERR_IO);
-    CHECK_CONTAINS(mxk_last_error_message(), path);
-    CHECK_CONTAINS(mxk_last_error_message(), "No such file or directory");
+    CHECK_CONTAINS(mxki_last_error_message(), path);
+    CHECK_CONTAINS(mxki_last_error_message(), "No such file or directory");
     const char *names[1] = {NULL};
     tmp_path(path, sizeof path, "nullname.params");
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, names), MXK_ERR_INVALID_ARGUMENT);
@@ -638,7 +639,7 @@ static void test_save_reports_pending_error(void) {
     char path[512];
     tmp_path(path, sizeof path, "pending.params");
     CHECK_EQ_INT(mxk_ndarray_save(path, 1, &a, NULL), MXK_ERR_BACKEND);
-    CHECK_CONTAINS(mxk_last_error_message(), "injected failure before save");
+    CHECK_CONTAINS(mxki_last_error_message(), "injected failure before save");
     struct stat sb;
     CHECK(stat(path, &sb) != 0); /* nothing written */
     /* the array stays failed until it is written again (kernel/engine) */

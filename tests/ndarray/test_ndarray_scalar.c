@@ -39,11 +39,11 @@ static const uint8_t npx_mixed[220] = {
 static void check_bytes(mxk_ndarray *a, const mxk_shape *s, int32_t dtype, const void *want,
                         size_t size) {
     mxk_shape got = mxk_ndarray_shape(a);
-    CHECK(mxk_shape_equal(&got, s));
+    CHECK(mxki_shape_equal(&got, s));
     CHECK_EQ_INT(mxk_ndarray_dtype(a), dtype);
     uint8_t buf[64] = {0};
-    CHECK(size <= sizeof buf && mxk_ndarray_bytes(a) == size);
-    if (size <= sizeof buf && mxk_ndarray_bytes(a) == size) {
+    CHECK(size <= sizeof buf && mxki_ndarray_bytes(a) == size);
+    if (size <= sizeof buf && mxki_ndarray_bytes(a) == size) {
         CHECK_EQ_INT(mxk_ndarray_copy_to_host(a, buf, size), MXK_OK);
         CHECK(memcmp(buf, want, size) == 0);
     }
@@ -72,12 +72,13 @@ static void test_mxnet_file_roundtrip(void) {
     check_bytes(arr[3], &one, MXK_FLOAT64, &dv, sizeof dv);
     uint8_t *out = NULL;
     size_t len = 0;
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(num, arr, (const char *const *)names, &out, &len), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(num, arr, (const char *const *)names, &out, &len),
+                 MXK_OK);
     CHECK_EQ_INT(len, sizeof npx_mixed);
     CHECK(out != NULL && len == sizeof npx_mixed && memcmp(out, npx_mixed, len) == 0);
     free(out);
     /* Without the scalars the list is V2 again (what mx.nd.load reads). */
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(1, &arr[1], NULL, &out, &len), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(1, &arr[1], NULL, &out, &len), MXK_OK);
     CHECK(len > 28 && out[24] == 0xc9 && out[25] == 0xfa && out[26] == 0x93 && out[27] == 0xf9);
     free(out);
     mxk_ndarray_list_free(num, arr, names);
@@ -101,12 +102,12 @@ static void test_scalar_beside_empty_array(void) {
     CHECK_EQ_INT(mxk_ndarray_load_buffer(b.p, b.len, NULL, &num, &arr, &names), MXK_OK);
     CHECK_EQ_INT(num, 1);
     mxk_ndarray *empty = NULL;
-    CHECK_EQ_INT(mxk_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &empty), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_create_empty(MXK_FLOAT32, nd_cpu(), &empty), MXK_OK);
     if (num == 1 && empty != NULL) {
         mxk_ndarray *both[2] = {empty, arr[0]};
         uint8_t *out = NULL;
         size_t len = 0;
-        CHECK_EQ_INT(mxk_ndarray_save_buffer(2, both, NULL, &out, &len), MXK_OK);
+        CHECK_EQ_INT(mxki_ndarray_save_buffer(2, both, NULL, &out, &len), MXK_OK);
         nd_bytes want = {0};
         nb_header(&want, 2);
         nb_u32(&want, 0xF993FACAu); /* the empty array: V3, ndim -1 */
@@ -151,7 +152,7 @@ static void test_view_is_not_scalar(void) {
     CHECK_EQ_INT(mxk_ndarray_reshape(arr[0], &one, &v), MXK_OK);
     uint8_t *out = NULL;
     size_t len = 0;
-    CHECK_EQ_INT(mxk_ndarray_save_buffer(1, &v, NULL, &out, &len), MXK_OK);
+    CHECK_EQ_INT(mxki_ndarray_save_buffer(1, &v, NULL, &out, &len), MXK_OK);
     nd_bytes want = {0};
     nb_header(&want, 1);
     nb_u32(&want, 0xF993FAC9u);

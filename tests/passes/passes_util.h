@@ -104,9 +104,9 @@ typedef struct pu_plans {
 
 /** Frees plans. */
 PU_HELPER void pu_plans_free(pu_plans *pl) {
-    mxk_mem_plan_free(pl->m);
-    mxk_grad_plan_free(pl->p);
-    mxk_igraph_free(pl->g);
+    mxki_mem_plan_free(pl->m);
+    mxki_grad_plan_free(pl->p);
+    mxki_igraph_free(pl->g);
     free(pl->shapes);
     free(pl->types);
     free(pl->full_shapes);
@@ -163,7 +163,7 @@ PU_HELPER int pu_step(const pu_plans *pl, const char *name, uint32_t backward) {
 PU_HELPER int pu_plan(const mxk_symbol *sym, const char *shapes, const char *grad,
                       const char *no_grad, pu_plans *pl) {
     memset(pl, 0, sizeof *pl);
-    if (mxk_igraph_build(sym, &pl->g) != MXK_OK) {
+    if (mxki_igraph_build(sym, &pl->g) != MXK_OK) {
         fprintf(stderr, "igraph: %s\n", mxk_get_last_error());
         return -1;
     }
@@ -198,11 +198,11 @@ PU_HELPER int pu_plan(const mxk_symbol *sym, const char *shapes, const char *gra
         pl->shapes[g->entry_ptr[g->arg_nodes[a]]] = s;
     }
     uint32_t unknown = 0;
-    if (mxk_igraph_infer_shape(g, pl->shapes, &unknown) != MXK_OK || unknown != 0) {
+    if (mxki_igraph_infer_shape(g, pl->shapes, &unknown) != MXK_OK || unknown != 0) {
         fprintf(stderr, "infer_shape (%u unknown): %s\n", unknown, mxk_get_last_error());
         return -1;
     }
-    if (mxk_igraph_infer_type(g, pl->types, &unknown) != MXK_OK || unknown != 0) {
+    if (mxki_igraph_infer_type(g, pl->types, &unknown) != MXK_OK || unknown != 0) {
         fprintf(stderr, "infer_type: %s\n", mxk_get_last_error());
         return -1;
     }
@@ -221,7 +221,7 @@ PU_HELPER int pu_plan(const mxk_symbol *sym, const char *shapes, const char *gra
                 reqs[a] = MXK_REQ_NULL;
         }
     }
-    mxk_status st = mxk_grad_plan_build(g, reqs, &pl->p);
+    mxk_status st = mxki_grad_plan_build(g, reqs, &pl->p);
     free(reqs);
     if (st != MXK_OK) {
         fprintf(stderr, "grad plan: %s\n", mxk_get_last_error());
@@ -231,9 +231,9 @@ PU_HELPER int pu_plan(const mxk_symbol *sym, const char *shapes, const char *gra
     pl->full_shapes = malloc((F + 1) * sizeof *pl->full_shapes);
     pl->full_types = malloc((F + 1) * sizeof *pl->full_types);
     pl->external = malloc(F + 1);
-    mxk_grad_plan_expand(pl->p, pl->shapes, pl->types, pl->full_shapes, pl->full_types);
-    mxk_grad_plan_mark_external(g, pl->p, pl->external);
-    if (mxk_mem_plan_build(g, pl->p, pl->full_shapes, pl->full_types, pl->external, &pl->m) !=
+    mxki_grad_plan_expand(pl->p, pl->shapes, pl->types, pl->full_shapes, pl->full_types);
+    mxki_grad_plan_mark_external(g, pl->p, pl->external);
+    if (mxki_mem_plan_build(g, pl->p, pl->full_shapes, pl->full_types, pl->external, &pl->m) !=
         MXK_OK) {
         fprintf(stderr, "mem plan: %s\n", mxk_get_last_error());
         return -1;

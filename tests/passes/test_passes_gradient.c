@@ -311,20 +311,20 @@ static void test_hidden_output_read_by_backward(void) {
 static void test_errors(void) {
     mxk_symbol *net = pu_mlp(4, 2, "relu");
     mxk_igraph *g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(net, &g), MXK_OK);
+    CHECK_EQ_INT(mxki_igraph_build(net, &g), MXK_OK);
     mxk_grad_plan *p = NULL;
     if (g != NULL) {
         mxk_op_req reqs[6] = {MXK_REQ_NULL,  MXK_REQ_INPLACE, MXK_REQ_WRITE,
                               MXK_REQ_WRITE, MXK_REQ_WRITE,   MXK_REQ_NULL};
-        CHECK_EQ_INT(mxk_grad_plan_build(g, reqs, &p), MXK_ERR_INVALID_ARGUMENT);
+        CHECK_EQ_INT(mxki_grad_plan_build(g, reqs, &p), MXK_ERR_INVALID_ARGUMENT);
         CHECK_CONTAINS(mxk_get_last_error(), "Gradient request can only be nullop, add, write");
         CHECK_CONTAINS(mxk_get_last_error(), "fc1_weight");
         CHECK(p == NULL);
         /* NULL requests: forward only */
-        CHECK_EQ_INT(mxk_grad_plan_build(g, NULL, &p), MXK_OK);
+        CHECK_EQ_INT(mxki_grad_plan_build(g, NULL, &p), MXK_OK);
         CHECK(p != NULL && p->num_steps == 4 && p->num_fwd_steps == 4);
-        mxk_grad_plan_free(p);
-        mxk_igraph_free(g);
+        mxki_grad_plan_free(p);
+        mxki_igraph_free(g);
     }
     mxk_symbol_free(net);
 
@@ -334,16 +334,16 @@ static void test_errors(void) {
     mxk_symbol *parts[2] = {y, x}, *grp = NULL;
     CHECK_EQ_INT(mxk_symbol_group(2, parts, &grp), MXK_OK);
     g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(grp, &g), MXK_OK);
+    CHECK_EQ_INT(mxki_igraph_build(grp, &g), MXK_OK);
     if (g != NULL) {
         mxk_op_req w[1] = {MXK_REQ_WRITE};
-        CHECK_EQ_INT(mxk_grad_plan_build(g, w, &p), MXK_ERR_UNSUPPORTED);
+        CHECK_EQ_INT(mxki_grad_plan_build(g, w, &p), MXK_ERR_UNSUPPORTED);
         CHECK_CONTAINS(mxk_get_last_error(), "variable 'x'");
         mxk_op_req n[1] = {MXK_REQ_NULL};
         p = NULL;
-        CHECK_EQ_INT(mxk_grad_plan_build(g, n, &p), MXK_OK);
-        mxk_grad_plan_free(p);
-        mxk_igraph_free(g);
+        CHECK_EQ_INT(mxki_grad_plan_build(g, n, &p), MXK_OK);
+        mxki_grad_plan_free(p);
+        mxki_igraph_free(g);
     }
     pu_free(x, y, grp, NULL);
 }

@@ -45,7 +45,7 @@ static int is_shape(const mxk_shape *s, int ndim, int64_t d0, int64_t d1) {
 static void test_igraph_order_and_lists(void) {
     mxk_symbol *net = pu_mlp(128, 10, "relu");
     mxk_igraph *g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(net, &g), MXK_OK);
+    CHECK_EQ_INT(mxki_igraph_build(net, &g), MXK_OK);
     if (g == NULL)
         return;
     /* DFS post-order: data, fc1_weight, fc1_bias, fc1, act1, fc2_weight, fc2_bias, fc2,
@@ -70,7 +70,7 @@ static void test_igraph_order_and_lists(void) {
         CHECK(strcmp(g->nodes[g->arg_nodes[a]]->name, names[a]) == 0);
     CHECK_EQ_INT(g->num_aux, 0);
     mxk_string_list_free(names);
-    mxk_igraph_free(g);
+    mxki_igraph_free(g);
     mxk_symbol_free(net);
 }
 
@@ -80,7 +80,7 @@ static void test_igraph_aux_and_hidden_outputs(void) {
     mxk_symbol *d = pu_op("TestDropout", "drop", NULL, 1, x);
     mxk_symbol *a = pu_op("TestAux", "bn", NULL, 1, d);
     mxk_igraph *g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(a, &g), MXK_OK);
+    CHECK_EQ_INT(mxki_igraph_build(a, &g), MXK_OK);
     if (g != NULL) {
         /* x, drop (2 outputs: output, mask), bn_state, bn */
         CHECK_EQ_INT(g->num_nodes, 4);
@@ -98,7 +98,7 @@ static void test_igraph_aux_and_hidden_outputs(void) {
     CHECK(complete == 1);
     CHECK(is_shape(&aux[0], 2, 4, 5));
     CHECK(is_shape(&outs[0], 2, 4, 5));
-    mxk_igraph_free(g);
+    mxki_igraph_free(g);
     pu_free(x, d, a, NULL);
 }
 
@@ -114,7 +114,7 @@ static void test_igraph_variable_both_arg_and_aux(void) {
         MXK_SKIP("the symbol layer does not bind aux states by name");
     }
     mxk_igraph *g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(a, &g), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxki_igraph_build(a, &g), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxk_get_last_error(), "variable 'x' is used both as an argument");
     CHECK_CONTAINS(mxk_get_last_error(), "auxiliary state (of node 'bn')");
     CHECK(g == NULL);
@@ -152,17 +152,17 @@ static void test_fc_infer_both_ways(void) {
 
     /* backwards on the indexed graph: data (0,20) partial, output (8,5) known */
     mxk_igraph *g = NULL;
-    CHECK_EQ_INT(mxk_igraph_build(fc, &g), MXK_OK);
+    CHECK_EQ_INT(mxki_igraph_build(fc, &g), MXK_OK);
     if (g != NULL) {
         mxk_shape *all = calloc(g->num_entries, sizeof *all);
         all[g->entry_ptr[g->arg_nodes[0]]] = s2(0, 20);
         all[g->outputs[0]] = s2(8, 5);
         uint32_t unknown = 99;
-        CHECK_EQ_INT(mxk_igraph_infer_shape(g, all, &unknown), MXK_OK);
+        CHECK_EQ_INT(mxki_igraph_infer_shape(g, all, &unknown), MXK_OK);
         CHECK_EQ_INT(unknown, 0);
         CHECK(is_shape(&all[g->entry_ptr[g->arg_nodes[0]]], 2, 8, 20));
         free(all);
-        mxk_igraph_free(g);
+        mxki_igraph_free(g);
     }
     pu_free(data, fc, NULL);
 }

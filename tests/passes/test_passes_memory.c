@@ -392,10 +392,10 @@ static void test_hidden_outputs_and_externals(void) {
 
 /* Bad arguments, NULL frees, a graph without operators, no external array. */
 static void test_arguments(void) {
-    CHECK_EQ_INT(mxk_mem_plan_build(NULL, NULL, NULL, NULL, NULL, NULL), MXK_ERR_INVALID_ARGUMENT);
-    mxk_mem_plan_free(NULL);
-    mxk_grad_plan_free(NULL);
-    mxk_igraph_free(NULL);
+    CHECK_EQ_INT(mxki_mem_plan_build(NULL, NULL, NULL, NULL, NULL, NULL), MXK_ERR_INVALID_ARGUMENT);
+    mxki_mem_plan_free(NULL);
+    mxki_grad_plan_free(NULL);
+    mxki_igraph_free(NULL);
     /* a lone variable: no steps, nothing in the pool */
     mxk_symbol *x = pu_var("x");
     pu_plans pl;
@@ -407,10 +407,10 @@ static void test_arguments(void) {
     /* without an external array, the never-written variable entry is not materialised */
     mxk_mem_plan *m = NULL;
     if (pl.p != NULL) {
-        CHECK_EQ_INT(mxk_mem_plan_build(pl.g, pl.p, pl.full_shapes, pl.full_types, NULL, &m),
+        CHECK_EQ_INT(mxki_mem_plan_build(pl.g, pl.p, pl.full_shapes, pl.full_types, NULL, &m),
                      MXK_OK);
         CHECK(m != NULL && m->storage[0] == MXK_STORAGE_NONE && m->naive_bytes == 0);
-        mxk_mem_plan_free(m);
+        mxki_mem_plan_free(m);
     }
     pu_plans_free(&pl);
     mxk_symbol_free(x);

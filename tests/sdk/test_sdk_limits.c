@@ -20,7 +20,7 @@
 /** A clear error sink. */
 static mxk_error_sink sink(void) {
     mxk_error_sink e;
-    mxk_error_sink_clear(&e);
+    mxki_error_sink_clear(&e);
     return e;
 }
 
@@ -77,7 +77,7 @@ static void test_shape_counts(void) {
 static void test_attr_float_finite(void) {
     const char *keys[] = {"a", "b", "c", "d"};
     const char *vals[] = {"nan", "inf", "-Infinity", "1e300"};
-    mxk_attrs *a = mxk_attrs_from_arrays(4, keys, vals);
+    mxk_attrs *a = mxki_attrs_from_arrays(4, keys, vals);
     CHECK(a != NULL);
     if (a == NULL)
         return;
@@ -96,14 +96,14 @@ static void test_attr_float_finite(void) {
     e = sink();
     CHECK_EQ_INT(mxk_sdk_attr_float_finite(a, "e", &v, &e), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(e.msg, "attribute 'e': required but not given");
-    mxk_attrs_free(a);
+    mxki_attrs_free(a);
 }
 
 /** The host's attribute getters refuse NULL names and outputs instead of crashing. */
 static void test_host_attr_null_arguments(void) {
     const char *keys[] = {"k"}, *vals[] = {"3"};
-    mxk_attrs *a = mxk_attrs_from_arrays(1, keys, vals);
-    const mxk_host_api *host = mxk_host_api_table();
+    mxk_attrs *a = mxki_attrs_from_arrays(1, keys, vals);
+    const mxk_host_api *host = mxki_host_api_table();
     CHECK(a != NULL);
     if (a == NULL)
         return;
@@ -120,11 +120,11 @@ static void test_host_attr_null_arguments(void) {
     CHECK_CONTAINS(e.msg, "attribute getter: the attribute name is NULL");
     CHECK_EQ_INT(host->attr_get_int(a, "k", &i, &e), MXK_OK);
     CHECK_EQ_INT(i, 3);
-    mxk_attrs_free(a);
+    mxki_attrs_free(a);
 }
 
 int main(void) {
-    mxk_sdk_set_host(mxk_host_api_table());
+    mxk_sdk_set_host(mxki_host_api_table());
     MXK_RUN(test_dim_mul_add);
     MXK_RUN(test_shape_counts);
     MXK_RUN(test_attr_float_finite);

@@ -73,11 +73,11 @@ static void test_rounding(void) {
     for (size_t i = 0; i < n; i++) {
         uint64_t want = g_pooled ? cases[i][1] : cases[i][0];
         CHECK_EQ_INT(expected_round(cases[i][0]), want);
-        mxk_storage_release_pool(CPU0); /* force a raw allocation */
+        mxki_storage_release_pool(CPU0); /* force a raw allocation */
         mxk_storage_stats before = stats_of(CPU0);
         uint64_t calls = atomic_load(&fake.alloc_calls);
         void *p = NULL;
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, cases[i][0], &p), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, cases[i][0], &p), MXK_OK);
         CHECK(p != NULL);
         CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls + 1);
         CHECK_EQ_INT(atomic_load(&fake.last_alloc_bytes), want);
@@ -85,34 +85,34 @@ static void test_rounding(void) {
         CHECK_EQ_INT(after.bytes_in_use - before.bytes_in_use, want);
         CHECK_EQ_INT(after.raw_allocs - before.raw_allocs, 1);
         memset(p, 0xab, cases[i][0]); /* the requested bytes are usable */
-        mxk_storage_free(CPU0, p);
+        mxki_storage_free(CPU0, p);
         CHECK_EQ_INT(stats_of(CPU0).bytes_in_use, before.bytes_in_use);
     }
-    mxk_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU0);
 }
 
 /** bytes == 0 gives NULL without touching the backend; free(NULL) is a no-op. */
 static void test_zero_bytes(void) {
     uint64_t calls = atomic_load(&fake.alloc_calls);
     void *p = (void *)&calls;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 0, &p), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 0, &p), MXK_OK);
     CHECK(p == NULL);
     CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls);
     uint64_t frees = atomic_load(&fake.frees);
-    mxk_storage_free(CPU0, NULL);
+    mxki_storage_free(CPU0, NULL);
     CHECK_EQ_INT(atomic_load(&fake.frees), frees);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 16, NULL), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 16, NULL), MXK_ERR_INVALID_ARGUMENT);
 }
 
 /** Free then alloc of the same rounded size is a pool hit (pooled) or two raw calls (not). */
 static void test_pool_reuse(void) {
-    mxk_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU0);
     uint64_t size = expected_round(5000);
     void *a = NULL, *b = NULL;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 5000, &a), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 5000, &a), MXK_OK);
     mxk_storage_stats s0 = stats_of(CPU0);
     uint64_t calls = atomic_load(&fake.alloc_calls), frees = atomic_load(&fake.frees);
-    mxk_storage_free(CPU0, a);
+    mxki_storage_free(CPU0, a);
     mxk_storage_stats s1 = stats_of(CPU0);
     CHECK_EQ_INT(s1.bytes_in_use, s0.bytes_in_use - size);
     if (g_pooled) {
@@ -121,7 +121,7 @@ static void test_pool_reuse(void) {
         /* A different request with the same rounded size reuses the block. */
         uint64_t same = size - 1 > 4096 ? size - 1 : size;
         CHECK_EQ_INT(expected_round(same), size);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, same, &b), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, same, &b), MXK_OK);
         CHECK(b == a);
         CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls); /* no raw alloc */
         mxk_storage_stats s2 = stats_of(CPU0);
@@ -130,30 +130,30 @@ static void test_pool_reuse(void) {
         CHECK_EQ_INT(s2.bytes_pooled, s0.bytes_pooled);
         /* A different rounded size is a miss. */
         void *c = NULL;
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, size + 1, &c), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, size + 1, &c), MXK_OK);
         CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls + 1);
         CHECK_EQ_INT(stats_of(CPU0).pool_hits, s2.pool_hits);
-        mxk_storage_free(CPU0, c);
+        mxki_storage_free(CPU0, c);
     } else {
         CHECK_EQ_INT(atomic_load(&fake.frees), frees + 1); /* raw free */
         CHECK_EQ_INT(s1.bytes_pooled, 0);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, 5000, &b), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, 5000, &b), MXK_OK);
         CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls + 1); /* raw again */
         CHECK_EQ_INT(stats_of(CPU0).pool_hits, 0);
     }
-    mxk_storage_free(CPU0, b);
+    mxki_storage_free(CPU0, b);
     /* LIFO: the most recently freed block of a size is handed out first. */
     if (g_pooled) {
         void *x = NULL, *y = NULL, *z = NULL;
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, 100, &x), MXK_OK);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, 100, &y), MXK_OK);
-        mxk_storage_free(CPU0, x);
-        mxk_storage_free(CPU0, y);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, 100, &z), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, 100, &x), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, 100, &y), MXK_OK);
+        mxki_storage_free(CPU0, x);
+        mxki_storage_free(CPU0, y);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, 100, &z), MXK_OK);
         CHECK(z == y);
-        mxk_storage_free(CPU0, z);
+        mxki_storage_free(CPU0, z);
     }
-    mxk_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU0);
     CHECK_EQ_INT(stats_of(CPU0).bytes_pooled, 0);
 }
 
@@ -165,11 +165,11 @@ static void test_stats_sequence(void) {
     uint64_t ra = expected_round(100), rb = expected_round(5000), rc = expected_round(4000),
              rd = expected_round(big);
     void *a, *b, *c, *d;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU1, 100, &a), MXK_OK);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU1, 5000, &b), MXK_OK);
-    mxk_storage_free(CPU1, a);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU1, 4000, &c), MXK_OK); /* same block as a when pooled */
-    CHECK_EQ_INT(mxk_storage_alloc(CPU1, big, &d), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU1, 100, &a), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU1, 5000, &b), MXK_OK);
+    mxki_storage_free(CPU1, a);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU1, 4000, &c), MXK_OK); /* same block as a when pooled */
+    CHECK_EQ_INT(mxki_storage_alloc(CPU1, big, &d), MXK_OK);
     /* c reuses a's block when both round to the same size (default page: 4096). */
     int hit = g_pooled && ra == rc;
     uint64_t peak = ra + rb > rb + rc + rd ? ra + rb : rb + rc + rd;
@@ -183,16 +183,16 @@ static void test_stats_sequence(void) {
         CHECK(c == a);
     if (g_page == 4096 && g_large == 2097152 && g_pooled)
         CHECK_EQ_INT(s.bytes_in_use, 8192 + 4096 + 4194304);
-    mxk_storage_free(CPU1, d);
-    mxk_storage_free(CPU1, b);
-    mxk_storage_free(CPU1, c);
+    mxki_storage_free(CPU1, d);
+    mxki_storage_free(CPU1, b);
+    mxki_storage_free(CPU1, c);
     s = stats_of(CPU1);
     CHECK_EQ_INT(s.bytes_in_use, 0);
     uint64_t pooled = g_pooled ? rb + rc + rd + (hit ? 0 : ra) : 0;
     CHECK_EQ_INT(s.bytes_pooled, pooled);
     CHECK_EQ_INT(s.peak_in_use, peak);
     uint64_t frees = atomic_load(&fake.frees);
-    mxk_storage_release_pool(CPU1);
+    mxki_storage_release_pool(CPU1);
     s = stats_of(CPU1);
     CHECK_EQ_INT(s.bytes_pooled, 0);
     CHECK_EQ_INT(s.peak_in_use, peak);
@@ -205,8 +205,8 @@ static void test_stats_sequence(void) {
 static void test_oom_retry(void) {
     /* Put one block in the pool. */
     void *p = NULL, *q = NULL;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 8000, &p), MXK_OK);
-    mxk_storage_free(CPU0, p);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 8000, &p), MXK_OK);
+    mxki_storage_free(CPU0, p);
     mxk_storage_stats s0 = stats_of(CPU0);
     CHECK_EQ_INT(s0.bytes_pooled, g_pooled ? expected_round(8000) : 0);
     int64_t live0 = atomic_load(&fake.live_blocks);
@@ -214,7 +214,7 @@ static void test_oom_retry(void) {
 
     /* First call fails, the retry succeeds. */
     atomic_store(&fake.fail_next, 1);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 100000, &q), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 100000, &q), MXK_OK);
     CHECK(q != NULL);
     CHECK_EQ_INT(atomic_load(&fake.fail_next), 0);
     CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls0 + 2);
@@ -223,20 +223,20 @@ static void test_oom_retry(void) {
     CHECK_EQ_INT(s1.raw_allocs, s0.raw_allocs + 2);
     CHECK_EQ_INT(s1.bytes_in_use, s0.bytes_in_use + expected_round(100000));
     CHECK_EQ_INT(atomic_load(&fake.live_blocks), live0 + 1 - (g_pooled ? 1 : 0));
-    mxk_storage_free(CPU0, q);
+    mxki_storage_free(CPU0, q);
 
     /* Both calls fail: MXK_ERR_OUT_OF_MEMORY naming the device and the size. */
     mxk_storage_stats s2 = stats_of(CPU0);
     calls0 = atomic_load(&fake.alloc_calls);
     atomic_store(&fake.fail_next, 2);
     q = (void *)&s2;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 123457, &q), MXK_ERR_OUT_OF_MEMORY);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 123457, &q), MXK_ERR_OUT_OF_MEMORY);
     CHECK(q == NULL);
-    CHECK_EQ_INT(mxk_last_error_code(), MXK_ERR_OUT_OF_MEMORY);
-    CHECK_CONTAINS(mxk_last_error_message(), "out of memory on cpu(0)");
-    CHECK_CONTAINS(mxk_last_error_message(), "123457 bytes");
-    CHECK_CONTAINS(mxk_last_error_message(), "after releasing the pool");
-    CHECK_CONTAINS(mxk_last_error_message(), "fake: injected failure");
+    CHECK_EQ_INT(mxki_last_error_code(), MXK_ERR_OUT_OF_MEMORY);
+    CHECK_CONTAINS(mxki_last_error_message(), "out of memory on cpu(0)");
+    CHECK_CONTAINS(mxki_last_error_message(), "123457 bytes");
+    CHECK_CONTAINS(mxki_last_error_message(), "after releasing the pool");
+    CHECK_CONTAINS(mxki_last_error_message(), "fake: injected failure");
     CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls0 + 2);
     mxk_storage_stats s3 = stats_of(CPU0);
     CHECK_EQ_INT(s3.bytes_in_use, s2.bytes_in_use);
@@ -247,47 +247,47 @@ static void test_oom_retry(void) {
     calls0 = atomic_load(&fake.alloc_calls);
     atomic_store(&fake.fail_code, MXK_ERR_BACKEND);
     atomic_store(&fake.fail_next, 1);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 64, &q), MXK_ERR_BACKEND);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 64, &q), MXK_ERR_BACKEND);
     CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls0 + 1);
-    CHECK_CONTAINS(mxk_last_error_message(), "storage: allocation failed on cpu(0)");
-    CHECK_CONTAINS(mxk_last_error_message(), "64 bytes");
-    CHECK_CONTAINS(mxk_last_error_message(), "MXK_ERR_BACKEND");
+    CHECK_CONTAINS(mxki_last_error_message(), "storage: allocation failed on cpu(0)");
+    CHECK_CONTAINS(mxki_last_error_message(), "64 bytes");
+    CHECK_CONTAINS(mxki_last_error_message(), "MXK_ERR_BACKEND");
     atomic_store(&fake.fail_code, MXK_ERR_OUT_OF_MEMORY);
 
     /* A request too large for 64-bit rounding fails cleanly. */
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, UINT64_MAX, &q), MXK_ERR_OUT_OF_MEMORY);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, UINT64_MAX, &q), MXK_ERR_OUT_OF_MEMORY);
     CHECK(q == NULL);
-    CHECK_CONTAINS(mxk_last_error_message(), "18446744073709551615 bytes");
-    CHECK_CONTAINS(mxk_last_error_message(), "cpu(0)");
-    mxk_storage_release_pool(CPU0);
+    CHECK_CONTAINS(mxki_last_error_message(), "18446744073709551615 bytes");
+    CHECK_CONTAINS(mxki_last_error_message(), "cpu(0)");
+    mxki_storage_release_pool(CPU0);
 }
 
 /** Unknown device type and bad dev_id: exact messages. */
 static void test_bad_device(void) {
     void *p = (void *)&p;
     mxk_context gpu = {MXK_DEV_GPU, 0};
-    CHECK_EQ_INT(mxk_storage_alloc(gpu, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxki_storage_alloc(gpu, 16, &p), MXK_ERR_NOT_FOUND);
     CHECK(p == NULL);
-    CHECK(strcmp(mxk_last_error_message(),
+    CHECK(strcmp(mxki_last_error_message(),
                  "storage: no device backend is registered for device type 2 (gpu)") == 0);
     mxk_context weird = {9, 0};
-    CHECK_EQ_INT(mxk_storage_alloc(weird, 16, &p), MXK_ERR_NOT_FOUND);
-    CHECK(strcmp(mxk_last_error_message(), "storage: no device backend is registered for "
-                                           "device type 9 (unknown device type)") == 0);
+    CHECK_EQ_INT(mxki_storage_alloc(weird, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxki_last_error_message(), "storage: no device backend is registered for "
+                                            "device type 9 (unknown device type)") == 0);
     mxk_context cpu5 = {MXK_DEV_CPU, 5};
-    CHECK_EQ_INT(mxk_storage_alloc(cpu5, 16, &p), MXK_ERR_NOT_FOUND);
-    CHECK(strcmp(mxk_last_error_message(),
+    CHECK_EQ_INT(mxki_storage_alloc(cpu5, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxki_last_error_message(),
                  "storage: device cpu(5) does not exist: the cpu backend has 2 device(s)") == 0);
     mxk_context cpum1 = {MXK_DEV_CPU, -1};
-    CHECK_EQ_INT(mxk_storage_alloc(cpum1, 16, &p), MXK_ERR_NOT_FOUND);
-    CHECK(strcmp(mxk_last_error_message(),
+    CHECK_EQ_INT(mxki_storage_alloc(cpum1, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxki_last_error_message(),
                  "storage: device cpu(-1) does not exist: the cpu backend has 2 device(s)") == 0);
     /* Stats of a device never used are zeros; NULL out is an error. */
     mxk_storage_stats s = stats_of(cpu5);
     CHECK_EQ_INT(s.bytes_in_use + s.raw_allocs + s.peak_in_use, 0);
     CHECK_EQ_INT(mxk_storage_get_stats(CPU0, NULL), MXK_ERR_INVALID_ARGUMENT);
     /* Releasing the pool of an unknown device is a no-op. */
-    mxk_storage_release_pool(weird);
+    mxki_storage_release_pool(weird);
 }
 
 /** mxk_device_properties: the backend's get_properties, and its errors. */
@@ -299,37 +299,37 @@ static void test_device_properties(void) {
           p.total_memory == 0 && p.compute_major == 0);
     mxk_context cpu1 = {MXK_DEV_CPU, 1}, cpu5 = {MXK_DEV_CPU, 5};
     CHECK_EQ_INT(mxk_device_properties(cpu1, &p), MXK_ERR_BACKEND);
-    CHECK(strcmp(mxk_last_error_message(),
+    CHECK(strcmp(mxki_last_error_message(),
                  "mxk_device_properties: cpu(1): fake device 1 has no properties") == 0);
     CHECK(p.name[0] == '\0' && p.alignment == 0);
     CHECK_EQ_INT(mxk_device_properties(cpu5, &p), MXK_ERR_NOT_FOUND);
-    CHECK(strcmp(mxk_last_error_message(), "mxk_device_properties: device cpu(5) does not exist: "
-                                           "the cpu backend has 2 device(s)") == 0);
+    CHECK(strcmp(mxki_last_error_message(), "mxk_device_properties: device cpu(5) does not exist: "
+                                            "the cpu backend has 2 device(s)") == 0);
     CHECK_EQ_INT(mxk_device_properties(CPU0, NULL), MXK_ERR_INVALID_ARGUMENT);
-    CHECK(strcmp(mxk_last_error_message(), "mxk_device_properties: out is NULL") == 0);
+    CHECK(strcmp(mxki_last_error_message(), "mxk_device_properties: out is NULL") == 0);
 }
 
 /** Freeing memory that is not a live block of the device is reported and ignored. */
 static void test_bad_free(void) {
     uint64_t frees = atomic_load(&fake.frees);
     int local = 0;
-    mxk_storage_free(CPU0, &local);
-    CHECK_EQ_INT(mxk_last_error_code(), MXK_ERR_INVALID_ARGUMENT);
-    CHECK_CONTAINS(mxk_last_error_message(), "storage: free of ");
-    CHECK_CONTAINS(mxk_last_error_message(), "on cpu(0): not a block allocated on this device");
+    mxki_storage_free(CPU0, &local);
+    CHECK_EQ_INT(mxki_last_error_code(), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(mxki_last_error_message(), "storage: free of ");
+    CHECK_CONTAINS(mxki_last_error_message(), "on cpu(0): not a block allocated on this device");
     void *p = NULL;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 10, &p), MXK_OK);
-    mxk_storage_free(CPU1, p); /* wrong device: ignored */
-    CHECK_CONTAINS(mxk_last_error_message(), "on cpu(1): not a block");
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 10, &p), MXK_OK);
+    mxki_storage_free(CPU1, p); /* wrong device: ignored */
+    CHECK_CONTAINS(mxki_last_error_message(), "on cpu(1): not a block");
     mxk_context weird = {9, 0};
-    mxk_storage_free(weird, p); /* unknown device: ignored */
-    CHECK_CONTAINS(mxk_last_error_message(), "on device type 9(0)");
-    mxk_storage_free(CPU0, p);
-    mxk_storage_free(CPU0, p); /* double free: ignored */
-    CHECK_CONTAINS(mxk_last_error_message(), "double free");
+    mxki_storage_free(weird, p); /* unknown device: ignored */
+    CHECK_CONTAINS(mxki_last_error_message(), "on device type 9(0)");
+    mxki_storage_free(CPU0, p);
+    mxki_storage_free(CPU0, p); /* double free: ignored */
+    CHECK_CONTAINS(mxki_last_error_message(), "double free");
     CHECK_EQ_INT(atomic_load(&fake.frees), frees + (g_pooled ? 0 : 1));
     CHECK_EQ_INT(stats_of(CPU0).bytes_in_use, 0);
-    mxk_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU0);
 }
 
 /** Many live blocks: exercises the pointer map's growth and deletion. */
@@ -342,29 +342,29 @@ static void test_many_blocks(void) {
     uint64_t total = 0;
     for (int i = 0; i < N; i++) {
         uint64_t b = 1 + (uint64_t)(i * 37 % 20000);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, b, &ps[i]), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, b, &ps[i]), MXK_OK);
         total += expected_round(b);
     }
     CHECK_EQ_INT(stats_of(CPU0).bytes_in_use, total);
     /* Free in an interleaved order, then everything again from the pool. */
     for (int i = 0; i < N; i += 2)
-        mxk_storage_free(CPU0, ps[i]);
+        mxki_storage_free(CPU0, ps[i]);
     for (int i = 1; i < N; i += 2)
-        mxk_storage_free(CPU0, ps[i]);
+        mxki_storage_free(CPU0, ps[i]);
     mxk_storage_stats s = stats_of(CPU0);
     CHECK_EQ_INT(s.bytes_in_use, 0);
     CHECK_EQ_INT(s.bytes_pooled, g_pooled ? total : 0);
     uint64_t calls = atomic_load(&fake.alloc_calls);
     for (int i = 0; i < N; i++) {
         uint64_t b = 1 + (uint64_t)(i * 37 % 20000);
-        CHECK_EQ_INT(mxk_storage_alloc(CPU0, b, &ps[i]), MXK_OK);
+        CHECK_EQ_INT(mxki_storage_alloc(CPU0, b, &ps[i]), MXK_OK);
     }
     if (g_pooled)
         CHECK_EQ_INT(atomic_load(&fake.alloc_calls), calls); /* all from the pool */
     for (int i = 0; i < N; i++)
-        mxk_storage_free(CPU0, ps[i]);
+        mxki_storage_free(CPU0, ps[i]);
     free(ps);
-    mxk_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU0);
     CHECK_EQ_INT(stats_of(CPU0).bytes_pooled, 0);
 }
 
@@ -378,12 +378,12 @@ static void *thread_worker(void *arg) {
         seed = seed * 1103515245u + 12345u;
         int slot = (int)((seed >> 16) % 8);
         if (held[slot] != NULL) {
-            mxk_storage_free(held_ctx[slot], held[slot]);
+            mxki_storage_free(held_ctx[slot], held[slot]);
             held[slot] = NULL;
         } else {
             held_ctx[slot] = (seed >> 8) & 1 ? CPU0 : CPU1;
             uint64_t b = 1 + (seed >> 4) % 50000;
-            if (mxk_storage_alloc(held_ctx[slot], b, &held[slot]) != MXK_OK)
+            if (mxki_storage_alloc(held_ctx[slot], b, &held[slot]) != MXK_OK)
                 fails++;
             else
                 memset(held[slot], 1, 16);
@@ -391,7 +391,7 @@ static void *thread_worker(void *arg) {
     }
     for (int i = 0; i < 8; i++)
         if (held[i] != NULL)
-            mxk_storage_free(held_ctx[i], held[i]);
+            mxki_storage_free(held_ctx[i], held[i]);
     return (void *)(intptr_t)fails;
 }
 
@@ -411,31 +411,31 @@ static void test_threads(void) {
     CHECK_EQ_INT(s1.bytes_in_use, 0);
     if (g_pooled)
         CHECK(s0.pool_hits + s1.pool_hits > 0);
-    mxk_storage_release_pool(CPU0);
-    mxk_storage_release_pool(CPU1);
+    mxki_storage_release_pool(CPU0);
+    mxki_storage_release_pool(CPU1);
 }
 
 /** Shutdown releases the pools, keeps blocks in use (and their device), forgets the rest. */
 static void test_shutdown(void) {
     void *a = NULL, *b = NULL;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 100, &a), MXK_OK);
-    CHECK_EQ_INT(mxk_storage_alloc(CPU1, 100, &b), MXK_OK);
-    mxk_storage_free(CPU1, b);
-    mxk_storage_shutdown();
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 100, &a), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU1, 100, &b), MXK_OK);
+    mxki_storage_free(CPU1, b);
+    mxki_storage_shutdown();
     CHECK_EQ_INT(atomic_load(&fake.live_blocks), 1); /* only a */
     CHECK_EQ_INT(stats_of(CPU0).bytes_in_use, expected_round(100));
     mxk_storage_stats s1 = stats_of(CPU1);
     CHECK_EQ_INT(s1.raw_allocs + s1.peak_in_use, 0); /* forgotten */
-    mxk_storage_free(CPU0, a);                       /* still a known block */
+    mxki_storage_free(CPU0, a);                      /* still a known block */
     CHECK_EQ_INT(stats_of(CPU0).bytes_in_use, 0);
-    mxk_storage_shutdown();
+    mxki_storage_shutdown();
     CHECK_EQ_INT(atomic_load(&fake.live_blocks), 0);
     CHECK_EQ_INT(atomic_load(&fake.live_bytes), 0);
     CHECK_EQ_INT(stats_of(CPU0).raw_allocs, 0);
     /* Usable again afterwards. */
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 1, &a), MXK_OK);
-    mxk_storage_free(CPU0, a);
-    mxk_storage_shutdown();
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 1, &a), MXK_OK);
+    mxki_storage_free(CPU0, a);
+    mxki_storage_shutdown();
     CHECK_EQ_INT(atomic_load(&fake.live_blocks), 0);
 }
 
@@ -443,14 +443,14 @@ static void test_shutdown(void) {
 static void test_config_error(void) {
     const char *var = getenv("MXK_TEST_EXPECT_CONFIG_ERROR");
     void *p = (void *)&p;
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 16, &p), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 16, &p), MXK_ERR_INVALID_ARGUMENT);
     CHECK(p == NULL);
     char want[128];
     snprintf(want, sizeof want, "storage: %s=\"%s\" is invalid", var, getenv(var));
-    CHECK_CONTAINS(mxk_last_error_message(), want);
+    CHECK_CONTAINS(mxki_last_error_message(), want);
     CHECK_EQ_INT(atomic_load(&fake.alloc_calls), 0);
     /* bytes == 0 still succeeds (nothing is allocated). */
-    CHECK_EQ_INT(mxk_storage_alloc(CPU0, 0, &p), MXK_OK);
+    CHECK_EQ_INT(mxki_storage_alloc(CPU0, 0, &p), MXK_OK);
 }
 
 int main(void) {

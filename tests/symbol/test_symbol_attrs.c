@@ -22,7 +22,7 @@ static void key_of(char *buf, size_t len, const char *prefix, uint32_t i) {
 
 /** Many keys: each found, order kept, replacement in place, absent keys absent. */
 static void test_dict_order_and_lookup(void) {
-    mxk_attrs *a = mxk_attrs_new();
+    mxk_attrs *a = mxki_attrs_new();
     CHECK(a != NULL);
     if (a == NULL)
         return;
@@ -30,25 +30,25 @@ static void test_dict_order_and_lookup(void) {
     for (uint32_t i = 0; i < NATTRS; i++) {
         key_of(k, sizeof k, "k", i);
         key_of(v, sizeof v, "v", i);
-        CHECK_EQ_INT(mxk_attrs_set(a, k, v), MXK_OK);
+        CHECK_EQ_INT(mxki_attrs_set(a, k, v), MXK_OK);
     }
     /* replacing keeps the position and the count */
-    CHECK_EQ_INT(mxk_attrs_set(a, "k7", "seven"), MXK_OK);
+    CHECK_EQ_INT(mxki_attrs_set(a, "k7", "seven"), MXK_OK);
     CHECK_EQ_INT(a->count, NATTRS);
     uint32_t bad = 0;
     for (uint32_t i = 0; i < NATTRS; i++) {
         key_of(k, sizeof k, "k", i);
         key_of(v, sizeof v, "v", i);
         const char *want = i == 7 ? "seven" : v;
-        const char *got = mxk_attrs_get(a, k);
+        const char *got = mxki_attrs_get(a, k);
         bad += got == NULL || strcmp(got, want) != 0 || strcmp(a->keys[i], k) != 0 ||
                strcmp(a->values[i], want) != 0;
     }
     CHECK_EQ_INT(bad, 0);
-    CHECK(mxk_attrs_get(a, "k20000") == NULL);
-    CHECK(mxk_attrs_get(a, "") == NULL);
-    CHECK(mxk_attrs_get(NULL, "k1") == NULL);
-    mxk_attrs_free(a);
+    CHECK(mxki_attrs_get(a, "k20000") == NULL);
+    CHECK(mxki_attrs_get(a, "") == NULL);
+    CHECK(mxki_attrs_get(NULL, "k1") == NULL);
+    mxki_attrs_free(a);
 }
 
 /** A schema of NATTRS entries: given values kept, defaults filled, unknown keys named. */
@@ -80,36 +80,36 @@ static void test_validate_wide_schema(void) {
             vals[ng] = vbuf[ng];
             ng++;
         }
-    mxk_attrs *given = mxk_attrs_from_arrays(ng, keys, vals), *r = NULL;
+    mxk_attrs *given = mxki_attrs_from_arrays(ng, keys, vals), *r = NULL;
     CHECK(given != NULL);
     mxk_error_sink err;
-    mxk_error_sink_clear(&err);
-    CHECK_EQ_INT(mxk_attrs_validate(schema, NATTRS, given, &r, &err), MXK_OK);
+    mxki_error_sink_clear(&err);
+    CHECK_EQ_INT(mxki_attrs_validate(schema, NATTRS, given, &r, &err), MXK_OK);
     if (r != NULL) {
         CHECK_EQ_INT(r->count, NATTRS);
         uint32_t bad = 0;
         char want[16];
         for (uint32_t i = 0; i < NATTRS; i++) {
             key_of(want, sizeof want, "", i);
-            const char *got = mxk_attrs_get(r, names[i]);
+            const char *got = mxki_attrs_get(r, names[i]);
             bad += got == NULL || strcmp(got, i % 2 == 0 ? want : "-1") != 0;
         }
         CHECK_EQ_INT(bad, 0);
     }
-    mxk_attrs_free(r);
+    mxki_attrs_free(r);
     /* an unknown key among many is named; a bad value names its attribute */
-    CHECK_EQ_INT(mxk_attrs_set(given, "a20000", "1"), MXK_OK);
+    CHECK_EQ_INT(mxki_attrs_set(given, "a20000", "1"), MXK_OK);
     r = NULL;
-    CHECK_EQ_INT(mxk_attrs_validate(schema, NATTRS, given, &r, &err), MXK_ERR_NOT_FOUND);
+    CHECK_EQ_INT(mxki_attrs_validate(schema, NATTRS, given, &r, &err), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(err.msg, "unknown attribute 'a20000'; valid attributes: a0, a1, a2");
     CHECK(r == NULL);
-    mxk_attrs_free(given);
+    mxki_attrs_free(given);
     const char *k1[] = {"a19999"}, *v1[] = {"x"};
-    given = mxk_attrs_from_arrays(1, k1, v1);
-    mxk_error_sink_clear(&err);
-    CHECK_EQ_INT(mxk_attrs_validate(schema, NATTRS, given, &r, &err), MXK_ERR_INVALID_ARGUMENT);
+    given = mxki_attrs_from_arrays(1, k1, v1);
+    mxki_error_sink_clear(&err);
+    CHECK_EQ_INT(mxki_attrs_validate(schema, NATTRS, given, &r, &err), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(err.msg, "attribute 'a19999': expected an integer, got 'x'");
-    mxk_attrs_free(given);
+    mxki_attrs_free(given);
     free(vbuf);
 out:
     free(schema);

@@ -114,7 +114,7 @@ void cli_option_table_fill(cli_option_table *t, const cli_command *cmd);
  */
 int cli_option_lookup(const cli_option_table *t, const char *name, size_t len, size_t *found);
 
-/** Writes "; did you mean '--X'?" for the options of t nearest to `name`, or "" (mxk_suggest). */
+/** Writes "; did you mean '--X'?" for the options of t nearest to `name`, or "" (mxki_suggest). */
 void cli_option_suggest(const cli_option_table *t, const char *name, char *buf, size_t size);
 
 /**

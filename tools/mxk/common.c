@@ -168,7 +168,7 @@ static void warn_unknown_backends(void) {
             j++;
         if (e > b && j == n) {
             char hint[256];
-            mxk_suggest(name, names, n, hint, sizeof hint);
+            mxki_suggest(name, names, n, hint, sizeof hint);
             cli_warning("backend '%s' is not provided by any loaded plugin; it is skipped "
                         "(see 'mxk plugins')%s",
                         name, hint);

@@ -33,7 +33,7 @@ static int unknown_command(const char *name) {
         names[i] = commands[i]->name;
     names[NUM_COMMANDS] = "help";
     char hint[256];
-    mxk_suggest(name, names, NUM_COMMANDS + 1, hint, sizeof hint);
+    mxki_suggest(name, names, NUM_COMMANDS + 1, hint, sizeof hint);
     return cli_usage_error(NULL, "unknown command '%s'%s", name, hint);
 }
 

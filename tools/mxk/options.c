@@ -119,7 +119,7 @@ void cli_option_suggest(const cli_option_table *t, const char *name, char *buf, 
     const char *names[CLI_MAX_OPTIONS];
     for (size_t i = 0; i < t->n; i++)
         names[i] = t->opts[i].name;
-    mxk_suggest(name, names, t->n, buf, size);
+    mxki_suggest(name, names, t->n, buf, size);
 }
 
 /**

@@ -97,7 +97,7 @@ void train_print_header(FILE *log, const train_header *h) {
     fprintf(log, "Plugins:");
     uint32_t np = mxk_plugin_count();
     for (uint32_t i = 0; i < np; i++) {
-        mxk_plugin_record r;
+        mxk_plugin_record r = {.struct_size = sizeof r};
         if (mxk_plugin_get(i, &r) == MXK_OK)
             fprintf(log, "%s %s %s", i ? "," : "", r.name, r.version);
     }

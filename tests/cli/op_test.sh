@@ -14,19 +14,8 @@ if [ $# -ne 6 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 HAVE_CPU_BLAS=$5 WORK=$6
 
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH COLUMNS
-XDG_CONFIG_HOME=$WORK/xdg
-export XDG_CONFIG_HOME
-
-rm -rf "$WORK"
-mkdir -p "$WORK/xdg" || exit 1
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, err_is, out_line, json
 . "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK"
 
 # run ARGS...: runs mxk with the build's config dir; stdout in $OUT, stderr in $ERR.
 run() {

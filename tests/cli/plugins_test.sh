@@ -17,31 +17,15 @@ if [ $# -ne 6 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 CPU_BLAS=$5 WORK=$6
 
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_PLUGINS MXK_LOG_LEVEL COLUMNS
-XDG_CONFIG_HOME=$WORK/xdg
-export XDG_CONFIG_HOME
-USER_CONF=$WORK/xdg/mxk
-
-rm -rf "$WORK"
-mkdir -p "$WORK/xdg" "$WORK/empty" || exit 1
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
 . "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK" empty
+USER_CONF=$WORK/xdg/mxk
 
 # run ARGS...: runs mxk (no --config-dir: the install's and user's dirs are searched).
 run() {
     last="$*"
     rc=0
     "$MXK" "$@" >"$OUT" 2>"$ERR" || rc=$?
-}
-
-# err_first LINE: the first stderr line is exactly LINE.
-err_first() {
-    [ "$(head -n 1 "$ERR")" = "$1" ] || fail "first stderr line is not: $1"
 }
 
 # err_count N TEXT: stderr has exactly N lines containing TEXT.

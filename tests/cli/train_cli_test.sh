@@ -18,28 +18,16 @@ if [ $# -ne 6 ]; then
 fi
 CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 HAVE_CPU_BLAS=$5 WORK=$6
 DATA=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH COLUMNS
 export OPENBLAS_NUM_THREADS=1
-rm -rf "$WORK"
-mkdir -p "$WORK" && cd "$WORK" || exit 1
-OUT=$WORK/stdout
-ERR=$WORK/stderr
-rc=0
-last=""
-
-# fail, expect_rc, out_has, out_lacks, err_has, out_line, json
 . "$(dirname "$0")/cli_lib.sh"
+cli_begin "$WORK"
+cd "$WORK" || exit 1
 
 # run ARGS...: runs mxk with the build's config dir; stdout in $OUT, stderr in $ERR.
 run() {
     last="$*"
     rc=0
     "$MXK" --config-dir "$CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
-}
-
-# stderr_is TEXT: stderr is exactly TEXT (one or more lines).
-stderr_is() {
-    printf '%s\n' "$1" | cmp -s - "$ERR" || fail "stderr is not exactly: $1"
 }
 
 # usage_is STATUS FIRST_LINE ARGS...: mxk ARGS exits STATUS, stderr's first line FIRST_LINE.
@@ -83,40 +71,40 @@ train_checks)
     # runtime checks come before anything is loaded or printed: one line each
     run train --load-epoch 9 --model-prefix x/m
     expect_rc 1
-    stderr_is "mxk: error: --load-epoch 9: cannot read 'x/m-0009.params': No such file or directory"
+    err_is "mxk: error: --load-epoch 9: cannot read 'x/m-0009.params': No such file or directory"
     run score --load-epoch 3 --model-prefix x/m
     expect_rc 1
-    stderr_is "mxk: error: --load-epoch 3: cannot read 'x/m-0003.params': No such file or directory"
+    err_is "mxk: error: --load-epoch 3: cannot read 'x/m-0003.params': No such file or directory"
     run train --metrics-log /proc/nope/m.jsonl
     expect_rc 1
-    stderr_is "mxk: error: --metrics-log: cannot write '/proc/nope/m.jsonl': No such file or directory"
+    err_is "mxk: error: --metrics-log: cannot write '/proc/nope/m.jsonl': No such file or directory"
     mkdir logdir
     run train --metrics-log logdir
     expect_rc 1
-    stderr_is "mxk: error: --metrics-log: cannot write 'logdir': it is a directory, not a regular file"
+    err_is "mxk: error: --metrics-log: cannot write 'logdir': it is a directory, not a regular file"
     if [ "$(id -u)" != 0 ]; then
         mkdir ro && chmod 555 ro
         run train --metrics-log ro/m.jsonl
         expect_rc 1
-        stderr_is "mxk: error: --metrics-log: cannot write 'ro/m.jsonl': Permission denied"
+        err_is "mxk: error: --metrics-log: cannot write 'ro/m.jsonl': Permission denied"
     fi
     # --num-examples beyond the set: counted from the label file (plain and gzip)
     mkdir d && idx_labels d/train-labels-idx1-ubyte 5 && idx_labels d/t10k-labels-idx1-ubyte 3
     run train --data-dir d --num-examples 6
     expect_rc 1
-    stderr_is "mxk: error: --num-examples 6 is more than the 5 examples of the training set in d"
+    err_is "mxk: error: --num-examples 6 is more than the 5 examples of the training set in d"
     gzip d/train-labels-idx1-ubyte
     run train --data-dir d --num-examples 7
     expect_rc 1
-    stderr_is "mxk: error: --num-examples 7 is more than the 5 examples of the training set in d"
+    err_is "mxk: error: --num-examples 7 is more than the 5 examples of the training set in d"
     mkdir c && : >c/m-0002.params
     run score --data-dir d --model-prefix c/m --load-epoch 2 --num-examples 4
     expect_rc 1
-    stderr_is "mxk: error: --num-examples 4 is more than the 3 examples of the test set in d"
+    err_is "mxk: error: --num-examples 4 is more than the 3 examples of the test set in d"
     # a resumed run with nothing left to do trains nothing (fit.py) and says so
     run train --data-dir d --model-prefix c/m --load-epoch 2 --num-epochs 2
     expect_rc 0
-    stderr_is "Nothing to train: the checkpoint of --load-epoch 2 has epochs 0 to 1 done, and --num-epochs 2 stops after epoch 1; pass --num-epochs 3 or more to train on"
+    err_is "Nothing to train: the checkpoint of --load-epoch 2 has epochs 0 to 1 done, and --num-epochs 2 stops after epoch 1; pass --num-epochs 3 or more to train on"
     [ ! -s "$OUT" ] || fail "stdout not empty"
     ;;
 train_json)
@@ -198,7 +186,7 @@ JSON
     expect_rc 0
     run train --num-examples 100 --num-epochs 2 --model-prefix o/m --load-epoch 1
     expect_rc 1
-    stderr_is "mxk: error: o/m-0001.params does not match the network: it has 2 parameters the network lacks: arg:out_weight, arg:out_bias; it lacks 6 of the network's: fc1_weight, fc1_bias, fc2_weight and 3 more
+    err_is "mxk: error: o/m-0001.params does not match the network: it has 2 parameters the network lacks: arg:out_weight, arg:out_bias; it lacks 6 of the network's: fc1_weight, fc1_bias, fc2_weight and 3 more
 mxk: note: the checkpoint was saved with the network of 'o/m-symbol.json': resume with --symbol o/m-symbol.json or with the --network it was trained with"
     ;;
 *)

@@ -994,8 +994,8 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
 mxk_status mxkt_load_symbol(const char *prefix, mxk_symbol **out) {
     char path[PATH_MAX];
     MXKT_CHECK(ckpt_path(path, prefix, 0, "symbol"));
-    mxk_status st = mxk_symbol_load(path, out);
-    return st == MXK_OK ? st : mxkt_kernel_error(st, path);
+    /* mxk_symbol_load's message starts with the path already */
+    return mxk_symbol_load(path, out);
 }
 
 /** Host view of a batch's labels (CPU array). */

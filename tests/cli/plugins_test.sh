@@ -210,6 +210,11 @@ JSON
     run symbol summary "$WORK/swish-symbol.json" --shape data=1,4
     expect_rc 1
     err_has "node 1 ('swish0'): unknown operator 'Swish': no loaded plugin registers it (plugins not loaded: $USER_CONF/plugins.d/onednn.conf (enabled = false))"
+    # mxk score on a checkpoint of that symbol: one line, the file named once
+    : >"$WORK/swish-0001.params"
+    run score --model-prefix "$WORK/swish" --load-epoch 1
+    expect_rc 1
+    err_is "mxk: error: $WORK/swish-symbol.json: symbol JSON: node 1 ('swish0'): unknown operator 'Swish': no loaded plugin registers it (plugins not loaded: $USER_CONF/plugins.d/onednn.conf (enabled = false))"
     sed -i 's/"Swish"/"Activation"/; s/"beta": "1"/"act_type": "relu"/' "$WORK/swish-symbol.json"
     run symbol summary "$WORK/swish-symbol.json" --shape data=1,4
     expect_rc 1

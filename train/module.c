@@ -921,7 +921,7 @@ mxk_status mxkt_module_load_params(mxkt_module *m, const char *prefix, int32_t e
     char **names = NULL;
     mxk_status st = mxk_ndarray_load(path, &n, &arrs, &names);
     if (st != MXK_OK)
-        return mxkt_kernel_error(st, path);
+        return st; /* mxk_ndarray_load's message names the file */
     if (names == NULL)
         st = mxkt_error(MXK_ERR_FORMAT, "%s: a parameter file needs names", path);
     else
@@ -943,7 +943,7 @@ mxk_status mxkt_module_load_states(mxkt_module *m, const char *prefix, int32_t e
     char **names = NULL;
     mxk_status st = mxk_ndarray_load(path, &n, &arrs, &names);
     if (st != MXK_OK)
-        return mxkt_kernel_error(st, path);
+        return st; /* mxk_ndarray_load's message names the file */
     /* check everything first, so that a bad file changes nothing */
     for (uint32_t i = 0; i < m->nparams && st == MXK_OK; i++)
         for (uint32_t s = 0; s < m->nstates && st == MXK_OK; s++) {

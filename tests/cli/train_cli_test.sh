@@ -188,6 +188,11 @@ JSON
     expect_rc 1
     err_is "mxk: error: o/m-0001.params does not match the network: it has 2 parameters the network lacks: arg:out_weight, arg:out_bias; it lacks 6 of the network's: fc1_weight, fc1_bias, fc2_weight and 3 more
 mxk: note: the checkpoint was saved with the network of 'o/m-symbol.json': resume with --symbol o/m-symbol.json or with the --network it was trained with"
+    # a damaged checkpoint: the loader's message, which names the file once
+    printf 'garbage' >o/m-0001.params
+    run score --model-prefix o/m --load-epoch 1
+    expect_rc 1
+    err_is "mxk: error: Invalid NDArray file format: header: truncated: the list magic needs 8 bytes at offset 0 but only 7 remain (file 'o/m-0001.params')"
     ;;
 *)
     echo "unknown case $CASE" >&2

@@ -53,11 +53,12 @@ static void print_global_help(void) {
          "shortened to any unambiguous prefix, --num-ep for --num-epochs):");
     fputs(cli_global_options_help, stdout);
     puts("\n"
-         "Config: the install's etc/mxk, then the user's $XDG_CONFIG_HOME/mxk\n"
-         "(~/.config/mxk) over it: a user plugins.d/NAME.conf replaces the install's\n"
-         "NAME.conf ('enabled = false' in it disables that plugin), user mxk.conf keys\n"
-         "replace the install's. --config-dir DIR or $MXK_CONFIG_DIR is used alone.\n"
-         "Plugins named by --plugin and $MXK_PLUGINS load after the confs'.\n"
+         "Config: the install's config dir (<prefix>/etc/mxk; /etc/mxk for /usr),\n"
+         "then the user's $XDG_CONFIG_HOME/mxk (~/.config/mxk) over it: a user\n"
+         "plugins.d/NAME.conf replaces the install's NAME.conf ('enabled = false' in it\n"
+         "disables that plugin), user mxk.conf keys replace the install's.\n"
+         "--config-dir DIR or $MXK_CONFIG_DIR is used alone. Plugins named by --plugin\n"
+         "and $MXK_PLUGINS load after the confs'.\n"
          "MXK_LOG_LEVEL=debug|info|warning|error sets the library's log on stderr.\n"
          "\n"
          "Exit status: 0 success, 1 error, 2 wrong usage.\n"

@@ -261,7 +261,7 @@ static void test_corrupt(void) {
 
 /** Writes an .idx and checks the error of opening or reading through it. */
 static void test_bad_index(void) {
-    char idx[512], rec[512], msg[1200];
+    char idx[512], rec[512], msg[2200];
     tmp_path(idx, "bad.idx");
     tmp_path(rec, "ix.rec"); /* from test_indexed: 3 records, 48 bytes */
     mxk_recordio *h;

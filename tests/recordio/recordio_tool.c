@@ -7,6 +7,9 @@
  *   recordio_tool copy IDX REC OUT_IDX OUT_REC
  *       reads every record by key and writes them in the same order with
  *       mxk_recordio_write_idx (the bytes must equal MXNet's)
+ *   recordio_tool parts REC N
+ *       for each part k of N (mxk_recordio_set_part), one line of the IRHeader
+ *       ids of its records, space-separated
  * Exit 1 with mxk_get_last_error() on stderr on any error.
  */
 #include <stdio.h>
@@ -41,11 +44,39 @@ static void print_record(long long key, const void *rec, size_t len) {
     printf("\n");
 }
 
+/** The `parts` command. */
+static int parts(const char *path, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        mxk_recordio *h;
+        if (mxk_recordio_open(path, "r", &h) != MXK_OK || mxk_recordio_set_part(h, n, k) != MXK_OK)
+            die("part");
+        const void *rec;
+        size_t len;
+        const char *sep = "";
+        while (mxk_recordio_read(h, &rec, &len) == MXK_OK && rec != NULL) {
+            mxk_irheader hd;
+            const void *labels, *payload;
+            size_t plen;
+            if (mxk_recordio_unpack(rec, len, &hd, &labels, &payload, &plen) != MXK_OK)
+                die("unpack");
+            printf("%s%llu", sep, (unsigned long long)hd.id);
+            sep = " ";
+        }
+        printf("\n");
+        if (mxk_recordio_close(h) != MXK_OK)
+            die("close");
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "parts") == 0)
+        return parts(argv[2], (uint32_t)atoi(argv[3]));
     int dump = argc == 4 && strcmp(argv[1], "dump") == 0;
     int copy = argc == 6 && strcmp(argv[1], "copy") == 0;
     if (!dump && !copy) {
-        fprintf(stderr, "usage: recordio_tool dump IDX REC | copy IDX REC OUT_IDX OUT_REC\n");
+        fprintf(stderr,
+                "usage: recordio_tool dump IDX REC | copy IDX REC OUT_IDX OUT_REC | parts REC N\n");
         return 2;
     }
     mxk_recordio *in, *out = NULL;

@@ -108,7 +108,8 @@ MXK_API mxk_status mxk_recordio_close(mxk_recordio *h);
  * MXK_ERR_INVALID_ARGUMENT "mxk_recordio_read_idx: the handle has no index" (or
  * is open for writing); the errors of mxk_recordio_read, and MXK_ERR_FORMAT
  * "'IDX': key K points at byte O of 'REC', which is not the start of a record"
- * followed by the reader's message.
+ * followed by the reader's message; MXK_ERR_FORMAT "'IDX': key K points at byte
+ * O of 'REC', past its part's end" after mxk_recordio_set_part.
  */
 MXK_API mxk_status mxk_recordio_read_idx(mxk_recordio *h, int64_t key, const void **buf,
                                          size_t *len);

@@ -9,10 +9,12 @@
 #include "recordio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct rio_reader {
     FILE *f;
@@ -57,13 +59,19 @@ static uint64_t le64(const uint8_t *p) {
 
 int rio_reader_open(const char *path, rio_reader **out, char *msg, size_t cap) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
+    /* non-blocking open, so that a FIFO is refused rather than waited on */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return fail(msg, cap, "'%s' is not a regular file", path);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        close(fd);
+        return fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
     }
     rio_reader *r = calloc(1, sizeof *r);
     char *p = strdup(path);

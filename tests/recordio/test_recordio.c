@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mxk_recordio.h"
@@ -288,6 +289,17 @@ static void test_bad_index(void) {
     snprintf(msg, sizeof msg, "cannot seek to byte 49 of '%s': past its end (48 bytes)", rec);
     CHECK(strcmp(mxk_get_last_error(), msg) == 0);
     CHECK_EQ_INT(mxk_recordio_close(h), MXK_OK);
+    CHECK_EQ_INT(mxk_recordio_open(dir, "r", &h), MXK_ERR_IO);
+    snprintf(msg, sizeof msg, "'%s' is not a regular file", dir);
+    CHECK(strcmp(mxk_get_last_error(), msg) == 0);
+    char fifo[512];
+    CHECK(mkfifo(tmp_path(fifo, "fifo.rec"), 0600) == 0);
+    CHECK_EQ_INT(mxk_recordio_open(fifo, "r", &h), MXK_ERR_IO);
+    snprintf(msg, sizeof msg, "'%s' is not a regular file", fifo);
+    CHECK(strcmp(mxk_get_last_error(), msg) == 0);
+    CHECK_EQ_INT(mxk_recordio_open(tmp_path(fifo, "missing.rec"), "r", &h), MXK_ERR_IO);
+    snprintf(msg, sizeof msg, "cannot open '%s': No such file or directory", fifo);
+    CHECK(strcmp(mxk_get_last_error(), msg) == 0);
     CHECK_EQ_INT(mxk_recordio_open(rec, "a", &h), MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxk_get_last_error(), "mxk_recordio_open: mode must be \"r\" or \"w\"") == 0);
 }

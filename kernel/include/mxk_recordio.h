@@ -68,8 +68,9 @@ MXK_API mxk_status mxk_recordio_read(mxk_recordio *h, const void **buf, size_t *
  * Appends a record of `len` bytes (len < 2^29), split as dmlc's writer splits
  * payloads holding the magic word. Errors: MXK_ERR_INVALID_ARGUMENT "record of N
  * bytes is longer than RecordIO's limit of 536870911 bytes", "mxk_recordio_write:
- * the handle is open for reading"; MXK_ERR_IO from the file writer (after which
- * close fails and writes nothing).
+ * the handle is open for reading"; MXK_ERR_IO from the file writer ("cannot write
+ * 'PATH': <strerror>"), after which every write fails with "'PATH' not written: an
+ * earlier write failed" and close fails the same way, writing nothing.
  */
 MXK_API mxk_status mxk_recordio_write(mxk_recordio *h, const void *buf, size_t len);
 

@@ -227,9 +227,11 @@ mxk_status mxk_recordio_read(mxk_recordio *h, const void **buf, size_t *len) {
     return MXK_OK;
 }
 
-/** rio_write_fn over an mxk_file_writer. */
+/** rio_write_fn over the handle's .rec writer; keeps the writer's error in werr. */
 static int sink(void *ctx, const void *data, size_t n) {
-    return mxk_file_writer_write(ctx, data, n) == MXK_OK ? 0 : -1;
+    mxk_recordio *h = ctx;
+    h->werr = mxk_file_writer_write(h->w, data, n);
+    return h->werr == MXK_OK ? 0 : -1;
 }
 
 mxk_status mxk_recordio_write(mxk_recordio *h, const void *buf, size_t len) {
@@ -240,12 +242,10 @@ mxk_status mxk_recordio_write(mxk_recordio *h, const void *buf, size_t len) {
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_recordio_write: buf is NULL");
     char msg[256];
     uint64_t n;
-    if (rio_write_record(sink, h->w, buf, len, &n, msg, sizeof msg) != 0) {
-        if (msg[0] != '\0')
-            return rio_error(MXK_ERR_INVALID_ARGUMENT, msg);
-        h->werr = mxk_set_error(MXK_ERR_IO, "cannot write '%s'", h->path);
-        return h->werr;
-    }
+    if (h->werr != MXK_OK)
+        return mxk_set_error(h->werr, "'%s' not written: an earlier write failed", h->path);
+    if (rio_write_record(sink, h, buf, len, &n, msg, sizeof msg) != 0)
+        return msg[0] != '\0' ? rio_error(MXK_ERR_INVALID_ARGUMENT, msg) : h->werr;
     h->wpos += n;
     return MXK_OK;
 }

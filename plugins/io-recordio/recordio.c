@@ -230,8 +230,9 @@ int rio_part_range(rio_reader *r, uint32_t num_parts, uint32_t part_index, uint6
         return -1;
     if (b != 0 && seek_record_begin(r, b, &b, msg, cap) != 0)
         return -1;
+    /* only in a corrupt file (a magic word read as a length) can the begin pass the end */
     *begin = b;
-    *end = e;
+    *end = e > b ? e : b;
     return rio_reader_seek(r, b, msg, cap);
 }
 

@@ -211,10 +211,23 @@ static const fuzz_target target = {
     .rng_per_seed = 1,
 };
 
+/**
+ * A corrupt file found by libFuzzer: part 3 of 6 starts at a magic word whose
+ * length word is another magic word, so dmlc's scan puts its begin past its end.
+ */
+static fuzz_seed magic_as_length(void) {
+    static const uint8_t file[] = {0x1d, 0x47, 0x0a, 0x23, 0x00, 0x3a, 0x03, 0x02, 0x00,
+                                   0x00, 0x04, 0x04, 0x00, 0x0a, 0x23, 0xd7, 0xce, 0x0a,
+                                   0x23, 0xd7, 0xce, 0x01, 0x00, 0x00, 0x00};
+    fuzz_seed s = {malloc(sizeof file), sizeof file, "magic-as-length"};
+    memcpy(s.p, file, sizeof file);
+    return s;
+}
+
 int main(int argc, char **argv) {
-    fuzz_seed seeds[3] = {make_seed(0x00, 6, "whole"), make_seed(0x1a, 12, "parts3"),
-                          make_seed(0x47, 9, "parts8-irheader")};
-    int rc = fuzz_main(&target, argc, argv, seeds, 3);
+    fuzz_seed seeds[4] = {make_seed(0x00, 6, "whole"), make_seed(0x1a, 12, "parts3"),
+                          make_seed(0x47, 9, "parts8-irheader"), magic_as_length()};
+    int rc = fuzz_main(&target, argc, argv, seeds, 4);
     printf("fuzz_recordio: %lu inputs, %lu read cleanly, the rest rejected cleanly\n",
            fuzz_n_inputs, n_ok);
     return rc;

@@ -11,7 +11,7 @@
 #   op/       operator attributes, op instances (kernel selection, calls), imperative
 #   graph/    symbols and MXNet JSON, passes, the executor, the cross-check
 #   kvstore/  the KVStore and its in-process transport
-#   io/       data iterators
+#   io/       data iterators; the RecordIO API over plugins/io-recordio/recordio.c
 #
 # MXK_CORE_SOURCES: what the test kit compiles with its fake device registry
 # (everything below the registry: runtime, engine, memory, NDArray).
@@ -20,7 +20,7 @@ set(k ${CMAKE_CURRENT_LIST_DIR})
 set(MXK_KERNEL_INCLUDE_DIRS
   ${k} ${k}/include ${PROJECT_SOURCE_DIR}/abi
   ${k}/runtime ${k}/plugin ${k}/memory ${k}/ndarray ${k}/engine ${k}/op ${k}/graph
-  ${k}/kvstore ${k}/io)
+  ${k}/kvstore ${k}/io ${PROJECT_SOURCE_DIR}/plugins/io-recordio)
 set(MXK_CORE_SOURCES
   ${k}/runtime/error.c ${k}/runtime/env.c ${k}/runtime/suggest.c
   ${k}/ndarray/shape.c ${k}/ndarray/ndarray.c ${k}/ndarray/ndarray_io.c
@@ -41,5 +41,5 @@ set(MXK_KERNEL_SOURCES
   ${k}/graph/executor_profile.c ${k}/graph/executor_reshape.c ${k}/graph/executor_run.c
   ${k}/graph/crosscheck.c ${k}/graph/predict.c
   ${k}/kvstore/kvstore.c ${k}/kvstore/kvstore_local_transport.c
-  ${k}/io/data_iter.c)
+  ${k}/io/data_iter.c ${k}/io/recordio_api.c ${PROJECT_SOURCE_DIR}/plugins/io-recordio/recordio.c)
 unset(k)

@@ -33,7 +33,7 @@ foreach(p ${plugins})
   expect_files("plugin ${p}" /etc/mxk/plugins.d/${p}.conf ${lib}/mxk/plugins/libmxk-${p}.so)
 endforeach()
 expect_files("programs and libraries" /usr/bin/mxk ${lib}/libmxk.so ${lib}/libmxk_train.so)
-expect_files("headers" /usr/include/mxk/mxk.h /usr/include/mxk/mxk_train.h
+expect_files("headers" /usr/include/mxk/mxk.h /usr/include/mxk/mxk_recordio.h /usr/include/mxk/mxk_train.h
   /usr/include/mxk/mxk_plugin.h /usr/include/mxk/mxk_sdk.h)
 expect_files("CMake package" ${lib}/cmake/mxk/mxkConfig.cmake ${lib}/cmake/mxk/mxkTargets.cmake
   ${lib}/cmake/mxk/mxkInstallDirs.cmake)

@@ -31,10 +31,7 @@ run() {
     "$MXK" "$@" >"$OUT" 2>"$ERR" || rc=$?
 }
 
-if [ "$HAVE_CPU_BLAS" != 1 ] || [ ! -f "$CONF/plugins.d/cpu-blas.conf" ]; then
-    echo "SKIP [$CASE]: the cpu-blas plugin is not part of this build"
-    exit 77
-fi
+need_cpu_blas "the cpu-blas plugin"
 
 # two_backends [MXK_CONF_BODY]: a config dir ($DIR) with cpu-blas and the second
 # backend's plugin, and mxk.conf holding MXK_CONF_BODY (default: backend = cpu-blas).

@@ -26,6 +26,23 @@ cli_begin() {
     last=""
 }
 
+# run ARGS...: runs $MXK with the build's config dir $CONF; stdout in $OUT, stderr in
+# $ERR (a script that runs mxk otherwise defines its own run after sourcing this).
+run() {
+    last="$*"
+    rc=0
+    "$MXK" --config-dir "$CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
+}
+
+# need_cpu_blas WHAT: ends the case as skipped (exit 77) when the build has no
+# cpu-blas plugin (HAVE_CPU_BLAS not 1 or no conf in $CONF); WHAT says what is missing.
+need_cpu_blas() {
+    if [ "$HAVE_CPU_BLAS" != 1 ] || [ ! -f "$CONF/plugins.d/cpu-blas.conf" ]; then
+        echo "SKIP [$CASE]: $1 is not part of this build"
+        exit 77
+    fi
+}
+
 # fail MESSAGE: prints the message and the last command's output, ends the test.
 fail() {
     echo "FAIL [$CASE]: $*" >&2

@@ -27,16 +27,10 @@ run() {
     rc=0
     "$MXK" --config-dir "$RUN_CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
 }
-need_cpu_blas() {
-    if [ "$HAVE_CPU_BLAS" != 1 ] || [ ! -f "$CONF/plugins.d/cpu-blas.conf" ]; then
-        echo "SKIP [$CASE]: the cpu-blas plugin (CPU device) is not part of this build"
-        exit 77
-    fi
-}
 
 case $CASE in
 opcheck_pass)
-    need_cpu_blas
+    need_cpu_blas "the cpu-blas plugin (CPU device)"
     run opcheck FullyConnected --attr num_hidden=4 --shape 2,3 --shape 0 --shape 0 --seed 5
     expect_rc 0
     out_has "opcheck FullyConnected (backend cpu-blas)"
@@ -56,7 +50,7 @@ opcheck_pass)
     out_line "^  forward_req +pass .*1 in-place pair"
     ;;
 opcheck_json)
-    need_cpu_blas
+    need_cpu_blas "the cpu-blas plugin (CPU device)"
     run opcheck Activation --attr act_type=sigmoid --shape 2,3 --json
     expect_rc 0
     json op=Activation backend=cpu-blas passed=true checks#=7 checks.0.name=shape_type \
@@ -64,7 +58,7 @@ opcheck_json)
         checks.2.max_abs_err? checks.6.message?
     ;;
 opcheck_fails)
-    need_cpu_blas
+    need_cpu_blas "the cpu-blas plugin (CPU device)"
     [ -f "$BROKEN" ] || fail "broken test plugin $BROKEN missing"
     mkdir -p "$WORK/conf/plugins.d" || exit 1
     cp "$CONF/mxk.conf" "$WORK/conf/" 2>/dev/null
@@ -99,7 +93,7 @@ opcheck_fails)
     out_line "^  forward +FAIL .* forward failed: storage guard: operator 'OpcheckOverrun' \\(backend 'opcheck-broken'\\) wrote outside array 'output' \\(24 bytes\\): canary damaged at byte offset 24$"
     ;;
 opcheck_errors)
-    need_cpu_blas
+    need_cpu_blas "the cpu-blas plugin (CPU device)"
     run opcheck NoSuchOp --shape 2
     expect_rc 1
     err_is "mxk: error: opcheck: unknown operator 'NoSuchOp'" \

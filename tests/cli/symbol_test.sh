@@ -19,17 +19,7 @@ CASE=$1 MXK=$2 JSON_CHECK=$3 CONF=$4 HAVE_CPU_BLAS=$5 WORK=$6
 . "$(dirname "$0")/cli_lib.sh"
 cli_begin "$WORK"
 
-# run ARGS...: runs mxk with the build's config dir; stdout in $OUT, stderr in $ERR.
-run() {
-    last="$*"
-    rc=0
-    "$MXK" --config-dir "$CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
-}
-
-if [ "$HAVE_CPU_BLAS" != 1 ] || [ ! -f "$CONF/plugins.d/cpu-blas.conf" ]; then
-    echo "SKIP [$CASE]: the cpu-blas plugin (operators) is not part of this build"
-    exit 77
-fi
+need_cpu_blas "the cpu-blas plugin (operators)"
 
 # The MNIST MLP as MXNet writes it.
 MLP=$WORK/mlp-symbol.json

@@ -23,13 +23,6 @@ export OPENBLAS_NUM_THREADS=1
 cli_begin "$WORK"
 cd "$WORK" || exit 1
 
-# run ARGS...: runs mxk with the build's config dir; stdout in $OUT, stderr in $ERR.
-run() {
-    last="$*"
-    rc=0
-    "$MXK" --config-dir "$CONF" "$@" >"$OUT" 2>"$ERR" || rc=$?
-}
-
 # usage_is STATUS FIRST_LINE ARGS...: mxk ARGS exits STATUS, stderr's first line FIRST_LINE.
 first_line_is() {
     want_rc=$1 want=$2

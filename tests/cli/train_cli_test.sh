@@ -61,6 +61,19 @@ train_checks)
     first_line_is 2 "mxk train: initializer 'xavier(mag=2)': unknown argument 'mag'" \
         train --data-dir none --initializer "xavier(mag=2)"
     first_line_is 2 "mxk score: --load-epoch needs --model-prefix" score --load-epoch 1
+    # RecordIO data (tools/mxk/train_rec.c): flags need --data-train, values checked
+    first_line_is 2 "mxk train: --data-val needs --data-train" train --data-val v.rec
+    first_line_is 2 "mxk train: --random-mirror needs --data-train" train --random-mirror 1
+    first_line_is 2 "mxk train: option '--random-crop' needs an integer from 0 to 1" \
+        train --random-crop 2
+    first_line_is 2 "mxk train: --rgb-mean needs 3 numbers R,G,B, not '1,2'" \
+        train --data-train t.rec --rgb-mean 1,2
+    first_line_is 2 "mxk train: --rgb-std values must be positive, not 0" \
+        train --data-train t.rec --rgb-std 1,0,1
+    first_line_is 2 "mxk train: --min-random-area and --max-random-area need 0 < min <= max <= 1, not 0.5 and 0.25" \
+        train --data-train t.rec --min-random-area 0.5 --max-random-area 0.25
+    first_line_is 2 "mxk train: --data-val-idx needs --data-val" \
+        train --data-train t.rec --data-val-idx v.idx
     # runtime checks come before anything is loaded or printed: one line each
     run train --load-epoch 9 --model-prefix x/m
     expect_rc 1
@@ -68,6 +81,9 @@ train_checks)
     run score --load-epoch 3 --model-prefix x/m
     expect_rc 1
     err_is "mxk: error: --load-epoch 3: cannot read 'x/m-0003.params': No such file or directory"
+    run train --data-train none.rec
+    expect_rc 1
+    err_is "mxk: error: --data-train: cannot open 'none.rec': No such file or directory"
     run train --metrics-log /proc/nope/m.jsonl
     expect_rc 1
     err_is "mxk: error: --metrics-log: cannot write '/proc/nope/m.jsonl': No such file or directory"

@@ -21,6 +21,7 @@
 
 #include "train_opts.h"
 #include "train_progress.h"
+#include "train_rec.h"
 
 /** Creates the directory part of a checkpoint prefix (fit.py _save_model's makedirs). */
 static int make_prefix_dir(const char *prefix) {
@@ -89,6 +90,7 @@ typedef struct train_args {
     mxk_context contexts[MXKT_MAX_CTX]; /**< --ctx */
     uint32_t num_contexts;
     mxkt_initializer init; /**< --initializer with --seed */
+    train_rec_args rec;    /**< --data-train X.rec and its augmentation flags (train only) */
 } train_args;
 
 /**
@@ -133,6 +135,11 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
         if (strcmp(argv[i], "--") == 0)
             continue;
+        if (a->cmd == &cli_cmd_train && (r = train_rec_option(&a->rec, a->cmd, argc, argv, &i))) {
+            if (r < 0)
+                return CLI_USAGE;
+            continue;
+        }
         STR_OPT("--network", network)
         STR_OPT("--symbol", symbol_file)
         STR_OPT("--optimizer", optimizer)
@@ -204,6 +211,8 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
+    if (a->cmd == &cli_cmd_train && train_rec_check(&a->rec, a->cmd) != CLI_OK)
+        return CLI_USAGE;
     if (a->num_epochs < 1)
         return cli_usage_error(a->cmd, "--num-epochs must be at least 1");
     /* the ranges in which the update rules of optimizer.py make sense: momentum
@@ -259,6 +268,7 @@ static void defaults(train_args *a, const cli_command *cmd) {
     a->mom = 0.9;
     a->wd = 1e-5;
     mxkt_net_config_default(&a->net, a->network);
+    train_rec_defaults(&a->rec);
 }
 
 /** Builds (mxkt_net_create) or loads the network of the options. */
@@ -495,7 +505,7 @@ static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
 
 /** Runs fit with the header, the progress bar, --json and the summary line. */
 static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, const mxk_symbol *sym,
-                   mxkt_iter *train, mxkt_iter *val, int64_t all_train) {
+                   mxkt_iter *train, mxkt_iter *val, int64_t all_train, int64_t all_val) {
     train_progress bar;
     train_progress_open(&bar, !a->no_progress);
     mxkt_module_set_progress(m, train_progress_cb, &bar);
@@ -505,9 +515,11 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
                       .ctx = a->contexts,
                       .nctx = a->num_contexts,
                       .data_dir = a->data_dir,
+                      .data_train = a->rec.data_train,
+                      .data_val = a->rec.data_val,
                       .train_examples = a->num_examples > 0 ? a->num_examples : all_train,
                       .all_train = all_train,
-                      .val_examples = train_count_examples(a->data_dir, 0)};
+                      .val_examples = all_val};
     train_print_header(bar.log, &h);
     mxkt_fit_options fo;
     memset(&fo, 0, sizeof fo);
@@ -535,6 +547,31 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
     return CLI_OK;
 }
 
+/**
+ * Opens the training and validation iterators: ImageRecordIter over --data-train
+ * and --data-val (none without it), else MNISTIter over --data-dir (flat when
+ * the network takes (batch, 784)); *all_train and *all_val get the sets' sizes
+ * (-1: unknown; 0: no validation). Returns CLI_OK or CLI_ERROR (reported).
+ */
+static int open_train_data(const train_args *a, const mxk_symbol *sym, mxkt_iter **train,
+                           mxkt_iter **val, int64_t *all_train, int64_t *all_val) {
+    *all_val = 0;
+    if (a->rec.data_train) {
+        int rc = train_open_rec(&a->rec, 1, a->net.image_shape, a->batch_size, a->seed, all_train,
+                                train);
+        if (rc == CLI_OK && a->rec.data_val)
+            rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, all_val, val);
+        return rc;
+    }
+    int flat = train_symbol_is_flat(sym, a->batch_size);
+    *all_train = train_count_examples(a->data_dir, 1);
+    *all_val = train_count_examples(a->data_dir, 0);
+    int rc = train_open_mnist(a->data_dir, 1, a->batch_size, flat, a->seed, a->num_examples, train);
+    if (rc == CLI_OK)
+        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, val);
+    return rc;
+}
+
 /** The body of `mxk train` (with the library initialised). */
 static int train_body(const cli_globals *g, void *arg) {
     train_args *a = arg;
@@ -547,8 +584,10 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = check_metrics_log(a->metrics_log);
     if (rc == CLI_OK && a->load_epoch >= 0)
         rc = check_checkpoint(a->model_prefix, a->load_epoch);
-    if (rc == CLI_OK)
+    if (rc == CLI_OK && !a->rec.data_train)
         rc = check_num_examples(a, 1);
+    if (rc == CLI_OK)
+        rc = train_rec_check_files(&a->rec);
     if (rc != CLI_OK)
         return rc;
     if (a->load_epoch >= a->num_epochs) { /* fit.py: fit runs no epoch */
@@ -563,15 +602,12 @@ static int train_body(const cli_globals *g, void *arg) {
     rc = make_symbol(a, &sym);
     if (rc != CLI_OK)
         return rc;
-    int flat = train_symbol_is_flat(sym, a->batch_size);
     mxk_random_seed(a->seed);
-    int64_t all_train = train_count_examples(a->data_dir, 1);
+    int64_t all_train = 0, all_val = 0;
+    rc = open_train_data(a, sym, &train, &val, &all_train, &all_val);
     int64_t num_examples = a->num_examples > 0 ? a->num_examples
                            : all_train > 0     ? all_train
                                                : 60000;
-    rc = train_open_mnist(a->data_dir, 1, a->batch_size, flat, a->seed, a->num_examples, &train);
-    if (rc == CLI_OK)
-        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, &val);
     if (rc == CLI_OK)
         rc = make_module(a, sym, train, 1, &m);
     mxkt_optimizer opt;
@@ -597,7 +633,7 @@ static int train_body(const cli_globals *g, void *arg) {
     if (rc == CLI_OK && a->model_prefix)
         rc = make_prefix_dir(a->model_prefix);
     if (rc == CLI_OK)
-        rc = run_fit(g, a, m, sym, train, val, all_train);
+        rc = run_fit(g, a, m, sym, train, val, all_train, all_val);
     mxkt_module_free(m);
     mxkt_iter_free(train);
     mxkt_iter_free(val);
@@ -757,7 +793,8 @@ const cli_command cli_cmd_train = {
     "mxk train [--network NAME [--num-layers N] [--image-shape C,H,W] | --symbol FILE]\n"
     "          [OPTIONS]",
     "Trains with SGD (or Adam) on the Fashion-MNIST training set read by MNISTIter\n"
-    "(io-recordio plugin) and validates on the test set after every epoch. MNISTIter\n"
+    "(io-recordio plugin) and validates on the test set after every epoch, or on\n"
+    "RecordIO images read by ImageRecordIter (--data-train, below). MNISTIter\n"
     "scales each pixel byte by 1/256 as upstream's (src/io/iter_mnist.cc), so the\n"
     "inputs lie in [0, 255/256].\n"
     "\n"
@@ -822,7 +859,8 @@ const cli_command cli_cmd_train = {
     "                        V}, \"validation\", \"lr\", \"samples_per_sec\", \"seconds\"},\n"
     "                        numbers in their shortest exact form (metrics: double,\n"
     "                        lr: float32)\n"
-    "  --no-progress         no progress bar, even on a terminal\n",
+    "  --no-progress         no progress bar, even on a terminal\n"
+    "\n" TRAIN_REC_HELP,
     run_train,
 };
 

@@ -22,7 +22,7 @@ static int parse_digits(const char *s, size_t len, uint64_t max, uint64_t *out) 
         if (s[i] < '0' || s[i] > '9')
             return 0;
         uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (max - d) / 10)
+        if (d > max || v > (max - d) / 10) /* d > max: max - d would wrap */
             return 0;
         v = v * 10 + d;
     }

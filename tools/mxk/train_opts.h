@@ -47,7 +47,9 @@ typedef struct train_header {
     const mxk_shape *data_shape; /**< one batch of "data" */
     const mxk_context *ctx;      /**< the contexts */
     uint32_t nctx;
-    const char *data_dir;   /**< --data-dir */
+    const char *data_dir;   /**< --data-dir (Fashion-MNIST) */
+    const char *data_train; /**< --data-train .rec, or NULL (then data_dir) */
+    const char *data_val;   /**< --data-val .rec, or NULL (no validation) */
     int64_t train_examples; /**< examples trained on per epoch */
     int64_t all_train;      /**< examples of the training set (-1: unknown) */
     int64_t val_examples;   /**< examples of the validation (test) set */
@@ -62,6 +64,8 @@ typedef struct train_header {
  *                               mxk_resolve_backend picks for each operator now)
  *   Network: mlp, data (100,784), 109386 parameters   (parameters and aux states)
  *   Data: Fashion-MNIST in DIR: 6000 training examples (of 60000), 10000 validation examples
+ *   Data: RecordIO train.rec: 60000 training examples, val.rec: 10000 validation examples
+ *                              (with --data-train; "no validation" without --data-val)
  * Cannot fail (what cannot be found is said so).
  */
 void train_print_header(FILE *log, const train_header *h);

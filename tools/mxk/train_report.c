@@ -117,6 +117,15 @@ void train_print_header(FILE *log, const train_header *h) {
         fprintf(log, "%lld parameters\n", (long long)params);
     else
         fprintf(log, "parameters not known (shapes not inferred)\n");
+    if (h->data_train) {
+        fprintf(log, "Data: RecordIO %s: %lld training examples, ", h->data_train,
+                (long long)h->all_train);
+        if (h->data_val)
+            fprintf(log, "%s: %lld validation examples\n", h->data_val, (long long)h->val_examples);
+        else
+            fprintf(log, "no validation\n");
+        return;
+    }
     fprintf(log, "Data: Fashion-MNIST in %s: %lld training examples", h->data_dir,
             (long long)h->train_examples);
     if (h->all_train >= 0 && h->all_train != h->train_examples)

@@ -29,6 +29,15 @@ typedef struct img_image {
     uint32_t w, h, c;
 } img_image;
 
+/**
+ * The most bytes (w*h*c) an image may have: 2^31 - 1, because TurboJPEG and
+ * stb_image_resize take int sizes and strides. img_decode refuses a larger
+ * image from its header, before allocating anything; img_resize and img_encode
+ * refuse larger sizes too. (OpenCV's own limit, CV_IO_MAX_IMAGE_PIXELS, is 2^30
+ * pixels.)
+ */
+#define IMG_MAX_BYTES ((uint64_t)INT32_MAX)
+
 /** Encoded formats. */
 typedef enum img_format { IMG_UNKNOWN = 0, IMG_JPEG = 1, IMG_PNG = 2 } img_format;
 
@@ -78,10 +87,19 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
  * TurboJPEG's DCT-domain scaling at the smallest of its scaling factors whose
  * result is at least min_w x min_h (MXNet decodes full size and resizes; this
  * is the same picture, faster); 0, 0: full size. PNG always decodes full size.
+ * JPEG pixels are libjpeg-turbo's accurate integer IDCT with fancy upsampling
+ * (the defaults of TurboJPEG, djpeg and PIL: identical pixels); gray from a
+ * colour JPEG is its luma (Y) channel, as libjpeg's JCS_GRAYSCALE output that
+ * OpenCV's IMREAD_GRAYSCALE also takes. A libjpeg warning other than
+ * "extraneous bytes before marker" (which leaves the pixels intact) is an
+ * error: OpenCV would return a partly gray image for a truncated file. EXIF
+ * orientation is not applied.
  * Errors name the library's complaint: "corrupt JPEG: <tjGetErrorStr2>",
- * "corrupt PNG: <libpng message>", "not a JPEG or PNG image (...)", "image of
- * W x H x C is too large", "out of memory". A truncated or damaged file is an
- * error, never a crash.
+ * "corrupt PNG: <libpng message>" (e.g. "corrupt PNG: truncated file"),
+ * "not a JPEG or PNG image (first bytes XX XX XX XX)" ("(empty)" for len 0),
+ * "image of W x H x C is too large" (over IMG_MAX_BYTES), "cannot decode to C
+ * channels (0, 1, 3 or 4)", "out of memory". *out is zeroed on error. A
+ * truncated or damaged file is an error, never a crash.
  */
 int img_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t channels, uint32_t min_w,
                uint32_t min_h, img_image *out, char *msg, size_t cap);
@@ -90,9 +108,13 @@ int img_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t channels
  * Encodes `in` (c = 1, 3 or 4; 4 only for PNG) as `fmt` into *out (malloc'd,
  * the caller frees it) of *len bytes. quality: JPEG 1..100 (4:2:0 subsampling
  * for colour, as OpenCV's default), PNG compression level 0..9 (upstream
- * im2rec's --quality doubles as both). Errors: "JPEG quality Q is not in
- * [1, 100]", "PNG compression level Q is not in [0, 9]", "cannot encode a
- * C-channel image as JPEG", the library's message, "out of memory".
+ * im2rec's --quality doubles as both). *out is NULL and *len 0 on error.
+ * Errors: "JPEG quality Q is not in [1, 100]", "PNG compression level Q is
+ * not in [0, 9]", "cannot encode a C-channel image as JPEG" (or "as PNG"),
+ * "cannot encode an image of W x H x C" (empty or over IMG_MAX_BYTES),
+ * "unknown image format F", "cannot encode JPEG: <tjGetErrorStr2>",
+ * "cannot encode PNG: <libpng message>" ("cannot encode PNG: out of memory"),
+ * "out of memory".
  */
 int img_encode(img_codec *cx, const img_image *in, img_format fmt, int quality, uint8_t **out,
                size_t *len, char *msg, size_t cap);

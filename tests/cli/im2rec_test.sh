@@ -120,6 +120,14 @@ LST
     expect_rc 0
     [ -f tt_train.lst ] && [ -f tt_test.lst ] && [ ! -e tt_val.lst ] || fail "expected tt_train.lst and tt_test.lst only"
     [ "$(wc -l <tt_train.lst)" -eq 18 ] && [ "$(wc -l <tt_test.lst)" -eq 6 ] || fail "expected 18 train and 6 test lines"
+    # a symlink back to an ancestor is skipped, not followed forever
+    mkdir -p loop/a
+    : >loop/a/x.png
+    ln -s .. loop/a/up
+    run im2rec --list --recursive loop loop
+    expect_rc 0
+    err_is "mxk: warning: skipping folder 'a/up': it is its own ancestor (a symlink loop)"
+    printf '0\t0.000000\ta/x.png\n' | same loop.lst
     echo "ok [$CASE]: lists as upstream im2rec.py writes them"
     ;;
 im2rec_pack)

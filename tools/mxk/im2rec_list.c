@@ -329,6 +329,12 @@ int im2rec_list(const im2rec_opts *o) {
         rc = cli_error("out of memory");
     if (rc == CLI_OK && strlen(prefix) > 4000)
         rc = cli_error("prefix '%s' is too long", o->prefix);
+    struct stat st;
+    if (rc == CLI_OK && stat(root, &st) == 0) { /* ROOT is the first ancestor */
+        w.anc_dev[0] = st.st_dev;
+        w.anc_ino[0] = st.st_ino;
+        w.depth = 1;
+    }
     if (rc == CLI_OK)
         rc = walk(&w, root, "");
     if (rc == CLI_OK && !o->json)

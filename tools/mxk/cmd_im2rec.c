@@ -194,7 +194,7 @@ static int run_im2rec(const cli_command *self, const cli_globals *g, int argc, c
 /** The `im2rec` command. */
 const cli_command cli_cmd_im2rec = {
     .name = "im2rec",
-    .summary = "make image lists and RecordIO files of images (MXNet's tools/im2rec.py)",
+    .summary = "make image lists and .rec files of images (MXNet's tools/im2rec.py)",
     .usage = "mxk im2rec [OPTIONS] PREFIX ROOT",
     .help = "Makes the image data sets of MXNet's ImageRecordIter, as upstream's\n"
             "tools/im2rec.py does and with its options and defaults: with --list, writes\n"

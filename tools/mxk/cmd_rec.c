@@ -238,12 +238,12 @@ static int scan(const rec_args *a) {
     int verify = strcmp(a->action, "verify") == 0;
     img_codec *cx = img_codec_new();
     json_t *records = a->json && !verify ? json_array() : NULL;
-    uint64_t end = 0;
+    uint64_t end = 0, *spans = NULL; /* verify: each record's offset and end */
     int rc =
         cx == NULL || (a->json && !verify && records == NULL) ? cli_error("out of memory") : CLI_OK;
     if (rc == CLI_OK)
         rc = open_rec(a, &h, &idx);
-    if (rc == CLI_OK)
+    if (rc == CLI_OK && !verify) /* verify checks the records first, the index after */
         rc = index_ends(h, idx, &ke, &nk);
     if (rc == CLI_OK && !verify && !a->json)
         printf("%-8s %12s %4s %-12s %8s %6s %-6s %-14s %s\n", "key", "offset", "flag", "label",
@@ -259,23 +259,34 @@ static int scan(const rec_args *a) {
         if (verify) {
             char msg[512];
             img_image im = {0};
-            if (idx != NULL && key == NULL) {
-                rc = cli_error("'%s': record %zu at byte %" PRIu64 " has no key in '%s'", a->rec,
-                               num, ri.offset, idx);
-            } else if (img_decode(cx, ri.payload, ri.payload_len, 0, 0, 0, &im, msg, sizeof msg) !=
-                       0) {
+            if (img_decode(cx, ri.payload, ri.payload_len, 0, 0, 0, &im, msg, sizeof msg) != 0)
                 rc = cli_error("'%s': record %zu (id %" PRIu64 ") at byte %" PRIu64 ": %s", a->rec,
                                num, ri.hdr.id, ri.offset, msg);
-            } else {
+            else
                 images++;
-            }
             img_free(&im);
+            if (rc == CLI_OK && num % 1024 == 0) {
+                uint64_t *grown = realloc(spans, (num + 1024) * 2 * sizeof *spans);
+                if (grown == NULL)
+                    rc = cli_error("out of memory");
+                spans = grown ? grown : spans;
+            }
+            if (rc == CLI_OK) {
+                spans[2 * num] = ri.offset;
+                spans[2 * num + 1] = ri.end;
+            }
         } else if (records != NULL) {
             json_array_append_new(records, record_json(&ri, key));
         } else {
             print_record(&ri, key);
         }
     }
+    if (rc == CLI_OK && verify) /* every key at a record's start, every record keyed */
+        rc = index_ends(h, idx, &ke, &nk);
+    for (size_t i = 0; rc == CLI_OK && verify && idx != NULL && i < num; i++)
+        if (find_key(ke, nk, spans[2 * i + 1]) == NULL)
+            rc = cli_error("'%s': record %zu at byte %" PRIu64 " has no key in '%s'", a->rec, i,
+                           spans[2 * i], idx);
     if (rc == CLI_OK && a->json)
         rc = cli_json_print(
             verify ? json_pack("{s:s, s:o, s:b, s:I, s:I, s:I, s:I}", "file", a->rec, "idx",
@@ -294,6 +305,7 @@ static int scan(const rec_args *a) {
                idx ? idx : "");
     if (a->json && !verify && rc != CLI_OK)
         json_decref(records);
+    free(spans);
     free(ke);
     mxk_recordio_close(h);
     free(idx);

@@ -14,6 +14,14 @@
  * (INDEX, offset) are written in list order through mxk_recordio_indexed_open,
  * so the files appear complete or not at all.
  *
+ * Differences from upstream, deliberate: a malformed list line (fewer than
+ * three fields, an index that is not a non-negative integer, a label that is
+ * not a number) is an error naming the file and line, where read_list prints
+ * it and goes on; with --pack-label every line must have the same number of
+ * labels (ImageRecordIter's label_width is one number); the lists are taken in
+ * name order, not os.listdir's; pixels differ from OpenCV's within the
+ * resampling's tolerance (image.h), and EXIF orientation is not applied.
+ *
  * --num-thread workers decode and encode; the main thread writes. A worker
  * takes the next list entry only while it is fewer than PACK_WINDOW_PER_THREAD *
  * threads entries ahead of the writer, so memory stays bounded whatever the

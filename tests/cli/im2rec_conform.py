@@ -6,7 +6,8 @@ the mxnet wheel as mxnet/tools/im2rec.py) and python/mxnet/recordio.py:
   labels on stdout;
 - --pass-through (with and without --pack-label): byte-identical .rec and .idx;
 - a .rec packed by mxk (PNG) reads in MXNet: MXIndexedRecordIO + unpack_img give
-  the list's labels and ids and the source images' pixels (cv2.imread), and
+  the list's labels and ids and the source images' pixels (cv2.imread), within
+  1 of cv2.resize's after --resize (upscaling) and --center-crop, and
   mx.io.ImageRecordIter yields the same pixels and labels;
 - a .rec written by MXNet (pack_img, JPEG and PNG, multi-label headers) and one
   packed by im2rec.py pass `mxk rec verify`, and `mxk rec ls --json` shows
@@ -147,6 +148,27 @@ def main():
             diff = np.abs(img.astype(int) - ref.astype(int)).max()
             check(diff <= 1, "pixels of %s differ by %d" % (path, diff))
     r.close()
+
+    # upscaling (every image is under 24 pixels): bilinear as cv2.resize's
+    # INTER_LINEAR within 1 (rounding), after the centre crop of upstream's code
+    for name, opts in [("up24", []), ("crop24", ["--center-crop"])]:
+        b = os.path.join(WORK, "mx_" + name)
+        os.makedirs(b)
+        shutil.copy(lst, os.path.join(b, "p.lst"))
+        mxk(["im2rec", os.path.join(b, "p"), root, "--encoding", ".png", "--resize", "24"] + opts, b)
+        r = mx.recordio.MXIndexedRecordIO(os.path.join(b, "p.idx"), os.path.join(b, "p.rec"), "r")
+        for idx, lab, path in items:
+            h, img = mx.recordio.unpack_img(r.read_idx(idx))
+            ref = cv2.imread(os.path.join(root, path), 1)
+            if opts:
+                m = abs(ref.shape[0] - ref.shape[1]) // 2
+                ref = ref[m:m + ref.shape[1], :] if ref.shape[0] > ref.shape[1] else ref[:, m:m + ref.shape[0]]
+            hh, ww = ref.shape[:2]
+            ref = cv2.resize(ref, (24, hh * 24 // ww) if hh > ww else (ww * 24 // hh, 24))
+            check(img.shape == ref.shape, "%s %s: shape %s vs %s" % (name, path, img.shape, ref.shape))
+            diff = np.abs(img.astype(int) - ref.astype(int)).max()
+            check(diff <= 1, "%s %s: pixels differ from cv2.resize by %d" % (name, path, diff))
+        r.close()
 
     # ImageRecordIter over same-size records (centre crop, short side 8)
     b = os.path.join(WORK, "mx_iter")

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "im2rec.h"
 
+/** Upstream's defaults (see im2rec.h). */
 void im2rec_opts_default(im2rec_opts *o) {
     memset(o, 0, sizeof *o);
     o->shuffle = 1;
@@ -26,6 +27,7 @@ void im2rec_opts_default(im2rec_opts *o) {
     o->encoding = IMG_JPEG;
 }
 
+/** os.path.join (see im2rec.h). */
 char *im2rec_join(const char *a, const char *b) {
     if (b[0] == '/' || a[0] == '\0')
         return strdup(b);
@@ -41,6 +43,7 @@ char *im2rec_join(const char *a, const char *b) {
     return s;
 }
 
+/** os.path.abspath (see im2rec.h). */
 char *im2rec_abspath(const char *path) {
     char *cwd = path[0] == '/' ? strdup("") : getcwd(NULL, 0);
     char *full = cwd ? im2rec_join(cwd[0] ? cwd : "/", path) : NULL;

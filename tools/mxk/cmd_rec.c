@@ -47,6 +47,7 @@ typedef struct key_end {
     int64_t key;
 } key_end;
 
+/** qsort order of key_end: by end offset. */
 static int cmp_key_end(const void *a, const void *b) {
     const key_end *x = a, *y = b;
     return x->end < y->end ? -1 : x->end > y->end;
@@ -182,6 +183,7 @@ static double label_at(const rec_info *ri, uint32_t i) {
     return cli_float_shortest(v);
 }
 
+/** "jpeg", "png", or NULL for anything else. */
 static const char *format_name(img_format f) {
     return f == IMG_JPEG ? "jpeg" : f == IMG_PNG ? "png" : NULL;
 }

@@ -78,6 +78,7 @@ static int wanted(const im2rec_opts *o, const char *name) {
     return 0;
 }
 
+/** qsort order of names: byte-wise (Python's for UTF-8 names). */
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -127,6 +128,7 @@ oom:
     return -1;
 }
 
+/** Frees the names of read_folder. */
 static void free_names(char **names, size_t n) {
     for (size_t i = 0; i < n; i++)
         free(names[i]);
@@ -320,6 +322,7 @@ static int write_lists(const im2rec_opts *o, const char *prefix, list_item *item
     return CLI_OK;
 }
 
+/** List mode (see im2rec.h). */
 int im2rec_list(const im2rec_opts *o) {
     char *prefix = im2rec_abspath(o->prefix), *root = im2rec_abspath(o->root);
     walk_state w = {.o = o};

@@ -475,6 +475,7 @@ static int find_lists(const char *prefix, const char *dir, char ***out, size_t *
     return rc;
 }
 
+/** Pack mode (see im2rec.h). */
 int im2rec_pack(const im2rec_opts *o) {
     char *prefix = im2rec_abspath(o->prefix), *root = im2rec_abspath(o->root);
     char *dir = NULL, **lists = NULL;

@@ -42,12 +42,14 @@ static void init_by_array(py_random *r, const uint32_t *key, size_t len) {
     r->mt[0] = 0x80000000u;
 }
 
+/** random.seed (see pyrandom.h). */
 void py_random_seed(py_random *r, uint64_t seed) {
     /* CPython splits |seed| into 32-bit words, least significant first (0 -> one word) */
     uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     init_by_array(r, key, key[1] ? 2 : 1);
 }
 
+/** genrand_uint32 (see pyrandom.h). */
 uint32_t py_random_u32(py_random *r) {
     static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
     if (r->mti >= 624) {
@@ -84,6 +86,7 @@ static uint32_t randbelow(py_random *r, uint64_t n) {
     }
 }
 
+/** random.shuffle (see pyrandom.h). */
 void py_random_shuffle(py_random *r, void *base, size_t n, size_t size, void *tmp) {
     unsigned char *b = base;
     for (size_t i = n > 0 ? n - 1 : 0; i >= 1; i--) {

@@ -143,6 +143,27 @@ rec_verify)
     err_is "mxk: error: cannot open 'missing.rec': No such file or directory"
     echo "ok [$CASE]: damage reported with its record and offset"
     ;;
+rec_damage)
+    # every 13th byte of the file in turn set to 0xff (head, header, payload,
+    # padding): verify ends with status 0 or 1 and one error line, never a crash
+    i=0
+    while [ $i -lt "$END" ]; do
+        cp d.rec bad.rec
+        cp d.idx bad.idx
+        printf '\377' | dd of=bad.rec bs=1 seek=$i conv=notrunc 2>/dev/null
+        run rec verify bad.rec
+        case $rc in
+        0) ;;
+        1) [ "$(wc -l <"$ERR")" -eq 1 ] && err_first "$(grep '^mxk: error: ' "$ERR")" ||
+            fail "byte $i: not one error line" ;;
+        *) fail "byte $i: exit status $rc" ;;
+        esac
+        run rec ls bad.rec
+        [ "$rc" -le 1 ] || fail "ls, byte $i: exit status $rc"
+        i=$((i + 13))
+    done
+    echo "ok [$CASE]: damaged files give an error, never a crash"
+    ;;
 *)
     echo "unknown case $CASE" >&2
     exit 2

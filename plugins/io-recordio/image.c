@@ -245,7 +245,7 @@ static void png_set_transforms(png_structp png, png_infop info, uint32_t c) {
     png_set_strip_16(png);
     if (c == 4 && has_trns)
         png_set_tRNS_to_alpha(png);
-    if (c != 4 && (ct & PNG_COLOR_MASK_ALPHA))
+    if (c != 4) /* also the alpha that png_set_palette_to_rgb makes of a tRNS */
         png_set_strip_alpha(png);
     if (c == 1 && (ct & PNG_COLOR_MASK_COLOR))
         png_set_rgb_to_gray_fixed(png, 1, 29900, 58700);

@@ -97,12 +97,26 @@ static int alloc_image(img_image *im, uint32_t w, uint32_t h, uint32_t c, char *
 
 /* ---- JPEG (TurboJPEG) ------------------------------------------------------ */
 
+/**
+ * Fails with "corrupt JPEG: <TurboJPEG's message>" and replaces the decompressor:
+ * TurboJPEG 2.1 can leave a handle that failed inside a marker (e.g. a cut DHT
+ * segment) failing every later image with the same message.
+ */
+static int jpeg_fail(img_codec *cx, char *msg, size_t cap) {
+    fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
+    tjDestroy(cx->dec);
+    cx->dec = tjInitDecompress(); /* NULL: the next call fails with "Invalid handle" */
+    return -1;
+}
+
 /** Size and channels (1 for a grayscale JPEG, else 3) from the JPEG header. */
 static int jpeg_header(img_codec *cx, const uint8_t *data, size_t len, int *w, int *h, uint32_t *c,
                        char *msg, size_t cap) {
     int subsamp, cs;
     if (tjDecompressHeader3(cx->dec, data, (unsigned long)len, w, h, &subsamp, &cs) != 0)
-        return fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
+        return jpeg_fail(cx, msg, cap);
+    if (*w < 1 || *h < 1) /* TurboJPEG 2.1 "succeeds" on a file cut in its first marker */
+        return fail(msg, cap, "corrupt JPEG: no frame header");
     *c = cs == TJCS_GRAY ? 1 : 3;
     return 0;
 }
@@ -154,9 +168,8 @@ static int jpeg_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t 
     if (tjDecompress2(cx->dec, data, (unsigned long)len, out->pix, sw, sw * (int)c, sh, pf, 0) !=
             0 &&
         !jpeg_warning_is_harmless(cx->dec)) {
-        fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
         img_free(out);
-        return -1;
+        return jpeg_fail(cx, msg, cap);
     }
     return 0;
 }

@@ -179,6 +179,15 @@ static void test_decode_errors(void) {
     CHECK(out.pix == NULL);
     CHECK_ERR(img_decode(cx, jpg, 40, 3, 0, 0, &out, msg, sizeof msg),
               "corrupt JPEG: JPEG datastream contains no image");
+    /* a file cut inside its DHT segment, then a whole one: the codec recovers */
+    size_t dht = 2;
+    while (dht + 4 < jlen && !(jpg[dht] == 0xff && jpg[dht + 1] == 0xc4))
+        dht += 2 + ((size_t)jpg[dht + 2] << 8 | jpg[dht + 3]);
+    CHECK(dht + 40 < jlen);
+    CHECK_ERR(img_decode(cx, jpg, dht + 10, 3, 0, 0, &out, msg, sizeof msg),
+              "corrupt JPEG: Bogus Huffman table definition");
+    CHECK(img_decode(cx, jpg, jlen, 3, 0, 0, &out, msg, sizeof msg) == 0);
+    img_free(&out);
     CHECK_ERR(img_decode(cx, png, plen / 2, 3, 0, 0, &out, msg, sizeof msg),
               "corrupt PNG: truncated file");
     CHECK_ERR(img_decode(cx, png, 20, 3, 0, 0, &out, msg, sizeof msg),

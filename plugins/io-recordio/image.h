@@ -4,9 +4,10 @@
  * (src/io/image_io.cc, src/io/image_aug_default.cc, tools/im2rec.py,
  * python/mxnet/recordio.py's pack_img / unpack_img), here with the libraries
  * Debian ships: JPEG with libjpeg-turbo's TurboJPEG API (turbojpeg.h), PNG with
- * libpng, resampling with stb_image_resize (libstb). No kernel dependencies: the
- * io-recordio plugin (ImageRecordIter), libmxk (mxk_recordio_pack_img /
- * unpack_img) and the `mxk im2rec` command each compile this one file.
+ * libpng, resampling with stb_image_resize (libstb-dev's header, compiled in by
+ * image_stb.c). No kernel dependencies: the io-recordio plugin
+ * (ImageRecordIter), libmxk (mxk_recordio_pack_img / unpack_img) and the `mxk
+ * im2rec` command each compile image.c and image_stb.c (MXK_IMAGE_SOURCES).
  *
  * Pixels are 8-bit, interleaved HWC, rows packed (stride w*c), channels in RGB
  * order (1: gray, 3: RGB, 4: RGBA). Upstream's OpenCV arrays are BGR; the files

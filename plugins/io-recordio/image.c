@@ -112,10 +112,12 @@ static int jpeg_fail(img_codec *cx, char *msg, size_t cap) {
 /** Size and channels (1 for a grayscale JPEG, else 3) from the JPEG header. */
 static int jpeg_header(img_codec *cx, const uint8_t *data, size_t len, int *w, int *h, uint32_t *c,
                        char *msg, size_t cap) {
-    int subsamp, cs;
+    int subsamp = -1, cs = -1;
+    *w = *h = 0;
     if (tjDecompressHeader3(cx->dec, data, (unsigned long)len, w, h, &subsamp, &cs) != 0)
         return jpeg_fail(cx, msg, cap);
-    if (*w < 1 || *h < 1) /* TurboJPEG 2.1 "succeeds" on a file cut in its first marker */
+    /* TurboJPEG 2.1 "succeeds" on a file cut in its first marker, setting nothing */
+    if (*w < 1 || *h < 1)
         return fail(msg, cap, "corrupt JPEG: no frame header");
     *c = cs == TJCS_GRAY ? 1 : 3;
     return 0;

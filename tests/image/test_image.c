@@ -180,8 +180,10 @@ static void test_decode_errors(void) {
     CHECK_ERR(img_decode(cx, jpg, jlen / 2, 3, 0, 0, &out, msg, sizeof msg),
               "corrupt JPEG: Premature end of JPEG file");
     CHECK(out.pix == NULL);
+    CHECK_ERR(img_decode(cx, jpg, 3, 3, 0, 0, &out, msg, sizeof msg),
+              "corrupt JPEG: no frame header");
     CHECK_ERR(img_decode(cx, jpg, 40, 3, 0, 0, &out, msg, sizeof msg),
-              "corrupt JPEG: JPEG datastream contains no image");
+              "corrupt JPEG: no frame header");
     /* a file cut inside its DHT segment, then a whole one: the codec recovers */
     size_t dht = 2;
     while (dht + 4 < jlen && !(jpg[dht] == 0xff && jpg[dht + 1] == 0xc4))

@@ -89,9 +89,11 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
  * result is at least min_w x min_h (MXNet decodes full size and resizes; this
  * is the same picture, faster); 0, 0: full size. PNG always decodes full size.
  * JPEG pixels are libjpeg-turbo's accurate integer IDCT with fancy upsampling
- * (the defaults of TurboJPEG, djpeg and PIL: identical pixels); gray from a
- * colour JPEG is its luma (Y) channel, as libjpeg's JCS_GRAYSCALE output that
- * OpenCV's IMREAD_GRAYSCALE also takes. A libjpeg warning other than
+ * (the defaults of TurboJPEG, djpeg, PIL and OpenCV: identical pixels); gray
+ * from a colour JPEG is its luma (Y) channel, as libjpeg's JCS_GRAYSCALE
+ * output that OpenCV's IMREAD_GRAYSCALE also takes; CMYK and YCCK JPEGs are
+ * converted to RGB or gray with OpenCV's formulas. PNG pixels equal OpenCV's
+ * too (both are libpng's transforms). A libjpeg warning other than
  * "extraneous bytes before marker" (which leaves the pixels intact) is an
  * error: OpenCV would return a partly gray image for a truncated file. EXIF
  * orientation is not applied.

@@ -1,7 +1,8 @@
 /*
  * Fuzz target for the image codecs of the io-recordio plugin
  * (plugins/io-recordio/image.c: img_probe, img_decode over TurboJPEG and
- * libpng, then img_resize and img_encode of what decoded).
+ * libpng, then img_resize and img_encode of what decoded; image_exif.c:
+ * img_exif_orientation, img_orient).
  *
  * Input: one control byte, then the encoded image. Control bits 0-1 pick the
  * channels asked of img_decode (0, 1, 3, 4); bits 2-7, when not 0, a DCT
@@ -12,10 +13,10 @@
  * the channels asked for (or 1, 3, 4 for 0) and, when the header probed, the
  * probed size (PNG, unscaled JPEG) or a size between the target and the probed
  * one (scaled JPEG); it resizes to 5 x 3 and survives a PNG round trip
- * exactly. An image the header says needs more than FUZZ_MAX_BYTES is only
- * probed (and decoded when over IMG_MAX_BYTES, which is refused before
- * allocating): a 40-byte file may claim gigabytes, which libFuzzer's memory
- * limit would report.
+ * exactly; the EXIF orientation is 1..8 and img_orient by it keeps the
+ * pixel count (swapping w and h for 5..8). An image the header says needs more than FUZZ_MAX_BYTES
+ * is only probed (and decoded when over IMG_MAX_BYTES, which is refused before allocating): a
+ * 40-byte file may claim gigabytes, which libFuzzer's memory limit would report.
  *
  * Two builds, as the other fuzz targets: libFuzzer (MXK_FUZZ) and the
  * standalone ctest driver (MXK_FUZZ_STANDALONE) that runs seeds (tiny JPEGs
@@ -84,6 +85,9 @@ static int run_one(const uint8_t *data, size_t size) {
     check_rc(prc, msg, "img_probe");
     if (prc == 0 && (pw == 0 || ph == 0 || (pc != 1 && pc != 3 && pc != 4)))
         fuzz_fail("img_probe gave an impossible image", "");
+    int o = img_exif_orientation(img, n);
+    if (o < 1 || o > 8)
+        fuzz_fail("EXIF orientation out of range", "");
     uint64_t bytes = (uint64_t)pw * ph * 4;
     if (prc == 0 && bytes > FUZZ_MAX_BYTES && bytes / 4 * (want ? want : pc) <= IMG_MAX_BYTES)
         return -1;
@@ -107,6 +111,11 @@ static int run_one(const uint8_t *data, size_t size) {
                    ((out.w < target || out.h < target) && (out.w != pw || out.h != ph))))
         fuzz_fail("scaled below the target or above the image", "");
     check_decoded(&out);
+    uint32_t w0 = out.w, h0 = out.h;
+    if (img_orient(&out, o, msg, sizeof msg) != 0)
+        fuzz_fail("img_orient failed", msg);
+    if (o >= 5 ? (out.w != h0 || out.h != w0) : (out.w != w0 || out.h != h0))
+        fuzz_fail("img_orient gave the wrong size", "");
     img_free(&out);
     return 0;
 }
@@ -138,6 +147,21 @@ static fuzz_seed make_seed(uint8_t ctl, uint32_t w, uint32_t h, uint32_t c, img_
     if (run_one(s.p, s.n) != 0)
         fuzz_fail("a valid seed failed", label);
     return s;
+}
+
+/** The seed `s` with an APP1 Exif segment (orientation 6) after its SOI. */
+static fuzz_seed with_exif(fuzz_seed s, const char *label) {
+    static const uint8_t app1[] = {0xff, 0xe1, 0, 34, 'E', 'x', 'i', 'f', 0,    0,    'I', 'I',
+                                   '*',  0,    8, 0,  0,   0,   1,   0,   0x12, 0x01, 3,   0,
+                                   1,    0,    0, 0,  6,   0,   0,   0,   0,    0,    0,   0};
+    fuzz_seed e = {malloc(s.n + sizeof app1), s.n + sizeof app1, label};
+    memcpy(e.p, s.p, 3); /* control byte, SOI */
+    memcpy(e.p + 3, app1, sizeof app1);
+    memcpy(e.p + 3 + sizeof app1, s.p + 3, s.n - 3);
+    free(s.p);
+    if (run_one(e.p, e.n) != 0)
+        fuzz_fail("a valid seed failed", label);
+    return e;
 }
 
 /** Inputs that decoded. */
@@ -180,13 +204,14 @@ static const fuzz_target target = {
 };
 
 int main(int argc, char **argv) {
-    fuzz_seed seeds[4] = {
+    fuzz_seed seeds[5] = {
         make_seed(0x02, 40, 24, 3, IMG_JPEG, "rgb-jpeg"),
         make_seed(0x0d, 9, 6, 1, IMG_JPEG, "gray-jpeg-scaled"),
         make_seed(0x00, 5, 4, 4, IMG_PNG, "rgba-png"),
         make_seed(0x03, 6, 3, 1, IMG_PNG, "gray-png"),
+        with_exif(make_seed(0x00, 7, 5, 3, IMG_JPEG, ""), "exif-jpeg"),
     };
-    int rc = fuzz_main(&target, argc, argv, seeds, 4);
+    int rc = fuzz_main(&target, argc, argv, seeds, 5);
     printf("fuzz_image: %lu inputs, %lu decoded, the rest rejected cleanly\n", fuzz_n_inputs, n_ok);
     img_codec_free(codec);
     return rc;

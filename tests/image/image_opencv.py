@@ -8,13 +8,17 @@ python/mxnet/recordio.py's unpack_img): identical pixels for
   libjpeg returns as CMYK and image.c converts as OpenCV does;
 - PNGs written by cv2.imwrite: 8- and 16-bit colour and gray, BGRA, decoded
   in colour, gray and unchanged (16 bits: the high byte, as OpenCV's 8-bit
-  reads).
+  reads);
+- JPEGs with EXIF orientations 1-8 (an APP1 segment written here) turned
+  upright by img_exif_orientation + img_orient as cv2.imread turns them (as
+  upstream im2rec.py reads images).
 
 OpenCV's arrays are BGR; image_tool's RGB. Usage (through
 tests/conformance/run.sh with the MXNet venv's python, which has cv2):
 image_opencv.py IMAGE_TOOL WORK_DIR.
 """
 import os
+import struct
 import subprocess
 import sys
 
@@ -43,6 +47,32 @@ def as_rgb(img):
     return img[:, :, [2, 1, 0, 3][:img.shape[2]]]
 
 
+def with_orientation(jpg, o):
+    """jpg with an APP1 Exif segment (little-endian TIFF) holding orientation o."""
+    ifd = struct.pack("<H", 1) + struct.pack("<HHIHH", 0x0112, 3, 1, o, 0) + struct.pack("<I", 0)
+    exif = b"Exif\0\0II*\0" + struct.pack("<I", 8) + ifd
+    return jpg[:2] + b"\xff\xe1" + struct.pack(">H", len(exif) + 2) + exif + jpg[2:]
+
+
+def check_orientations(base):
+    failures = 0
+    jpg = cv2.imencode(".jpg", base)[1].tobytes()
+    for o in range(1, 9):
+        path = os.path.join(WORK, "o%d.jpg" % o)
+        with open(path, "wb") as f:
+            f.write(with_orientation(jpg, o))
+        out = os.path.join(WORK, "up.raw")
+        r = subprocess.run([TOOL, "upright", path, "3", out], capture_output=True, text=True,
+                           check=True).stdout.split()
+        got = np.fromfile(out, np.uint8).reshape(int(r[1]), int(r[0]), 3)
+        want = as_rgb(cv2.imread(path))
+        ok = r[3] == str(o) and got.shape == want.shape and np.array_equal(got, want)
+        print("%s EXIF orientation %d: read %s, upright %s vs cv2.imread's %s"
+              % ("ok  " if ok else "FAIL", o, r[3], got.shape, want.shape))
+        failures += not ok
+    return failures
+
+
 def main():
     if not all(os.path.exists(p) for p in PHOTOS):
         print("skipped: the mate-backgrounds photos are absent (apt-get install mate-backgrounds)")
@@ -58,7 +88,7 @@ def main():
     for name, img in pngs.items():
         files.append(os.path.join(WORK, name + ".png"))
         cv2.imwrite(files[-1], img)
-    failures = 0
+    failures = check_orientations(base)
     for path in files:
         for flag, channels in ((cv2.IMREAD_COLOR, 3), (cv2.IMREAD_GRAYSCALE, 1),
                                (cv2.IMREAD_UNCHANGED, 0)):

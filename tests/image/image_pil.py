@@ -17,6 +17,8 @@ independent decoders: PIL (Debian's python3-pil) and libjpeg's djpeg.
   fixed point and renormalises the window cut by the edge, stb computes in
   float and replicates the edge pixel), area at an integer ratio within 1
   of the block means, nearest identical to OpenCV's floor(x * cw / w).
+- img_exif_orientation + img_orient: JPEGs with EXIF orientations 1-8 (written
+  by PIL, big- and little-endian TIFF) come out as PIL's ImageOps.exif_transpose.
 - img_encode: PNG read back by PIL identical; JPEG at quality 95 read by PIL
   and djpeg identically to img_decode, with PSNR >= 40 dB against the source.
 
@@ -31,7 +33,7 @@ import sys
 import zlib
 
 try:
-    from PIL import Image, ImageChops, ImageStat
+    from PIL import Image, ImageChops, ImageOps, ImageStat
 except ImportError:
     print("skipped: this Python cannot import PIL (Debian: apt-get install python3-pil)")
     sys.exit(77)
@@ -242,6 +244,31 @@ def resize_checks():
               "%s: a region of the output's size is a copy" % name)
 
 
+def exif_checks():
+    base = Image.open(PHOTOS[1]).convert("RGB").resize((24, 16))
+    for o in range(1, 9):
+        for endian in ("<", ">"):
+            exif = Image.Exif()
+            exif[0x0112] = o
+            exif[0x010F] = "mxk"  # a tag before the orientation
+            src = path("o%d.jpg" % o)
+            base.save(src, quality=95, exif=exif.tobytes(0) if endian == "<" else exif_be(o))
+            r = tool("upright", src, 3, path("up.raw"))
+            w, h = int(r[0]), int(r[1])
+            with open(path("up.raw"), "rb") as f:
+                got = Image.frombytes("RGB", (w, h), f.read())
+            want = ImageOps.exif_transpose(Image.open(src)).convert("RGB")
+            check(r[3] == str(o) and same(got, want),
+                  "EXIF orientation %d (%s): read %s, upright == PIL exif_transpose" % (o, endian, r[3]))
+
+
+def exif_be(o):
+    """A big-endian ("MM") EXIF block: IFD0 with Make, then the orientation."""
+    ifd = struct.pack(">H", 2) + struct.pack(">HHI4s", 0x010F, 2, 4, b"mxk\0")
+    ifd += struct.pack(">HHIHH", 0x0112, 3, 1, o, 0) + struct.pack(">I", 0)
+    return b"Exif\0\0MM\0*" + struct.pack(">I", 8) + ifd
+
+
 def encode_checks():
     photo = pil_draft(PHOTOS[0], "RGB", (640, 400))
     for im in (photo, photo.convert("L"), photo.convert("RGBA")):
@@ -270,6 +297,7 @@ def main():
     jpeg_checks()
     png_checks()
     resize_checks()
+    exif_checks()
     encode_checks()
     print("%d failure(s)" % failures)
     sys.exit(1 if failures else 0)

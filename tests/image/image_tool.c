@@ -3,6 +3,8 @@
  * image_pil.py, which compares what they give with PIL and djpeg.
  *
  *   image_tool decode IN CHANNELS MIN_W MIN_H OUT.raw    prints "W H C"
+ *   image_tool upright IN CHANNELS OUT.raw     decode, then img_orient by the
+ *                                              EXIF orientation: "W H C O"
  *   image_tool probe IN                                  prints "FMT W H C"
  *   image_tool resize IN.raw W H C X0 Y0 CW CH OW OH FILTER OUT.raw
  *   image_tool encode IN.raw W H C jpg|png QUALITY OUT
@@ -72,6 +74,20 @@ static int run(int argc, char **argv, img_codec *cx, char *msg, size_t cap) {
             return -1;
         spill(argv[6], im.pix, (size_t)im.w * im.h * im.c);
         printf("%u %u %u\n", im.w, im.h, im.c);
+        img_free(&im);
+        return 0;
+    }
+    if (strcmp(cmd, "upright") == 0 && argc == 5) {
+        size_t len;
+        uint8_t *data = slurp(argv[2], &len);
+        img_image im;
+        int o = img_exif_orientation(data, len);
+        int rc = img_decode(cx, data, len, (uint32_t)atoi(argv[3]), 0, 0, &im, msg, cap);
+        free(data);
+        if (rc != 0 || img_orient(&im, o, msg, cap) != 0)
+            return -1;
+        spill(argv[4], im.pix, (size_t)im.w * im.h * im.c);
+        printf("%u %u %u %d\n", im.w, im.h, im.c, o);
         img_free(&im);
         return 0;
     }

@@ -272,6 +272,34 @@ static void test_encode_and_resize_errors(void) {
     img_free(&two);
 }
 
+static void test_exif(void) {
+    /* SOI, APP1 "Exif" with a little-endian TIFF whose IFD0 holds orientation 6 */
+    uint8_t jpg[] = {0xff, 0xd8, 0xff, 0xe1, 0, 34, 'E', 'x', 'i',  'f',  0,    0,   'I', 'I',
+                     '*',  0,    8,    0,    0, 0,  1,   0,   0x12, 0x01, 3,    0,   1,   0,
+                     0,    0,    6,    0,    0, 0,  0,   0,   0,    0,    0xff, 0xd9};
+    CHECK_EQ_INT(img_exif_orientation(jpg, sizeof jpg), 6);
+    CHECK_EQ_INT(img_exif_orientation(jpg, 30), 1); /* segment cut: not read */
+    jpg[30] = 9;                                    /* out of range */
+    CHECK_EQ_INT(img_exif_orientation(jpg, sizeof jpg), 1);
+    jpg[30] = 8;
+    jpg[16] = 200; /* IFD0 past the segment */
+    CHECK_EQ_INT(img_exif_orientation(jpg, sizeof jpg), 1);
+    jpg[16] = 8;
+    jpg[5] = 200; /* segment longer than the file */
+    CHECK_EQ_INT(img_exif_orientation(jpg, sizeof jpg), 1);
+    CHECK_EQ_INT(img_exif_orientation(jpg, 0), 1);
+    /* rotate 90 clockwise (6): row r of the 3 x 2 input becomes column 1 - r */
+    img_image im = pattern(3, 2, 1);
+    const uint8_t a[6] = {im.pix[0], im.pix[1], im.pix[2], im.pix[3], im.pix[4], im.pix[5]};
+    CHECK(img_orient(&im, 6, msg, sizeof msg) == 0);
+    const uint8_t want6[6] = {a[3], a[0], a[4], a[1], a[5], a[2]};
+    CHECK(im.w == 2 && im.h == 3 && memcmp(im.pix, want6, 6) == 0);
+    CHECK(img_orient(&im, 8, msg, sizeof msg) == 0); /* and back */
+    CHECK(im.w == 3 && im.h == 2 && memcmp(im.pix, a, 6) == 0);
+    CHECK(img_orient(&im, 1, msg, sizeof msg) == 0 && memcmp(im.pix, a, 6) == 0);
+    img_free(&im);
+}
+
 int main(void) {
     cx = img_codec_new();
     MXK_RUN(test_png_round_trip);
@@ -279,6 +307,7 @@ int main(void) {
     MXK_RUN(test_resize_closed_forms);
     MXK_RUN(test_decode_errors);
     MXK_RUN(test_encode_and_resize_errors);
+    MXK_RUN(test_exif);
     img_codec_free(cx);
     return MXK_TEST_EXIT();
 }

@@ -67,34 +67,15 @@ int img_orient(img_image *im, int orientation, char *msg, size_t cap) {
             snprintf(msg, cap, "out of memory");
         return -1;
     }
-    int swap = orientation >= 5;
-    size_t ow = swap ? h : w;
+    /* 5-8 transpose; then 2, 3, 6, 7 mirror the columns, 3, 4, 7, 8 the rows */
+    int swap = orientation >= 5, flip_x = (0xcc >> orientation) & 1,
+        flip_y = (0x198 >> orientation) & 1;
+    size_t ow = swap ? h : w, oh = swap ? w : h;
     for (size_t y = 0; y < h; y++) {
         for (size_t x = 0; x < w; x++) {
-            size_t ox, oy; /* where source pixel (x, y) lands */
-            switch (orientation) {
-            case 2:
-                ox = w - 1 - x, oy = y;
-                break;
-            case 3:
-                ox = w - 1 - x, oy = h - 1 - y;
-                break;
-            case 4:
-                ox = x, oy = h - 1 - y;
-                break;
-            case 5:
-                ox = y, oy = x;
-                break;
-            case 6:
-                ox = h - 1 - y, oy = x;
-                break;
-            case 7:
-                ox = h - 1 - y, oy = w - 1 - x;
-                break;
-            default:
-                ox = y, oy = w - 1 - x;
-                break; /* 8 */
-            }
+            size_t ox = swap ? y : x, oy = swap ? x : y; /* where pixel (x, y) lands */
+            ox = flip_x ? ow - 1 - ox : ox;
+            oy = flip_y ? oh - 1 - oy : oy;
             memcpy(out + (oy * ow + ox) * c, im->pix + (y * w + x) * c, c);
         }
     }

@@ -63,31 +63,23 @@ static img_image load_raw(const char *path, const char *w, const char *h, const 
 
 static int run(int argc, char **argv, img_codec *cx, char *msg, size_t cap) {
     const char *cmd = argv[1];
-    if (strcmp(cmd, "decode") == 0 && argc == 7) {
-        size_t len;
-        uint8_t *data = slurp(argv[2], &len);
-        img_image im;
-        int rc = img_decode(cx, data, len, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]),
-                            (uint32_t)atoi(argv[5]), &im, msg, cap);
-        free(data);
-        if (rc != 0)
-            return -1;
-        spill(argv[6], im.pix, (size_t)im.w * im.h * im.c);
-        printf("%u %u %u\n", im.w, im.h, im.c);
-        img_free(&im);
-        return 0;
-    }
-    if (strcmp(cmd, "upright") == 0 && argc == 5) {
+    int upright = strcmp(cmd, "upright") == 0 && argc == 5;
+    if ((strcmp(cmd, "decode") == 0 && argc == 7) || upright) {
         size_t len;
         uint8_t *data = slurp(argv[2], &len);
         img_image im;
         int o = img_exif_orientation(data, len);
-        int rc = img_decode(cx, data, len, (uint32_t)atoi(argv[3]), 0, 0, &im, msg, cap);
+        uint32_t min_w = upright ? 0 : (uint32_t)atoi(argv[4]),
+                 min_h = upright ? 0 : (uint32_t)atoi(argv[5]);
+        int rc = img_decode(cx, data, len, (uint32_t)atoi(argv[3]), min_w, min_h, &im, msg, cap);
         free(data);
-        if (rc != 0 || img_orient(&im, o, msg, cap) != 0)
+        if (rc != 0 || (upright && img_orient(&im, o, msg, cap) != 0))
             return -1;
-        spill(argv[4], im.pix, (size_t)im.w * im.h * im.c);
-        printf("%u %u %u %d\n", im.w, im.h, im.c, o);
+        spill(argv[argc - 1], im.pix, (size_t)im.w * im.h * im.c);
+        printf("%u %u %u", im.w, im.h, im.c);
+        if (upright)
+            printf(" %d", o);
+        printf("\n");
         img_free(&im);
         return 0;
     }

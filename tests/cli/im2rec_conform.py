@@ -7,7 +7,8 @@ the mxnet wheel as mxnet/tools/im2rec.py) and python/mxnet/recordio.py:
 - --pass-through (with and without --pack-label): byte-identical .rec and .idx;
 - a .rec packed by mxk (PNG) reads in MXNet: MXIndexedRecordIO + unpack_img give
   the list's labels and ids and the source images' pixels (cv2.imread), within
-  1 of cv2.resize's after --resize (upscaling) and --center-crop, and
+  1 of cv2.resize's after --resize (upscaling) and --center-crop, turned by
+  the JPEG's EXIF orientation as cv2.imread turns it (--color 1, 0; not -1), and
   mx.io.ImageRecordIter yields the same pixels and labels;
 - a .rec written by MXNet (pack_img, JPEG and PNG, multi-label headers) and one
   packed by im2rec.py pass `mxk rec verify`, and `mxk rec ls --json` shows
@@ -19,6 +20,7 @@ tests/conformance/run.sh, which skips without the venv).
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -168,6 +170,29 @@ def main():
             check(img.shape == ref.shape, "%s %s: shape %s vs %s" % (name, path, img.shape, ref.shape))
             diff = np.abs(img.astype(int) - ref.astype(int)).max()
             check(diff <= 1, "%s %s: pixels differ from cv2.resize by %d" % (name, path, diff))
+        r.close()
+
+    # EXIF orientation: --color 1 and 0 turn the image as cv2.imread does, -1
+    # (IMREAD_UNCHANGED) keeps the stored pixels
+    exif = os.path.join(WORK, "exif")
+    os.makedirs(exif)
+    src = open(os.path.join(root, "cat", "cat2.jpg"), "rb").read()  # 18 x 14
+    with open(os.path.join(exif, "p.lst"), "w") as f:
+        for o in range(1, 9):
+            ifd = struct.pack("<2sHI", b"II", 42, 8) + struct.pack("<HHHIHHI", 1, 0x0112, 3, 1, o, 0, 0)
+            app1 = b"Exif\0\0" + ifd
+            data = src[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + src[2:]
+            open(os.path.join(exif, "o%d.jpg" % o), "wb").write(data)
+            f.write("%d\t%d\to%d.jpg\n" % (o, o, o))
+    for color, flag in [("1", cv2.IMREAD_COLOR), ("0", cv2.IMREAD_GRAYSCALE), ("-1", cv2.IMREAD_UNCHANGED)]:
+        mxk(["im2rec", os.path.join(exif, "p"), exif, "--encoding", ".png", "--color", color], exif)
+        r = mx.recordio.MXIndexedRecordIO(os.path.join(exif, "p.idx"), os.path.join(exif, "p.rec"), "r")
+        for o in range(1, 9):
+            h, img = mx.recordio.unpack_img(r.read_idx(o), -1)
+            ref = cv2.imread(os.path.join(exif, "o%d.jpg" % o), flag)
+            check(img.shape == ref.shape, "orientation %d, --color %s: %s vs %s" % (o, color, img.shape, ref.shape))
+            diff = np.abs(img.astype(int) - ref.astype(int)).max()
+            check(diff <= 1, "orientation %d, --color %s: pixels differ by %d" % (o, color, diff))
         r.close()
 
     # ImageRecordIter over same-size records (centre crop, short side 8)

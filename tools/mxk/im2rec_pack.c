@@ -14,13 +14,16 @@
  * (INDEX, offset) are written in list order through mxk_recordio_indexed_open,
  * so the files appear complete or not at all.
  *
+ * As cv2.imread, --color 1 and 0 turn a JPEG upright by its EXIF orientation
+ * (img_exif_orientation); -1 (IMREAD_UNCHANGED) keeps the stored pixels.
+ *
  * Differences from upstream, deliberate: a malformed list line (fewer than
  * three fields, an index that is not a non-negative integer, a label that is
  * not a number) is an error naming the file and line, where read_list prints
  * it and goes on; with --pack-label every line must have the same number of
  * labels (ImageRecordIter's label_width is one number); the lists are taken in
  * name order, not os.listdir's; pixels differ from OpenCV's within the
- * resampling's tolerance (image.h), and EXIF orientation is not applied.
+ * resampling's tolerance (image.h).
  *
  * --num-thread workers decode and encode; the main thread writes. A worker
  * takes the next list entry only while it is fewer than PACK_WINDOW_PER_THREAD *
@@ -107,6 +110,11 @@ static int transform(const im2rec_opts *o, img_codec *cx, const uint8_t *data, s
     uint32_t channels = o->color == 1 ? 3 : o->color == 0 ? 1 : 0;
     if (img_decode(cx, data, size, channels, 0, 0, &im, msg, cap) != 0)
         return -1;
+    /* cv2.imread turns the image upright unless it reads it unchanged (-1) */
+    if (o->color != -1 && img_orient(&im, img_exif_orientation(data, size), msg, cap) != 0) {
+        img_free(&im);
+        return -1;
+    }
     uint32_t x0 = 0, y0 = 0, cw = im.w, ch = im.h;
     if (o->center_crop) {
         if (im.h > im.w) {

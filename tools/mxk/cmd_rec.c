@@ -440,8 +440,9 @@ static int run_rec(const cli_command *self, const cli_globals *g, int argc, char
 const cli_command cli_cmd_rec = {
     .name = "rec",
     .summary = "list, extract and check the records of a RecordIO file (.rec)",
-    .usage = "mxk rec ls|cat|verify FILE.rec [--idx FILE.idx] [--index K | --offset O] "
-             "[--output FILE] [--json]",
+    .usage = "mxk rec ls FILE.rec [--idx IDX] [--json]\n"
+             "       mxk rec cat FILE.rec --index K|--offset O [-o FILE] [--json]\n"
+             "       mxk rec verify FILE.rec [--idx IDX] [--json]",
     .help = "Inspects a RecordIO file of images, as written by 'mxk im2rec', MXNet's\n"
             "tools/im2rec.py or mx.recordio.MXIndexedRecordIO with pack_img. The index\n"
             "FILE.idx beside FILE.rec ('KEY<TAB>OFFSET' lines) is used when it exists.\n"

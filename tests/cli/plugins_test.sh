@@ -96,7 +96,8 @@ option_prefixes)
 documented_options)
     # every long option a command's --help documents gets past the option parser
     # (the unknown option after it is what is reported)
-    for cmd in plugins op ndarray symbol opcheck crosscheck train score predict demo version; do
+    for cmd in plugins op ndarray symbol opcheck crosscheck train score predict im2rec rec demo \
+        version; do
         "$MXK" "$cmd" --help >"$OUT" 2>"$ERR" || fail "mxk $cmd --help failed"
         opts=$(sed -n 's/^  \(-[a-z], \)\{0,1\}\(--[a-z0-9-]*\)\( [^ ]\)\{0,1\}.*/\2\3/p' "$OUT" |
             sed 's/ ./=1/')

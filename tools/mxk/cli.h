@@ -72,6 +72,8 @@ extern const cli_command cli_cmd_score;
 extern const cli_command cli_cmd_predict;
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_plot;
+extern const cli_command cli_cmd_im2rec;
+extern const cli_command cli_cmd_rec;
 
 /* ------------------------------------------------------------------------- */
 /* options.c: command-line parsing helpers                                   */

@@ -35,15 +35,15 @@ for f in "$photos"/*.jpg; do
     done
     k=$((k + 1))
 done
-$MXK im2rec --resize 256 --quality 95 --num-thread 2 --no-progress "$tmp/photos" "$photos" >/dev/null
+$MXK im2rec --resize 256 --quality 95 --num-thread 2 "$tmp/photos" "$photos" >/dev/null
 for set in test train; do
     "$build/bin/fmnist_export" "$fm/$([ $set = test ] && echo t10k || echo train)-images-idx3-ubyte.gz" \
         "$fm/$([ $set = test ] && echo t10k || echo train)-labels-idx1-ubyte.gz" "$tmp/$set" png
     $MXK im2rec --list --recursive --no-shuffle "$tmp/fm_$set" "$tmp/$set" >/dev/null
-    $MXK im2rec --color 0 --encoding .png --num-thread 2 --no-progress "$tmp/fm_$set" "$tmp/$set" >/dev/null
+    $MXK im2rec --color 0 --encoding .png --num-thread 2 "$tmp/fm_$set" "$tmp/$set" >/dev/null
 done
 cp "$tmp/fm_test.lst" "$tmp/fm_jpg.lst"
-$MXK im2rec --color 0 --encoding .jpg --quality 95 --num-thread 2 --no-progress "$tmp/fm_jpg" "$tmp/test" >/dev/null
+$MXK im2rec --color 0 --encoding .jpg --quality 95 --num-thread 2 "$tmp/fm_jpg" "$tmp/test" >/dev/null
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 ips() { grep -o '"images_per_sec": [0-9.]*' "$1" | sed 's/.*: //' | median; }

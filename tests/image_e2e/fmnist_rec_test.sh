@@ -21,22 +21,23 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
-"$EXPORT" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" train png ||
+"$EXPORT" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" img_train png ||
     fail "export of the training set"
-"$EXPORT" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" test png ||
+"$EXPORT" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" img_test png ||
     fail "export of the test set"
 for set in train test; do
-    "$MXK" --config-dir "$CONF" im2rec --list --recursive "$set" "$set" || fail "im2rec --list $set"
+    "$MXK" --config-dir "$CONF" im2rec --list --recursive "$set" "img_$set" || fail "im2rec --list $set"
     [ "$(wc -l <"$set.lst")" -eq "$([ $set = train ] && echo 60000 || echo 10000)" ] ||
         fail "$set.lst has $(wc -l <"$set.lst") lines"
-    "$MXK" --config-dir "$CONF" im2rec --color 0 --encoding .png --num-thread 2 --no-progress \
-        "$set" "$set" || fail "im2rec pack $set"
+    "$MXK" --config-dir "$CONF" im2rec --color 0 --encoding .png --num-thread 2 \
+        "$set" "img_$set" || fail "im2rec pack $set"
+    rm -rf "img_$set" # 70000 small files: gone once packed
 done
 # accuracy NAME ARGS...: trains LeNet with ARGS, prints the last validation accuracy
 accuracy() {
     name=$1
     shift
-    "$MXK" --config-dir "$CONF" --json train --network lenet --num-epochs $EPOCHS --no-progress \
+    "$MXK" --config-dir "$CONF" --json train --network lenet --num-epochs $EPOCHS \
         "$@" >"$name.json" 2>"$name.log" || fail "training on $name: $(tail -n 3 "$name.log")"
     tail -n 1 "$name.json" | sed -n 's/.*"validation": {"accuracy": \([0-9.]*\)}.*/\1/p'
 }

@@ -148,6 +148,8 @@ static void run_mnist(const char *images, const char *labels) {
 }
 
 int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "decode") != 0)
+        ok(mxk_init(NULL), "init"); /* the config dir's plugins: io-recordio */
     if (argc >= 6 && strcmp(argv[1], "iter") == 0)
         run_iter(argv[2], argv[3], argv[4], argv[5], argc > 6 ? argv[6] : "4");
     else if (argc == 4 && strcmp(argv[1], "decode") == 0)

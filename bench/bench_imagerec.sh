@@ -13,7 +13,7 @@ set -eu
 build=${1:?usage: bench_imagerec.sh BUILD_DIR [MXNET_PYTHON] [ROUNDS] [REPEAT]}
 py=${2:-V/bin/python}
 rounds=${3:-3}
-repeat=${4:-20}
+repeat=${4:-50}
 here=$(cd "$(dirname "$0")" && pwd)
 photos=/usr/share/backgrounds/mate/nature
 fm=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}

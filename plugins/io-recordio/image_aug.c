@@ -6,6 +6,7 @@
 #include "image_aug.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,14 +62,26 @@ static img_filter pick_filter(const aug_params *p, uint32_t ow, uint32_t oh, uin
     return cv_order[m >= 0 && m <= 4 ? m : 1];
 }
 
-/** Replaces *im by its region (x0, y0, cw, ch) resampled to w x h. */
-static int resize_to(img_image *im, uint32_t x0, uint32_t y0, uint32_t cw, uint32_t ch, uint32_t w,
+/** The image a step works on: the decoded one (not owned) or one a step made. */
+typedef struct work {
+    img_image own;        /**< pixels made by a step (owned), or empty */
+    const img_image *cur; /**< the current image: the source or &own */
+} work;
+
+/** Makes `next` (owned) the current image. */
+static void work_set(work *wk, img_image *next) {
+    img_free(&wk->own);
+    wk->own = *next;
+    wk->cur = &wk->own;
+}
+
+/** Replaces the current image by its region (x0, y0, cw, ch) resampled to w x h. */
+static int resize_to(work *wk, uint32_t x0, uint32_t y0, uint32_t cw, uint32_t ch, uint32_t w,
                      uint32_t h, img_filter f, char *msg, size_t cap) {
     img_image out = {0};
-    if (img_resize(im, x0, y0, cw, ch, w, h, f, &out, msg, cap) != 0)
+    if (img_resize(wk->cur, x0, y0, cw, ch, w, h, f, &out, msg, cap) != 0)
         return -1;
-    img_free(im);
-    *im = out;
+    work_set(wk, &out);
     return 0;
 }
 
@@ -89,8 +102,9 @@ static int img_filled(img_image *im, uint32_t w, uint32_t h, uint32_t c, int32_t
  * cv::warpAffine(src, dst, M, (nw, nh), bilinear, BORDER_CONSTANT fill): each
  * output pixel samples the input at M^-1 (x, y), outside pixels being `fill`.
  */
-static int warp_affine(img_image *im, const float M[6], uint32_t nw, uint32_t nh, int32_t fill,
+static int warp_affine(work *wk, const float M[6], uint32_t nw, uint32_t nh, int32_t fill,
                        char *msg, size_t cap) {
+    const img_image *im = wk->cur;
     img_image out;
     if (img_filled(&out, nw, nh, im->c, fill, msg, cap) != 0)
         return -1;
@@ -120,13 +134,13 @@ static int warp_affine(img_image *im, const float M[6], uint32_t nw, uint32_t nh
                 }
             }
     }
-    img_free(im);
-    *im = out;
+    work_set(wk, &out);
     return 0;
 }
 
 /** The rotate / random scale / aspect ratio step of upstream's Process (its M and size). */
-static int random_warp(const aug_params *p, img_image *im, aug_rng *rng, char *msg, size_t cap) {
+static int random_warp(const aug_params *p, work *wk, aug_rng *rng, char *msg, size_t cap) {
+    const img_image *im = wk->cur;
     float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
     int angle = (int)aug_rng_int(rng, -p->max_rotate_angle, p->max_rotate_angle);
     float a = (float)cos(angle / 180.0 * M_PI), b = (float)sin(angle / 180.0 * M_PI);
@@ -146,30 +160,30 @@ static int random_warp(const aug_params *p, img_image *im, aug_rng *rng, char *m
                  (unsigned)im->w, (unsigned)im->h);
         return -1;
     }
-    return warp_affine(im, M, (uint32_t)nw, (uint32_t)nh, p->fill_value, msg, cap);
+    return warp_affine(wk, M, (uint32_t)nw, (uint32_t)nh, p->fill_value, msg, cap);
 }
 
 /** cv::copyMakeBorder with a constant: `pad` pixels of fill_value on each side. */
-static int pad_image(img_image *im, uint32_t pad, int32_t fill, char *msg, size_t cap) {
+static int pad_image(work *wk, uint32_t pad, int32_t fill, char *msg, size_t cap) {
+    const img_image *im = wk->cur;
     img_image out;
     if (img_filled(&out, im->w + 2 * pad, im->h + 2 * pad, im->c, fill, msg, cap) != 0)
         return -1;
     for (uint32_t y = 0; y < im->h; y++)
         memcpy(out.pix + (((size_t)(y + pad) * out.w) + pad) * im->c,
                im->pix + (size_t)y * im->w * im->c, (size_t)im->w * im->c);
-    img_free(im);
-    *im = out;
+    work_set(wk, &out);
     return 0;
 }
 
 /** Upstream's random_resized_crop: 10 tries of (area, ratio, swap); 1 when it cropped. */
-static int random_resized_crop(const aug_params *p, img_image *im, aug_rng *rng, char *msg,
-                               size_t cap) {
+static int random_resized_crop(const aug_params *p, work *wk, aug_rng *rng, char *msg, size_t cap) {
     float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
     if (p->max_random_area == 1.0f && p->min_random_area == 1.0f && lo_ratio == 1.0f &&
         hi_ratio == 1.0f)
         return 0;
-    float area = (float)im->w * (float)im->h;
+    uint32_t w = wk->cur->w, h = wk->cur->h;
+    float area = (float)w * (float)h;
     for (int i = 0; i < 10; i++) {
         float ra =
             p->min_random_area + aug_rng_uniform(rng) * (p->max_random_area - p->min_random_area);
@@ -181,44 +195,52 @@ static int random_resized_crop(const aug_params *p, img_image *im, aug_rng *rng,
             ya = xa;
             xa = t;
         }
-        if (ya >= 1 && xa >= 1 && ya <= (long)im->h && xa <= (long)im->w) {
-            uint32_t y = (uint32_t)aug_rng_int(rng, 0, (long)im->h - ya);
-            uint32_t x = (uint32_t)aug_rng_int(rng, 0, (long)im->w - xa);
+        if (ya >= 1 && xa >= 1 && ya <= (long)h && xa <= (long)w) {
+            uint32_t y = (uint32_t)aug_rng_int(rng, 0, (long)h - ya);
+            uint32_t x = (uint32_t)aug_rng_int(rng, 0, (long)w - xa);
             img_filter f = pick_filter(p, (uint32_t)xa, (uint32_t)ya, p->w, p->h, rng);
-            return resize_to(im, x, y, (uint32_t)xa, (uint32_t)ya, p->w, p->h, f, msg, cap) ? -1
+            return resize_to(wk, x, y, (uint32_t)xa, (uint32_t)ya, p->w, p->h, f, msg, cap) ? -1
                                                                                             : 1;
         }
     }
     return 0;
 }
 
-/** The plain crop: upscale a side shorter than the output, then crop (random or centred). */
-static int crop(const aug_params *p, img_image *im, aug_rng *rng, char *msg, size_t cap) {
+/**
+ * The plain crop: upscales a side shorter than the output, then picks the
+ * window (random or centred) at (*x0, *y0) of the current image.
+ */
+static int crop(const aug_params *p, work *wk, aug_rng *rng, uint32_t *x0, uint32_t *y0, char *msg,
+                size_t cap) {
+    const img_image *im = wk->cur;
     img_filter f = pick_filter(p, im->w, im->h, p->w, p->h, rng);
     if (im->h < p->h) {
         uint32_t nw = (uint32_t)((float)p->h / (float)im->h * (float)im->w);
-        if (resize_to(im, 0, 0, im->w, im->h, nw, p->h, f, msg, cap) != 0)
+        if (resize_to(wk, 0, 0, im->w, im->h, nw, p->h, f, msg, cap) != 0)
             return -1;
+        im = wk->cur;
     }
     if (im->w < p->w) {
         uint32_t nh = (uint32_t)((float)p->w / (float)im->w * (float)im->h);
-        if (resize_to(im, 0, 0, im->w, im->h, p->w, nh, f, msg, cap) != 0)
+        if (resize_to(wk, 0, 0, im->w, im->h, p->w, nh, f, msg, cap) != 0)
             return -1;
+        im = wk->cur;
     }
     if (im->h < p->h || im->w < p->w) {
         snprintf(msg, cap, "image of %u x %u is smaller than the %u x %u output", (unsigned)im->w,
                  (unsigned)im->h, (unsigned)p->w, (unsigned)p->h);
         return -1;
     }
-    uint32_t y = im->h - p->h, x = im->w - p->w;
+    *y0 = im->h - p->h;
+    *x0 = im->w - p->w;
     if (p->rand_crop) {
-        y = (uint32_t)aug_rng_int(rng, 0, y);
-        x = (uint32_t)aug_rng_int(rng, 0, x);
+        *y0 = (uint32_t)aug_rng_int(rng, 0, *y0);
+        *x0 = (uint32_t)aug_rng_int(rng, 0, *x0);
     } else {
-        y /= 2;
-        x /= 2;
+        *y0 /= 2;
+        *x0 /= 2;
     }
-    return resize_to(im, x, y, p->w, p->h, p->w, p->h, IMG_NEAREST, msg, cap);
+    return 0;
 }
 
 /** Gray level of pixel `px` (OpenCV's fixed-point RGB2GRAY on R, G, B; gray images: itself). */
@@ -285,23 +307,30 @@ static void pca_noise(const aug_params *p, img_image *im, aug_rng *rng) {
         }
 }
 
-/** ProcessImage: HWC -> CHW with mirror and, for float, (pixel - mean) * mult. */
-static void write_out(const aug_params *p, const img_image *im, int mirror, void *out) {
-    size_t plane = (size_t)p->h * p->w;
+/**
+ * ProcessImage: the h x w window at (x0, y0) of `im`, HWC -> CHW, mirrored or
+ * not, raw (uint8) or (pixel - mean) * mult (float32).
+ */
+static void write_out(const aug_params *p, const img_image *im, uint32_t x0, uint32_t y0,
+                      int mirror, void *out) {
+    size_t plane = (size_t)p->h * p->w, c = im->c;
     for (uint32_t k = 0; k < p->c; k++)
-        for (uint32_t y = 0; y < p->h; y++)
-            for (uint32_t x = 0; x < p->w; x++) {
-                uint32_t ox = mirror ? p->w - 1 - x : x;
-                size_t o = k * plane + (size_t)y * p->w + ox;
-                uint8_t v = im->pix[((size_t)y * p->w + x) * p->c + k];
-                if (p->out_uint8) {
-                    ((uint8_t *)out)[o] = v;
-                } else {
-                    float m =
-                        p->mean_img ? p->mean_img[k * plane + (size_t)y * p->w + x] : p->mean[k];
-                    ((float *)out)[o] = ((float)v - m) * p->mult[k];
-                }
+        for (uint32_t y = 0; y < p->h; y++) {
+            const uint8_t *s = im->pix + ((size_t)(y0 + y) * im->w + x0) * c + k;
+            size_t o = k * plane + (size_t)y * p->w;
+            ptrdiff_t step = mirror ? -1 : 1;
+            if (mirror)
+                o += p->w - 1;
+            if (p->out_uint8) {
+                uint8_t *d = (uint8_t *)out + o;
+                for (uint32_t x = 0; x < p->w; x++, d += step)
+                    *d = s[x * c];
+            } else {
+                float *d = (float *)out + o, m = p->mean[k], mult = p->mult[k];
+                for (uint32_t x = 0; x < p->w; x++, d += step)
+                    *d = ((float)s[x * c] - m) * mult;
             }
+        }
 }
 
 void aug_decode_hint(const aug_params *p, uint32_t w, uint32_t h, uint32_t *min_w,
@@ -316,36 +345,42 @@ void aug_decode_hint(const aug_params *p, uint32_t w, uint32_t h, uint32_t *min_
 
 int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint32_t orig_h,
                 aug_rng *rng, void *out, char *msg, size_t cap) {
-    img_image im = {0};
+    work wk = {{0}, src};
     int rc = -1;
-    uint32_t nw, nh;
+    uint32_t nw, nh, x0 = 0, y0 = 0;
     aug_decode_hint(p, orig_w, orig_h, &nw, &nh);
-    if (nw == 0) {
-        nw = src->w;
-        nh = src->h;
-    }
-    /* The resize, or a copy to work on. */
     img_filter f = pick_filter(p, orig_w, orig_h, nw, nh, rng);
-    if (img_resize(src, 0, 0, src->w, src->h, nw, nh, f, &im, msg, cap) != 0)
-        return -1;
+    if (nw != 0 && (nw != src->w || nh != src->h) &&
+        resize_to(&wk, 0, 0, src->w, src->h, nw, nh, f, msg, cap) != 0)
+        goto done;
     float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
     if ((p->max_rotate_angle > 0 || p->max_random_scale != 1.0f || p->min_random_scale != 1.0f ||
          (!p->random_resized_crop && (lo_ratio != 1.0f || hi_ratio != 1.0f))) &&
-        random_warp(p, &im, rng, msg, cap) != 0)
+        random_warp(p, &wk, rng, msg, cap) != 0)
         goto done;
-    if (p->pad > 0 && pad_image(&im, (uint32_t)p->pad, p->fill_value, msg, cap) != 0)
+    if (p->pad > 0 && pad_image(&wk, (uint32_t)p->pad, p->fill_value, msg, cap) != 0)
         goto done;
-    int cropped = p->random_resized_crop ? random_resized_crop(p, &im, rng, msg, cap) : 0;
-    if (cropped < 0 || (!cropped && crop(p, &im, rng, msg, cap) != 0))
+    int cropped = p->random_resized_crop ? random_resized_crop(p, &wk, rng, msg, cap) : 0;
+    if (cropped < 0 || (!cropped && crop(p, &wk, rng, &x0, &y0, msg, cap) != 0))
         goto done;
-    if (p->brightness > 0 || p->contrast > 0 || p->saturation > 0)
-        color_jitter(p, &im, rng);
-    if (p->pca_noise > 0)
-        pca_noise(p, &im, rng);
+    int jitter = p->brightness > 0 || p->contrast > 0 || p->saturation > 0;
+    if (jitter || p->pca_noise > 0) { /* on a copy of the window */
+        if ((wk.cur->w != p->w || wk.cur->h != p->h) &&
+            resize_to(&wk, x0, y0, p->w, p->h, p->w, p->h, IMG_NEAREST, msg, cap) != 0)
+            goto done;
+        if (wk.cur != &wk.own && resize_to(&wk, 0, 0, p->w, p->h, p->w, p->h, IMG_NEAREST, msg,
+                                           cap) != 0) /* still the source: copy it */
+            goto done;
+        x0 = y0 = 0;
+        if (jitter)
+            color_jitter(p, &wk.own, rng);
+        if (p->pca_noise > 0)
+            pca_noise(p, &wk.own, rng);
+    }
     int mirror = p->rand_mirror && aug_rng_uniform(rng) < 0.5f;
-    write_out(p, &im, mirror, out);
+    write_out(p, wk.cur, x0, y0, mirror, out);
     rc = 0;
 done:
-    img_free(&im);
+    img_free(&wk.own);
     return rc;
 }

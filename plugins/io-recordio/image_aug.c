@@ -327,8 +327,9 @@ static void write_out(const aug_params *p, const img_image *im, uint32_t x0, uin
                     *d = s[x * c];
             } else {
                 float *d = (float *)out + o, m = p->mean[k], mult = p->mult[k];
+                const float *mi = p->mean_img ? p->mean_img + k * plane + (size_t)y * p->w : NULL;
                 for (uint32_t x = 0; x < p->w; x++, d += step)
-                    *d = ((float)s[x * c] - m) * mult;
+                    *d = ((float)s[x * c] - (mi ? mi[x] : m)) * mult;
             }
         }
 }

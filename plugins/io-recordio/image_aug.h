@@ -85,7 +85,8 @@ void aug_decode_hint(const aug_params *p, uint32_t w, uint32_t h, uint32_t *min_
  * size), affine warp (rotate, random scale, aspect ratio; border fill_value),
  * pad, random resized crop (10 tries, else the plain crop), upscale when smaller
  * than (h, w) and crop (random or centre), brightness / contrast / saturation in
- * random order, PCA noise, mirror, then (pixel - mean) * scale / std.
+ * random order, PCA noise, mirror, then (pixel - mean) * scale / std, the
+ * mean being mean_img at the pixel's unmirrored position when given (upstream).
  * Errors (-1, message in msg): img_resize's, "out of memory".
  */
 int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint32_t orig_h,

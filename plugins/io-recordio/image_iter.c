@@ -35,7 +35,12 @@
  *   their count (upstream leaves stale rows and reports pad 0).
  * - Output: data (batch, C, H, W) float32 or uint8 (dtype), RGB channel order;
  *   label (batch,) for label_width 1, else (batch, label_width).
- * - mean_img: not supported (an error naming mean_r/g/b as the alternative).
+ * - mean_img (float32 only, as upstream): an MXNet NDArray file (image_mean.h)
+ *   of shape data_shape, subtracted instead of mean_r/g/b/a. When the file does
+ *   not exist it is computed at create as upstream's CreateMeanImg does: the
+ *   average over the partition of the augmenter chain's output, here before
+ *   normalisation (upstream averages after mean_r/g/b and scale/std, the same
+ *   with their defaults), and saved there.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,7 @@
 #include "image.h"
 #include "image_aug.h"
 #include "image_index.h"
+#include "image_mean.h"
 #include "image_pool.h"
 #include "io_iter.h"
 
@@ -73,6 +79,7 @@ typedef struct img_src {
     img_codec **codecs; /**< one per worker */
     img_item *items;    /**< batch rows */
     pf_slot *slot;      /**< the slot being filled (during pool_run) */
+    float *mean_img;    /**< the mean image (ap.mean_img), or NULL */
     uint32_t base;      /**< slot row of items[0] (during pool_run) */
 } img_src;
 
@@ -93,6 +100,7 @@ static void src_free(void *p) {
     free(s->off);
     free(s->order);
     img_labels_free(&s->list);
+    free(s->mean_img);
     free(s->path);
     free(s);
 }
@@ -383,12 +391,6 @@ static mxk_status read_aug(const mxk_attrs *a, aug_params *ap, mxk_error_sink *e
                                  std_k[k]);
         ap->mult[k] = scale / sd; /* upstream's RGBA_MULT */
     }
-    const char *mean_img;
-    MXK_SDK_CHECK(mxk_sdk_attr_string(a, "mean_img", &mean_img, err));
-    if (mean_img[0] != '\0')
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'mean_img': mean image files are not supported; give "
-                             "mean_r, mean_g, mean_b (and std_r, std_g, std_b)");
     return MXK_OK;
 }
 
@@ -433,12 +435,73 @@ static mxk_status open_records(img_src *s, const mxk_attrs *a, mxk_error_sink *e
     return MXK_OK;
 }
 
+/**
+ * Upstream's CreateMeanImg: one pass over the partition (epoch 0's order and
+ * draws; padding rows left out) averaging the chain's output before
+ * normalisation, then a rewind to the start of epoch 0.
+ */
+static mxk_status compute_mean(img_src *s, float *mean, mxk_error_sink *err) {
+    size_t n = (size_t)s->ap.c * s->ap.h * s->ap.w, rows = 0;
+    aug_params keep = s->ap;
+    s->ap.out_uint8 = 0;
+    s->ap.mean_img = NULL;
+    for (int k = 0; k < 4; k++)
+        s->ap.mean[k] = 0, s->ap.mult[k] = 1;
+    pf_slot slot = {0};
+    double *sum = calloc(n, sizeof *sum);
+    slot.data = malloc(n * s->batch * sizeof(float));
+    slot.label = malloc((size_t)s->batch * s->label_width * sizeof(float));
+    slot.index = malloc(s->batch * sizeof *slot.index);
+    char msg[PF_MSG_MAX];
+    mxk_status st = MXK_OK;
+    if (sum == NULL || slot.data == NULL || slot.label == NULL || slot.index == NULL)
+        st = mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "ImageRecordIter: out of memory");
+    for (int produced = 1; st == MXK_OK && produced;) {
+        st = img_produce(s, &slot, &produced, msg);
+        if (st != MXK_OK)
+            st = mxk_sdk_error(err, st, "%s", msg);
+        for (uint32_t r = 0; st == MXK_OK && produced && r < s->batch - slot.pad; r++, rows++)
+            for (size_t i = 0; i < n; i++)
+                sum[i] += ((const float *)slot.data)[r * n + i];
+    }
+    for (size_t i = 0; st == MXK_OK && i < n; i++)
+        mean[i] = rows ? (float)(sum[i] / (double)rows) : 0.0f;
+    free(sum);
+    free(slot.data);
+    free(slot.label);
+    free(slot.index);
+    s->ap = keep;
+    s->pos = 0;
+    s->skipped = 0;
+    return st;
+}
+
+/** Loads mean_img, or computes and saves it when the file does not exist. */
+static mxk_status load_mean(img_src *s, const char *path, mxk_error_sink *err) {
+    char msg[PF_MSG_MAX];
+    int exists;
+    if (mean_img_read(path, s->ap.c, s->ap.h, s->ap.w, &s->mean_img, &exists, msg, sizeof msg))
+        return mxk_sdk_error(err, MXK_ERR_FORMAT, "ImageRecordIter: %s", msg);
+    if (!exists) {
+        s->mean_img = malloc((size_t)s->ap.c * s->ap.h * s->ap.w * sizeof *s->mean_img);
+        if (s->mean_img == NULL)
+            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "ImageRecordIter: out of memory");
+        MXK_SDK_CHECK(compute_mean(s, s->mean_img, err));
+        if (mean_img_write(path, s->ap.c, s->ap.h, s->ap.w, s->mean_img, msg, sizeof msg) != 0)
+            return mxk_sdk_error(err, MXK_ERR_IO, "ImageRecordIter: %s", msg);
+        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: saved the mean image of '%s' to '%s'", s->path,
+                    path);
+    }
+    s->ap.mean_img = s->mean_img;
+    return MXK_OK;
+}
+
 /** ImageRecordIter create. */
 static mxk_status img_create(const mxk_attrs *a, void **out, mxk_error_sink *err) {
     img_src *s = calloc(1, sizeof *s);
     if (s == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "ImageRecordIter: out of memory");
-    const char *rec, *dname, *lname, *env = getenv("MXK_IMAGE_SKIP_CORRUPT");
+    const char *rec, *dname, *lname, *mean, *env = getenv("MXK_IMAGE_SKIP_CORRUPT");
     int64_t batch, lw, seed, threads, prefetch;
     int32_t dtype = 0, verbose = 0;
     mxk_status st;
@@ -458,6 +521,7 @@ static mxk_status img_create(const mxk_attrs *a, void **out, mxk_error_sink *err
     CK(mxk_sdk_attr_enum(a, "dtype", "float32|uint8", &dtype, err));
     CK(mxk_sdk_attr_string(a, "data_name", &dname, err));
     CK(mxk_sdk_attr_string(a, "label_name", &lname, err));
+    CK(mxk_sdk_attr_string(a, "mean_img", &mean, err));
     CK(read_aug(a, &s->ap, err));
     if (rec[0] == '\0') {
         st = mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
@@ -477,6 +541,8 @@ static mxk_status img_create(const mxk_attrs *a, void **out, mxk_error_sink *err
     }
     CK(open_records(s, a, err));
     CK(start_workers(s, (uint32_t)threads, err));
+    if (mean[0] != '\0' && !s->ap.out_uint8)
+        CK(load_mean(s, mean, err));
 #undef CK
     mxk_shape dshape = {0}, lshape = lw == 1 ? mxk_sdk_shape1(batch) : mxk_sdk_shape2(batch, lw);
     dshape.ndim = 4;
@@ -557,7 +623,9 @@ static const mxk_attr_def g_img_attrs[] = {
     MXK_SDK_ATTR("std_b", MXK_ATTR_FLOAT, 0, "1", NULL, "std of B"),
     MXK_SDK_ATTR("std_a", MXK_ATTR_FLOAT, 0, "1", NULL, "std of alpha"),
     MXK_SDK_ATTR("scale", MXK_ATTR_FLOAT, 0, "1", NULL, "multiplier after mean and std"),
-    MXK_SDK_ATTR("mean_img", MXK_ATTR_STRING, 0, "", NULL, "mean image file (not supported)"),
+    MXK_SDK_ATTR("mean_img", MXK_ATTR_STRING, 0, "", NULL,
+                 "mean image (NDArray file) subtracted instead of mean_r/g/b/a; computed over "
+                 "the partition and saved there when absent"),
 };
 
 mxk_status io_register_image_rec(mxk_registrar *reg, mxk_error_sink *err) {

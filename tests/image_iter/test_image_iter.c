@@ -3,13 +3,15 @@
  * small .rec files of PNG images with known pixels (written here with image.h's
  * img_encode and mxk_recordio_pack): normalisation, centre / random crops,
  * mirror, pad, resize, labels (record, multi-label, image list), uint8, the last
- * batch, shuffle, partitions, thread-count independence and corrupt images.
+ * batch, shuffle, partitions, thread-count independence, corrupt images and
+ * mean_img.
  * Upstream semantics: src/io/iter_image_recordio_2.cc, src/io/image_aug_default.cc.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../plugins/io-recordio/image.h"
 #include "io/io_test_util.h"
@@ -429,6 +431,46 @@ static void test_corrupt(void) {
     CHECK_EQ_INT(g_a.index[5], 0); /* round_batch: padded with the first record */
 }
 
+/**
+ * mean_img: computed over the part when absent (the average of the centre
+ * crops), saved, read back; subtracted instead of mean_r/g/b; a file of another
+ * shape is refused.
+ */
+static void test_mean_img(void) {
+    char mean[256];
+    snprintf(mean, sizeof mean, "%s", iot_path("mean.nd"));
+    const char *kv[] = {"data_shape", "(3,3,4)", "batch_size", "2", "mean_img", mean,
+                        "mean_r",     "50",      "scale",      "2", NULL};
+    for (int pass = 0; pass < 2; pass++) { /* computed, then read from the file */
+        CHECK_EQ_INT(run("a.rec", kv, &g_a), MXK_OK);
+        CHECK(access(mean, R_OK) == 0);
+        int bad = 0;
+        for (uint32_t k = 0; k < 3; k++)
+            for (uint32_t y = 0; y < 3; y++)
+                for (uint32_t x = 0; x < 4; x++) {
+                    double sum = 0;
+                    for (uint32_t i = 0; i < 5; i++)
+                        sum += px(i, x + 1, y + 1, k);
+                    float m = (float)(sum / 5);
+                    for (uint32_t i = 0; i < 5; i++)
+                        bad += g_a.data[i * 36 + k * 12 + y * 4 + x] !=
+                               ((float)px(i, x + 1, y + 1, k) - m) * 2.0f;
+                }
+        CHECK_EQ_INT(bad, 0);
+    }
+    const char *kv2[] = {"data_shape", "(3,2,2)", "batch_size", "2", "mean_img", mean, NULL};
+    CHECK_EQ_INT(run("a.rec", kv2, &g_a), MXK_ERR_FORMAT);
+    char want[512];
+    snprintf(want, sizeof want,
+             "ImageRecordIter: mean_img '%s' has shape (3, 3, 4), expected (3, 2, 2)", mean);
+    CHECK_CONTAINS(mxk_get_last_error(), want);
+    iot_write(iot_path("bad.nd"), "not an ndarray file at all", 26, 0);
+    const char *kv3[] = {"data_shape", "(3,2,2)",          "batch_size", "2",
+                         "mean_img",   iot_path("bad.nd"), NULL};
+    CHECK_EQ_INT(run("a.rec", kv3, &g_a), MXK_ERR_FORMAT);
+    CHECK_CONTAINS(mxk_get_last_error(), "not an NDArray file holding one dense float32 array");
+}
+
 /** Attribute errors and the described layout (names, shapes, dtype). */
 static void test_attributes(void) {
     mxk_data_iter *it;
@@ -475,6 +517,7 @@ int main(void) {
     MXK_RUN(test_partitions);
     MXK_RUN(test_threads_identical);
     MXK_RUN(test_corrupt);
+    MXK_RUN(test_mean_img);
     MXK_RUN(test_attributes);
     mxk_shutdown();
     iot_tmpdir_remove();

@@ -309,10 +309,10 @@ static void pca_noise(const aug_params *p, img_image *im, aug_rng *rng) {
 
 /**
  * ProcessImage: the h x w window at (x0, y0) of `im`, HWC -> CHW, mirrored or
- * not, raw (uint8) or (pixel - mean) * mult (float32).
+ * not, raw (uint8) or (pixel - mean) * (cs / std) + il / std (float32).
  */
 static void write_out(const aug_params *p, const img_image *im, uint32_t x0, uint32_t y0,
-                      int mirror, void *out) {
+                      int mirror, float cs, float il, void *out) {
     size_t plane = (size_t)p->h * p->w, c = im->c;
     for (uint32_t k = 0; k < p->c; k++)
         for (uint32_t y = 0; y < p->h; y++) {
@@ -326,10 +326,11 @@ static void write_out(const aug_params *p, const img_image *im, uint32_t x0, uin
                 for (uint32_t x = 0; x < p->w; x++, d += step)
                     *d = s[x * c];
             } else {
-                float *d = (float *)out + o, m = p->mean[k], mult = p->mult[k];
+                float *d = (float *)out + o, m = p->mean[k];
+                float mult = cs / p->std[k], bias = il / p->std[k]; /* RGBA_MULT, RGBA_BIAS */
                 const float *mi = p->mean_img ? p->mean_img + k * plane + (size_t)y * p->w : NULL;
                 for (uint32_t x = 0; x < p->w; x++, d += step)
-                    *d = ((float)s[x * c] - (mi ? mi[x] : m)) * mult;
+                    *d = ((float)s[x * c] - (mi ? mi[x] : m)) * mult + bias;
             }
         }
 }
@@ -378,8 +379,13 @@ int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint
         if (p->pca_noise > 0)
             pca_noise(p, &wk.own, rng);
     }
-    int mirror = p->rand_mirror && aug_rng_uniform(rng) < 0.5f;
-    write_out(p, wk.cur, x0, y0, mirror, out);
+    int mirror = (p->rand_mirror && aug_rng_uniform(rng) < 0.5f) || p->mirror;
+    float mc = p->max_random_contrast, mi = p->max_random_illumination, cs = p->scale, il = 0;
+    if (!p->out_uint8 && (mc > 0 || mi > 0)) {
+        cs = (aug_rng_uniform(rng) * mc * 2 - mc + 1) * p->scale;
+        il = (aug_rng_uniform(rng) * mi * 2 - mi) * p->scale;
+    }
+    write_out(p, wk.cur, x0, y0, mirror, cs, il, out);
     rc = 0;
 done:
     img_free(&wk.own);

@@ -59,13 +59,16 @@ typedef struct aug_params {
     float min_random_area, max_random_area;
     int32_t max_rotate_angle;
     float brightness, contrast, saturation, pca_noise;
-    int32_t inter_method;  /**< upstream's numbers: 0 NN, 1 linear, 2 cubic, 3 area, 4 Lanczos, 9
-                              auto, 10 random */
-    int32_t fill_value;    /**< padding / warp border value */
-    int32_t pad;           /**< border added on each side before cropping */
-    int32_t out_uint8;     /**< 1: raw bytes out (no normalisation, as upstream's uint8) */
-    float mean[4];         /**< mean_r, mean_g, mean_b, mean_a */
-    float mult[4];         /**< scale / std_r, ... (upstream's RGBA_MULT) */
+    int32_t inter_method; /**< upstream's numbers: 0 NN, 1 linear, 2 cubic, 3 area, 4 Lanczos, 9
+                             auto, 10 random */
+    int32_t fill_value;   /**< padding / warp border value */
+    int32_t pad;          /**< border added on each side before cropping */
+    int32_t out_uint8;    /**< 1: raw bytes out (no normalisation, as upstream's uint8) */
+    float mean[4];        /**< mean_r, mean_g, mean_b, mean_a */
+    float std[4];         /**< std_r, std_g, std_b, std_a (non-zero) */
+    float scale;          /**< multiplier after mean and std */
+    int32_t mirror;       /**< always mirror (upstream's `mirror`) */
+    float max_random_contrast, max_random_illumination; /**< ImageNormalizeParam's */
     const float *mean_img; /**< c*h*w CHW mean image replacing `mean`, or NULL */
 } aug_params;
 
@@ -85,7 +88,10 @@ void aug_decode_hint(const aug_params *p, uint32_t w, uint32_t h, uint32_t *min_
  * size), affine warp (rotate, random scale, aspect ratio; border fill_value),
  * pad, random resized crop (10 tries, else the plain crop), upscale when smaller
  * than (h, w) and crop (random or centre), brightness / contrast / saturation in
- * random order, PCA noise, mirror, then (pixel - mean) * scale / std, the
+ * random order, PCA noise, mirror, then (pixel - mean) * c * scale / std + i *
+ * scale / std, with c = 1 + U(-max_random_contrast, max_random_contrast) and
+ * i = U(-max_random_illumination, max_random_illumination) (upstream's
+ * RGBA_MULT and RGBA_BIAS; c = 1, i = 0 without them), the
  * mean being mean_img at the pixel's unmirrored position when given (upstream).
  * Errors (-1, message in msg): img_resize's, "out of memory".
  */

@@ -380,16 +380,16 @@ static mxk_status read_aug(const mxk_attrs *a, aug_params *ap, mxk_error_sink *e
                              "min_random_scale, max_random_scale and rand_crop");
     static const char *const mean_k[4] = {"mean_r", "mean_g", "mean_b", "mean_a"};
     static const char *const std_k[4] = {"std_r", "std_g", "std_b", "std_a"};
-    float scale;
-    MXK_SDK_CHECK(attr_f(a, "scale", &scale, err));
+    MXK_SDK_CHECK(attr_f(a, "scale", &ap->scale, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_bool(a, "mirror", &ap->mirror, err));
+    MXK_SDK_CHECK(attr_f(a, "max_random_contrast", &ap->max_random_contrast, err));
+    MXK_SDK_CHECK(attr_f(a, "max_random_illumination", &ap->max_random_illumination, err));
     for (int k = 0; k < 4; k++) {
-        float sd;
         MXK_SDK_CHECK(attr_f(a, mean_k[k], &ap->mean[k], err));
-        MXK_SDK_CHECK(attr_f(a, std_k[k], &sd, err));
-        if (sd == 0)
+        MXK_SDK_CHECK(attr_f(a, std_k[k], &ap->std[k], err));
+        if (ap->std[k] == 0)
             return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute '%s': must not be 0",
                                  std_k[k]);
-        ap->mult[k] = scale / sd; /* upstream's RGBA_MULT */
     }
     return MXK_OK;
 }
@@ -445,8 +445,10 @@ static mxk_status compute_mean(img_src *s, float *mean, mxk_error_sink *err) {
     aug_params keep = s->ap;
     s->ap.out_uint8 = 0;
     s->ap.mean_img = NULL;
+    s->ap.scale = 1;
+    s->ap.max_random_contrast = s->ap.max_random_illumination = 0;
     for (int k = 0; k < 4; k++)
-        s->ap.mean[k] = 0, s->ap.mult[k] = 1;
+        s->ap.mean[k] = 0, s->ap.std[k] = 1;
     pf_slot slot = {0};
     double *sum = calloc(n, sizeof *sum);
     slot.data = malloc(n * s->batch * sizeof(float));
@@ -605,6 +607,7 @@ static const mxk_attr_def g_img_attrs[] = {
     MXK_SDK_ATTR("max_random_area", MXK_ATTR_FLOAT, 0, "1", NULL,
                  "largest area fraction (random_resized_crop)"),
     MXK_SDK_ATTR("rand_mirror", MXK_ATTR_BOOL, 0, "False", NULL, "mirror with probability 1/2"),
+    MXK_SDK_ATTR("mirror", MXK_ATTR_BOOL, 0, "False", NULL, "mirror every image"),
     MXK_SDK_ATTR("max_rotate_angle", MXK_ATTR_INT, 0, "0", NULL, "rotate by a random [-v, v] deg"),
     MXK_SDK_ATTR("brightness", MXK_ATTR_FLOAT, 0, "0", NULL, "brightness jitter"),
     MXK_SDK_ATTR("contrast", MXK_ATTR_FLOAT, 0, "0", NULL, "contrast jitter"),
@@ -623,6 +626,10 @@ static const mxk_attr_def g_img_attrs[] = {
     MXK_SDK_ATTR("std_b", MXK_ATTR_FLOAT, 0, "1", NULL, "std of B"),
     MXK_SDK_ATTR("std_a", MXK_ATTR_FLOAT, 0, "1", NULL, "std of alpha"),
     MXK_SDK_ATTR("scale", MXK_ATTR_FLOAT, 0, "1", NULL, "multiplier after mean and std"),
+    MXK_SDK_ATTR("max_random_contrast", MXK_ATTR_FLOAT, 0, "0", NULL,
+                 "float output multiplied by 1 + U(-v, v)"),
+    MXK_SDK_ATTR("max_random_illumination", MXK_ATTR_FLOAT, 0, "0", NULL,
+                 "U(-v, v) * scale / std added to the float output"),
     MXK_SDK_ATTR("mean_img", MXK_ATTR_STRING, 0, "", NULL,
                  "mean image (NDArray file) subtracted instead of mean_r/g/b/a; computed over "
                  "the partition and saved there when absent"),

@@ -7,6 +7,7 @@
  * mean_img.
  * Upstream semantics: src/io/iter_image_recordio_2.cc, src/io/image_aug_default.cc.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,48 @@ static void test_random_crop_and_mirror(void) {
         int x = -1, y = -1, m = -1;
         CHECK(find_crop(&g_a, e, e, 2, 3, &x, &y, &m) && x == 1 && y == 1 && m == 0);
     }
+}
+
+/**
+ * mirror: every example mirrored. max_random_contrast / max_random_illumination:
+ * each example is c * (pixel - mean) + i with c in [1 - 0.5, 1 + 0.5], i in
+ * [-3, 3], not all c equal (upstream's RGBA_MULT / RGBA_BIAS with scale 1, std 1).
+ */
+static void test_mirror_contrast_illumination(void) {
+    const char *kv[] = {"data_shape", "(3,2,3)", "batch_size", "4", "mirror", "True", NULL};
+    CHECK_EQ_INT(run("b.rec", kv, &g_a), MXK_OK);
+    for (uint32_t e = 0; e < 16; e++) {
+        int x = -1, y = -1, m = -1;
+        CHECK(find_crop(&g_a, e, e, 2, 3, &x, &y, &m) && x == 1 && y == 1 && m == 1);
+    }
+    const char *kv2[] = {"data_shape",
+                         "(3,5,6)",
+                         "batch_size",
+                         "4",
+                         "max_random_contrast",
+                         "0.5",
+                         "max_random_illumination",
+                         "3",
+                         "mean_g",
+                         "40",
+                         NULL};
+    CHECK_EQ_INT(run("b.rec", kv2, &g_a), MXK_OK);
+    int distinct = 0, bad = 0;
+    float first = 0;
+    for (uint32_t e = 0; e < 16; e++) {
+        const float *d = g_a.data + e * 90;
+        float p0 = px(e, 0, 0, 1) - 40.0f, p1 = px(e, 1, 0, 1) - 40.0f;
+        float c = (d[30 + 1] - d[30]) / (p1 - p0), i = d[30] - c * p0;
+        bad += !(c >= 0.5f - 1e-4f && c <= 1.5f + 1e-4f && i >= -3.001f && i <= 3.001f);
+        for (uint32_t y = 0; y < H; y++)
+            for (uint32_t x = 0; x < W; x++)
+                bad += fabsf(d[30 + y * W + x] - (c * (px(e, x, y, 1) - 40.0f) + i)) > 1e-3f;
+        distinct += e > 0 && c != first;
+        if (e == 0)
+            first = c;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(distinct > 0);
 }
 
 /** pad with fill_value: the (H+2) x (W+2) padded image, border = fill_value. */
@@ -509,6 +552,7 @@ int main(void) {
     write_rec("s", 32, 0, 1, 99);
     MXK_RUN(test_normalise_centre_crop);
     MXK_RUN(test_random_crop_and_mirror);
+    MXK_RUN(test_mirror_contrast_illumination);
     MXK_RUN(test_pad_fill);
     MXK_RUN(test_uint8);
     MXK_RUN(test_resize);

@@ -5,10 +5,12 @@
  * ImageNormalizeParam and DefaultImageAugmentParam in src/io/image_iter_common.h
  * and src/io/image_aug_default.cc).
  *
- * - Records: the partition's record offsets are known at create (image_index.h:
- *   from path_imgidx, partitioned by count as dmlc's IndexedRecordIOSplitter, or
- *   by a scan of the byte range dmlc's RecordIOSplitter gives). An epoch visits
- *   them in file order, or with shuffle=True in a permutation drawn anew each
+ * - Records: with path_imgidx, the part's record offsets come from the index,
+ *   partitioned by count as dmlc's IndexedRecordIOSplitter; without it, the part
+ *   is the byte range dmlc's RecordIOSplitter gives, read sequentially (the
+ *   record count is learnt at the end of the first epoch), or with shuffle=True
+ *   scanned once at create for its offsets (image_index.h). An epoch visits the
+ *   records in file order, or with shuffle=True in a permutation drawn anew each
  *   epoch from (seed, epoch).
  * - Each record is an IRHeader (python/mxnet/recordio.py) and a JPEG or PNG.
  *   Labels: from path_imglist by the header's id when given, else the header's
@@ -52,6 +54,9 @@
 #include "image_pool.h"
 #include "io_iter.h"
 
+/** s->n before a sequential first pass has reached the end of the partition. */
+#define N_UNKNOWN UINT64_MAX
+
 /** One row of the batch being built: the record and how its processing ended. */
 typedef struct img_item {
     uint8_t *rec; /**< a copy of the record */
@@ -66,8 +71,10 @@ typedef struct img_item {
 typedef struct img_src {
     char *path;
     rio_reader *r;
-    uint64_t *off, n; /**< record offsets of the partition */
-    uint64_t *order;  /**< epoch's permutation (shuffle) or NULL */
+    uint64_t *off;   /**< record offsets of the partition, or NULL: read sequentially */
+    uint64_t n;      /**< records in the partition (N_UNKNOWN until a sequential pass ends) */
+    uint64_t begin;  /**< byte offset of the partition (sequential reading) */
+    uint64_t *order; /**< epoch's permutation (shuffle) or NULL */
     img_labels list;
     int has_list;
     aug_params ap;
@@ -197,16 +204,33 @@ static void process_item(void *ctx, uint32_t worker, uint32_t i) {
     img_free(&im);
 }
 
-/** Reads the record at epoch position `pos` into `it`. Returns MXK_OK or an error (msg). */
-static mxk_status read_item(img_src *s, img_item *it, uint64_t pos, char *msg) {
-    uint64_t k = s->order ? s->order[pos % s->n] : pos % s->n;
+/**
+ * Reads the record at epoch position `pos` into `it` (*got 1), or finds the end
+ * of the partition in a sequential first pass (*got 0). Sequential reading
+ * wraps to the partition's start at every multiple of the record count (the
+ * padding of round_batch). Returns MXK_OK or an error (msg).
+ */
+static mxk_status read_item(img_src *s, img_item *it, uint64_t pos, int *got, char *msg) {
     const uint8_t *data;
     size_t len;
-    it->offset = s->off[k];
+    int r = -1;
+    *got = 1;
     it->pos = pos;
-    if (rio_reader_seek(s->r, it->offset, msg, PF_MSG_MAX) != 0 ||
-        rio_reader_next(s->r, &data, &len, msg, PF_MSG_MAX) <= 0) {
-        if (msg[0] == '\0')
+    if (s->off != NULL) {
+        it->offset = s->off[s->order ? s->order[pos % s->n] : pos % s->n];
+        if (rio_reader_seek(s->r, it->offset, msg, PF_MSG_MAX) == 0)
+            r = rio_reader_next(s->r, &data, &len, msg, PF_MSG_MAX);
+    } else if (pos == 0 || s->n == N_UNKNOWN || pos % s->n != 0 ||
+               rio_reader_seek(s->r, s->begin, msg, PF_MSG_MAX) == 0) {
+        it->offset = rio_reader_tell(s->r);
+        r = rio_reader_next(s->r, &data, &len, msg, PF_MSG_MAX);
+        if (r == 0 && s->n == N_UNKNOWN) {
+            *got = 0;
+            return MXK_OK;
+        }
+    }
+    if (r <= 0) {
+        if (r == 0)
             snprintf(msg, PF_MSG_MAX, "ImageRecordIter: '%s': no record at byte %llu", s->path,
                      (unsigned long long)it->offset);
         return MXK_ERR_FORMAT;
@@ -256,15 +280,20 @@ static mxk_status img_produce(void *p, pf_slot *slot, int *produced, char *msg) 
     s->slot = slot;
     while (filled < s->batch) {
         int padding = s->pos >= s->n;
-        if (padding && (!s->round_batch || barren >= s->n))
+        if (padding && (!s->round_batch || filled == 0 || barren >= s->n))
             break;
         uint32_t need = s->batch - filled;
         if (!padding && s->n - s->pos < need)
             need = (uint32_t)(s->n - s->pos);
         for (uint32_t i = 0; i < need; i++) {
-            mxk_status st = read_item(s, &s->items[i], s->pos + i, msg);
+            int got;
+            mxk_status st = read_item(s, &s->items[i], s->pos + i, &got, msg);
             if (st != MXK_OK)
                 return st;
+            if (!got) { /* the end of a sequential first pass: now the count is known */
+                s->n = s->pos + i;
+                need = i;
+            }
         }
         s->base = filled;
         pool_run(s->pool, process_item, s, need);
@@ -304,15 +333,22 @@ static mxk_status img_produce(void *p, pf_slot *slot, int *produced, char *msg) 
     return MXK_OK;
 }
 
+/** Goes back to the first record of the epoch (a sequential reader seeks there). */
+static mxk_status restart(img_src *s, char *msg) {
+    s->pos = 0;
+    s->skipped = 0;
+    if (s->off == NULL && rio_reader_seek(s->r, s->begin, msg, PF_MSG_MAX) != 0)
+        return MXK_ERR_FORMAT;
+    return MXK_OK;
+}
+
 /** Rewinds (prefetch thread): the next epoch, reshuffled with shuffle=True. */
 static mxk_status img_rewind(void *p, char *msg) {
     img_src *s = p;
-    (void)msg;
     end_epoch(s);
     s->epoch++;
-    s->pos = 0;
     draw_order(s);
-    return MXK_OK;
+    return restart(s, msg);
 }
 
 /** Reads a float attribute into a float. */
@@ -419,12 +455,17 @@ static mxk_status open_records(img_src *s, const mxk_attrs *a, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(a, "num_parts", 1, INT32_MAX, &parts, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(a, "part_index", 0, parts - 1, &part, err));
     char msg[PF_MSG_MAX];
+    int seq = idx[0] == '\0' && !s->shuffle;
+    uint64_t end;
+    s->n = N_UNKNOWN;
     if (rio_reader_open(s->path, &s->r, msg, sizeof msg) != 0 ||
-        rec_offsets(s->r, s->path, idx, (uint32_t)parts, (uint32_t)part, &s->off, &s->n, msg,
-                    sizeof msg) != 0 ||
+        (seq ? rio_part_range(s->r, (uint32_t)parts, (uint32_t)part, &s->begin, &end, msg,
+                              sizeof msg)
+             : rec_offsets(s->r, s->path, idx, (uint32_t)parts, (uint32_t)part, &s->off, &s->n, msg,
+                           sizeof msg)) != 0 ||
         (lst[0] != '\0' && img_labels_read(lst, s->label_width, &s->list, msg, sizeof msg) != 0))
         return mxk_sdk_error(err, MXK_ERR_FORMAT, "ImageRecordIter: %s", msg);
-    rio_reader_set_end(s->r, UINT64_MAX);
+    rio_reader_set_end(s->r, seq ? end : UINT64_MAX);
     s->has_list = lst[0] != '\0';
     if (s->shuffle) {
         s->order = malloc((s->n ? s->n : 1) * sizeof *s->order);
@@ -473,8 +514,8 @@ static mxk_status compute_mean(img_src *s, float *mean, mxk_error_sink *err) {
     free(slot.label);
     free(slot.index);
     s->ap = keep;
-    s->pos = 0;
-    s->skipped = 0;
+    if (st == MXK_OK && restart(s, msg) != MXK_OK)
+        st = mxk_sdk_error(err, MXK_ERR_FORMAT, "%s", msg);
     return st;
 }
 
@@ -552,9 +593,12 @@ static mxk_status img_create(const mxk_attrs *a, void **out, mxk_error_sink *err
     dshape.dims[1] = s->ap.c;
     dshape.dims[2] = s->ap.h;
     dshape.dims[3] = s->ap.w;
-    if (verbose)
+    if (verbose && s->off != NULL)
         mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': %llu records in part, %u threads",
                     s->path, (unsigned long long)s->n, (unsigned)threads);
+    else if (verbose)
+        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': part from byte %llu, %u threads", s->path,
+                    (unsigned long long)s->begin, (unsigned)threads);
     st = io_iter_start(s, src_free, img_produce, img_rewind, &dshape,
                        s->ap.out_uint8 ? MXK_UINT8 : MXK_FLOAT32, &lshape, (uint32_t)prefetch, out,
                        err);
@@ -570,7 +614,7 @@ fail:
 static const mxk_attr_def g_img_attrs[] = {
     MXK_SDK_ATTR("path_imgrec", MXK_ATTR_STRING, 0, "", NULL, "the .rec file (required)"),
     MXK_SDK_ATTR("path_imgidx", MXK_ATTR_STRING, 0, "", NULL,
-                 "its .idx file: partitions by record count (else scanned: by bytes)"),
+                 "its .idx file: partitions by record count (else by bytes)"),
     MXK_SDK_ATTR("path_imglist", MXK_ATTR_STRING, 0, "", NULL,
                  "image list (index, labels, path): labels by record id instead of the record's"),
     MXK_SDK_ATTR("data_shape", MXK_ATTR_SHAPE, 1, NULL, NULL, "(C, H, W) of one example, C 1/3/4"),

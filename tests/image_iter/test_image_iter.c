@@ -186,6 +186,22 @@ static void test_normalise_centre_crop(void) {
     CHECK_EQ_INT(g_b.pad[2], 1);
     CHECK_EQ_INT(g_b.index[5], 0);
     CHECK_EQ_INT(g_b.data[5 * 36], px(0, 1, 1, 0));
+    /* a second epoch after reset is the same (read in file order again) */
+    mxk_data_iter *it;
+    CHECK_EQ_INT(make("a.rec", kv2, &it), MXK_OK);
+    CHECK_EQ_INT(read_epoch(it, &g_a), MXK_OK);
+    CHECK_EQ_INT(mxk_data_iter_reset(it), MXK_OK);
+    CHECK_EQ_INT(read_epoch(it, &g_b), MXK_OK);
+    mxk_data_iter_free(it);
+    CHECK_EQ_INT(g_b.rows, 6);
+    CHECK(memcmp(&g_a, &g_b, sizeof g_a) == 0);
+    /* a batch larger than the file: padded cyclically (0..4, 0..4, 0, 1), pad 7 */
+    const char *kv3[] = {"data_shape", "(3,3,4)", "batch_size", "12", NULL};
+    CHECK_EQ_INT(run("a.rec", kv3, &g_a), MXK_OK);
+    CHECK_EQ_INT(g_a.batches, 1);
+    CHECK_EQ_INT(g_a.pad[0], 7);
+    for (uint32_t r = 0; r < 12; r++)
+        CHECK_EQ_INT(g_a.index[r], r % 5);
 }
 
 /** Finds (x0, y0, mirrored) such that example e of `ep` is that crop of image `i`; 0 if none. */

@@ -64,6 +64,7 @@ typedef struct img_item {
     uint64_t offset; /**< byte offset of the record in the file */
     uint64_t pos;    /**< position in the epoch (>= n for padding) */
     int status;      /**< 0 ok, 1 corrupt image (skippable), 2 other error */
+    mxk_status code; /**< the error's code (status 1, 2) */
     char msg[PF_MSG_MAX];
 } img_item;
 
@@ -174,12 +175,14 @@ static void process_item(void *ctx, uint32_t worker, uint32_t i) {
     const uint8_t *labels, *payload;
     size_t plen;
     it->status = 2;
+    it->code = MXK_ERR_FORMAT;
     if (rio_irheader_get(it->rec, it->len, &h, &labels, &payload, &plen, m, sizeof m) != 0) {
         snprintf(it->msg, sizeof it->msg, "ImageRecordIter: '%s': record at byte %llu: %s", s->path,
                  (unsigned long long)it->offset, m);
         return;
     }
     s->slot->index[row] = h.id;
+    it->code = MXK_ERR_INVALID_ARGUMENT; /* labels that do not fit, an image too small */
     if (item_labels(s, it, &h, labels, s->slot->label + (size_t)row * s->label_width) != 0)
         return;
     img_format fmt;
@@ -189,6 +192,7 @@ static void process_item(void *ctx, uint32_t worker, uint32_t i) {
         (aug_decode_hint(&s->ap, w, hh, &mw, &mh),
          img_decode(s->codecs[worker], payload, plen, s->ap.c, mw, mh, &im, m, sizeof m) != 0)) {
         it->status = 1;
+        it->code = MXK_ERR_FORMAT;
         snprintf(it->msg, sizeof it->msg, "ImageRecordIter: '%s': record id %llu at byte %llu: %s",
                  s->path, (unsigned long long)h.id, (unsigned long long)it->offset, m);
         return;
@@ -301,7 +305,7 @@ static mxk_status img_produce(void *p, pf_slot *slot, int *produced, char *msg) 
             img_item *it = &s->items[i];
             if (it->status == 2 || (it->status == 1 && !s->skip_corrupt)) {
                 snprintf(msg, PF_MSG_MAX, "%s", it->msg);
-                return it->status == 1 ? MXK_ERR_FORMAT : MXK_ERR_INVALID_ARGUMENT;
+                return it->code;
             }
             if (it->status == 1) {
                 s->skipped++;

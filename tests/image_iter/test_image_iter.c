@@ -482,6 +482,17 @@ static void test_corrupt(void) {
     const uint64_t want_ids[5] = {0, 1, 3, 4, 5};
     for (uint32_t r = 0; r < 5; r++)
         CHECK_EQ_INT(g_a.index[r], want_ids[r]);
+    /* a record too short for its IRHeader is a RecordIO-level error, never skipped */
+    mxk_recordio *h;
+    CHECK_EQ_INT(mxk_recordio_open(iot_path("short.rec"), "w", &h), MXK_OK);
+    CHECK_EQ_INT(mxk_recordio_write(h, "0123456789", 10), MXK_OK);
+    CHECK_EQ_INT(mxk_recordio_close(h), MXK_OK);
+    CHECK_EQ_INT(run("short.rec", kv2, &g_a), MXK_ERR_FORMAT);
+    snprintf(want, sizeof want,
+             "ImageRecordIter: '%s': record at byte 0: record of 10 bytes is shorter than the "
+             "24-byte IRHeader",
+             iot_path("short.rec"));
+    CHECK_CONTAINS(mxk_get_last_error(), want);
     setenv("MXK_IMAGE_SKIP_CORRUPT", "1", 1);
     CHECK_EQ_INT(run("c.rec", kv, &g_a), MXK_OK);
     unsetenv("MXK_IMAGE_SKIP_CORRUPT");

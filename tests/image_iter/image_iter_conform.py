@@ -4,7 +4,7 @@ mx.recordio.pack_img (PNG and JPEG, RGB and gray, single and multi-label);
 mxk's ImageRecordIter (image_iter_tool) and MXNet's read them with the same
 attributes and without random augmentation: identical pixels and labels for the
 centre crop, mean/std/scale, label_width, path_imglist, num_parts (with and
-without the .idx), uint8, gray and mean_img (computed by either, read by the
+without the .idx), uint8, gray (PNG, and JPEG luma) and mean_img (computed by either, read by the
 other). With resize, the resampling differs
 (OpenCV's cv::resize vs stb_image_resize, and TurboJPEG's DCT scaling): pixels
 agree within TOL below.
@@ -122,12 +122,14 @@ def main():
     compare("png centre crop, mean/std/scale", dict(norm, path_imgrec=png))
     compare("jpeg centre crop, mean/std/scale", dict(norm, path_imgrec=jpg))
     compare("png uint8", dict(base, path_imgrec=png, dtype="uint8"))
-    compare("png round_batch=False (labels and first rows)",
+    compare("png batch 5, round_batch=False",
             dict(base, path_imgrec=png, batch_size="5", round_batch="False"))
     compare("label_width 2 from the records", dict(base, path_imgrec=multi, label_width="2"))
     compare("path_imglist label_width 3", dict(base, path_imgrec=png, path_imglist=lst,
                                                label_width="3"))
     compare("gray png (1,20,25)", dict(base, path_imgrec=gray, data_shape="(1,20,25)"))
+    compare("colour jpeg read as gray (its luma)", dict(base, path_imgrec=jpg,
+                                                      data_shape="(1,20,25)"))
     for part in range(3):
         compare("num_parts 3 part %d, scanned" % part,
                 dict(base, path_imgrec=png, num_parts="3", part_index=str(part), batch_size="2"))

@@ -12,7 +12,7 @@
 #   graph/    symbols and MXNet JSON, passes, the executor, the cross-check
 #   kvstore/  the KVStore and its in-process transport
 #   io/       data iterators; the RecordIO API over plugins/io-recordio/recordio.c
-#             and image.c
+#             and the image codecs (MXK_IMAGE_SOURCES)
 #
 # MXK_CORE_SOURCES: what the test kit compiles with its fake device registry
 # (everything below the registry: runtime, engine, memory, NDArray).
@@ -43,5 +43,5 @@ set(MXK_KERNEL_SOURCES
   ${k}/graph/crosscheck.c ${k}/graph/predict.c
   ${k}/kvstore/kvstore.c ${k}/kvstore/kvstore_local_transport.c
   ${k}/io/data_iter.c ${k}/io/recordio_api.c ${PROJECT_SOURCE_DIR}/plugins/io-recordio/recordio.c
-  ${PROJECT_SOURCE_DIR}/plugins/io-recordio/image.c)
+  ${MXK_IMAGE_SOURCES})
 unset(k)

@@ -159,6 +159,48 @@ MXK_API mxk_status mxk_recordio_unpack(const void *rec, size_t len, mxk_irheader
                                        const void **labels, const void **payload,
                                        size_t *payload_len);
 
+/**
+ * Packs an image record as MXNet's pack_img (python/mxnet/recordio.py): the
+ * pixels encoded as `img_fmt` ".jpg"/".jpeg" or ".png" (either case), then
+ * packed with mxk_recordio_pack (header, flag float32 `labels`). `pixels`:
+ * height x width x channels bytes, interleaved HWC, rows packed, channels 1
+ * (gray), 3 (RGB order: MXNet's cv2 arrays are BGR, the files are the same) or
+ * 4 (RGBA, PNG only). `quality` as pack_img's: the JPEG quality or the PNG
+ * compression level, clamped as OpenCV's cv::imencode clamps them (JPEG to
+ * [1, 100], PNG to [0, 9]: pack_img's default 95 gives level 9 for ".png").
+ * JPEG: libjpeg-turbo, 4:2:0 for colour, as OpenCV's default. *out (free with
+ * mxk_free) gets *out_len bytes. Thread-safe. Errors: MXK_ERR_INVALID_ARGUMENT
+ * for NULL arguments, "mxk_recordio_pack_img: unknown image format 'F' (.jpg or
+ * .png)", "mxk_recordio_pack_img: cannot encode a C-channel image as JPEG" (or
+ * PNG), "mxk_recordio_pack_img: cannot encode an image of W x H x C" (empty, or
+ * over 2^31 - 1 bytes), and those of mxk_recordio_pack; MXK_ERR_OUT_OF_MEMORY.
+ */
+MXK_API mxk_status mxk_recordio_pack_img(const mxk_irheader *header, const float *labels,
+                                         const uint8_t *pixels, uint32_t height, uint32_t width,
+                                         uint32_t channels, const char *img_fmt, int quality,
+                                         void **out, size_t *out_len);
+
+/**
+ * Unpacks an image record as MXNet's unpack_img: the header and labels as
+ * mxk_recordio_unpack (*labels points into `rec`), and the payload decoded
+ * (JPEG with libjpeg-turbo, PNG with libpng) into *pixels (HWC, RGB order,
+ * free with mxk_free), *height, *width, *channels. iscolor as cv2.imdecode's
+ * flag in unpack_img: -1 the file's own channels (1 gray, 3 colour, 4 with
+ * alpha or tRNS), 0 gray (JPEG: its luma; PNG: 0.299 R + 0.587 G + 0.114 B),
+ * 1 colour (3 channels, alpha dropped). 16-bit PNGs give their high byte
+ * (OpenCV keeps 16 bits with -1). Thread-safe. Errors: MXK_ERR_INVALID_ARGUMENT
+ * for NULL arguments, "mxk_recordio_unpack_img: iscolor I is not -1, 0 or 1";
+ * the errors of mxk_recordio_unpack; MXK_ERR_FORMAT "record id ID: <decoder's
+ * message>", e.g. "record id 7: corrupt JPEG: Premature end of JPEG file",
+ * "record id 7: not a JPEG or PNG image (first bytes 47 49 46 38)", "record id
+ * 7: image of W x H x C is too large" (over 2^31 - 1 bytes, refused before
+ * decoding); MXK_ERR_OUT_OF_MEMORY.
+ */
+MXK_API mxk_status mxk_recordio_unpack_img(const void *rec, size_t len, int iscolor,
+                                           mxk_irheader *header, const void **labels,
+                                           uint8_t **pixels, uint32_t *height, uint32_t *width,
+                                           uint32_t *channels);
+
 #ifdef __cplusplus
 }
 #endif

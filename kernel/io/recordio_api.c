@@ -2,14 +2,18 @@
  * The public RecordIO API (mxk_recordio.h) over the format code shared with the
  * io-recordio plugin (plugins/io-recordio/recordio.c), with MXIndexedRecordIO's
  * semantics (python/mxnet/recordio.py) for the .idx file. Written files go
- * through mxk_file_writer, so they appear only at a successful close.
+ * through mxk_file_writer, so they appear only at a successful close. Image
+ * records (pack_img, unpack_img) use the image codecs of
+ * plugins/io-recordio/image.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "image.h"
 #include "mxk_recordio.h"
 #include "recordio.h"
 
@@ -407,5 +411,80 @@ mxk_status mxk_recordio_unpack(const void *rec, size_t len, mxk_irheader *header
     *header = (mxk_irheader){h.flag, h.label, h.id, h.id2};
     *labels = l;
     *payload = p;
+    return MXK_OK;
+}
+
+/** The image format named by pack_img's img_fmt (".jpg", ".jpeg", ".png", any case). */
+static img_format image_format(const char *img_fmt) {
+    if (strcasecmp(img_fmt, ".jpg") == 0 || strcasecmp(img_fmt, ".jpeg") == 0)
+        return IMG_JPEG;
+    return strcasecmp(img_fmt, ".png") == 0 ? IMG_PNG : IMG_UNKNOWN;
+}
+
+mxk_status mxk_recordio_pack_img(const mxk_irheader *header, const float *labels,
+                                 const uint8_t *pixels, uint32_t height, uint32_t width,
+                                 uint32_t channels, const char *img_fmt, int quality, void **out,
+                                 size_t *out_len) {
+    if (header == NULL || pixels == NULL || img_fmt == NULL || out == NULL || out_len == NULL)
+        return mxk_set_error(
+            MXK_ERR_INVALID_ARGUMENT,
+            "mxk_recordio_pack_img: header, pixels, img_fmt, out or out_len is NULL");
+    img_format fmt = image_format(img_fmt);
+    if (fmt == IMG_UNKNOWN)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_recordio_pack_img: unknown image format '%s' (.jpg or .png)",
+                             img_fmt);
+    /* cv::imencode's clamping (modules/imgcodecs/src/grfmt_jpeg.cpp, grfmt_png.cpp) */
+    int lo = fmt == IMG_JPEG ? 1 : 0, hi = fmt == IMG_JPEG ? 100 : 9;
+    quality = quality < lo ? lo : quality > hi ? hi : quality;
+    img_codec *cx = img_codec_new();
+    if (cx == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    img_image im = {(uint8_t *)pixels, width, height, channels};
+    uint8_t *enc;
+    size_t enc_len;
+    char msg[256];
+    int rc = img_encode(cx, &im, fmt, quality, &enc, &enc_len, msg, sizeof msg);
+    img_codec_free(cx);
+    if (rc != 0)
+        return mxk_set_error(strcmp(msg, "out of memory") == 0 ? MXK_ERR_OUT_OF_MEMORY
+                                                               : MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_recordio_pack_img: %s", msg);
+    mxk_status st = mxk_recordio_pack(header, labels, enc, enc_len, out, out_len);
+    free(enc);
+    return st;
+}
+
+mxk_status mxk_recordio_unpack_img(const void *rec, size_t len, int iscolor, mxk_irheader *header,
+                                   const void **labels, uint8_t **pixels, uint32_t *height,
+                                   uint32_t *width, uint32_t *channels) {
+    if (rec == NULL || header == NULL || labels == NULL || pixels == NULL || height == NULL ||
+        width == NULL || channels == NULL)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_recordio_unpack_img: an argument is NULL");
+    if (iscolor < -1 || iscolor > 1)
+        return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
+                             "mxk_recordio_unpack_img: iscolor %d is not -1, 0 or 1", iscolor);
+    const void *payload;
+    size_t plen;
+    mxk_status st = mxk_recordio_unpack(rec, len, header, labels, &payload, &plen);
+    if (st != MXK_OK)
+        return st;
+    img_codec *cx = img_codec_new();
+    if (cx == NULL)
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    img_image im;
+    char msg[256];
+    uint32_t want = iscolor == -1 ? 0 : iscolor == 0 ? 1 : 3;
+    int rc = img_decode(cx, payload, plen, want, 0, 0, &im, msg, sizeof msg);
+    img_codec_free(cx);
+    if (rc != 0)
+        return mxk_set_error(strcmp(msg, "out of memory") == 0 ? MXK_ERR_OUT_OF_MEMORY
+                                                               : MXK_ERR_FORMAT,
+                             "record id %llu: %s", (unsigned long long)header->id, msg);
+    *pixels = im.pix;
+    *height = im.h;
+    *width = im.w;
+    *channels = im.c;
     return MXK_OK;
 }

@@ -97,14 +97,56 @@ static int alloc_image(img_image *im, uint32_t w, uint32_t h, uint32_t c, char *
 
 /* ---- JPEG (TurboJPEG) ------------------------------------------------------ */
 
-/** Size and channels (1 for a grayscale JPEG, else 3) from the JPEG header. */
-static int jpeg_header(img_codec *cx, const uint8_t *data, size_t len, int *w, int *h, uint32_t *c,
+/**
+ * Fails with "corrupt JPEG: <TurboJPEG's message>" and replaces the decompressor:
+ * TurboJPEG 2.1 can leave a handle that failed inside a marker (e.g. a cut DHT
+ * segment) failing every later image with the same message.
+ */
+static int jpeg_fail(img_codec *cx, char *msg, size_t cap) {
+    fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
+    tjDestroy(cx->dec);
+    cx->dec = tjInitDecompress(); /* NULL: the next call fails with "Invalid handle" */
+    return -1;
+}
+
+/** Size and TurboJPEG colour space (TJCS_*) from the JPEG header. */
+static int jpeg_header(img_codec *cx, const uint8_t *data, size_t len, int *w, int *h, int *cs,
                        char *msg, size_t cap) {
-    int subsamp, cs;
-    if (tjDecompressHeader3(cx->dec, data, (unsigned long)len, w, h, &subsamp, &cs) != 0)
-        return fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
-    *c = cs == TJCS_GRAY ? 1 : 3;
+    int subsamp = -1;
+    *w = *h = 0;
+    if (tjDecompressHeader3(cx->dec, data, (unsigned long)len, w, h, &subsamp, cs) != 0)
+        return jpeg_fail(cx, msg, cap);
+    /* TurboJPEG 2.1 "succeeds" on a file cut in its first marker, setting nothing */
+    if (*w < 1 || *h < 1)
+        return fail(msg, cap, "corrupt JPEG: no frame header");
     return 0;
+}
+
+/** A JPEG's own channel count: 1 for grayscale, 3 for colour (YCbCr, RGB, CMYK, YCCK). */
+static uint32_t jpeg_channels(int cs) {
+    return cs == TJCS_GRAY ? 1 : 3;
+}
+
+/**
+ * Converts n CMYK pixels, as libjpeg returns them (Adobe's inverted values),
+ * to c = 1, 3 or 4 channels as OpenCV does (icvCvt_CMYK2BGR_8u_C4C3R and
+ * icvCvt_CMYK2Gray_8u_C4C1R, modules/imgcodecs/src/utils.cpp): each colour
+ * k - (255 - v) * k / 256, gray with the fixed-point 0.299/0.587/0.114.
+ */
+static void cmyk_convert(const uint8_t *cmyk, size_t n, uint32_t c, uint8_t *out) {
+    for (size_t i = 0; i < n; i++, cmyk += 4, out += c) {
+        int k = cmyk[3], rgb[3];
+        for (int j = 0; j < 3; j++)
+            rgb[j] = k - ((255 - cmyk[j]) * k >> 8);
+        if (c == 1) {
+            out[0] = (uint8_t)((rgb[0] * 4899 + rgb[1] * 9617 + rgb[2] * 1868 + 8192) >> 14);
+            continue;
+        }
+        for (int j = 0; j < 3; j++)
+            out[j] = (uint8_t)rgb[j];
+        if (c == 4)
+            out[3] = 255;
+    }
 }
 
 /**
@@ -140,23 +182,33 @@ static int jpeg_warning_is_harmless(tjhandle h) {
 
 static int jpeg_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t channels,
                        uint32_t min_w, uint32_t min_h, img_image *out, char *msg, size_t cap) {
-    int w, h;
-    uint32_t c = 0;
-    if (jpeg_header(cx, data, len, &w, &h, &c, msg, cap) != 0)
+    int w, h, cs = -1;
+    if (jpeg_header(cx, data, len, &w, &h, &cs, msg, cap) != 0)
         return -1;
-    if (channels != 0)
-        c = channels;
+    uint32_t c = channels != 0 ? channels : jpeg_channels(cs);
     tjscalingfactor sf = jpeg_scale(w, h, min_w, min_h);
     int sw = TJSCALED(w, sf), sh = TJSCALED(h, sf);
     if (alloc_image(out, (uint32_t)sw, (uint32_t)sh, c, msg, cap) != 0)
         return -1;
-    int pf = c == 1 ? TJPF_GRAY : c == 3 ? TJPF_RGB : TJPF_RGBA;
-    if (tjDecompress2(cx->dec, data, (unsigned long)len, out->pix, sw, sw * (int)c, sh, pf, 0) !=
-            0 &&
-        !jpeg_warning_is_harmless(cx->dec)) {
-        fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
+    /* libjpeg converts CMYK / YCCK to CMYK only: decode that, then convert */
+    int cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
+    img_image raw = *out;
+    if (cmyk && alloc_image(&raw, (uint32_t)sw, (uint32_t)sh, 4, msg, cap) != 0) {
         img_free(out);
         return -1;
+    }
+    int pf = cmyk ? TJPF_CMYK : c == 1 ? TJPF_GRAY : c == 3 ? TJPF_RGB : TJPF_RGBA;
+    int rc =
+        tjDecompress2(cx->dec, data, (unsigned long)len, raw.pix, sw, sw * (int)raw.c, sh, pf, 0);
+    if (rc != 0 && !jpeg_warning_is_harmless(cx->dec)) {
+        if (cmyk)
+            img_free(&raw);
+        img_free(out);
+        return jpeg_fail(cx, msg, cap);
+    }
+    if (cmyk) {
+        cmyk_convert(raw.pix, (size_t)sw * sh, c, out->pix);
+        img_free(&raw);
     }
     return 0;
 }
@@ -245,7 +297,7 @@ static void png_set_transforms(png_structp png, png_infop info, uint32_t c) {
     png_set_strip_16(png);
     if (c == 4 && has_trns)
         png_set_tRNS_to_alpha(png);
-    if (c != 4 && (ct & PNG_COLOR_MASK_ALPHA))
+    if (c != 4) /* also the alpha that png_set_palette_to_rgb makes of a tRNS */
         png_set_strip_alpha(png);
     if (c == 1 && (ct & PNG_COLOR_MASK_COLOR))
         png_set_rgb_to_gray_fixed(png, 1, 29900, 58700);
@@ -370,11 +422,12 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
               uint32_t *h, uint32_t *c, char *msg, size_t cap) {
     *fmt = img_sniff(data, len);
     if (*fmt == IMG_JPEG) {
-        int jw, jh;
-        if (jpeg_header(cx, data, len, &jw, &jh, c, msg, cap) != 0)
+        int jw, jh, cs;
+        if (jpeg_header(cx, data, len, &jw, &jh, &cs, msg, cap) != 0)
             return -1;
         *w = (uint32_t)jw;
         *h = (uint32_t)jh;
+        *c = jpeg_channels(cs);
         return 0;
     }
     if (*fmt == IMG_PNG)

@@ -4,9 +4,11 @@
  * (src/io/image_io.cc, src/io/image_aug_default.cc, tools/im2rec.py,
  * python/mxnet/recordio.py's pack_img / unpack_img), here with the libraries
  * Debian ships: JPEG with libjpeg-turbo's TurboJPEG API (turbojpeg.h), PNG with
- * libpng, resampling with stb_image_resize (libstb). No kernel dependencies: the
- * io-recordio plugin (ImageRecordIter), libmxk (mxk_recordio_pack_img /
- * unpack_img) and the `mxk im2rec` command each compile this one file.
+ * libpng, resampling with stb_image_resize (libstb-dev's header, compiled in by
+ * image_stb.c). No kernel dependencies: the io-recordio plugin
+ * (ImageRecordIter), libmxk (mxk_recordio_pack_img / unpack_img) and the `mxk
+ * im2rec` command each compile image.c, image_exif.c and image_stb.c
+ * (MXK_IMAGE_SOURCES).
  *
  * Pixels are 8-bit, interleaved HWC, rows packed (stride w*c), channels in RGB
  * order (1: gray, 3: RGB, 4: RGBA). Upstream's OpenCV arrays are BGR; the files
@@ -88,12 +90,15 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
  * result is at least min_w x min_h (MXNet decodes full size and resizes; this
  * is the same picture, faster); 0, 0: full size. PNG always decodes full size.
  * JPEG pixels are libjpeg-turbo's accurate integer IDCT with fancy upsampling
- * (the defaults of TurboJPEG, djpeg and PIL: identical pixels); gray from a
- * colour JPEG is its luma (Y) channel, as libjpeg's JCS_GRAYSCALE output that
- * OpenCV's IMREAD_GRAYSCALE also takes. A libjpeg warning other than
+ * (the defaults of TurboJPEG, djpeg, PIL and OpenCV: identical pixels); gray
+ * from a colour JPEG is its luma (Y) channel, as libjpeg's JCS_GRAYSCALE
+ * output that OpenCV's IMREAD_GRAYSCALE also takes; CMYK and YCCK JPEGs are
+ * converted to RGB or gray with OpenCV's formulas. PNG pixels equal OpenCV's
+ * too (both are libpng's transforms). A libjpeg warning other than
  * "extraneous bytes before marker" (which leaves the pixels intact) is an
  * error: OpenCV would return a partly gray image for a truncated file. EXIF
- * orientation is not applied.
+ * orientation is not applied, as MXNet's own cv::imdecode (ImageRecordIter,
+ * mx.image.imdecode) does not; see img_exif_orientation.
  * Errors name the library's complaint: "corrupt JPEG: <tjGetErrorStr2>",
  * "corrupt PNG: <libpng message>" (e.g. "corrupt PNG: truncated file"),
  * "not a JPEG or PNG image (first bytes XX XX XX XX)" ("(empty)" for len 0),
@@ -128,5 +133,24 @@ int img_encode(img_codec *cx, const img_image *in, img_format fmt, int quality, 
  */
 int img_resize(const img_image *in, uint32_t x0, uint32_t y0, uint32_t cw, uint32_t ch, uint32_t w,
                uint32_t h, img_filter filter, img_image *out, char *msg, size_t cap);
+
+/**
+ * The EXIF orientation of a JPEG (TIFF tag 0x0112 in IFD0 of its APP1 "Exif"
+ * segment): 1 (upright) to 8, or 1 when the file has none, is not a JPEG or
+ * the segment cannot be read (never an error; reads only within len). Upstream
+ * im2rec.py reads images with cv2.imread, which applies it
+ * (modules/imgcodecs/src/loadsave.cpp ApplyExifOrientation); MXNet's
+ * ImageRecordIter decodes with its own OpenCV build, which does not.
+ */
+int img_exif_orientation(const uint8_t *data, size_t len);
+
+/**
+ * Turns *im upright for EXIF orientation `orientation`, as OpenCV's
+ * ApplyExifOrientation: 2 mirror, 3 rotate 180, 4 flip vertically, 5
+ * transpose, 6 rotate 90 clockwise, 7 transverse, 8 rotate 90 counter-
+ * clockwise (5-8 swap w and h); 1 or any other value: unchanged. Replaces
+ * im->pix (the old pixels are freed). Errors: "out of memory" (im unchanged).
+ */
+int img_orient(img_image *im, int orientation, char *msg, size_t cap);
 
 #endif /* MXK_IO_IMAGE_H */

@@ -84,6 +84,22 @@ static uint64_t fuzz_next_rand(uint64_t *s) {
 }
 
 /**
+ * A random mutation of a binary input behind one control byte: 1-4 random
+ * bytes after the first set at random, then 0-5 bytes cut from the end
+ * (keeping at least 1). Returns the new length.
+ */
+static inline size_t fuzz_mutate_after_control(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
+    (void)cap;
+    int k = 1 + (int)(*rng % 4);
+    for (int j = 0; j < k && len > 1; j++) {
+        uint64_t x = fuzz_next_rand(rng);
+        m[1 + x % (len - 1)] = (uint8_t)(x >> 32);
+    }
+    size_t cut = (size_t)((*rng >> 40) % 6);
+    return cut < len ? len - cut : 1;
+}
+
+/**
  * A random mutation of a text format: 1-3 edits, each overwriting bytes with a
  * token, inserting a token or deleting a byte, at a position at or after `keep`.
  * Returns the new length (at most cap).

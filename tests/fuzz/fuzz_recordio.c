@@ -186,18 +186,6 @@ static uint8_t replace_byte(size_t at, int r, uint8_t orig) {
     return at == 0 ? (uint8_t)(orig ^ vals[r]) : vals[r];
 }
 
-/** Random mutation: 1-4 random file bytes, then cut 0-5 bytes. */
-static size_t mutate_random(uint8_t *m, size_t len, size_t cap, uint64_t *rng) {
-    (void)cap;
-    int k = 1 + (int)(*rng % 4);
-    for (int j = 0; j < k && len > 1; j++) {
-        uint64_t x = fuzz_next_rand(rng);
-        m[1 + x % (len - 1)] = (uint8_t)(x >> 32);
-    }
-    size_t cut = (size_t)((*rng >> 40) % 6);
-    return cut < len ? len - cut : 1;
-}
-
 /** The RecordIO target for the shared driver. */
 static const fuzz_target target = {
     .run = drive,
@@ -206,7 +194,7 @@ static const fuzz_target target = {
     .replace = replace_byte,
     .random_runs = 2000,
     .slack = 0,
-    .mutate = mutate_random,
+    .mutate = fuzz_mutate_after_control,
     .rng_init = 0x2545f4914f6cdd1dull,
     .rng_per_seed = 1,
 };

@@ -85,6 +85,79 @@ def check_parts(tool, work):
             sys.exit("num_parts %d: MXNet's parts %s, mxk's %s" % (parts, want, got))
 
 
+def image_set():
+    """(IRHeader, RGB or gray uint8 image) of the image test set."""
+    rng = np.random.RandomState(11)
+    out = []
+    for i in range(6):
+        h, w = 5 + 3 * i, 17 - 2 * i
+        yy, xx = np.mgrid[0:h, 0:w]
+        img = np.stack([xx * 9 + yy * 4, 200 - yy * 7, xx * yy], axis=2) % 256
+        img = (img + rng.randint(0, 24, img.shape)).clip(0, 255).astype(np.uint8)
+        if i % 3 == 2:
+            img = img[:, :, 1]  # gray
+        label = rng.rand(3).astype(np.float32).tolist() if i % 2 else float(i)
+        out.append((mx.recordio.IRHeader(0, label, 100 + i, 0), img))
+    return out
+
+
+def unpacked_line(header, img):
+    """A line of recordio_tool unpackimg for `img` (RGB or gray, HxW[xC])."""
+    labels = np.atleast_1d(np.asarray(header.label, dtype=np.float32))
+    flag = len(labels) if np.ndim(header.label) > 0 else 0
+    label0 = 0.0 if flag else float(np.float32(header.label))
+    img = img if img.ndim == 3 else img[:, :, None]
+    fields = [str(header.id), str(flag), "%.9g" % label0] + (["%.9g" % x for x in labels] if flag else [])
+    return " ".join(fields) + " : %d %d %d | %s" % (img.shape + (img.tobytes().hex(),))
+
+
+def bgr(img):
+    return img[:, :, ::-1] if img.ndim == 3 else img
+
+
+def check_images(tool, work):
+    """pack_img / unpack_img both ways: PNG pixels identical (RGB vs MXNet's BGR);
+    JPEG: mxk's decode of either side's file equals OpenCV's."""
+    images = image_set()
+    for fmt in (".png", ".jpg"):
+        rec = os.path.join(work, "mx_img%s.rec" % fmt)
+        w = mx.recordio.MXRecordIO(rec, "w")
+        for header, img in images:
+            w.write(mx.recordio.pack_img(header, bgr(img), quality=95 if fmt == ".jpg" else 3, img_fmt=fmt))
+        w.close()
+        for iscolor in (-1, 0, 1):
+            r = mx.recordio.MXRecordIO(rec, "r")
+            want = []
+            while True:
+                s = r.read()
+                if s is None:
+                    break
+                header, img = mx.recordio.unpack_img(s, iscolor)
+                want.append(unpacked_line(header, bgr(img)))
+            r.close()
+            got = subprocess.run([tool, "unpackimg", rec, str(iscolor)], check=True, capture_output=True,
+                                 text=True).stdout.splitlines()
+            if got != want:
+                sys.exit("%s iscolor %d: mxk unpacks MXNet's pack_img differently:\nMXNet %s\nmxk   %s"
+                         % (fmt, iscolor, want, got))
+        spec = os.path.join(work, "spec.txt")
+        with open(spec, "w") as f:
+            f.write("".join(unpacked_line(h, img) + "\n" for h, img in images))
+        orec = os.path.join(work, "mxk_img%s.rec" % fmt)
+        subprocess.run([tool, "packimg", spec, orec, fmt, "95"], check=True)
+        mine = subprocess.run([tool, "unpackimg", orec, "-1"], check=True, capture_output=True,
+                              text=True).stdout.splitlines()
+        r = mx.recordio.MXRecordIO(orec, "r")
+        for (header, img), line in zip(images, mine):
+            h2, img2 = mx.recordio.unpack_img(r.read(), -1)
+            got = unpacked_line(h2, bgr(img2))
+            if fmt == ".png" and got != unpacked_line(header, img):
+                sys.exit("MXNet unpacks mxk's pack_img (PNG) differently: %s" % got)
+            if got != line:
+                sys.exit("%s: MXNet decodes mxk's pack_img to %s, mxk to %s" % (fmt, got, line))
+        r.close()
+
+
 def main():
     tool, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -116,6 +189,7 @@ def main():
     if dump(oidx, orec) != want:
         sys.exit("MXNet reads mxk's .rec differently")
     check_parts(tool, work)
+    check_images(tool, work)
     print("recordio conformance: %d records (%d parts with cflag 1-3) read and written identically; parts 1-7 equal"
           % (len(records()), parts))
 

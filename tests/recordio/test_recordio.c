@@ -364,6 +364,91 @@ static void test_pack(void) {
     CHECK(strcmp(mxk_get_last_error(), "mxk_recordio_pack: labels is NULL but flag is 3") == 0);
 }
 
+/** Checks that the last error is exactly `want`. */
+static int last_error_is(const char *want) {
+    if (strcmp(mxk_get_last_error(), want) == 0)
+        return 1;
+    fprintf(stderr, "last error \"%s\", want \"%s\"\n", mxk_get_last_error(), want);
+    return 0;
+}
+
+static void test_pack_img(void) {
+    uint8_t pix[7 * 5 * 3];
+    for (size_t i = 0; i < sizeof pix; i++)
+        pix[i] = (uint8_t)(i * 37 % 251);
+    const float lab[2] = {3.0f, 4.5f};
+    mxk_irheader hd = {2, 0.0f, 42, 1}, back;
+    void *rec;
+    size_t n;
+    /* PNG: exact; the level 95 of pack_img's default is clamped to 9 */
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, lab, pix, 5, 7, 3, ".PNG", 95, &rec, &n), MXK_OK);
+    CHECK(n > 32 && memcmp((uint8_t *)rec + 32, "\x89PNG", 4) == 0);
+    const void *labels;
+    uint8_t *out;
+    uint32_t h, w, c;
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, n, -1, &back, &labels, &out, &h, &w, &c), MXK_OK);
+    float l2[2];
+    memcpy(l2, labels, sizeof l2);
+    CHECK(back.flag == 2 && back.id == 42 && back.id2 == 1 && l2[0] == 3.0f && l2[1] == 4.5f);
+    CHECK(h == 5 && w == 7 && c == 3 && memcmp(out, pix, sizeof pix) == 0);
+    mxk_free(out);
+    /* iscolor 0: gray; 1 of a gray image: replicated */
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, n, 0, &back, &labels, &out, &h, &w, &c), MXK_OK);
+    CHECK(h == 5 && w == 7 && c == 1);
+    mxk_free(out);
+    mxk_free(rec);
+    uint8_t gray[4 * 3];
+    memset(gray, 90, sizeof gray);
+    hd = (mxk_irheader){0, 1.5f, 8, 0};
+    /* JPEG quality is clamped to [1, 100]: 0 packs as 1, 101 as 100 */
+    for (int q = 0; q <= 1; q++) {
+        void *r0, *r1;
+        size_t n0, n1;
+        CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, gray, 3, 4, 1, ".jpg", q ? 101 : 0, &r0, &n0),
+                     MXK_OK);
+        CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, gray, 3, 4, 1, ".jpg", q ? 100 : 1, &r1, &n1),
+                     MXK_OK);
+        CHECK(n0 == n1 && memcmp(r0, r1, n0) == 0);
+        mxk_free(r0);
+        mxk_free(r1);
+    }
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, gray, 3, 4, 1, ".jpg", 95, &rec, &n), MXK_OK);
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, n, 1, &back, &labels, &out, &h, &w, &c), MXK_OK);
+    CHECK(back.label == 1.5f && labels == NULL && h == 3 && w == 4 && c == 3);
+    int all90 = 1; /* a constant block is exact: its DC is a multiple of the quantiser */
+    for (size_t i = 0; i < 3 * 4 * 3; i++)
+        all90 &= out[i] == 90;
+    CHECK(all90);
+    mxk_free(out);
+    /* errors */
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, n, 2, &back, &labels, &out, &h, &w, &c),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_is("mxk_recordio_unpack_img: iscolor 2 is not -1, 0 or 1"));
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, n - 2, 1, &back, &labels, &out, &h, &w, &c),
+                 MXK_ERR_FORMAT);
+    CHECK(last_error_is("record id 8: corrupt JPEG: Premature end of JPEG file"));
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, 26, 1, &back, &labels, &out, &h, &w, &c),
+                 MXK_ERR_FORMAT);
+    CHECK(last_error_is("record id 8: not a JPEG or PNG image (first bytes FF D8)"));
+    CHECK_EQ_INT(mxk_recordio_unpack_img(rec, 20, 1, &back, &labels, &out, &h, &w, &c),
+                 MXK_ERR_FORMAT);
+    CHECK(last_error_is("record of 20 bytes is shorter than the 24-byte IRHeader"));
+    mxk_free(rec);
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, gray, 3, 4, 1, ".gif", 0, &rec, &n),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_is("mxk_recordio_pack_img: unknown image format '.gif' (.jpg or .png)"));
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, pix, 5, 7, 4, ".jpeg", 90, &rec, &n),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_is("mxk_recordio_pack_img: cannot encode a 4-channel image as JPEG"));
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, pix, 0, 7, 3, ".png", 3, &rec, &n),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_is("mxk_recordio_pack_img: cannot encode an image of 7 x 0 x 3"));
+    hd.flag = 1;
+    CHECK_EQ_INT(mxk_recordio_pack_img(&hd, NULL, pix, 5, 7, 3, ".png", 3, &rec, &n),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_is("mxk_recordio_pack: labels is NULL but flag is 1"));
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/mxk_recordio_XXXXXX");
     if (mkdtemp(dir) == NULL)
@@ -376,6 +461,7 @@ int main(void) {
     MXK_RUN(test_bad_index);
     MXK_RUN(test_atomic);
     MXK_RUN(test_pack);
+    MXK_RUN(test_pack_img);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -7,7 +7,7 @@ centre crop, mean/std/scale, label_width, path_imglist, num_parts (with and
 without the .idx), uint8, gray (PNG, and JPEG luma) and mean_img (computed by either, read by the
 other). With resize, the resampling differs
 (OpenCV's cv::resize vs stb_image_resize, and TurboJPEG's DCT scaling): pixels
-agree within TOL below.
+agree within TOL below (mean and 99th percentile of the difference).
 
 Usage: image_iter_conform.py TOOL WORK_DIR (run through tests/conformance/run.sh).
 """
@@ -19,13 +19,17 @@ import mxnet as mx
 import numpy as np
 
 TOOL, WORK = sys.argv[1], sys.argv[2]
-# Resize tolerance on 0..255 (mean, max absolute difference): OpenCV's
-# INTER_LINEAR interpolates between the two nearest pixels, stb_image_resize's
-# triangle filter widens with the downscale factor (and a JPEG decoded with DCT
-# scaling is low-passed in the DCT domain first). Measured on these images: mean
-# 0.9 (PNG), 2.7 (JPEG, full-size decode), 3.8 and 6.3 (JPEG, DCT-scaled by 1/2,
-# 3/4); a shifted, flipped or channel-swapped result differs by 40 or more.
-TOL = (8, 64)
+# Resize tolerance on 0..255 (mean, 99th percentile of the absolute difference):
+# OpenCV's INTER_LINEAR interpolates between the two nearest pixels,
+# stb_image_resize's triangle filter widens with the downscale factor (and a
+# JPEG decoded with DCT scaling is low-passed in the DCT domain first).
+# Measured: PNG 0.9 / 3; JPEG full-size decode 2.7 / 19; DCT-scaled by 1/2 3.8 /
+# 17, by 3/4 6.3 / 27; two photographs (resize 256 after DCT scaling by 1/4) 1.0
+# / 12 (the maximum, over 100, at sharp edges where OpenCV's 2-tap bilinear
+# aliases). A shifted, flipped or channel-swapped result differs by 40 or more
+# on average.
+TOL = (8, 48)
+PHOTOS = "/usr/share/backgrounds/mate/nature"
 FAILED = []
 
 
@@ -96,8 +100,9 @@ def compare(what, kw, tol=None):
         detail = "max diff %g" % (np.abs(a.astype(np.float64) - b).max() if a.shape == b.shape else -1)
     elif ok:
         d = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        ok = d.mean() < tol[0] and d.max() < tol[1]
-        detail = "mean diff %.3f, max diff %.1f" % (d.mean(), d.max())
+        p99 = np.percentile(d, 99)
+        ok = d.mean() < tol[0] and p99 < tol[1]
+        detail = "mean diff %.3f, 99th percentile %.1f, max %.1f" % (d.mean(), p99, d.max())
     else:
         detail = "shapes %s / %s, pads %s / %s, labels equal %s" % (
             a.shape, b.shape, ap, bp, a.shape[0] == b.shape[0] and np.array_equal(al, bl))
@@ -147,6 +152,20 @@ def main():
     compare("jpeg resize 20 (short side, DCT scaling by 3/4)",
             dict(base, path_imgrec=jpg, resize="20", data_shape="(3,18,20)", dtype="uint8"),
             tol=TOL)
+    # Real photographs (Debian's mate-backgrounds, when installed), packed as they
+    # are: resize 256 (DCT-scaled by 1/4 in mxk) and the centre crop.
+    photos = [os.path.join(PHOTOS, f) for f in ("FreshFlower.jpg", "Aqua.jpg")]
+    if all(os.path.exists(f) for f in photos):
+        rec = mx.recordio.MXRecordIO(os.path.join(WORK, "photo.rec"), "w")
+        for i, f in enumerate(photos):
+            with open(f, "rb") as fi:
+                rec.write(mx.recordio.pack(mx.recordio.IRHeader(0, float(i), i, 0), fi.read()))
+        rec.close()
+        compare("photos, resize 256, centre crop 224",
+                dict(path_imgrec=os.path.join(WORK, "photo.rec"), data_shape="(3,224,224)",
+                     batch_size="2", resize="256", dtype="uint8"), tol=TOL)
+    else:
+        print("skipped photos: %s not installed (mate-backgrounds)" % PHOTOS)
     # mean_img: a file MXNet computes (CreateMeanImg) read by mxk, and one mxk
     # computes read by MXNet; outputs identical, the two files within 1e-4.
     m_mx, m_mxk = os.path.join(WORK, "mean_mx.nd"), os.path.join(WORK, "mean_mxk.nd")

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "io_file.h"
 
 /** Appends v to a growing array (*a, *n, *cap). Returns 0 or -1 when out of memory. */
 static int push_u64(uint64_t **a, uint64_t *n, uint64_t *cap, uint64_t v) {
@@ -25,58 +28,85 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/** Reads the offsets of an .idx file, sorted. */
-static int read_idx(const char *idx_path, const char *rec_path, uint64_t rec_size, uint64_t **off,
-                    uint64_t *n, char *msg, size_t cap) {
-    FILE *f = fopen(idx_path, "r");
+/**
+ * Calls fn(ctx, line, number) for every non-blank line of the text file `path`
+ * (opened with io_open_regular, `what` naming it: a FIFO or a directory is
+ * refused, never waited on) until fn returns non-zero. Returns 0, or -1 with a
+ * message (the open's, or fn's in msg).
+ */
+static int each_line(const char *path, const char *what,
+                     int (*fn)(void *ctx, char *line, uint64_t no), void *ctx, char *msg,
+                     size_t cap) {
+    int fd = io_open_regular(path, what, NULL, msg, cap);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
     if (f == NULL) {
-        snprintf(msg, cap, "'%s': cannot open: %s", idx_path, strerror(errno));
+        if (fd >= 0) {
+            snprintf(msg, cap, "'%s': cannot read: %s", path, strerror(errno));
+            close(fd);
+        }
         return -1;
     }
     char *line = NULL;
     size_t lcap = 0;
-    uint64_t cnt = 0, acap = 0, no = 0;
+    uint64_t no = 0;
     int rc = 0;
-    while (getline(&line, &lcap, f) >= 0) {
-        no++;
-        char *p = line, *end;
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-            p++;
-        if (*p == '\0')
-            continue;
-        errno = 0;
-        (void)strtoll(p, &end, 10);
-        char *q = end;
-        unsigned long long o = q > p && *q == '\t' ? strtoull(q + 1, &end, 10) : 0;
-        if (q == p || *q != '\t' || end == q + 1 || errno != 0 ||
-            strspn(end, " \t\r\n") != strlen(end)) {
-            snprintf(msg, cap, "'%s':%llu: expected 'key<TAB>offset'", idx_path,
-                     (unsigned long long)no);
-            rc = -1;
-            break;
-        }
-        if (o % 4 != 0 || o >= rec_size) {
-            snprintf(msg, cap,
-                     "'%s':%llu: offset %llu is not a multiple of 4 or lies past the end of '%s' "
-                     "(%llu bytes)",
-                     idx_path, (unsigned long long)no, o, rec_path, (unsigned long long)rec_size);
-            rc = -1;
-            break;
-        }
-        if (push_u64(off, &cnt, &acap, o) != 0) {
-            snprintf(msg, cap, "out of memory");
-            rc = -1;
-            break;
-        }
-    }
+    while (rc == 0 && getline(&line, &lcap, f) >= 0)
+        if (++no, strspn(line, " \t\r\n") != strlen(line))
+            rc = fn(ctx, line, no);
     free(line);
     fclose(f);
-    if (rc == 0 && cnt > 1)
-        qsort(*off, cnt, sizeof **off, cmp_u64);
-    *n = cnt;
     return rc;
 }
 
+/** The state of read_idx's line callback. */
+typedef struct idx_ctx {
+    const char *idx_path, *rec_path;
+    uint64_t rec_size, n, cap;
+    uint64_t *off;
+    char *msg;
+    size_t msg_cap;
+} idx_ctx;
+
+/** One `key<TAB>offset` line of an .idx file. */
+static int idx_line(void *p, char *line, uint64_t no) {
+    idx_ctx *x = p;
+    char *s = line + strspn(line, " \t\r\n"), *end;
+    errno = 0;
+    (void)strtoll(s, &end, 10);
+    char *q = end;
+    unsigned long long o = q > s && *q == '\t' ? strtoull(q + 1, &end, 10) : 0;
+    if (q == s || *q != '\t' || end == q + 1 || errno != 0 ||
+        strspn(end, " \t\r\n") != strlen(end)) {
+        snprintf(x->msg, x->msg_cap, "'%s':%llu: expected 'key<TAB>offset'", x->idx_path,
+                 (unsigned long long)no);
+        return -1;
+    }
+    if (o % 4 != 0 || o >= x->rec_size) {
+        snprintf(x->msg, x->msg_cap,
+                 "'%s':%llu: offset %llu is not a multiple of 4 or lies past the end of '%s' "
+                 "(%llu bytes)",
+                 x->idx_path, (unsigned long long)no, o, x->rec_path,
+                 (unsigned long long)x->rec_size);
+        return -1;
+    }
+    if (push_u64(&x->off, &x->n, &x->cap, o) != 0) {
+        snprintf(x->msg, x->msg_cap, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/** Reads the offsets of an .idx file, sorted. */
+static int read_idx(const char *idx_path, const char *rec_path, uint64_t rec_size, uint64_t **off,
+                    uint64_t *n, char *msg, size_t cap) {
+    idx_ctx x = {idx_path, rec_path, rec_size, 0, 0, NULL, msg, cap};
+    int rc = each_line(idx_path, "path_imgidx", idx_line, &x, msg, cap);
+    if (rc == 0 && x.n > 1)
+        qsort(x.off, x.n, sizeof *x.off, cmp_u64);
+    *off = x.off;
+    *n = x.n;
+    return rc;
+}
 int rec_offsets(rio_reader *r, const char *rec_path, const char *idx_path, uint32_t num_parts,
                 uint32_t part_index, uint64_t **off, uint64_t *n, char *msg, size_t cap) {
     *off = NULL;
@@ -160,60 +190,57 @@ static int sort_labels(img_labels *l) {
     return 0;
 }
 
+/** The state of img_labels_read's line callback. */
+typedef struct lst_ctx {
+    const char *path;
+    img_labels *out;
+    uint64_t icap, lab_cap;
+    char *msg;
+    size_t msg_cap;
+} lst_ctx;
+
+/** One `index<TAB>labels...<TAB>path` line of an image list. */
+static int lst_line(void *p, char *line, uint64_t no) {
+    lst_ctx *x = p;
+    img_labels *l = x->out;
+    char *end;
+    errno = 0;
+    unsigned long long id = strtoull(line, &end, 10);
+    int ok = end != line && errno == 0;
+    if (ok && push_u64(&l->ids, &l->n, &x->icap, id) != 0) {
+        snprintf(x->msg, x->msg_cap, "out of memory");
+        return -1;
+    }
+    if (ok && l->n * l->width > x->lab_cap) {
+        uint64_t nc = x->lab_cap ? x->lab_cap * 2 : 1024 * (uint64_t)l->width;
+        float *nl = realloc(l->labels, nc * sizeof *nl);
+        if (nl == NULL) {
+            snprintf(x->msg, x->msg_cap, "out of memory");
+            return -1;
+        }
+        l->labels = nl;
+        x->lab_cap = nc;
+    }
+    for (uint32_t k = 0; ok && k < l->width; k++) {
+        char *s = end;
+        float v = strtof(s, &end);
+        ok = end != s && (*end == '\0' || strchr(" \t\r\n", *end) != NULL);
+        if (ok)
+            l->labels[(l->n - 1) * l->width + k] = v;
+    }
+    if (!ok) {
+        snprintf(x->msg, x->msg_cap, "'%s':%llu: expected an image index and %u labels", x->path,
+                 (unsigned long long)no, (unsigned)l->width);
+        return -1;
+    }
+    return 0;
+}
+
 int img_labels_read(const char *path, uint32_t width, img_labels *out, char *msg, size_t cap) {
     memset(out, 0, sizeof *out);
     out->width = width;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        snprintf(msg, cap, "'%s': cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL;
-    size_t lcap = 0;
-    uint64_t no = 0, icap = 0, lab_cap = 0;
-    int rc = 0;
-    while (getline(&line, &lcap, f) >= 0) {
-        no++;
-        char *p = line, *end;
-        if (strspn(p, " \t\r\n") == strlen(p))
-            continue;
-        errno = 0;
-        unsigned long long id = strtoull(p, &end, 10);
-        int ok = end != p && errno == 0;
-        if (ok && push_u64(&out->ids, &out->n, &icap, id) != 0) {
-            snprintf(msg, cap, "out of memory");
-            rc = -1;
-            break;
-        }
-        if (ok && out->n * width > lab_cap) {
-            uint64_t nc = lab_cap ? lab_cap * 2 : 1024 * (uint64_t)width;
-            while (nc < out->n * width)
-                nc *= 2;
-            float *nl = realloc(out->labels, nc * sizeof *nl);
-            if (nl == NULL) {
-                snprintf(msg, cap, "out of memory");
-                rc = -1;
-                break;
-            }
-            out->labels = nl;
-            lab_cap = nc;
-        }
-        for (uint32_t k = 0; ok && k < width; k++) {
-            p = end;
-            float v = strtof(p, &end);
-            ok = end != p && (*end == '\0' || strchr(" \t\r\n", *end) != NULL);
-            if (ok)
-                out->labels[(out->n - 1) * width + k] = v;
-        }
-        if (!ok) {
-            snprintf(msg, cap, "'%s':%llu: expected an image index and %u labels", path,
-                     (unsigned long long)no, (unsigned)width);
-            rc = -1;
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
+    lst_ctx x = {path, out, 0, 0, msg, cap};
+    int rc = each_line(path, "path_imglist", lst_line, &x, msg, cap);
     if (rc == 0 && sort_labels(out) != 0) {
         snprintf(msg, cap, "out of memory");
         rc = -1;

@@ -21,7 +21,8 @@
  * With `idx_path` (not NULL or ""): the offsets of its `key<TAB>offset` lines,
  * sorted, the part being entries [k*s, min((k+1)*s, n)) with s = ceil(n /
  * num_parts), as dmlc's IndexedRecordIOSplitter::ResetPartition; errors
- * "'IDX': cannot open: <strerror>", "'IDX':L: expected 'key<TAB>offset'",
+ * io_open_regular's ("path_imgidx: cannot open 'IDX': <strerror>", "...is not a
+ * regular file (a FIFO)"), "'IDX':L: expected 'key<TAB>offset'",
  * "'IDX':L: offset O is not a multiple of 4 or lies past the end of 'REC' (S bytes)".
  * Without: rio_part_range's byte range (dmlc's RecordIOSplitter), scanned
  * record by record (reading the partition once); rio_reader's errors.
@@ -41,8 +42,9 @@ typedef struct img_labels {
  * Reads an image list: lines `index<TAB>label_1 ... label_width<TAB>path` (the
  * .lst of tools/im2rec.py; blank lines skipped). As upstream's ImageLabelMap,
  * the first `width` numbers after the index are the labels and the rest of the
- * line is ignored. Errors: "'LST': cannot open: <strerror>", "'LST':L: expected
- * an image index and W labels". A repeated index keeps its last line.
+ * line is ignored. Errors: io_open_regular's ("path_imglist: cannot open 'LST':
+ * <strerror>", ...), "'LST':L: expected an image index and W labels". A
+ * repeated index keeps its last line.
  */
 int img_labels_read(const char *path, uint32_t width, img_labels *out, char *msg, size_t cap);
 

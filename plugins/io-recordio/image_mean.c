@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_file.h"
 
 /** Reads n bytes; 0 or -1 (short). */
 static int get(FILE *f, void *v, size_t n) {
@@ -26,13 +30,18 @@ int mean_img_read(const char *path, uint32_t c, uint32_t h, uint32_t w, float **
                   char *msg, size_t cap) {
     *out = NULL;
     *exists = 1;
-    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT) {
+        *exists = 0;
+        return 0;
+    }
+    int fd = io_open_regular(path, "mean_img", NULL, msg, cap);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (f == NULL) {
-        if (errno == ENOENT) {
-            *exists = 0;
-            return 0;
+        if (fd >= 0) {
+            snprintf(msg, cap, "mean_img: cannot read '%s': %s", path, strerror(errno));
+            close(fd);
         }
-        snprintf(msg, cap, "mean_img '%s': cannot open: %s", path, strerror(errno));
         return -1;
     }
     uint64_t magic, reserved, count, rmagic, stype, ndim, dims[3], dev, dtype;

@@ -22,7 +22,8 @@
 /**
  * Reads the mean image at `path` into *out (malloc'd, c*h*w floats, CHW),
  * which must have shape (c, h, w). *exists is 0 (and -1 is not returned) when
- * the file does not exist. Errors: "mean_img 'F': cannot open: <strerror>",
+ * the file does not exist. Errors: io_open_regular's ("mean_img: cannot open
+ * 'F': <strerror>", "mean_img: 'F' is not a regular file (a FIFO)", ...),
  * "mean_img 'F': not an NDArray file holding one dense float32 array", "mean_img
  * 'F' has shape (a, b, d), expected (c, h, w)", "mean_img 'F': truncated",
  * "out of memory".

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../plugins/io-recordio/image.h"
@@ -568,6 +569,18 @@ static void test_attributes(void) {
     const char *kv4[] = {"data_shape", "(3,3,4)", "batch_size", "2", NULL};
     CHECK_EQ_INT(make("missing.rec", kv4, &it), MXK_ERR_FORMAT);
     CHECK_CONTAINS(mxk_get_last_error(), "ImageRecordIter: cannot open");
+    /* a FIFO as the index, list or mean image is refused, never waited on */
+    CHECK_EQ_INT(mkfifo(iot_path("fifo"), 0600), 0);
+    const char *keys[3] = {"path_imgidx", "path_imglist", "mean_img"};
+    for (int k = 0; k < 3; k++) {
+        char fifo[256], want[512];
+        snprintf(fifo, sizeof fifo, "%s", iot_path("fifo"));
+        const char *kv5[] = {"data_shape", "(3,3,4)", "batch_size", "2", keys[k], fifo, NULL};
+        CHECK_EQ_INT(make("a.rec", kv5, &it), MXK_ERR_FORMAT);
+        snprintf(want, sizeof want, "ImageRecordIter: %s: '%s' is not a regular file (a FIFO)",
+                 keys[k], fifo);
+        CHECK_CONTAINS(mxk_get_last_error(), want);
+    }
 }
 
 int main(void) {

@@ -396,8 +396,8 @@ static mxk_status csv_create(const mxk_attrs *attrs, void **out, mxk_error_sink 
         for (int32_t i = 0; i < lsh.ndim; i++)
             lshape.dims[i + 1] = lsh.dims[i];
     }
-    return io_iter_start(s, csv_free, csv_produce, csv_rewind, &dshape, &lshape, (uint32_t)prefetch,
-                         out, err);
+    return io_iter_start(s, csv_free, csv_produce, csv_rewind, &dshape, MXK_FLOAT32, &lshape,
+                         (uint32_t)prefetch, out, err);
 }
 
 /** CSVIter's attribute schema (upstream CSVIterParam + BatchParam + prefetch). */

@@ -24,6 +24,8 @@ typedef struct io_iter {
     mxk_tensor desc_data_t, desc_label_t; /**< layouts for describe (data NULL) */
     const mxk_tensor *desc_data_p[1], *desc_label_p[1];
     const pf_slot *cur; /**< current slot or NULL */
+    char *names[2];     /**< data and label names set by io_iter_set_names (owned), or NULL */
+    const char *data_name_p[1], *label_name_p[1];
 } io_iter;
 
 /** Names of the data and label arrays (MXNet's defaults). */
@@ -31,14 +33,23 @@ extern const char *const io_data_names[1];
 extern const char *const io_label_names[1];
 
 /**
- * Creates the iterator around `src`, with `prefetch_buffer` slots, and stores it
- * in *out. On failure calls src_free(src) and reports into err.
+ * Creates the iterator around `src`, with `prefetch_buffer` slots whose data is
+ * `data_dtype` (MXK_FLOAT32 or MXK_UINT8) and whose label is float32, and
+ * stores it in *out. On failure calls src_free(src) and reports into err.
  */
 mxk_status io_iter_start(void *src, void (*src_free)(void *),
                          mxk_status (*produce)(void *, pf_slot *, int *, char *),
                          mxk_status (*rewind)(void *, char *), const mxk_shape *data_shape,
-                         const mxk_shape *label_shape, uint32_t prefetch_buffer, void **out,
-                         mxk_error_sink *err);
+                         mxk_dtype data_dtype, const mxk_shape *label_shape,
+                         uint32_t prefetch_buffer, void **out, mxk_error_sink *err);
+/**
+ * Renames the data and label arrays (upstream's data_name / label_name; the
+ * defaults are io_data_names / io_label_names). Copies the strings. Returns
+ * MXK_OK or MXK_ERR_OUT_OF_MEMORY (reported into err). Call before the first
+ * describe, on the creating thread.
+ */
+mxk_status io_iter_set_names(void *it, const char *data_name, const char *label_name,
+                             mxk_error_sink *err);
 /** mxk_iter_def.destroy. */
 void io_iter_destroy(void *it);
 /** mxk_iter_def.reset. */
@@ -65,5 +76,7 @@ mxk_status io_register_iter(mxk_registrar *reg, const char *name, const char *de
 mxk_status io_register_mnist(mxk_registrar *reg, mxk_error_sink *err);
 /** Registers CSVIter (csv_iter.c). */
 mxk_status io_register_csv(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers ImageRecordIter (image_iter.c). */
+mxk_status io_register_image_rec(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_IO_ITER_H */

@@ -132,7 +132,7 @@ static mxk_status mnist_produce(void *p, pf_slot *slot, int *produced, char *msg
         uint64_t at = (s->pos + b) % s->n;
         uint32_t e = s->order ? s->order[at] : (uint32_t)at;
         const uint8_t *src = s->img.data + (uint64_t)e * s->item;
-        float *dst = slot->data + (uint64_t)b * s->item;
+        float *dst = (float *)slot->data + (uint64_t)b * s->item;
         for (uint64_t k = 0; k < s->item; k++)
             dst[k] = (float)src[k] * scale;
         slot->label[b] = (float)s->lbl.data[e];
@@ -231,7 +231,7 @@ static mxk_status mnist_create(const mxk_attrs *attrs, void **out, mxk_error_sin
                     (long long)part_index, (long long)num_parts, (unsigned long long)s->img.begin,
                     (unsigned long long)s->img.end, (unsigned)s->img.dims[0]);
     }
-    return io_iter_start(s, mnist_free, mnist_produce, mnist_rewind, &dshape, &lshape,
+    return io_iter_start(s, mnist_free, mnist_produce, mnist_rewind, &dshape, MXK_FLOAT32, &lshape,
                          (uint32_t)prefetch, out, err);
 }
 

@@ -1,10 +1,10 @@
 /*
  * io-recordio plugin: entry points (abi/mxk_plugin.h) and the iterator wrapper
- * shared by MNISTIter and CSVIter (io_iter.h).
+ * shared by MNISTIter, CSVIter and ImageRecordIter (io_iter.h).
  *
  * MXNet's iterators are a source (src/io/iter_mnist.cc, src/io/iter_csv.cc +
  * iter_batchloader.h) composed with PrefetcherIter (src/io/iter_prefetcher.h);
- * here each source produces whole float32 batches on the prefetch thread and
+ * here each source produces whole batches on the prefetch thread and
  * this file hands them out through the ABI's iterator contract.
  */
 #include <stdlib.h>
@@ -23,7 +23,7 @@ static const mxk_plugin_info g_info = {
     .min_host_minor = 0,
     .name = "io-recordio",
     .version = "0.1.0",
-    .description = "Data iterators: MNISTIter (IDX, gzip'd or plain) and CSVIter",
+    .description = "Data iterators: MNISTIter (IDX, gzip'd or plain), CSVIter and ImageRecordIter",
     .provides = MXK_PROVIDES_ITERATORS,
 };
 
@@ -44,6 +44,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_sdk_set_host(args->host);
     MXK_SDK_CHECK(io_register_mnist(args->registrar, err));
     MXK_SDK_CHECK(io_register_csv(args->registrar, err));
+    MXK_SDK_CHECK(io_register_image_rec(args->registrar, err));
     return MXK_OK;
 }
 
@@ -67,11 +68,11 @@ mxk_status io_register_iter(mxk_registrar *reg, const char *name, const char *de
     return reg->register_iterator(reg, &def, err);
 }
 
-/** Fills a CPU float32 tensor header (data set per batch). */
-static void tensor_init(mxk_tensor *t, const mxk_shape *shape) {
+/** Fills a CPU tensor header of `dtype` (data set per batch). */
+static void tensor_init(mxk_tensor *t, const mxk_shape *shape, mxk_dtype dtype) {
     memset(t, 0, sizeof *t);
     t->struct_size = sizeof *t;
-    t->dtype = MXK_FLOAT32;
+    t->dtype = dtype;
     t->shape = *shape;
     t->dev_type = MXK_DEV_CPU;
     t->dev_id = 0;
@@ -80,8 +81,8 @@ static void tensor_init(mxk_tensor *t, const mxk_shape *shape) {
 mxk_status io_iter_start(void *src, void (*src_free)(void *),
                          mxk_status (*produce)(void *, pf_slot *, int *, char *),
                          mxk_status (*rewind)(void *, char *), const mxk_shape *data_shape,
-                         const mxk_shape *label_shape, uint32_t prefetch_buffer, void **out,
-                         mxk_error_sink *err) {
+                         mxk_dtype data_dtype, const mxk_shape *label_shape,
+                         uint32_t prefetch_buffer, void **out, mxk_error_sink *err) {
     io_iter *it = calloc(1, sizeof *it);
     if (it == NULL) {
         src_free(src);
@@ -92,17 +93,20 @@ mxk_status io_iter_start(void *src, void (*src_free)(void *),
     it->data_shape = *data_shape;
     it->label_shape = *label_shape;
     it->batch_size = (uint32_t)data_shape->dims[0];
-    tensor_init(&it->data_t, data_shape);
-    tensor_init(&it->label_t, label_shape);
+    tensor_init(&it->data_t, data_shape, data_dtype);
+    tensor_init(&it->label_t, label_shape, MXK_FLOAT32);
     it->data_p[0] = &it->data_t;
     it->label_p[0] = &it->label_t;
-    tensor_init(&it->desc_data_t, data_shape); /* layout only: data stays NULL */
-    tensor_init(&it->desc_label_t, label_shape);
+    tensor_init(&it->desc_data_t, data_shape, data_dtype); /* layout only: data stays NULL */
+    tensor_init(&it->desc_label_t, label_shape, MXK_FLOAT32);
+    it->data_name_p[0] = io_data_names[0];
+    it->label_name_p[0] = io_label_names[0];
     it->desc_data_p[0] = &it->desc_data_t;
     it->desc_label_p[0] = &it->desc_label_t;
     char msg[PF_MSG_MAX];
     pf_source s = {.ctx = src, .produce = produce, .rewind = rewind};
-    mxk_status st = pf_create(&it->pf, s, prefetch_buffer, mxk_sdk_shape_count(data_shape),
+    uint64_t elem = data_dtype == MXK_UINT8 ? 1 : sizeof(float);
+    mxk_status st = pf_create(&it->pf, s, prefetch_buffer, mxk_sdk_shape_count(data_shape) * elem,
                               mxk_sdk_shape_count(label_shape), it->batch_size, msg);
     if (st != MXK_OK) {
         src_free(src);
@@ -119,7 +123,24 @@ void io_iter_destroy(void *p) {
         return;
     pf_destroy(&it->pf);
     it->src_free(it->src);
+    free(it->names[0]);
+    free(it->names[1]);
     free(it);
+}
+
+mxk_status io_iter_set_names(void *p, const char *data_name, const char *label_name,
+                             mxk_error_sink *err) {
+    io_iter *it = p;
+    const char *want[2] = {data_name, label_name};
+    for (int k = 0; k < 2; k++) {
+        free(it->names[k]);
+        it->names[k] = strdup(want[k]);
+        if (it->names[k] == NULL)
+            return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    it->data_name_p[0] = it->names[0];
+    it->label_name_p[0] = it->names[1];
+    return MXK_OK;
 }
 
 mxk_status io_iter_reset(void *p, mxk_error_sink *err) {
@@ -141,10 +162,10 @@ mxk_status io_iter_next(void *p, int32_t *has_next, mxk_error_sink *err) {
 /** Fills the fields of `b` that describe and current share (tensors from the iterator). */
 static void fill_batch(io_iter *it, mxk_iter_batch *b) {
     b->num_data = 1;
-    b->data_names = io_data_names;
+    b->data_names = it->data_name_p;
     b->data = it->data_p;
     b->num_label = 1;
-    b->label_names = io_label_names;
+    b->label_names = it->label_name_p;
     b->label = it->label_p;
 }
 

@@ -89,7 +89,7 @@ static void *producer_main(void *arg) {
     return NULL;
 }
 
-mxk_status pf_create(prefetcher *pf, pf_source src, uint32_t capacity, uint64_t data_floats,
+mxk_status pf_create(prefetcher *pf, pf_source src, uint32_t capacity, uint64_t data_bytes,
                      uint64_t label_floats, uint64_t index_count, char *msg) {
     memset(pf, 0, sizeof *pf);
     pf->src = src;
@@ -101,7 +101,7 @@ mxk_status pf_create(prefetcher *pf, pf_source src, uint32_t capacity, uint64_t 
     if (!pf->slots || !pf->free_q || !pf->full_q)
         goto oom;
     for (uint32_t i = 0; i < pf->capacity; i++) {
-        pf->slots[i].data = calloc(data_floats ? data_floats : 1, sizeof(float));
+        pf->slots[i].data = calloc(data_bytes ? data_bytes : 1, 1);
         pf->slots[i].label = calloc(label_floats ? label_floats : 1, sizeof(float));
         pf->slots[i].index = calloc(index_count ? index_count : 1, sizeof(uint64_t));
         if (!pf->slots[i].data || !pf->slots[i].label || !pf->slots[i].index)

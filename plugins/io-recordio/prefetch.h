@@ -26,9 +26,9 @@
 /** Longest error message kept by the prefetcher (bytes, with the terminator). */
 #define PF_MSG_MAX 1024
 
-/** One batch buffer: data and label (float32), example ids, padding count. */
+/** One batch buffer: data (of the source's dtype), label (float32), example ids, padding count. */
 typedef struct pf_slot {
-    float *data;
+    void *data;
     float *label;
     uint64_t *index;
     uint32_t pad;
@@ -65,11 +65,11 @@ typedef struct prefetcher {
 } prefetcher;
 
 /**
- * Allocates `capacity` (>= 1) slots of data_floats / label_floats / index_count
- * elements and starts the producer thread. Returns MXK_OK or an error code with
- * a message in msg.
+ * Allocates `capacity` (>= 1) slots of data_bytes bytes of data, label_floats
+ * floats and index_count ids, zero-filled, and starts the producer thread. Returns MXK_OK or an
+ * error code with a message in msg.
  */
-mxk_status pf_create(prefetcher *pf, pf_source src, uint32_t capacity, uint64_t data_floats,
+mxk_status pf_create(prefetcher *pf, pf_source src, uint32_t capacity, uint64_t data_bytes,
                      uint64_t label_floats, uint64_t index_count, char *msg);
 /** Stops the producer thread (waits for it) and frees the slots. Safe on a zeroed pf. */
 void pf_destroy(prefetcher *pf);

@@ -96,7 +96,10 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
  * converted to RGB or gray with OpenCV's formulas. PNG pixels equal OpenCV's
  * too (both are libpng's transforms). A libjpeg warning other than
  * "extraneous bytes before marker" (which leaves the pixels intact) is an
- * error: OpenCV would return a partly gray image for a truncated file. EXIF
+ * error: OpenCV would return a partly gray image for a truncated file. A
+ * progressive JPEG of more than 500 scans is refused (TJFLAG_LIMITSCANS: such
+ * files take quadratic time, a known denial of service; real ones have about
+ * 10). EXIF
  * orientation is not applied, as MXNet's own cv::imdecode (ImageRecordIter,
  * mx.image.imdecode) does not; see img_exif_orientation.
  * Errors name the library's complaint: "corrupt JPEG: <tjGetErrorStr2>",

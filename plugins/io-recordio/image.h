@@ -56,7 +56,7 @@ typedef enum img_filter {
     IMG_LANCZOS = 4
 } img_filter;
 
-/** Per-thread codec state (TurboJPEG handles, scratch buffers). */
+/** Per-thread codec state (TurboJPEG's compressor and decompressor handles). */
 typedef struct img_codec img_codec;
 
 /** Creates a codec; NULL when out of memory or TurboJPEG cannot initialise. */
@@ -72,9 +72,11 @@ void img_free(img_image *im);
 img_format img_sniff(const uint8_t *data, size_t len);
 
 /**
- * Reads the size and channel count of an encoded JPEG or PNG without decoding
- * the pixels. Errors: "not a JPEG or PNG image (first bytes XX XX XX XX)", and
- * the library's message for a damaged header.
+ * Reads the format, size and channel count of an encoded JPEG or PNG without
+ * decoding the pixels; *c is what img_decode gives for channels 0 (1 gray, 3
+ * colour, 4 with alpha). Errors: "not a JPEG or PNG image (first bytes XX XX
+ * XX XX)", "corrupt JPEG: <tjGetErrorStr2>" ("corrupt JPEG: no frame header"
+ * for a file cut before its size), "corrupt PNG: <libpng message>".
  */
 int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, uint32_t *w,
               uint32_t *h, uint32_t *c, char *msg, size_t cap);

@@ -198,8 +198,8 @@ static int jpeg_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t 
         return -1;
     }
     int pf = cmyk ? TJPF_CMYK : c == 1 ? TJPF_GRAY : c == 3 ? TJPF_RGB : TJPF_RGBA;
-    int rc =
-        tjDecompress2(cx->dec, data, (unsigned long)len, raw.pix, sw, sw * (int)raw.c, sh, pf, 0);
+    int rc = tjDecompress2(cx->dec, data, (unsigned long)len, raw.pix, sw, sw * (int)raw.c, sh, pf,
+                           TJFLAG_LIMITSCANS);
     if (rc != 0 && !jpeg_warning_is_harmless(cx->dec)) {
         if (cmyk)
             img_free(&raw);

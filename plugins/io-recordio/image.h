@@ -56,7 +56,7 @@ typedef enum img_filter {
     IMG_LANCZOS = 4
 } img_filter;
 
-/** Per-thread codec state (TurboJPEG handles, scratch buffers). */
+/** Per-thread codec state (TurboJPEG's compressor and decompressor handles). */
 typedef struct img_codec img_codec;
 
 /** Creates a codec; NULL when out of memory or TurboJPEG cannot initialise. */
@@ -72,9 +72,11 @@ void img_free(img_image *im);
 img_format img_sniff(const uint8_t *data, size_t len);
 
 /**
- * Reads the size and channel count of an encoded JPEG or PNG without decoding
- * the pixels. Errors: "not a JPEG or PNG image (first bytes XX XX XX XX)", and
- * the library's message for a damaged header.
+ * Reads the format, size and channel count of an encoded JPEG or PNG without
+ * decoding the pixels; *c is what img_decode gives for channels 0 (1 gray, 3
+ * colour, 4 with alpha). Errors: "not a JPEG or PNG image (first bytes XX XX
+ * XX XX)", "corrupt JPEG: <tjGetErrorStr2>" ("corrupt JPEG: no frame header"
+ * for a file cut before its size), "corrupt PNG: <libpng message>".
  */
 int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, uint32_t *w,
               uint32_t *h, uint32_t *c, char *msg, size_t cap);
@@ -96,7 +98,10 @@ int img_probe(img_codec *cx, const uint8_t *data, size_t len, img_format *fmt, u
  * converted to RGB or gray with OpenCV's formulas. PNG pixels equal OpenCV's
  * too (both are libpng's transforms). A libjpeg warning other than
  * "extraneous bytes before marker" (which leaves the pixels intact) is an
- * error: OpenCV would return a partly gray image for a truncated file. EXIF
+ * error: OpenCV would return a partly gray image for a truncated file. A
+ * progressive JPEG of more than 500 scans is refused (TJFLAG_LIMITSCANS: such
+ * files take quadratic time, a known denial of service; real ones have about
+ * 10). EXIF
  * orientation is not applied, as MXNet's own cv::imdecode (ImageRecordIter,
  * mx.image.imdecode) does not; see img_exif_orientation.
  * Errors name the library's complaint: "corrupt JPEG: <tjGetErrorStr2>",

@@ -6,6 +6,12 @@ independent decoders: PIL (Debian's python3-pil) and libjpeg's djpeg.
   DCT-scaled decodes identical to PIL's Image.draft at 1/2, 1/4, 1/8 and to
   djpeg -scale at 3/8 and 5/8; the chosen scale is the smallest of TurboJPEG's
   k/8 whose result is at least MIN_W x MIN_H.
+- a progressive JPEG (cjpeg) whose last scan is repeated 600 times, which
+  PIL decodes: refused with TurboJPEG's 500-scan limit (TJFLAG_LIMITSCANS).
+- cmyk.jpg (beside this script, an Adobe CMYK JPEG): RGB and gray equal to
+  OpenCV's formulas (icvCvt_CMYK2BGR_8u_C4C3R, icvCvt_CMYK2Gray_8u_C4C1R)
+  applied to PIL's CMYK samples (PIL inverts Adobe's stored values; libjpeg,
+  which OpenCV and image.c use, does not).
 - PNGs written by PIL and by png16() below (8 and 16 bits, gray, gray+alpha,
   palette with and without tRNS, 1-bit, RGBA), decoded to 0, 1, 3 and 4
   channels: identical to PIL's conversions (16 bits: the high byte, as
@@ -140,6 +146,46 @@ def jpeg_checks():
             want = scaled_size(w, h, mw, mh)
             check(got.size == want, "%s: min %dx%d gives %s (want %s)" % (name, mw, mh, got.size, want))
             check(same(got, djpeg(src, "%d/8" % k).convert("RGB")), "%s: scale %d/8 == djpeg" % (name, k))
+
+
+def many_scans_check():
+    Image.open(PHOTOS[0]).convert("L").resize((16, 8)).save(path("g.pgm"))
+    with open(path("prog.jpg"), "wb") as f:
+        subprocess.run(["cjpeg", "-grayscale", "-progressive", path("g.pgm")], stdout=f, check=True)
+    with open(path("prog.jpg"), "rb") as f:
+        d = f.read()
+    at, last = 2, None
+    while d[at + 1] != 0xD9:  # markers up to EOI; a scan runs to the next marker
+        end = at + 2 + (d[at + 2] << 8 | d[at + 3])
+        if d[at + 1] == 0xDA:
+            while not (d[end] == 0xFF and d[end + 1] != 0 and not 0xD0 <= d[end + 1] <= 0xD7):
+                end += 1
+            last = (at, end)
+        at = end
+    with open(path("many.jpg"), "wb") as f:
+        f.write(d[:last[1]] + d[last[0]:last[1]] * 600 + d[last[1]:])
+    Image.open(path("many.jpg")).load()  # a file PIL decodes
+    r = subprocess.run([TOOL, "decode", path("many.jpg"), "0", "0", "0", path("out.raw")],
+                       capture_output=True, text=True)
+    check(r.stdout == "error: corrupt JPEG: Progressive JPEG image has more than 500 scans\n",
+          "606 scans: %s" % r.stdout.strip())
+
+
+def cmyk_checks():
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmyk.jpg")
+    pil = Image.open(src)
+    raw = pil.tobytes()
+    rgb, gray = bytearray(), bytearray()
+    for i in range(0, len(raw), 4):
+        c, m, y, k = (255 - v for v in raw[i:i + 4])
+        px = [k - ((255 - v) * k >> 8) for v in (c, m, y)]
+        rgb += bytes(px)
+        gray.append((px[0] * 4899 + px[1] * 9617 + px[2] * 1868 + 8192) >> 14)
+    check(pil.mode == "CMYK" and same(decode(src, 3), Image.frombytes("RGB", pil.size, bytes(rgb))),
+          "cmyk.jpg: RGB == OpenCV's formula on PIL's CMYK")
+    check(same(decode(src, 1), Image.frombytes("L", pil.size, bytes(gray))),
+          "cmyk.jpg: gray == OpenCV's formula on PIL's CMYK")
+    check(same(decode(src), decode(src, 3)), "cmyk.jpg: own channels are RGB")
 
 
 def png16(name, w, h, color_type, rows):
@@ -295,6 +341,8 @@ def main():
         sys.exit(77)
     os.makedirs(WORK, exist_ok=True)
     jpeg_checks()
+    cmyk_checks()
+    many_scans_check()
     png_checks()
     resize_checks()
     exif_checks()

@@ -131,6 +131,10 @@ static void test_resize_closed_forms(void) {
     /* stb_image_resize 0.97's assert on the weight sum, off (image_stb.c): 7 -> 5 */
     CHECK(img_resize(&im, 0, 0, 7, 3, 5, 3, IMG_BILINEAR, &out, msg, sizeof msg) == 0);
     img_free(&out);
+    img_image wide = pattern(300, 2, 1); /* and 300 -> 224, a usual crop */
+    CHECK(img_resize(&wide, 0, 0, 300, 2, 224, 2, IMG_BILINEAR, &out, msg, sizeof msg) == 0);
+    img_free(&out);
+    img_free(&wide);
     /* every filter keeps a constant image constant */
     memset(im.pix, 77, 8 * 6 * 3);
     for (int f = IMG_NEAREST; f <= IMG_LANCZOS; f++) {

@@ -6,6 +6,10 @@ every record identically (recordio_tool dump), and mxk writes the same records
 Partitions: a .rec of small PNG images (pack_img) read by MXNet's
 ImageRecordIter with num_parts/part_index (dmlc's InputSplit) holds in each part
 the records that mxk_recordio_set_part gives (recordio_tool parts).
+Image records: MXNet's pack_img (PNG, JPEG; colour, gray, multi-label) unpack
+in mxk (mxk_recordio_unpack_img, iscolor -1/0/1) to MXNet's unpack_img pixels
+(BGR there, RGB here), and mxk's pack_img records unpack in MXNet identically
+(recordio_tool unpackimg, packimg).
 
 Usage: recordio_conform.py TOOL WORK_DIR (run through tests/conformance/run.sh).
 """
@@ -190,8 +194,8 @@ def main():
         sys.exit("MXNet reads mxk's .rec differently")
     check_parts(tool, work)
     check_images(tool, work)
-    print("recordio conformance: %d records (%d parts with cflag 1-3) read and written identically; parts 1-7 equal"
-          % (len(records()), parts))
+    print("recordio conformance: %d records (%d parts with cflag 1-3) read and written identically; parts 1-7 equal; "
+          "%d image records (PNG, JPEG) packed and unpacked identically both ways" % (len(records()), parts, len(image_set())))
 
 
 if __name__ == "__main__":

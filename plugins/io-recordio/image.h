@@ -44,15 +44,15 @@ typedef struct img_image {
 typedef enum img_format { IMG_UNKNOWN = 0, IMG_JPEG = 1, IMG_PNG = 2 } img_format;
 
 /**
- * Resampling filters, numbered as MXNet's inter_method (cv::InterpolationFlags):
- * 0 nearest, 1 bilinear, 2 area, 3 bicubic, 4 Lanczos. See img_resize for how
- * each maps onto stb_image_resize.
+ * Resampling filters, numbered as MXNet's inter_method (cv::InterpolationFlags
+ * INTER_NEAREST .. INTER_LANCZOS4): 0 nearest, 1 bilinear, 2 bicubic, 3 area,
+ * 4 Lanczos. See img_resize for how each maps onto stb_image_resize.
  */
 typedef enum img_filter {
     IMG_NEAREST = 0,
     IMG_BILINEAR = 1,
-    IMG_AREA = 2,
-    IMG_CUBIC = 3,
+    IMG_CUBIC = 2,
+    IMG_AREA = 3,
     IMG_LANCZOS = 4
 } img_filter;
 

@@ -52,14 +52,12 @@ static uint8_t sat_u8(float v) {
 /** Upstream's GetInterMethod: 9 cubic to enlarge, area to shrink, else linear; 10 random. */
 static img_filter pick_filter(const aug_params *p, uint32_t ow, uint32_t oh, uint32_t nw,
                               uint32_t nh, aug_rng *rng) {
-    static const img_filter cv_order[5] = {IMG_NEAREST, IMG_BILINEAR, IMG_CUBIC, IMG_AREA,
-                                           IMG_LANCZOS}; /* cv::INTER_* numbering */
     int32_t m = p->inter_method;
     if (m == 9)
-        m = nw > ow && nh > oh ? 2 : nw < ow && nh < oh ? 3 : 1;
+        m = nw > ow && nh > oh ? IMG_CUBIC : nw < ow && nh < oh ? IMG_AREA : IMG_BILINEAR;
     else if (m == 10)
         m = (int32_t)aug_rng_int(rng, 0, 4);
-    return cv_order[m >= 0 && m <= 4 ? m : 1];
+    return m >= 0 && m <= 4 ? (img_filter)m : IMG_BILINEAR; /* img_filter is cv's numbering */
 }
 
 /** The image a step works on: the decoded one (not owned) or one a step made. */

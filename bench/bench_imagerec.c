@@ -78,7 +78,7 @@ static void run_iter(const char *rec, const char *shape, const char *threads, co
     const char *k[] = {"path_imgrec",     "data_shape",  "batch_size", "preprocess_threads",
                        "rand_crop",       "rand_mirror", "mean_r",     "mean_g",
                        "mean_b",          "std_r",       "std_g",      "std_b",
-                       "prefetch_buffer", "round_batch"};
+                       "prefetch_buffer", "round_batch", "verbose"};
     const char *v[] = {rec,
                        ds,
                        "128",
@@ -92,9 +92,10 @@ static void run_iter(const char *rec, const char *shape, const char *threads, co
                        color ? "57.12" : "1",
                        color ? "57.375" : "1",
                        prefetch,
+                       "False",
                        "False"};
     mxk_data_iter *it = NULL;
-    ok(mxk_data_iter_create("ImageRecordIter", 14, k, v, &it), "ImageRecordIter");
+    ok(mxk_data_iter_create("ImageRecordIter", 15, k, v, &it), "ImageRecordIter");
     double secs = 0;
     long long images = time_epochs(it, &secs);
     mxk_data_iter_free(it);

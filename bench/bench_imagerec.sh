@@ -19,7 +19,7 @@ photos=/usr/share/backgrounds/mate/nature
 fm=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}
 B=$build/bin/bench_imagerec
 MXK="$build/bin/mxk --config-dir $build/etc/mxk"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 have_mxnet=0

@@ -5,6 +5,7 @@
  * and tools/im2rec.py (cv::imencode).
  */
 #include "image.h"
+#include "io_msg.h"
 
 #include <png.h>
 #include <setjmp.h>
@@ -19,17 +20,6 @@
 struct img_codec {
     tjhandle dec, enc;
 };
-
-/** Writes a printf-style message to (msg, cap) and returns -1. */
-__attribute__((format(printf, 3, 4))) static int fail(char *msg, size_t cap, const char *fmt, ...) {
-    if (cap > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 img_codec *img_codec_new(void) {
     img_codec *cx = calloc(1, sizeof *cx);
@@ -73,22 +63,22 @@ img_format img_sniff(const uint8_t *data, size_t len) {
 /** The "not a JPEG or PNG image" error, with the first bytes in hex. */
 static int not_an_image(const uint8_t *data, size_t len, char *msg, size_t cap) {
     if (len == 0)
-        return fail(msg, cap, "not a JPEG or PNG image (empty)");
+        return io_fail(msg, cap, "not a JPEG or PNG image (empty)");
     char hex[16] = "";
     size_t n = len < 4 ? len : 4, at = 0;
     for (size_t i = 0; i < n; i++)
         at += (size_t)snprintf(hex + at, sizeof hex - at, i ? " %02X" : "%02X", data[i]);
-    return fail(msg, cap, "not a JPEG or PNG image (first bytes %s)", hex);
+    return io_fail(msg, cap, "not a JPEG or PNG image (first bytes %s)", hex);
 }
 
 /** Allocates im->pix for w x h x c, refusing more than IMG_MAX_BYTES. */
 static int alloc_image(img_image *im, uint32_t w, uint32_t h, uint32_t c, char *msg, size_t cap) {
     uint64_t bytes = (uint64_t)w * h * c;
     if (w == 0 || h == 0 || bytes > IMG_MAX_BYTES)
-        return fail(msg, cap, "image of %u x %u x %u is too large", w, h, c);
+        return io_fail(msg, cap, "image of %u x %u x %u is too large", w, h, c);
     im->pix = malloc((size_t)bytes);
     if (im->pix == NULL)
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     im->w = w;
     im->h = h;
     im->c = c;
@@ -103,7 +93,7 @@ static int alloc_image(img_image *im, uint32_t w, uint32_t h, uint32_t c, char *
  * segment) failing every later image with the same message.
  */
 static int jpeg_fail(img_codec *cx, char *msg, size_t cap) {
-    fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
+    io_fail(msg, cap, "corrupt JPEG: %s", tjGetErrorStr2(cx->dec));
     tjDestroy(cx->dec);
     cx->dec = tjInitDecompress(); /* NULL: the next call fails with "Invalid handle" */
     return -1;
@@ -118,7 +108,7 @@ static int jpeg_header(img_codec *cx, const uint8_t *data, size_t len, int *w, i
         return jpeg_fail(cx, msg, cap);
     /* TurboJPEG 2.1 "succeeds" on a file cut in its first marker, setting nothing */
     if (*w < 1 || *h < 1)
-        return fail(msg, cap, "corrupt JPEG: no frame header");
+        return io_fail(msg, cap, "corrupt JPEG: no frame header");
     return 0;
 }
 
@@ -216,19 +206,19 @@ static int jpeg_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t 
 static int jpeg_encode(img_codec *cx, const img_image *in, int quality, uint8_t **out, size_t *len,
                        char *msg, size_t cap) {
     if (quality < 1 || quality > 100)
-        return fail(msg, cap, "JPEG quality %d is not in [1, 100]", quality);
+        return io_fail(msg, cap, "JPEG quality %d is not in [1, 100]", quality);
     if (in->c != 1 && in->c != 3)
-        return fail(msg, cap, "cannot encode a %u-channel image as JPEG", in->c);
+        return io_fail(msg, cap, "cannot encode a %u-channel image as JPEG", in->c);
     int subsamp = in->c == 1 ? TJSAMP_GRAY : TJSAMP_420;
     unsigned long size = tjBufSize((int)in->w, (int)in->h, subsamp);
     uint8_t *buf = size == (unsigned long)-1 ? NULL : malloc(size);
     if (buf == NULL)
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     if (tjCompress2(cx->enc, in->pix, (int)in->w, (int)(in->w * in->c), (int)in->h,
                     in->c == 1 ? TJPF_GRAY : TJPF_RGB, &buf, &size, subsamp, quality,
                     TJFLAG_NOREALLOC) != 0) {
         free(buf);
-        return fail(msg, cap, "cannot encode JPEG: %s", tjGetErrorStr2(cx->enc));
+        return io_fail(msg, cap, "cannot encode JPEG: %s", tjGetErrorStr2(cx->enc));
     }
     *out = buf;
     *len = size;
@@ -320,14 +310,15 @@ static int png_read(const uint8_t *data, size_t len, uint32_t channels, uint32_t
     png_infop info = png == NULL ? NULL : png_create_info_struct(png);
     if (info == NULL) {
         png_destroy_read_struct(&png, NULL, NULL);
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
         free(io.rows);
         if (out != NULL)
             img_free(out);
-        return io.ours ? fail(msg, cap, "%s", io.err) : fail(msg, cap, "corrupt PNG: %s", io.err);
+        return io.ours ? io_fail(msg, cap, "%s", io.err)
+                       : io_fail(msg, cap, "corrupt PNG: %s", io.err);
     }
     png_set_read_fn(png, &io, png_on_read);
     png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX); /* IMG_MAX_BYTES decides */
@@ -377,22 +368,22 @@ static void png_on_flush(png_structp png) {
 static int png_encode(const img_image *in, int level, uint8_t **out, size_t *len, char *msg,
                       size_t cap) {
     if (level < 0 || level > 9)
-        return fail(msg, cap, "PNG compression level %d is not in [0, 9]", level);
+        return io_fail(msg, cap, "PNG compression level %d is not in [0, 9]", level);
     if (in->c != 1 && in->c != 3 && in->c != 4)
-        return fail(msg, cap, "cannot encode a %u-channel image as PNG", in->c);
+        return io_fail(msg, cap, "cannot encode a %u-channel image as PNG", in->c);
     png_io io = {0};
     png_structp png =
         png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_on_error, png_on_warning);
     png_infop info = png == NULL ? NULL : png_create_info_struct(png);
     if (info == NULL) {
         png_destroy_write_struct(&png, NULL);
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         free(io.rows);
         free(io.buf);
-        return fail(msg, cap, "cannot encode PNG: %s", io.err);
+        return io_fail(msg, cap, "cannot encode PNG: %s", io.err);
     }
     png_set_write_fn(png, &io, png_on_write, png_on_flush);
     png_set_compression_level(png, level);
@@ -439,7 +430,7 @@ int img_decode(img_codec *cx, const uint8_t *data, size_t len, uint32_t channels
                uint32_t min_h, img_image *out, char *msg, size_t cap) {
     memset(out, 0, sizeof *out);
     if (channels != 0 && channels != 1 && channels != 3 && channels != 4)
-        return fail(msg, cap, "cannot decode to %u channels (0, 1, 3 or 4)", channels);
+        return io_fail(msg, cap, "cannot decode to %u channels (0, 1, 3 or 4)", channels);
     img_format fmt = img_sniff(data, len);
     if (fmt == IMG_JPEG)
         return jpeg_decode(cx, data, len, channels, min_w, min_h, out, msg, cap);
@@ -454,12 +445,12 @@ int img_encode(img_codec *cx, const img_image *in, img_format fmt, int quality, 
     *out = NULL;
     *len = 0;
     if (in->w == 0 || in->h == 0 || (uint64_t)in->w * in->h * in->c > IMG_MAX_BYTES)
-        return fail(msg, cap, "cannot encode an image of %u x %u x %u", in->w, in->h, in->c);
+        return io_fail(msg, cap, "cannot encode an image of %u x %u x %u", in->w, in->h, in->c);
     if (fmt == IMG_JPEG)
         return jpeg_encode(cx, in, quality, out, len, msg, cap);
     if (fmt == IMG_PNG)
         return png_encode(in, quality, out, len, msg, cap);
-    return fail(msg, cap, "unknown image format %d", (int)fmt);
+    return io_fail(msg, cap, "unknown image format %d", (int)fmt);
 }
 
 /* ---- Resampling ------------------------------------------------------------ */
@@ -481,12 +472,12 @@ int img_resize(const img_image *in, uint32_t x0, uint32_t y0, uint32_t cw, uint3
                uint32_t h, img_filter filter, img_image *out, char *msg, size_t cap) {
     memset(out, 0, sizeof *out);
     if (cw == 0 || ch == 0 || (uint64_t)x0 + cw > in->w || (uint64_t)y0 + ch > in->h)
-        return fail(msg, cap, "resize region (%u, %u) + %u x %u lies outside the %u x %u image", x0,
-                    y0, cw, ch, in->w, in->h);
+        return io_fail(msg, cap, "resize region (%u, %u) + %u x %u lies outside the %u x %u image",
+                       x0, y0, cw, ch, in->w, in->h);
     if (w == 0 || h == 0 || (uint64_t)w * h * in->c > IMG_MAX_BYTES)
-        return fail(msg, cap, "cannot resize to %u x %u", w, h);
+        return io_fail(msg, cap, "cannot resize to %u x %u", w, h);
     if (filter < IMG_NEAREST || filter > IMG_LANCZOS)
-        return fail(msg, cap, "unknown resampling filter %d", (int)filter);
+        return io_fail(msg, cap, "unknown resampling filter %d", (int)filter);
     if (alloc_image(out, w, h, in->c, msg, cap) != 0)
         return -1;
     size_t c = in->c, istride = (size_t)in->w * c, ostride = (size_t)w * c;
@@ -511,7 +502,7 @@ int img_resize(const img_image *in, uint32_t x0, uint32_t y0, uint32_t cw, uint3
                       STBIR_TYPE_UINT8, (int)c, STBIR_ALPHA_CHANNEL_NONE, 0, STBIR_EDGE_CLAMP,
                       STBIR_EDGE_CLAMP, f, f, STBIR_COLORSPACE_LINEAR, NULL)) {
         img_free(out);
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     }
     return 0;
 }

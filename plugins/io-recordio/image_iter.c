@@ -598,11 +598,12 @@ static mxk_status img_create(const mxk_attrs *a, void **out, mxk_error_sink *err
     dshape.dims[2] = s->ap.h;
     dshape.dims[3] = s->ap.w;
     if (verbose && s->off != NULL)
-        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': %llu records in part, %u threads",
-                    s->path, (unsigned long long)s->n, (unsigned)threads);
+        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': %llu records in part, %u thread%s",
+                    s->path, (unsigned long long)s->n, (unsigned)threads, threads == 1 ? "" : "s");
     else if (verbose)
-        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': part from byte %llu, %u threads", s->path,
-                    (unsigned long long)s->begin, (unsigned)threads);
+        mxk_sdk_log(MXK_LOG_INFO, "ImageRecordIter: '%s': part from byte %llu, %u thread%s",
+                    s->path, (unsigned long long)s->begin, (unsigned)threads,
+                    threads == 1 ? "" : "s");
     st = io_iter_start(s, src_free, img_produce, img_rewind, &dshape,
                        s->ap.out_uint8 ? MXK_UINT8 : MXK_FLOAT32, &lshape, (uint32_t)prefetch, out,
                        err);

@@ -6,6 +6,7 @@
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L
+#include "io_msg.h"
 #include "recordio.h"
 
 #include <errno.h>
@@ -23,17 +24,6 @@ struct rio_reader {
     uint8_t *buf;
     size_t cap;
 };
-
-/** Writes a printf-style message to (msg, cap) and returns -1. */
-__attribute__((format(printf, 3, 4))) static int fail(char *msg, size_t cap, const char *fmt, ...) {
-    if (cap > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /** Little-endian uint32 at p. */
 static uint32_t le32(const uint8_t *p) {
@@ -62,16 +52,16 @@ int rio_reader_open(const char *path, rio_reader **out, char *msg, size_t cap) {
     /* non-blocking open, so that a FIFO is refused rather than waited on */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
+        return io_fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(msg, cap, "'%s' is not a regular file", path);
+        return io_fail(msg, cap, "'%s' is not a regular file", path);
     }
     FILE *f = fdopen(fd, "rb");
     if (f == NULL) {
         close(fd);
-        return fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
+        return io_fail(msg, cap, "cannot open '%s': %s", path, strerror(errno));
     }
     rio_reader *r = calloc(1, sizeof *r);
     char *p = strdup(path);
@@ -79,7 +69,7 @@ int rio_reader_open(const char *path, rio_reader **out, char *msg, size_t cap) {
         free(r);
         free(p);
         fclose(f);
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     }
     r->f = f;
     r->path = p;
@@ -112,11 +102,11 @@ void rio_reader_set_end(rio_reader *r, uint64_t end) {
 
 int rio_reader_seek(rio_reader *r, uint64_t pos, char *msg, size_t cap) {
     if (pos > r->size)
-        return fail(msg, cap, "cannot seek to byte %llu of '%s': past its end (%llu bytes)",
-                    (unsigned long long)pos, r->path, (unsigned long long)r->size);
+        return io_fail(msg, cap, "cannot seek to byte %llu of '%s': past its end (%llu bytes)",
+                       (unsigned long long)pos, r->path, (unsigned long long)r->size);
     if (fseeko(r->f, (off_t)pos, SEEK_SET) != 0)
-        return fail(msg, cap, "cannot seek to byte %llu of '%s': %s", (unsigned long long)pos,
-                    r->path, strerror(errno));
+        return io_fail(msg, cap, "cannot seek to byte %llu of '%s': %s", (unsigned long long)pos,
+                       r->path, strerror(errno));
     r->pos = pos;
     return 0;
 }
@@ -137,7 +127,7 @@ static int reserve(rio_reader *r, size_t n, char *msg, size_t cap) {
         c *= 2;
     uint8_t *b = realloc(r->buf, c);
     if (b == NULL)
-        return fail(msg, cap, "out of memory");
+        return io_fail(msg, cap, "out of memory");
     r->buf = b;
     r->cap = c;
     return 0;
@@ -154,33 +144,34 @@ int rio_reader_next(rio_reader *r, const uint8_t **data, size_t *len, char *msg,
         uint8_t head[8];
         size_t got = read_some(r, head, sizeof head);
         if (got != sizeof head)
-            return fail(msg, cap, "'%s': truncated record header at byte %llu (%zu of 8 bytes)",
-                        r->path, (unsigned long long)at, got);
+            return io_fail(msg, cap, "'%s': truncated record header at byte %llu (%zu of 8 bytes)",
+                           r->path, (unsigned long long)at, got);
         uint32_t magic = le32(head), lrec = le32(head + 4);
         if (magic != RIO_MAGIC)
-            return fail(msg, cap, "'%s': bad magic 0x%08x at byte %llu (expected 0x%08x)", r->path,
-                        magic, (unsigned long long)at, RIO_MAGIC);
+            return io_fail(msg, cap, "'%s': bad magic 0x%08x at byte %llu (expected 0x%08x)",
+                           r->path, magic, (unsigned long long)at, RIO_MAGIC);
         uint32_t cflag = lrec >> 29, plen = lrec & RIO_MAX_LEN;
         uint64_t padded = ((uint64_t)plen + 3) / 4 * 4;
         if (part == 0 && cflag != 0 && cflag != 1)
-            return fail(msg, cap,
-                        "'%s': record part at byte %llu has cflag %u, expected 0 or 1 (not the "
-                        "start of a record)",
-                        r->path, (unsigned long long)at, cflag);
+            return io_fail(msg, cap,
+                           "'%s': record part at byte %llu has cflag %u, expected 0 or 1 (not the "
+                           "start of a record)",
+                           r->path, (unsigned long long)at, cflag);
         if (part > 0 && cflag != 2 && cflag != 3)
-            return fail(msg, cap,
-                        "'%s': record part at byte %llu has cflag %u inside a multi-part record, "
-                        "expected 2 or 3",
-                        r->path, (unsigned long long)at, cflag);
+            return io_fail(
+                msg, cap,
+                "'%s': record part at byte %llu has cflag %u inside a multi-part record, "
+                "expected 2 or 3",
+                r->path, (unsigned long long)at, cflag);
         if (padded > r->size - r->pos)
-            return fail(
+            return io_fail(
                 msg, cap, "'%s': record at byte %llu has length %u but only %llu bytes follow",
                 r->path, (unsigned long long)at, plen, (unsigned long long)(r->size - r->pos));
         if (reserve(r, size + (size_t)padded + 4, msg, cap) != 0)
             return -1;
         if (read_some(r, r->buf + size, (size_t)padded) != padded)
-            return fail(msg, cap, "'%s': record at byte %llu ends early (the file shrank)", r->path,
-                        (unsigned long long)at);
+            return io_fail(msg, cap, "'%s': record at byte %llu ends early (the file shrank)",
+                           r->path, (unsigned long long)at);
         size += plen;
         if (cflag == 0 || cflag == 3)
             break;
@@ -218,9 +209,9 @@ static int seek_record_begin(rio_reader *r, uint64_t from, uint64_t *head, char 
 int rio_part_range(rio_reader *r, uint32_t num_parts, uint32_t part_index, uint64_t *begin,
                    uint64_t *end, char *msg, size_t cap) {
     if (num_parts < 1)
-        return fail(msg, cap, "num_parts must be at least 1");
+        return io_fail(msg, cap, "num_parts must be at least 1");
     if (part_index >= num_parts)
-        return fail(msg, cap, "part_index %u is not below num_parts %u", part_index, num_parts);
+        return io_fail(msg, cap, "part_index %u is not below num_parts %u", part_index, num_parts);
     uint64_t total = r->size, step = (total + num_parts - 1) / num_parts;
     step = (step + 3) / 4 * 4;
     uint64_t b = step * part_index, e = step * (part_index + 1);
@@ -249,8 +240,8 @@ int rio_write_record(rio_write_fn write, void *ctx, const void *data, size_t len
     if (cap > 0)
         msg[0] = '\0';
     if (len > RIO_MAX_LEN)
-        return fail(msg, cap, "record of %zu bytes is longer than RecordIO's limit of %u bytes",
-                    len, RIO_MAX_LEN);
+        return io_fail(msg, cap, "record of %zu bytes is longer than RecordIO's limit of %u bytes",
+                       len, RIO_MAX_LEN);
     const uint8_t *p = data;
     uint32_t n = (uint32_t)len, lower = n / 4 * 4, upper = (n + 3) / 4 * 4, dptr = 0;
     uint64_t out = 0;
@@ -286,7 +277,7 @@ void rio_irheader_put(const rio_irheader *h, uint8_t *out) {
 int rio_irheader_get(const uint8_t *rec, size_t len, rio_irheader *h, const uint8_t **labels,
                      const uint8_t **payload, size_t *payload_len, char *msg, size_t cap) {
     if (len < RIO_IRHEADER_SIZE)
-        return fail(msg, cap, "record of %zu bytes is shorter than the 24-byte IRHeader", len);
+        return io_fail(msg, cap, "record of %zu bytes is shorter than the 24-byte IRHeader", len);
     h->flag = le32(rec);
     uint32_t lbits = le32(rec + 4);
     memcpy(&h->label, &lbits, 4);
@@ -294,7 +285,8 @@ int rio_irheader_get(const uint8_t *rec, size_t len, rio_irheader *h, const uint
     h->id2 = le64(rec + 16);
     size_t nl = (size_t)h->flag * 4;
     if (nl > len - RIO_IRHEADER_SIZE)
-        return fail(msg, cap, "record of %zu bytes is too short for its %u labels", len, h->flag);
+        return io_fail(msg, cap, "record of %zu bytes is too short for its %u labels", len,
+                       h->flag);
     *labels = h->flag > 0 ? rec + RIO_IRHEADER_SIZE : NULL;
     *payload = rec + RIO_IRHEADER_SIZE + nl;
     *payload_len = len - RIO_IRHEADER_SIZE - nl;

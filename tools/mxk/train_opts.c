@@ -30,6 +30,24 @@ static int data_file(const char *dir, const char *base, char *buf, size_t size) 
     return 0;
 }
 
+int train_iter_create(const char *name, uint32_t n, const char *const *keys,
+                      const char *const *vals, mxkt_iter **out) {
+    mxk_data_iter *it = NULL;
+    mxk_status st = mxk_data_iter_create(name, n, keys, vals, &it);
+    if (st != MXK_OK) {
+        cli_api_error(st, "creating %s failed", name);
+        if (st == MXK_ERR_NOT_FOUND)
+            cli_note("%s comes from the io-recordio plugin; see `mxk plugins`", name);
+        return CLI_ERROR;
+    }
+    st = mxkt_kernel_iter_wrap(it, out);
+    if (st != MXK_OK) {
+        mxk_data_iter_free(it);
+        return cli_error("%s", mxkt_last_error());
+    }
+    return CLI_OK;
+}
+
 /** Creates a MNISTIter over the train or test set of the data dir. */
 int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
                      int64_t num_examples, mxkt_iter **out) {
@@ -54,19 +72,8 @@ int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64
                           "seed",  "silent", "round_batch", "num_examples"};
     const char *vals[] = {img,    lbl,    bs, train ? "True" : "False", flat ? "True" : "False", sd,
                           "True", "True", ne};
-    mxk_data_iter *it = NULL;
-    mxk_status st = mxk_data_iter_create("MNISTIter", 9, keys, vals, &it);
-    if (st != MXK_OK) {
-        cli_api_error(st, "creating MNISTIter failed");
-        if (st == MXK_ERR_NOT_FOUND)
-            cli_note("MNISTIter comes from the io-recordio plugin; see `mxk plugins`");
+    if (train_iter_create("MNISTIter", 9, keys, vals, out) != CLI_OK)
         return CLI_ERROR;
-    }
-    st = mxkt_kernel_iter_wrap(it, out);
-    if (st != MXK_OK) {
-        mxk_data_iter_free(it);
-        return cli_error("%s", mxkt_last_error());
-    }
     int64_t n = num_examples > 0 ? num_examples : train_count_examples(dir, train);
     if (n > 0) /* the progress bar's total */
         (*out)->num_batches = (n + batch - 1) / batch;

@@ -12,6 +12,15 @@
 #define TRAIN_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 
 /**
+ * Creates the kernel iterator `name` (mxk_data_iter_create with n attributes)
+ * wrapped as an mxkt_iter into *out. Errors are reported ("creating NAME failed"
+ * with the library's message, and a note naming the io-recordio plugin when the
+ * iterator is not registered). Returns CLI_OK or CLI_ERROR.
+ */
+int train_iter_create(const char *name, uint32_t n, const char *const *keys,
+                      const char *const *vals, mxkt_iter **out);
+
+/**
  * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter
  * (shuffled with `seed` for training) that gives exactly num_examples examples per
  * epoch (0: all; more than the file holds is MNISTIter's error), the last batch

@@ -8,6 +8,7 @@
 
 #include "mxk_recordio.h"
 #include "parse.h"
+#include "train_opts.h"
 #include "train_rec.h"
 
 void train_rec_defaults(train_rec_args *r) {
@@ -243,19 +244,8 @@ int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape
         ATTR("saturation", "%.17g", r->saturation);
         ATTR("pca_noise", "%.17g", r->pca_noise);
     }
-    mxk_data_iter *it = NULL;
-    mxk_status st = mxk_data_iter_create("ImageRecordIter", n, keys, vals, &it);
-    if (st != MXK_OK) {
-        cli_api_error(st, "creating ImageRecordIter failed");
-        if (st == MXK_ERR_NOT_FOUND)
-            cli_note("ImageRecordIter comes from the io-recordio plugin; see `mxk plugins`");
+    if (train_iter_create("ImageRecordIter", n, keys, vals, out) != CLI_OK)
         return CLI_ERROR;
-    }
-    st = mxkt_kernel_iter_wrap(it, out);
-    if (st != MXK_OK) {
-        mxk_data_iter_free(it);
-        return cli_error("%s", mxkt_last_error());
-    }
     (*out)->num_batches = (count + batch - 1) / batch;
     *examples = count;
     snprintf((*out)->source, sizeof(*out)->source, "%s", rec);

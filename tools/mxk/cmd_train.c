@@ -135,7 +135,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
         if (strcmp(argv[i], "--") == 0)
             continue;
-        if (a->cmd == &cli_cmd_train && (r = train_rec_option(&a->rec, a->cmd, argc, argv, &i))) {
+        if ((r = train_rec_option(&a->rec, a->cmd, a->cmd == &cli_cmd_train, argc, argv, &i))) {
             if (r < 0)
                 return CLI_USAGE;
             continue;
@@ -211,8 +211,10 @@ static int parse_args(train_args *a, int argc, char **argv) {
     }
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
-    if (a->cmd == &cli_cmd_train && train_rec_check(&a->rec, a->cmd) != CLI_OK)
+    if (train_rec_check(&a->rec, a->cmd, a->cmd == &cli_cmd_train) != CLI_OK)
         return CLI_USAGE;
+    if (a->cmd != &cli_cmd_train && a->rec.data_val && a->num_examples > 0)
+        return cli_usage_error(a->cmd, "--num-examples does not apply to --data-val");
     if (a->num_epochs < 1)
         return cli_usage_error(a->cmd, "--num-epochs must be at least 1");
     /* the ranges in which the update rules of optimizer.py make sense: momentum
@@ -653,14 +655,21 @@ static int load_checkpoint(train_args *a, train_progress *bar, mxk_symbol **sym,
     int rc = check_output_paths(a->cmd, a->model_prefix, a->output);
     if (rc == CLI_OK)
         rc = check_checkpoint(a->model_prefix, a->load_epoch);
-    if (rc == CLI_OK)
+    if (rc == CLI_OK && !a->rec.data_val)
         rc = check_num_examples(a, 0);
+    if (rc == CLI_OK)
+        rc = train_rec_check_files(&a->rec);
     if (rc != CLI_OK)
         return rc;
     if (mxkt_load_symbol(a->model_prefix, sym) != MXK_OK)
         return cli_error("%s", mxkt_last_error());
-    int flat = train_symbol_is_flat(*sym, a->batch_size);
-    rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, it);
+    if (a->rec.data_val) {
+        int64_t n = 0;
+        rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, &n, it);
+    } else {
+        int flat = train_symbol_is_flat(*sym, a->batch_size);
+        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, it);
+    }
     if (rc == CLI_OK)
         rc = make_module(a, *sym, *it, 0, m);
     if (rc == CLI_OK &&
@@ -785,7 +794,14 @@ static int run_predict(const cli_command *self, const cli_globals *g, int argc, 
     "  --num-examples N      use exactly the first N test examples (all); a last\n"                \
     "                        partial batch is padded, the pad rows not counted\n"                  \
     "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"                        \
-    "  --no-progress         no progress bar, even on a terminal\n"
+    "  --no-progress         no progress bar, even on a terminal\n"                                \
+    "  --data-val FILE       a RecordIO .rec read by ImageRecordIter instead of\n"                 \
+    "                        Fashion-MNIST (no augmentation, as mxk train's\n"                     \
+    "                        validation; --num-examples does not apply)\n"                         \
+    "  --data-val-idx FILE   its .idx (optional)\n"                                                \
+    "  --image-shape C,H,W   with --data-val: the crop fed to the network (1,28,28)\n"             \
+    "  --rgb-mean R,G,B      with --data-val: subtracted (123.68,116.779,103.939)\n"               \
+    "  --rgb-std R,G,B       with --data-val: then divided by (1,1,1)\n"
 
 const cli_command cli_cmd_train = {
     "train",

@@ -23,7 +23,8 @@ void train_rec_defaults(train_rec_args *r) {
     r->min_random_area = 1;
 }
 
-int train_rec_option(train_rec_args *r, const cli_command *cmd, int argc, char **argv, int *i) {
+int train_rec_option(train_rec_args *r, const cli_command *cmd, int training, int argc, char **argv,
+                     int *i) {
     static const struct {
         const char *flag;
         size_t off;
@@ -65,7 +66,10 @@ int train_rec_option(train_rec_args *r, const cli_command *cmd, int argc, char *
     const char *v = NULL;
     char *base = (char *)r;
     int k;
-    for (size_t j = 0; j < sizeof strs / sizeof strs[0]; j++)
+    for (size_t j = 0; j < sizeof strs / sizeof strs[0]; j++) {
+        if (!training && (strs[j].off == offsetof(train_rec_args, data_train) ||
+                          strs[j].off == offsetof(train_rec_args, data_train_idx)))
+            continue; /* score / predict: the --data-val set and its normalisation only */
         if ((k = cli_option_value(argc, argv, i, strs[j].flag, &v)) != 0) {
             if (k < 0) {
                 cli_usage_error(cmd, "option '%s' needs a value", strs[j].flag);
@@ -74,6 +78,9 @@ int train_rec_option(train_rec_args *r, const cli_command *cmd, int argc, char *
             *(const char **)(base + strs[j].off) = v;
             return 1;
         }
+    }
+    if (!training)
+        return 0;
     for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++)
         if ((k = cli_option_value(argc, argv, i, ints[j].flag, &v)) != 0) {
             uint64_t u = 0;
@@ -112,7 +119,7 @@ static int parse_triple(const char *s, double out[3]) {
     return n == 3;
 }
 
-int train_rec_check(train_rec_args *r, const cli_command *cmd) {
+int train_rec_check(train_rec_args *r, const cli_command *cmd, int training) {
     if (!parse_triple(r->rgb_mean, r->mean))
         return cli_usage_error(cmd, "--rgb-mean needs 3 numbers R,G,B, not '%s'", r->rgb_mean);
     if (!parse_triple(r->rgb_std, r->std))
@@ -120,7 +127,7 @@ int train_rec_check(train_rec_args *r, const cli_command *cmd) {
     for (int c = 0; c < 3; c++)
         if (!(r->std[c] > 0))
             return cli_usage_error(cmd, "--rgb-std values must be positive, not %g", r->std[c]);
-    if (r->data_train == NULL) {
+    if (training && r->data_train == NULL) {
         const char *stray = r->data_val              ? "--data-val"
                             : r->data_train_idx      ? "--data-train-idx"
                             : r->data_val_idx        ? "--data-val-idx"

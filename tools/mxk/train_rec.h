@@ -58,21 +58,24 @@ typedef struct train_rec_args {
 void train_rec_defaults(train_rec_args *r);
 
 /**
- * Takes argv[*i] when it is one of the options (advancing *i past its value).
+ * Takes argv[*i] when it is one of the options (advancing *i past its value);
+ * with training 0 (score, predict) only --data-val, --data-val-idx, --rgb-mean
+ * and --rgb-std.
  * Returns 1 when taken, 0 when argv[*i] is another argument, -1 after reporting
  * a usage error ("option '--X' needs an integer from 0 to N", "option '--X'
  * needs a number", "option '--X' needs a value").
  */
-int train_rec_option(train_rec_args *r, const cli_command *cmd, int argc, char **argv, int *i);
+int train_rec_option(train_rec_args *r, const cli_command *cmd, int training, int argc, char **argv,
+                     int *i);
 
 /**
  * Checks the options together, before any data is read: the --rgb-mean and
  * --rgb-std lists ("--rgb-mean needs 3 numbers R,G,B"; a std of 0 is refused),
- * --data-val, --data-*-idx and the augmentation flags without --data-train
- * ("--data-val needs --data-train"), ranges (--data-nthreads 1 to 64, areas in
- * (0, 1], min <= max). Returns CLI_OK or CLI_USAGE (reported).
+ * for training (training != 0) --data-val, --data-*-idx and the augmentation
+ * flags without --data-train ("--data-val needs --data-train"), ranges (--data-nthreads 1 to 64,
+ * areas in (0, 1], min <= max). Returns CLI_OK or CLI_USAGE (reported).
  */
-int train_rec_check(train_rec_args *r, const cli_command *cmd);
+int train_rec_check(train_rec_args *r, const cli_command *cmd, int training);
 
 /**
  * Opens the training (train != 0, shuffled with `seed`, augmented) or validation

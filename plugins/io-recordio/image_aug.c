@@ -136,10 +136,22 @@ static int warp_affine(work *wk, const float M[6], uint32_t nw, uint32_t nh, int
     return 0;
 }
 
-/** The rotate / random scale / aspect ratio step of upstream's Process (its M and size). */
+/**
+ * The aspect ratio range of upstream's Process: [min_aspect_ratio,
+ * max_aspect_ratio] when min_aspect_ratio is set, else [1 - max, 1 + max].
+ */
+static void aspect_range(const aug_params *p, float *lo, float *hi) {
+    *lo = p->min_aspect_ratio > 0 ? p->min_aspect_ratio : 1 - p->max_aspect_ratio;
+    *hi = p->min_aspect_ratio > 0 ? p->max_aspect_ratio : 1 + p->max_aspect_ratio;
+}
+
+/** The shear / rotate / random scale / aspect ratio step of upstream's Process (its M and size). */
 static int random_warp(const aug_params *p, work *wk, aug_rng *rng, char *msg, size_t cap) {
     const img_image *im = wk->cur;
-    float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
+    float lo_ratio, hi_ratio, sh = 0;
+    aspect_range(p, &lo_ratio, &hi_ratio);
+    if (p->max_shear_ratio > 0) /* drawn only when asked, so other draws keep their order */
+        sh = aug_rng_uniform(rng) * p->max_shear_ratio * 2 - p->max_shear_ratio;
     int angle = (int)aug_rng_int(rng, -p->max_rotate_angle, p->max_rotate_angle);
     float a = (float)cos(angle / 180.0 * M_PI), b = (float)sin(angle / 180.0 * M_PI);
     float scale = 1.0f, ratio = 1.0f;
@@ -150,7 +162,7 @@ static int random_warp(const aug_params *p, work *wk, aug_rng *rng, char *msg, s
     }
     float hs = 2 * scale / (1 + ratio), ws = ratio * hs;
     float nw = scale * (float)im->w, nh = scale * (float)im->h;
-    float M[6] = {hs * a, hs * b, 0, -b * ws, a * ws, 0};
+    float M[6] = {hs * a - sh * b * ws, hs * b + sh * a * ws, 0, -b * ws, a * ws, 0};
     M[2] = (nw - (M[0] * (float)im->w + M[1] * (float)im->h)) / 2;
     M[5] = (nh - (M[3] * (float)im->w + M[4] * (float)im->h)) / 2;
     if (nw < 1 || nh < 1) {
@@ -176,7 +188,8 @@ static int pad_image(work *wk, uint32_t pad, int32_t fill, char *msg, size_t cap
 
 /** Upstream's random_resized_crop: 10 tries of (area, ratio, swap); 1 when it cropped. */
 static int random_resized_crop(const aug_params *p, work *wk, aug_rng *rng, char *msg, size_t cap) {
-    float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
+    float lo_ratio, hi_ratio;
+    aspect_range(p, &lo_ratio, &hi_ratio);
     if (p->max_random_area == 1.0f && p->min_random_area == 1.0f && lo_ratio == 1.0f &&
         hi_ratio == 1.0f)
         return 0;
@@ -202,6 +215,31 @@ static int random_resized_crop(const aug_params *p, work *wk, aug_rng *rng, char
         }
     }
     return 0;
+}
+
+/**
+ * Upstream's min/max_crop_size crop: a square of a random side in [min, max]
+ * (random or centred position) resized to (h, w). Errors: "image of W x H is
+ * smaller than max_crop_size S".
+ */
+static int crop_size_crop(const aug_params *p, work *wk, aug_rng *rng, char *msg, size_t cap) {
+    const img_image *im = wk->cur;
+    if (im->w < (uint32_t)p->max_crop_size || im->h < (uint32_t)p->max_crop_size) {
+        snprintf(msg, cap, "image of %u x %u is smaller than max_crop_size %d", (unsigned)im->w,
+                 (unsigned)im->h, (int)p->max_crop_size);
+        return -1;
+    }
+    uint32_t size = (uint32_t)aug_rng_int(rng, p->min_crop_size, p->max_crop_size);
+    uint32_t y = im->h - size, x = im->w - size;
+    if (p->rand_crop) {
+        y = (uint32_t)aug_rng_int(rng, 0, y);
+        x = (uint32_t)aug_rng_int(rng, 0, x);
+    } else {
+        y /= 2;
+        x /= 2;
+    }
+    img_filter f = pick_filter(p, size, size, p->w, p->h, rng);
+    return resize_to(wk, x, y, size, size, p->w, p->h, f, msg, cap);
 }
 
 /**
@@ -284,6 +322,76 @@ static void color_jitter(const aug_params *p, img_image *im, aug_rng *rng) {
     }
 }
 
+void aug_rgb_to_hls(const uint8_t rgb[3], uint8_t hls[3]) {
+    float r = rgb[0] * (1.f / 255.f), g = rgb[1] * (1.f / 255.f), b = rgb[2] * (1.f / 255.f);
+    float vmax = fmaxf(r, fmaxf(g, b)), vmin = fminf(r, fminf(g, b)), diff = vmax - vmin;
+    float h = 0, s = 0, l = (vmax + vmin) * 0.5f;
+    if (diff > 1.1920929e-07f) { /* FLT_EPSILON, as OpenCV's RGB2HLS_f */
+        s = l < 0.5f ? diff / (vmax + vmin) : diff / (2 - vmax - vmin);
+        diff = 60.f / diff;
+        h = vmax == r   ? (g - b) * diff
+            : vmax == g ? (b - r) * diff + 120.f
+                        : (r - g) * diff + 240.f;
+        if (h < 0)
+            h += 360.f;
+    }
+    hls[0] = sat_u8(h * 0.5f);
+    hls[1] = sat_u8(l * 255.f);
+    hls[2] = sat_u8(s * 255.f);
+}
+
+void aug_hls_to_rgb(const uint8_t hls[3], uint8_t rgb[3]) {
+    /* OpenCV's HLS2RGB_f: the sector gives which of tab[] each of b, g, r takes */
+    static const int sector_data[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1},
+                                          {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
+    float h = hls[0], l = hls[1] * (1.f / 255.f), s = hls[2] * (1.f / 255.f), bgr[3];
+    if (s == 0) {
+        bgr[0] = bgr[1] = bgr[2] = l;
+    } else {
+        float p2 = l <= 0.5f ? l * (1 + s) : l + s - l * s, p1 = 2 * l - p2;
+        h *= 6.f / 180.f;
+        while (h >= 6)
+            h -= 6;
+        int sector = (int)floorf(h);
+        h -= (float)sector;
+        float tab[4] = {p2, p1, p1 + (p2 - p1) * (1 - h), p1 + (p2 - p1) * h};
+        for (int k = 0; k < 3; k++)
+            bgr[k] = tab[sector_data[sector][k]];
+    }
+    for (int k = 0; k < 3; k++)
+        rgb[k] = sat_u8(bgr[2 - k] * 255.f);
+}
+
+/**
+ * Upstream's random_h/s/l: one offset per image for H, L and S (each the mean of
+ * 1 and 4 uniform draws, to favour small values, as upstream), added in OpenCV's
+ * HLS space with H clamped to [0, 180] and L, S to [0, 255]. Colour images only
+ * (upstream's BGR2HLS needs 3 channels; alpha is kept).
+ */
+static void hls_jitter(const aug_params *p, img_image *im, aug_rng *rng) {
+    float rv[3];
+    for (int k = 0; k < 3; k++) {
+        float u = aug_rng_uniform(rng);
+        rv[k] = (u + 4 * aug_rng_uniform(rng)) / 5;
+    }
+    int add[3] = {(int)(rv[0] * (float)p->random_h * 2 - (float)p->random_h),
+                  (int)(rv[2] * (float)p->random_l * 2 - (float)p->random_l),
+                  (int)(rv[1] * (float)p->random_s * 2 - (float)p->random_s)};
+    static const int limit[3] = {180, 255, 255};
+    if (im->c < 3)
+        return;
+    size_t n = (size_t)im->w * im->h;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *px = im->pix + i * im->c, hls[3];
+        aug_rgb_to_hls(px, hls);
+        for (int k = 0; k < 3; k++) {
+            int v = hls[k] + add[k];
+            hls[k] = (uint8_t)(v < 0 ? 0 : v > limit[k] ? limit[k] : v);
+        }
+        aug_hls_to_rgb(hls, px);
+    }
+}
+
 /** AlexNet-style PCA lighting noise with upstream's eigen vectors and values (R, G, B rows). */
 static void pca_noise(const aug_params *p, img_image *im, aug_rng *rng) {
     static const float eig[3][3] = {{55.46f * -0.5675f, 4.794f * 0.7192f, 1.148f * 0.4009f},
@@ -353,18 +461,23 @@ int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint
     if (nw != 0 && (nw != src->w || nh != src->h) &&
         resize_to(&wk, 0, 0, src->w, src->h, nw, nh, f, msg, cap) != 0)
         goto done;
-    float lo_ratio = 1 - p->max_aspect_ratio, hi_ratio = 1 + p->max_aspect_ratio;
-    if ((p->max_rotate_angle > 0 || p->max_random_scale != 1.0f || p->min_random_scale != 1.0f ||
+    float lo_ratio, hi_ratio;
+    aspect_range(p, &lo_ratio, &hi_ratio);
+    if ((p->max_rotate_angle > 0 || p->max_shear_ratio > 0 || p->max_random_scale != 1.0f ||
+         p->min_random_scale != 1.0f ||
          (!p->random_resized_crop && (lo_ratio != 1.0f || hi_ratio != 1.0f))) &&
         random_warp(p, &wk, rng, msg, cap) != 0)
         goto done;
     if (p->pad > 0 && pad_image(&wk, (uint32_t)p->pad, p->fill_value, msg, cap) != 0)
         goto done;
     int cropped = p->random_resized_crop ? random_resized_crop(p, &wk, rng, msg, cap) : 0;
+    if (!p->random_resized_crop && (p->min_crop_size != -1 || p->max_crop_size != -1))
+        cropped = crop_size_crop(p, &wk, rng, msg, cap) == 0 ? 1 : -1;
     if (cropped < 0 || (!cropped && crop(p, &wk, rng, &x0, &y0, msg, cap) != 0))
         goto done;
     int jitter = p->brightness > 0 || p->contrast > 0 || p->saturation > 0;
-    if (jitter || p->pca_noise > 0) { /* on a copy of the window */
+    int hls = p->random_h != 0 || p->random_s != 0 || p->random_l != 0;
+    if (jitter || hls || p->pca_noise > 0) { /* on a copy of the window */
         if ((wk.cur->w != p->w || wk.cur->h != p->h) &&
             resize_to(&wk, x0, y0, p->w, p->h, p->w, p->h, IMG_NEAREST, msg, cap) != 0)
             goto done;
@@ -374,6 +487,8 @@ int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint
         x0 = y0 = 0;
         if (jitter)
             color_jitter(p, &wk.own, rng);
+        if (hls)
+            hls_jitter(p, &wk.own, rng);
         if (p->pca_noise > 0)
             pca_noise(p, &wk.own, rng);
     }

@@ -55,7 +55,12 @@ typedef struct aug_params {
     int32_t random_resized_crop;
     int32_t rand_mirror; /**< mirror with probability 1/2 */
     float min_random_scale, max_random_scale;
-    float max_aspect_ratio; /**< aspect ratio in [1 - m, 1 + m] */
+    float max_aspect_ratio; /**< aspect ratio in [1 - m, 1 + m], or [min_aspect_ratio, m] */
+    float min_aspect_ratio; /**< > 0: the range's low end (upstream's optional); 0: unset */
+    float max_shear_ratio;  /**< shear (x, y) -> (x + m y, y), m in [-v, v], in the warp */
+    int32_t min_crop_size, max_crop_size; /**< square crop of a random size in [min, max]
+                                             resized to (h, w); -1, -1: off */
+    int32_t random_h, random_s, random_l; /**< HLS jitter: added to H (0-180), S, L (0-255) */
     float min_random_area, max_random_area;
     int32_t max_rotate_angle;
     float brightness, contrast, saturation, pca_noise;
@@ -73,6 +78,16 @@ typedef struct aug_params {
 } aug_params;
 
 /**
+ * OpenCV's 8-bit RGB -> HLS (cv::cvtColor COLOR_RGB2HLS): H in [0, 180) (degrees
+ * / 2), L and S in [0, 255], each rounded as cv::saturate_cast. Upstream's
+ * random_h/s/l jitter goes through it and back (aug_hls_to_rgb).
+ */
+void aug_rgb_to_hls(const uint8_t rgb[3], uint8_t hls[3]);
+
+/** OpenCV's 8-bit HLS -> RGB (COLOR_HLS2RGB), the inverse of aug_rgb_to_hls. */
+void aug_hls_to_rgb(const uint8_t hls[3], uint8_t rgb[3]);
+
+/**
  * The size to ask img_decode for (its min_w, min_h) for an image of w x h: with
  * `resize`, the size the short side resize produces (DCT scaling to at least
  * that size cannot change what the resize computes but its resampling); else
@@ -86,14 +101,14 @@ void aug_decode_hint(const aug_params *p, uint32_t w, uint32_t h, uint32_t *min_
  * `out`: c*h*w float32 (normalised) or uint8 (out_uint8), CHW. The order and
  * semantics are upstream's: resize (short side to `resize`, from the original
  * size), affine warp (rotate, random scale, aspect ratio; border fill_value),
- * pad, random resized crop (10 tries, else the plain crop), upscale when smaller
+ * pad, random resized crop (10 tries, else the plain crop) or the random-size
+ * square crop (min/max_crop_size) resized to (h, w), else upscale when smaller
  * than (h, w) and crop (random or centre), brightness / contrast / saturation in
- * random order, PCA noise, mirror, then (pixel - mean) * c * scale / std + i *
- * scale / std, with c = 1 + U(-max_random_contrast, max_random_contrast) and
- * i = U(-max_random_illumination, max_random_illumination) (upstream's
- * RGBA_MULT and RGBA_BIAS; c = 1, i = 0 without them), the
- * mean being mean_img at the pixel's unmirrored position when given (upstream).
- * Errors (-1, message in msg): img_resize's, "out of memory".
+ * random order, HLS jitter (random_h/s/l), PCA noise, mirror, then (pixel - mean) * c * scale / std
+ * + i * scale / std, with c = 1 + U(-max_random_contrast, max_random_contrast) and i =
+ * U(-max_random_illumination, max_random_illumination) (upstream's RGBA_MULT and RGBA_BIAS; c = 1,
+ * i = 0 without them), the mean being mean_img at the pixel's unmirrored position when given
+ * (upstream). Errors (-1, message in msg): img_resize's, "out of memory".
  */
 int aug_process(const aug_params *p, const img_image *src, uint32_t orig_w, uint32_t orig_h,
                 aug_rng *rng, void *out, char *msg, size_t cap);

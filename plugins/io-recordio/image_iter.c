@@ -392,6 +392,13 @@ static mxk_status read_aug(const mxk_attrs *a, aug_params *ap, mxk_error_sink *e
     MXK_SDK_CHECK(attr_f(a, "min_random_scale", &ap->min_random_scale, err));
     MXK_SDK_CHECK(attr_f(a, "max_random_scale", &ap->max_random_scale, err));
     MXK_SDK_CHECK(attr_f(a, "max_aspect_ratio", &ap->max_aspect_ratio, err));
+    MXK_SDK_CHECK(attr_f(a, "min_aspect_ratio", &ap->min_aspect_ratio, err));
+    MXK_SDK_CHECK(attr_f(a, "max_shear_ratio", &ap->max_shear_ratio, err));
+    MXK_SDK_CHECK(attr_i(a, "min_crop_size", -1, 65535, &ap->min_crop_size, err));
+    MXK_SDK_CHECK(attr_i(a, "max_crop_size", -1, 65535, &ap->max_crop_size, err));
+    MXK_SDK_CHECK(attr_i(a, "random_h", 0, 180, &ap->random_h, err));
+    MXK_SDK_CHECK(attr_i(a, "random_s", 0, 255, &ap->random_s, err));
+    MXK_SDK_CHECK(attr_i(a, "random_l", 0, 255, &ap->random_l, err));
     MXK_SDK_CHECK(attr_f(a, "min_random_area", &ap->min_random_area, err));
     MXK_SDK_CHECK(attr_f(a, "max_random_area", &ap->max_random_area, err));
     MXK_SDK_CHECK(attr_i(a, "max_rotate_angle", 0, 360, &ap->max_rotate_angle, err));
@@ -407,17 +414,33 @@ static mxk_status read_aug(const mxk_attrs *a, aug_params *ap, mxk_error_sink *e
                              "attribute 'inter_method': expected 0-4, 9 or 10, got %d",
                              (int)ap->inter_method);
     if (ap->min_random_scale <= 0 || ap->min_random_scale > ap->max_random_scale ||
-        ap->max_aspect_ratio < 0 || ap->max_aspect_ratio >= 1 || ap->min_random_area <= 0 ||
+        (ap->min_aspect_ratio == 0 && (ap->max_aspect_ratio < 0 || ap->max_aspect_ratio >= 1)) ||
+        ap->min_aspect_ratio < 0 || ap->min_random_area <= 0 ||
         ap->min_random_area > ap->max_random_area || ap->max_random_area > 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "ImageRecordIter: need 0 < min_random_scale <= max_random_scale, "
-                             "0 <= max_aspect_ratio < 1 and 0 < min_random_area <= "
-                             "max_random_area <= 1");
-    if (ap->random_resized_crop &&
-        (ap->min_random_scale != 1 || ap->max_random_scale != 1 || ap->rand_crop))
+                             "0 <= max_aspect_ratio < 1 (unless min_aspect_ratio is set) and 0 < "
+                             "min_random_area <= max_random_area <= 1");
+    if (ap->min_aspect_ratio > 0 && ap->min_aspect_ratio > ap->max_aspect_ratio)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "ImageRecordIter: min_aspect_ratio %g is above max_aspect_ratio %g",
+                             ap->min_aspect_ratio, ap->max_aspect_ratio);
+    if (ap->max_shear_ratio < 0 || ap->max_shear_ratio > 1)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute 'max_shear_ratio': expected [0, 1], got %g",
+                             ap->max_shear_ratio);
+    if ((ap->min_crop_size != -1 || ap->max_crop_size != -1) &&
+        (ap->min_crop_size < 1 || ap->min_crop_size > ap->max_crop_size))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "ImageRecordIter: need 1 <= min_crop_size <= max_crop_size (or both "
+                             "-1), got %d and %d",
+                             (int)ap->min_crop_size, (int)ap->max_crop_size);
+    if (ap->random_resized_crop && (ap->min_random_scale != 1 || ap->max_random_scale != 1 ||
+                                    ap->rand_crop || ap->min_crop_size != -1))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "ImageRecordIter: random_resized_crop conflicts with "
-                             "min_random_scale, max_random_scale and rand_crop");
+                             "min_random_scale, max_random_scale, min_crop_size, max_crop_size and "
+                             "rand_crop");
     static const char *const mean_k[4] = {"mean_r", "mean_g", "mean_b", "mean_a"};
     static const char *const std_k[4] = {"std_r", "std_g", "std_b", "std_a"};
     MXK_SDK_CHECK(attr_f(a, "scale", &ap->scale, err));
@@ -651,6 +674,17 @@ static const mxk_attr_def g_img_attrs[] = {
     MXK_SDK_ATTR("max_random_scale", MXK_ATTR_FLOAT, 0, "1", NULL, "largest random scale"),
     MXK_SDK_ATTR("max_aspect_ratio", MXK_ATTR_FLOAT, 0, "0", NULL,
                  "aspect ratio drawn in [1 - v, 1 + v]"),
+    MXK_SDK_ATTR("min_aspect_ratio", MXK_ATTR_FLOAT, 0, "0", NULL,
+                 "> 0: aspect ratio drawn in [v, max_aspect_ratio] instead; 0: unset (upstream's "
+                 "None)"),
+    MXK_SDK_ATTR("max_shear_ratio", MXK_ATTR_FLOAT, 0, "0", NULL,
+                 "shear (x, y) -> (x + m y, y), m in [-v, v]"),
+    MXK_SDK_ATTR("min_crop_size", MXK_ATTR_INT, 0, "-1", NULL,
+                 "square crop of a random side in [min_crop_size, max_crop_size], resized"),
+    MXK_SDK_ATTR("max_crop_size", MXK_ATTR_INT, 0, "-1", NULL, "see min_crop_size (-1: off)"),
+    MXK_SDK_ATTR("random_h", MXK_ATTR_INT, 0, "0", NULL, "hue jitter in [-v, v] (HLS, 0-180)"),
+    MXK_SDK_ATTR("random_s", MXK_ATTR_INT, 0, "0", NULL, "saturation jitter in [-v, v] (HLS)"),
+    MXK_SDK_ATTR("random_l", MXK_ATTR_INT, 0, "0", NULL, "lightness jitter in [-v, v] (HLS)"),
     MXK_SDK_ATTR("min_random_area", MXK_ATTR_FLOAT, 0, "1", NULL,
                  "smallest area fraction (random_resized_crop)"),
     MXK_SDK_ATTR("max_random_area", MXK_ATTR_FLOAT, 0, "1", NULL,

@@ -21,6 +21,7 @@ void train_rec_defaults(train_rec_args *r) {
     r->min_random_scale = 1;
     r->max_random_area = 1;
     r->min_random_area = 1;
+    r->min_crop_size = r->max_crop_size = -1;
 }
 
 int train_rec_option(train_rec_args *r, const cli_command *cmd, int training, int argc, char **argv,
@@ -48,6 +49,11 @@ int train_rec_option(train_rec_args *r, const cli_command *cmd, int training, in
         {"--random-mirror", offsetof(train_rec_args, random_mirror), 1},
         {"--random-resized-crop", offsetof(train_rec_args, random_resized_crop), 1},
         {"--max-random-rotate-angle", offsetof(train_rec_args, max_random_rotate_angle), 360},
+        {"--max-random-h", offsetof(train_rec_args, max_random_h), 180},
+        {"--max-random-s", offsetof(train_rec_args, max_random_s), 255},
+        {"--max-random-l", offsetof(train_rec_args, max_random_l), 255},
+        {"--min-crop-size", offsetof(train_rec_args, min_crop_size), 65535},
+        {"--max-crop-size", offsetof(train_rec_args, max_crop_size), 65535},
     };
     static const struct {
         const char *flag;
@@ -56,6 +62,8 @@ int train_rec_option(train_rec_args *r, const cli_command *cmd, int training, in
         {"--max-random-scale", offsetof(train_rec_args, max_random_scale)},
         {"--min-random-scale", offsetof(train_rec_args, min_random_scale)},
         {"--max-random-aspect-ratio", offsetof(train_rec_args, max_random_aspect_ratio)},
+        {"--min-random-aspect-ratio", offsetof(train_rec_args, min_random_aspect_ratio)},
+        {"--max-random-shear-ratio", offsetof(train_rec_args, max_random_shear_ratio)},
         {"--max-random-area", offsetof(train_rec_args, max_random_area)},
         {"--min-random-area", offsetof(train_rec_args, min_random_area)},
         {"--brightness", offsetof(train_rec_args, brightness)},
@@ -250,6 +258,13 @@ int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape
         ATTR("contrast", "%.17g", r->contrast);
         ATTR("saturation", "%.17g", r->saturation);
         ATTR("pca_noise", "%.17g", r->pca_noise);
+        ATTR("max_shear_ratio", "%.17g", r->max_random_shear_ratio);
+        ATTR("min_aspect_ratio", "%.17g", r->min_random_aspect_ratio);
+        ATTR("min_crop_size", "%lld", (long long)r->min_crop_size);
+        ATTR("max_crop_size", "%lld", (long long)r->max_crop_size);
+        ATTR("random_h", "%lld", (long long)r->max_random_h);
+        ATTR("random_s", "%lld", (long long)r->max_random_s);
+        ATTR("random_l", "%lld", (long long)r->max_random_l);
     }
     if (train_iter_create("ImageRecordIter", n, keys, vals, out) != CLI_OK)
         return CLI_ERROR;

@@ -18,6 +18,9 @@ typedef struct train_rec_args {
     double mean[3], std[3];                  /**< parsed by train_rec_check */
     int64_t data_nthreads, pad_size, fill_value;
     int64_t random_crop, random_mirror, random_resized_crop, max_random_rotate_angle;
+    int64_t max_random_h, max_random_s, max_random_l;       /**< HLS jitter (0: off) */
+    int64_t min_crop_size, max_crop_size;                   /**< -1: off */
+    double max_random_shear_ratio, min_random_aspect_ratio; /**< 0: off / unset */
     double max_random_scale, min_random_scale, max_random_aspect_ratio;
     double max_random_area, min_random_area, brightness, contrast, saturation, pca_noise;
 } train_rec_args;
@@ -45,6 +48,15 @@ typedef struct train_rec_args {
     "  --max-random-area X   largest crop area fraction (1)\n"                                     \
     "  --min-random-area X   smallest crop area fraction (1)\n"                                    \
     "  --max-random-rotate-angle N  largest rotation, degrees (0)\n"                               \
+    "  --max-random-shear-ratio X  largest shear (0)\n"                                            \
+    "  --min-random-aspect-ratio X  aspect ratio drawn in [X, --max-random-aspect-ratio]\n"        \
+    "                        instead of 1 -/+ the max (unset)\n"                                   \
+    "  --min-crop-size N     square crop of a random side in [N, --max-crop-size],\n"              \
+    "                        resized to --image-shape (off)\n"                                     \
+    "  --max-crop-size N     see --min-crop-size (off)\n"                                          \
+    "  --max-random-h N      hue jitter, 0-180 (0)\n"                                              \
+    "  --max-random-s N      HLS saturation jitter, 0-255 (0)\n"                                   \
+    "  --max-random-l N      lightness jitter, 0-255 (0)\n"                                        \
     "  --pad-size N          pixels of padding on each side (0)\n"                                 \
     "  --fill-value N        value of the padding pixels (127)\n"                                  \
     "  --brightness X        brightness jitter in [0, 1] (0)\n"                                    \

@@ -249,12 +249,19 @@ static void test_bucket_iter_chosen(void) {
     mxkt_encoded_free(&e);
 }
 
-/** Runs two epochs of `it` and writes the first token of every served row into out. */
-static int64_t epoch_rows(mxkt_iter *it, float *out) {
+/**
+ * Runs two epochs of `it`, writes the first token of every served row into out and
+ * returns their number; *sorted_keys counts the epochs whose bucket keys came in
+ * ascending order (the unshuffled batch order).
+ */
+static int64_t epoch_rows(mxkt_iter *it, float *out, int *sorted_keys) {
     int64_t n = 0;
+    *sorted_keys = 0;
     float d[64], l[64];
     for (int epoch = 0; epoch < 2; epoch++) {
         int32_t has = 1;
+        int64_t last_key = 0;
+        int sorted = 1;
         while (has) {
             CHECK_EQ_INT(mxkt_iter_next(it, &has), MXK_OK);
             if (!has)
@@ -263,6 +270,8 @@ static int64_t epoch_rows(mxkt_iter *it, float *out) {
             uint32_t pad;
             CHECK_EQ_INT(it->batch(it, &dd, &ll, &pad), MXK_OK);
             int64_t T = it->bucket_key;
+            sorted &= T >= last_key;
+            last_key = T;
             CHECK_EQ_INT(mxk_ndarray_copy_to_host(dd, d, (uint64_t)(4 * T) * 4), MXK_OK);
             CHECK_EQ_INT(mxk_ndarray_copy_to_host(ll, l, (uint64_t)(4 * T) * 4), MXK_OK);
             for (int r = 0; r < 4; r++) {
@@ -270,6 +279,7 @@ static int64_t epoch_rows(mxkt_iter *it, float *out) {
                 CHECK(d[r * T + 1] == l[r * T]); /* the label stays the shifted data */
             }
         }
+        *sorted_keys += sorted;
         CHECK_EQ_INT(mxkt_iter_reset(it), MXK_OK);
     }
     return n;
@@ -300,9 +310,11 @@ static void test_bucket_iter_shuffle(void) {
     mxk_t_capture_end(&cap, log, sizeof log);
     CHECK_EQ_INT(a->num_batches, 12);
     float ra[96], rb[96], rc[96];
-    CHECK_EQ_INT(epoch_rows(a, ra), 96);
-    CHECK_EQ_INT(epoch_rows(b, rb), 96);
-    CHECK_EQ_INT(epoch_rows(c, rc), 96);
+    int sa, sb, sc;
+    CHECK_EQ_INT(epoch_rows(a, ra, &sa), 96);
+    CHECK_EQ_INT(epoch_rows(b, rb, &sb), 96);
+    CHECK_EQ_INT(epoch_rows(c, rc, &sc), 96);
+    CHECK_EQ_INT(sa + sb + sc, 0); /* the batches' order is shuffled too (12!/4!8! orders) */
     CHECK(memcmp(ra, rb, sizeof ra) == 0);
     CHECK(memcmp(ra, rc, sizeof ra) != 0);
     CHECK(memcmp(ra, ra + 48, 48 * sizeof *ra) != 0); /* the second epoch reshuffled */

@@ -195,8 +195,17 @@ mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens *out) {
     return tokens_finish(storage, ntok, starts, 1, "tokenize_chars", out);
 }
 
-mxk_status mxkt_tokenize_words(const char *text, size_t len, mxkt_tokens *out) {
+mxk_status mxkt_tokenize_words(const char *raw, size_t raw_len, mxkt_tokens *out) {
     memset(out, 0, sizeof *out);
+    /* Python's text mode reads "\r\n" and "\r" as "\n" (universal newlines) */
+    char *text = malloc(raw_len + 1);
+    if (text == NULL)
+        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "tokenize_words: out of memory");
+    size_t len = 0;
+    for (size_t i = 0; i < raw_len; i++) {
+        text[len++] = raw[i] == '\r' ? '\n' : raw[i];
+        i += raw[i] == '\r' && i + 1 < raw_len && raw[i + 1] == '\n';
+    }
     int64_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n' && (i + 1 < len);
@@ -204,6 +213,7 @@ mxk_status mxkt_tokenize_words(const char *text, size_t len, mxkt_tokens *out) {
     char *storage = malloc(2 * len + 1);
     int64_t *starts = calloc((size_t)lines + 1, sizeof *starts);
     if (storage == NULL || starts == NULL) {
+        free(text);
         free(storage);
         free(starts);
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "tokenize_words: out of memory");
@@ -231,6 +241,7 @@ mxk_status mxkt_tokenize_words(const char *text, size_t len, mxkt_tokens *out) {
         starts[++line] = ntok;
         i = end;
     }
+    free(text);
     return tokens_finish(storage, ntok, starts, lines, "tokenize_words", out);
 }
 

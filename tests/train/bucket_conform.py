@@ -27,7 +27,7 @@ WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "awa
 
 def corpus():
     """60 lines of 1-14 words: PTB-style " \\n" ends, plain "\\n" ends, double spaces,
-    an empty line and a last line without a newline."""
+    an empty line, "\\r\\n" and "\\r" line ends and a last line without a newline."""
     rng = random.Random(5)
     lines = []
     for i in range(60):
@@ -36,6 +36,8 @@ def corpus():
         sep = "  " if i % 7 == 3 else " "
         lines.append(sep.join(words) + (" \n" if i % 5 else "\n"))
     lines[17] = "\n"
+    lines[23] = "the cat sat\r\n"  # universal newlines: read as "\n"
+    lines[29] = "a dog \rran far\n"
     lines[-1] = lines[-1].rstrip("\n")
     return "".join(lines)
 

@@ -33,6 +33,15 @@ static void test_tokenize_words(void) {
     check_sentence(&t, 2, s2, 2);
     check_sentence(&t, 3, s3, 1);
     mxkt_tokens_free(&t);
+    /* Python's universal newlines: "\r\n" and a lone "\r" read as "\n" */
+    const char *crlf = "a b\r\nc \rd";
+    CHECK_EQ_INT(mxkt_tokenize_words(crlf, strlen(crlf), &t), MXK_OK);
+    CHECK_EQ_INT(t.num_sentences, 3);
+    const char *c0[] = {"a", "b\n"}, *c1[] = {"c", "\n"}, *c2[] = {"d"};
+    check_sentence(&t, 0, c0, 2);
+    check_sentence(&t, 1, c1, 2);
+    check_sentence(&t, 2, c2, 1);
+    mxkt_tokens_free(&t);
     CHECK_EQ_INT(mxkt_tokenize_words("", 0, &t), MXK_OK);
     CHECK_EQ_INT(t.num_sentences, 0);
     CHECK_EQ_INT(t.offsets[0], 0);
@@ -163,6 +172,16 @@ static void check_floats(const float *got, const float *want, int n) {
         CHECK_NEAR(got[i], want[i], 0);
 }
 
+/** Creates a BucketSentenceIter with stderr (its warning line) captured into log. */
+static mxk_status create_iter(const mxkt_encoded *e, const mxkt_bucket_iter_options *o,
+                              int64_t *discarded, mxkt_iter **it, char *log, size_t size) {
+    mxk_t_capture cap;
+    CHECK(mxk_t_capture_begin(&cap));
+    mxk_status st = mxkt_bucket_sentence_iter_create(e, o, discarded, it);
+    mxk_t_capture_end(&cap, log, size);
+    return st;
+}
+
 /** Given buckets (unsorted), NT: padding, shifted labels, the discard and its warning. */
 static void test_bucket_iter_given(void) {
     const int64_t lens[] = {1, 2, 2, 3, 3, 3, 5, 7}, buckets[] = {5, 3};
@@ -172,11 +191,8 @@ static void test_bucket_iter_given(void) {
         .batch_size = 2, .buckets = buckets, .num_buckets = 2, .invalid_label = -1};
     mxkt_iter *it = NULL;
     int64_t discarded = -1;
-    mxk_t_capture cap;
     char log[256];
-    CHECK(mxk_t_capture_begin(&cap));
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, &discarded, &it), MXK_OK);
-    mxk_t_capture_end(&cap, log, sizeof log);
+    CHECK_EQ_INT(create_iter(&e, &o, &discarded, &it, log, sizeof log), MXK_OK);
     CHECK(strcmp(log, "WARNING: discarded 1 sentences longer than the largest bucket.\n") == 0);
     CHECK_EQ_INT(discarded, 1);
     /* bucket 5 holds one sentence, no batch, yet stays the default bucket (upstream) */
@@ -205,9 +221,7 @@ static void test_bucket_iter_given(void) {
     /* TN: the same batches transposed, (time, batch) */
     o.layout = "TN";
     o.invalid_label = 0;
-    CHECK(mxk_t_capture_begin(&cap));
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, NULL, &it), MXK_OK);
-    mxk_t_capture_end(&cap, log, sizeof log);
+    CHECK_EQ_INT(create_iter(&e, &o, NULL, &it, log, sizeof log), MXK_OK);
     CHECK(it->data_shape.dims[0] == 5 && it->data_shape.dims[1] == 2);
     CHECK(next_batch(it, 3, 2, d, l));
     const float tn_d[6] = {1, 11, 0, 12, 0, 0}, tn_l[6] = {0, 12, 0, 0, 0, 0};
@@ -225,11 +239,8 @@ static void test_bucket_iter_chosen(void) {
     mxkt_bucket_iter_options o = {.batch_size = 2, .invalid_label = -1};
     mxkt_iter *it = NULL;
     int64_t discarded = -1;
-    mxk_t_capture cap;
     char log[256];
-    CHECK(mxk_t_capture_begin(&cap));
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, &discarded, &it), MXK_OK);
-    mxk_t_capture_end(&cap, log, sizeof log);
+    CHECK_EQ_INT(create_iter(&e, &o, &discarded, &it, log, sizeof log), MXK_OK);
     CHECK(strcmp(log, "WARNING: discarded 2 sentences longer than the largest bucket.\n") == 0);
     CHECK_EQ_INT(discarded, 2);
     CHECK_EQ_INT(it->default_bucket_key, 3);
@@ -300,14 +311,11 @@ static void test_bucket_iter_shuffle(void) {
                                   .shuffle = 1,
                                   .seed = 7};
     mxkt_iter *a = NULL, *b = NULL, *c = NULL;
-    mxk_t_capture cap;
     char log[256];
-    CHECK(mxk_t_capture_begin(&cap));
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, NULL, &a), MXK_OK);
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, NULL, &b), MXK_OK);
+    CHECK_EQ_INT(create_iter(&e, &o, NULL, &a, log, sizeof log), MXK_OK);
+    CHECK_EQ_INT(create_iter(&e, &o, NULL, &b, log, sizeof log), MXK_OK);
     o.seed = 8;
-    CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &o, NULL, &c), MXK_OK);
-    mxk_t_capture_end(&cap, log, sizeof log);
+    CHECK_EQ_INT(create_iter(&e, &o, NULL, &c, log, sizeof log), MXK_OK);
     CHECK_EQ_INT(a->num_batches, 12);
     float ra[96], rb[96], rc[96];
     int sa, sb, sc;
@@ -355,12 +363,9 @@ static void test_bucket_iter_errors(void) {
         {{.batch_size = 9}, "BucketSentenceIter: no bucket holds a sentence (8 discarded)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        mxk_t_capture cap;
         char log[256];
-        CHECK(mxk_t_capture_begin(&cap));
-        CHECK_EQ_INT(mxkt_bucket_sentence_iter_create(&e, &cases[i].o, NULL, &it),
+        CHECK_EQ_INT(create_iter(&e, &cases[i].o, NULL, &it, log, sizeof log),
                      MXK_ERR_INVALID_ARGUMENT);
-        mxk_t_capture_end(&cap, log, sizeof log);
         CHECK(strcmp(mxkt_last_error(), cases[i].msg) == 0);
         if (strcmp(mxkt_last_error(), cases[i].msg) != 0)
             fprintf(stderr, "  got '%s'\n", mxkt_last_error());

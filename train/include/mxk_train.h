@@ -10,7 +10,9 @@
  *     the factor and multi-factor schedulers (python/mxnet/lr_scheduler.py);
  *   - initializers Uniform / Normal / Xavier (python/mxnet/initializer.py);
  *   - metrics (python/mxnet/metric.py) and callbacks (python/mxnet/callback.py);
- *   - an in-memory NDArrayIter (python/mxnet/io/io.py).
+ *   - an in-memory NDArrayIter (python/mxnet/io/io.py);
+ *   - text for recurrent networks (python/mxnet/rnn/io.py): character and word
+ *     tokenizers, encode_sentences and BucketSentenceIter.
  * Data parallelism follows python/mxnet/executor_manager.py (_split_input_slice)
  * and the module update path (python/mxnet/module/module.py, model.py): one executor
  * per context, gradients summed through the KVStore, every context applying the
@@ -393,14 +395,15 @@ MXK_API void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, in
 
 /**
  * A data source for the Module (python/mxnet/io/io.py DataIter): a vtable over
- * either an in-memory NDArrayIter or a kernel iterator (mxk_data_iter, e.g.
- * MNISTIter from plugins/io-recordio). reset rewinds; next advances (*has_next 0
+ * an in-memory NDArrayIter, a kernel iterator (mxk_data_iter, e.g. MNISTIter from
+ * plugins/io-recordio) or a BucketSentenceIter. reset rewinds; next advances (*has_next 0
  * at the end of the epoch); batch gives the current batch: one data and one label
  * CPU array (owned by the source, valid until its next next/reset/destroy; label
  * may be NULL for a kernel iterator without labels) and the pad rows at the end of
  * the last batch. Call reset and next through mxkt_iter_reset / mxkt_iter_next,
  * batch directly. Created by mxkt_ndarray_iter_create /
- * mxkt_kernel_iter_wrap, freed by mxkt_iter_free. Not thread-safe.
+ * mxkt_kernel_iter_wrap / mxkt_bucket_sentence_iter_create, freed by mxkt_iter_free.
+ * Not thread-safe.
  */
 typedef struct mxkt_iter mxkt_iter;
 struct mxkt_iter {
@@ -509,10 +512,11 @@ MXK_API mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens
  * empty strings dropped): tokens are separated by single spaces only, and a line's
  * end stays on its last token, so the usual " \n" line end gives a "\n" token,
  * encode_sentences' default invalid_key (the end of sentence); the last line may
- * lack the newline. On success the caller owns *out (mxkt_tokens_free). Errors:
+ * lack the newline; "\r\n" and "\r" end lines as "\n" (Python's universal newlines).
+ * On success the caller owns *out (mxkt_tokens_free). Errors:
  * MXK_ERR_OUT_OF_MEMORY "tokenize_words: out of memory". Thread-safe.
  */
-MXK_API mxk_status mxkt_tokenize_words(const char *text, size_t len, mxkt_tokens *out);
+MXK_API mxk_status mxkt_tokenize_words(const char *raw, size_t raw_len, mxkt_tokens *out);
 /** Frees what a tokenizer filled and zeroes *t. NULL or zeroed: no-op. */
 MXK_API void mxkt_tokens_free(mxkt_tokens *t);
 

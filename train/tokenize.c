@@ -165,8 +165,19 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
     return k;
 }
 
+/** MXK_ERR_INVALID_ARGUMENT "WHAT: NUL byte at byte N" when text holds one (tokens are C strings).
+ */
+static mxk_status check_no_nul(const char *text, size_t len, const char *what) {
+    const char *nul = memchr(text, '\0', len);
+    if (nul)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: NUL byte at byte %zu", what,
+                          (size_t)(nul - text));
+    return MXK_OK;
+}
+
 mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens *out) {
     memset(out, 0, sizeof *out);
+    MXKT_CHECK(check_no_nul(text, len, "tokenize_chars"));
     char *storage = malloc(2 * len + 1);
     int64_t *starts = calloc(2, sizeof *starts);
     if (storage == NULL || starts == NULL) {
@@ -197,6 +208,7 @@ mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens *out) {
 
 mxk_status mxkt_tokenize_words(const char *raw, size_t raw_len, mxkt_tokens *out) {
     memset(out, 0, sizeof *out);
+    MXKT_CHECK(check_no_nul(raw, raw_len, "tokenize_words"));
     /* Python's text mode reads "\r\n" and "\r" as "\n" (universal newlines) */
     char *text = malloc(raw_len + 1);
     if (text == NULL)

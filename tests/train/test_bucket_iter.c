@@ -42,6 +42,9 @@ static void test_tokenize_words(void) {
     check_sentence(&t, 1, c1, 2);
     check_sentence(&t, 2, c2, 1);
     mxkt_tokens_free(&t);
+    CHECK_EQ_INT(mxkt_tokenize_words("ab c\0d", 6, &t), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "tokenize_words: NUL byte at byte 4") == 0);
+    CHECK(t.tokens == NULL && t.offsets == NULL);
     CHECK_EQ_INT(mxkt_tokenize_words("", 0, &t), MXK_OK);
     CHECK_EQ_INT(t.num_sentences, 0);
     CHECK_EQ_INT(t.offsets[0], 0);
@@ -58,6 +61,8 @@ static void test_tokenize_chars(void) {
     const char *want[] = {"h", "\xc3\xa9", " ", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\n"};
     check_sentence(&t, 0, want, 6);
     mxkt_tokens_free(&t);
+    CHECK_EQ_INT(mxkt_tokenize_chars("a\0", 2, &t), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "tokenize_chars: NUL byte at byte 1") == 0);
     const char *bad[] = {"ab\xff", "ab\xc3", "ab\xc0\x80", "ab\xed\xa0\x80", "ab\xc3(x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ_INT(mxkt_tokenize_chars(bad[i], strlen(bad[i]), &t), MXK_ERR_INVALID_ARGUMENT);

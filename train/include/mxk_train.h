@@ -502,7 +502,8 @@ typedef struct mxkt_tokens {
  * the code point's UTF-8 bytes, as Python's list(str) of the char-LSTM examples);
  * nothing is dropped (spaces and newlines are tokens). On success the caller owns
  * *out (mxkt_tokens_free). Errors: MXK_ERR_INVALID_ARGUMENT "tokenize_chars:
- * invalid UTF-8 at byte N" (Python's decode would fail there), MXK_ERR_OUT_OF_MEMORY
+ * invalid UTF-8 at byte N" (Python's decode would fail there), "tokenize_chars: NUL
+ * byte at byte N" (tokens are C strings; Python would keep it), MXK_ERR_OUT_OF_MEMORY
  * "tokenize_chars: out of memory". Thread-safe.
  */
 MXK_API mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens *out);
@@ -513,7 +514,8 @@ MXK_API mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens
  * end stays on its last token, so the usual " \n" line end gives a "\n" token,
  * encode_sentences' default invalid_key (the end of sentence); the last line may
  * lack the newline; "\r\n" and "\r" end lines as "\n" (Python's universal newlines).
- * On success the caller owns *out (mxkt_tokens_free). Errors:
+ * On success the caller owns *out (mxkt_tokens_free). Errors: MXK_ERR_INVALID_ARGUMENT
+ * "tokenize_words: NUL byte at byte N" (tokens are C strings; Python would keep it),
  * MXK_ERR_OUT_OF_MEMORY "tokenize_words: out of memory". Thread-safe.
  */
 MXK_API mxk_status mxkt_tokenize_words(const char *raw, size_t raw_len, mxkt_tokens *out);

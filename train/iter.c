@@ -29,14 +29,7 @@ typedef struct nd_iter {
  * permutation of an iterator depends only on the seed and k.
  */
 static void nd_shuffle(nd_iter *n) {
-    uint64_t base = n->shuffles++ * (uint64_t)n->num;
-    for (int64_t i = n->num - 1; i > 0; i--) {
-        double u = mxkt_rand_unit(n->seed, 0x5348554646ull, base + (uint64_t)i);
-        int64_t j = (int64_t)(u * (double)(i + 1));
-        int64_t t = n->order[i];
-        n->order[i] = n->order[j];
-        n->order[j] = t;
-    }
+    mxkt_shuffle(n->order, n->num, n->seed, 0x5348554646ull, n->shuffles++ * (uint64_t)n->num);
 }
 
 /** NDArrayIter.reset: back to the first batch, reshuffled when shuffle is on (1.9.1). */

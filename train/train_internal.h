@@ -24,6 +24,13 @@ uint64_t mxkt_hash(const char *s);
 int mxkt_ends_with(const char *s, const char *suffix);
 /** Uniform float in [0,1) number i of stream (seed, stream). */
 double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i);
+/**
+ * Fisher-Yates over a[0..n), the draw for position i being mxkt_rand_unit(seed,
+ * stream, base + i): the permutation depends only on (seed, stream, base).
+ */
+void mxkt_shuffle(int64_t *a, int64_t n, uint64_t seed, uint64_t stream, uint64_t base);
+/** True when sentence offsets (n + 1 entries) start at 0 and never decrease. */
+int mxkt_offsets_valid(const int64_t *offsets, int64_t n);
 
 /**
  * fit's JSON line of an epoch (mxkt_fit_options.metrics_log describes it; vmetrics

@@ -28,6 +28,16 @@ double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i) {
     return (double)(b.v[i % 4] >> 8) / 16777216.0;
 }
 
+/** Fisher-Yates from a Philox stream (train_internal.h). */
+void mxkt_shuffle(int64_t *a, int64_t n, uint64_t seed, uint64_t stream, uint64_t base) {
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(mxkt_rand_unit(seed, stream, base + (uint64_t)i) * (double)(i + 1));
+        int64_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
 /** True when `s` ends with `suffix`. */
 int mxkt_ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);

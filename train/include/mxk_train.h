@@ -10,7 +10,9 @@
  *     the factor and multi-factor schedulers (python/mxnet/lr_scheduler.py);
  *   - initializers Uniform / Normal / Xavier (python/mxnet/initializer.py);
  *   - metrics (python/mxnet/metric.py) and callbacks (python/mxnet/callback.py);
- *   - an in-memory NDArrayIter (python/mxnet/io/io.py).
+ *   - an in-memory NDArrayIter (python/mxnet/io/io.py);
+ *   - text for recurrent networks (python/mxnet/rnn/io.py): character and word
+ *     tokenizers, encode_sentences and BucketSentenceIter.
  * Data parallelism follows python/mxnet/executor_manager.py (_split_input_slice)
  * and the module update path (python/mxnet/module/module.py, model.py): one executor
  * per context, gradients summed through the KVStore, every context applying the
@@ -393,14 +395,15 @@ MXK_API void mxkt_checkpoint_name(char *buf, size_t size, const char *prefix, in
 
 /**
  * A data source for the Module (python/mxnet/io/io.py DataIter): a vtable over
- * either an in-memory NDArrayIter or a kernel iterator (mxk_data_iter, e.g.
- * MNISTIter from plugins/io-recordio). reset rewinds; next advances (*has_next 0
+ * an in-memory NDArrayIter, a kernel iterator (mxk_data_iter, e.g. MNISTIter from
+ * plugins/io-recordio) or a BucketSentenceIter. reset rewinds; next advances (*has_next 0
  * at the end of the epoch); batch gives the current batch: one data and one label
  * CPU array (owned by the source, valid until its next next/reset/destroy; label
  * may be NULL for a kernel iterator without labels) and the pad rows at the end of
  * the last batch. Call reset and next through mxkt_iter_reset / mxkt_iter_next,
  * batch directly. Created by mxkt_ndarray_iter_create /
- * mxkt_kernel_iter_wrap, freed by mxkt_iter_free. Not thread-safe.
+ * mxkt_kernel_iter_wrap / mxkt_bucket_sentence_iter_create, freed by mxkt_iter_free.
+ * Not thread-safe.
  */
 typedef struct mxkt_iter mxkt_iter;
 struct mxkt_iter {
@@ -417,6 +420,16 @@ struct mxkt_iter {
     /** what the data is, e.g. its label file, named in errors about its labels ("" by
      * default; the caller may set it) */
     char source[1024];
+    /** bucketing (python/mxnet/module/bucketing_module.py reads DataIter.default_bucket_key
+     * and DataBatch.bucket_key / provide_data): 0 for an iterator without buckets; else
+     * the key whose shapes data_shape / label_shape are (BucketSentenceIter: the largest
+     * bucket) */
+    int64_t default_bucket_key;
+    /** the current batch's bucket key (0 without buckets), set by next */
+    int64_t bucket_key;
+    /** the current batch's data and label shapes (provide_data / provide_label of the
+     * DataBatch), set by next; valid when default_bucket_key is not 0 */
+    mxk_shape batch_data_shape, batch_label_shape;
 };
 
 /**
@@ -464,6 +477,144 @@ MXK_API mxk_status mxkt_iter_reset(mxkt_iter *it);
  * mxkt_ndarray_iter_create, mxkt_kernel_iter_wrap).
  */
 MXK_API mxk_status mxkt_iter_next(mxkt_iter *it, int32_t *has_next);
+
+/* ------------------------------------------------------------------------- */
+/* Text: tokenizers, encode_sentences, BucketSentenceIter                    */
+/* (python/mxnet/rnn/io.py)                                                  */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Sentences of string tokens (the `list of list of str` of python/mxnet/rnn/io.py):
+ * sentence i is tokens[offsets[i] .. offsets[i+1]) (offsets has num_sentences + 1
+ * entries, offsets[0] = 0); each token a NUL-terminated UTF-8 string. Filled by the
+ * tokenizers, which own every array (mxkt_tokens_free); a caller building its own
+ * passes its arrays to mxkt_encode_sentences and frees them itself.
+ */
+typedef struct mxkt_tokens {
+    int64_t num_sentences;
+    int64_t *offsets;
+    char **tokens;
+    char *storage; /**< the tokens' bytes (tokenizers); NULL when the caller owns them */
+} mxkt_tokens;
+
+/**
+ * Splits text into one sentence of its characters (Unicode code points, each token
+ * the code point's UTF-8 bytes, as Python's list(str) of the char-LSTM examples);
+ * nothing is dropped (spaces and newlines are tokens). On success the caller owns
+ * *out (mxkt_tokens_free). Errors: MXK_ERR_INVALID_ARGUMENT "tokenize_chars:
+ * invalid UTF-8 at byte N" (Python's decode would fail there), "tokenize_chars: NUL
+ * byte at byte N" (tokens are C strings; Python would keep it), MXK_ERR_OUT_OF_MEMORY
+ * "tokenize_chars: out of memory". Thread-safe.
+ */
+MXK_API mxk_status mxkt_tokenize_chars(const char *text, size_t len, mxkt_tokens *out);
+/**
+ * Splits text into one sentence per line as upstream's word-level bucketing example
+ * (example/rnn/bucketing/lstm_bucketing.py tokenize_text: readlines, split(' '),
+ * empty strings dropped): tokens are separated by single spaces only, and a line's
+ * end stays on its last token, so the usual " \n" line end gives a "\n" token,
+ * encode_sentences' default invalid_key (the end of sentence); the last line may
+ * lack the newline; "\r\n" and "\r" end lines as "\n" (Python's universal newlines).
+ * On success the caller owns *out (mxkt_tokens_free). Errors: MXK_ERR_INVALID_ARGUMENT
+ * "tokenize_words: NUL byte at byte N" (tokens are C strings; Python would keep it),
+ * MXK_ERR_OUT_OF_MEMORY "tokenize_words: out of memory". Thread-safe.
+ */
+MXK_API mxk_status mxkt_tokenize_words(const char *raw, size_t raw_len, mxkt_tokens *out);
+/** Frees what a tokenizer filled and zeroes *t. NULL or zeroed: no-op. */
+MXK_API void mxkt_tokens_free(mxkt_tokens *t);
+
+/**
+ * A vocabulary, token -> integer id (the `dict of str -> int` of encode_sentences),
+ * kept in insertion order. Created by mxkt_vocab_create or by mxkt_encode_sentences,
+ * freed by mxkt_vocab_free. Not thread-safe while it is being written.
+ */
+typedef struct mxkt_vocab mxkt_vocab;
+/** An empty vocabulary in *out. Errors: MXK_ERR_OUT_OF_MEMORY "vocab: out of memory". */
+MXK_API mxk_status mxkt_vocab_create(mxkt_vocab **out);
+/**
+ * Adds `token` (copied) with `id`. Errors: MXK_ERR_INVALID_ARGUMENT "vocab: token
+ * 'T' already present", MXK_ERR_OUT_OF_MEMORY "vocab: out of memory".
+ */
+MXK_API mxk_status mxkt_vocab_add(mxkt_vocab *v, const char *token, int32_t id);
+/** 1 and *id when `token` is present, else 0 (*id untouched). */
+MXK_API int32_t mxkt_vocab_find(const mxkt_vocab *v, const char *token, int32_t *id);
+/** Number of tokens. */
+MXK_API int64_t mxkt_vocab_size(const mxkt_vocab *v);
+/** Entry i (0 <= i < size) in insertion order: its token (owned by v) and *id. */
+MXK_API const char *mxkt_vocab_entry(const mxkt_vocab *v, int64_t i, int32_t *id);
+/** Frees a vocabulary. NULL: no-op. */
+MXK_API void mxkt_vocab_free(mxkt_vocab *v);
+
+/**
+ * Sentences of integer ids: sentence i is ids[offsets[i] .. offsets[i+1]). Filled by
+ * mxkt_encode_sentences (caller owns, mxkt_encoded_free).
+ */
+typedef struct mxkt_encoded {
+    int64_t num_sentences;
+    int64_t *offsets;
+    int32_t *ids;
+} mxkt_encoded;
+
+/**
+ * encode_sentences (python/mxnet/rnn/io.py): maps every token to its id. *vocab NULL:
+ * a new vocabulary {invalid_key: invalid_label} is built and returned in *vocab
+ * (caller owns), unknown tokens taking ids start_label, start_label + 1, ... in
+ * order of appearance, skipping invalid_label; *vocab given: it is used unchanged.
+ * upstream's unknown_token (which can give an existing id to a new token) is not
+ * offered. On success the caller owns *out (mxkt_encoded_free); on failure *out is
+ * zeroed and *vocab as on entry. Errors: MXK_ERR_INVALID_ARGUMENT "encode_sentences:
+ * unknown token 'T'" (a given vocabulary lacks it; upstream's assertion),
+ * "encode_sentences: bad sentence offsets" (not starting at 0 or decreasing),
+ * MXK_ERR_OUT_OF_MEMORY "encode_sentences: out of memory" or mxkt_vocab_add's.
+ * Thread-safe on distinct vocabularies.
+ */
+MXK_API mxk_status mxkt_encode_sentences(const mxkt_tokens *sentences, mxkt_vocab **vocab,
+                                         int32_t invalid_label, const char *invalid_key,
+                                         int32_t start_label, mxkt_encoded *out);
+/** Frees what mxkt_encode_sentences filled and zeroes *e. NULL: no-op. */
+MXK_API void mxkt_encoded_free(mxkt_encoded *e);
+
+/** Options of mxkt_bucket_sentence_iter_create (upstream's defaults in brackets). */
+typedef struct mxkt_bucket_iter_options {
+    int64_t batch_size;     /**< sentences per batch (>= 1) */
+    const int64_t *buckets; /**< bucket lengths (any order, each >= 1), or NULL */
+    uint32_t num_buckets;   /**< 0: every length held by >= batch_size sentences */
+    float invalid_label;    /**< padding and the label after the last step [-1] */
+    const char *layout;     /**< "NT" (batch, time) or "TN" (time, batch); NULL: "NT" */
+    int32_t shuffle;        /**< nonzero: shuffle at creation and every reset [always] */
+    uint64_t seed;          /**< the shuffles' Philox seed */
+} mxkt_bucket_iter_options;
+
+/**
+ * BucketSentenceIter (python/mxnet/rnn/io.py) over encoded sentences (copied): each
+ * sentence goes to the smallest bucket at least as long, padded with invalid_label;
+ * sentences longer than the largest bucket are discarded, counted in *discarded (may
+ * be NULL) and reported on stderr as upstream ("WARNING: discarded N sentences longer
+ * than the largest bucket."); buckets that receive no sentence are dropped. Batches
+ * are batch_size consecutive sentences of one bucket (a bucket's remainder is not
+ * served); the label is the data shifted left by one step, invalid_label after the
+ * last. Batches are float32 CPU arrays (batch_size, bucket) for "NT", (bucket,
+ * batch_size) for "TN"; bucket_key is the bucket's length, batch_data_shape /
+ * batch_label_shape its shapes, default_bucket_key the largest bucket and
+ * data_shape / label_shape its shapes (provide_data / provide_label), num_batches the
+ * batches per epoch, pad always 0. shuffle: as upstream's reset, the order of the
+ * batches and the sentences within each bucket are permuted at creation and at every
+ * reset (permutations compose), the k-th drawn from the Philox stream of `seed`
+ * alone, so equal seeds give equal epochs (upstream uses Python's and NumPy's global
+ * generators; its shuffle cannot be turned off). Differences from upstream: chosen
+ * buckets never include length 0 (empty sentences go to the smallest bucket, padded).
+ * On success the caller owns *out (mxkt_iter_free). Errors:
+ * MXK_ERR_INVALID_ARGUMENT "BucketSentenceIter: batch size must be >= 1",
+ * "BucketSentenceIter: bucket lengths must be >= 1", "BucketSentenceIter: invalid
+ * layout 'L': must be NT (batch major) or TN (time major)", "BucketSentenceIter: bad
+ * sentence offsets", "BucketSentenceIter: no bucket holds a sentence (N discarded)"
+ * (upstream fails on max() of no buckets), MXK_ERR_OUT_OF_MEMORY
+ * "BucketSentenceIter: out of memory", or the kernel's status creating the batch
+ * arrays ("BucketSentenceIter: ..."). Its reset cannot fail; its next returns the
+ * kernel's status copying a batch ("BucketSentenceIter: ..."); its batch cannot fail.
+ */
+MXK_API mxk_status mxkt_bucket_sentence_iter_create(const mxkt_encoded *sentences,
+                                                    const mxkt_bucket_iter_options *o,
+                                                    int64_t *discarded, mxkt_iter **out);
 
 /* ------------------------------------------------------------------------- */
 /* Module (python/mxnet/module/module.py)                                    */

@@ -107,8 +107,7 @@ static mxk_status rnn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
             return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "%s is not supported yet",
                                  unsupported[i]);
     if (seq_len)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "use_sequence_length is not supported yet");
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "use_sequence_length is not supported yet");
     return cbt_param_new(&p, sizeof p, out, err);
 }
 

@@ -8,7 +8,8 @@
  * Arguments data (T, N, C) (layout TNC), parameters (P,), state (L*D, N, H) and,
  * for mode lstm, state_cell (L*D, N, H); D = 2 when bidirectional, else 1; G =
  * 1 (rnn_relu, rnn_tanh), 4 (lstm), 3 (gru). Outputs output (T, N, D*H) and, with
- * state_outputs, state_output (L*D, N, H) and for lstm statecell_output (L*D, N, H).
+ * state_outputs, state_output (L*D, N, H) and for lstm statecell_output (L*D, N, H);
+ * then the hidden output reserve (not visible, as BatchNorm's mean and var).
  *
  * Parameters (cuDNN's layout, as upstream): all weights, layer by layer and in
  * each layer direction by direction, Wx (G*H, C_l) then Wh (G*H, H), C_0 = C and
@@ -24,9 +25,10 @@
  * each direction.
  *
  * Kernel: the input projection of all T steps of a layer direction is one GEMM
- * (T*N rows), the recurrence one GEMM per step over the batch. Backward runs the
- * forward again into its temp space (the kernel keeps no state between calls),
- * then back-propagates through time: per step one GEMM for the state gradient;
+ * (T*N rows), the recurrence one GEMM per step over the batch. Forward saves every
+ * layer's outputs, gates and cells in a hidden output `reserve` (upstream keeps
+ * them in its operator state; see rnn_reserve_count). Backward reads it and
+ * back-propagates through time: per step one GEMM for the state gradient;
  * the weight gradients and the input gradient of a layer direction are one GEMM
  * each over all steps. Gradients are accumulated in temp space and written to
  * the gradient arrays by their requests (write, add, null).
@@ -126,9 +128,39 @@ static uint32_t rnn_num_args(const rnn_param *p) {
     return p->mode == RNN_LSTM ? 4u : 3u;
 }
 
-/** Outputs: 1, or with state_outputs 2 (3 for lstm). */
-static uint32_t rnn_num_outs(const rnn_param *p) {
+/** Visible outputs: 1, or with state_outputs 2 (3 for lstm). */
+static uint32_t rnn_num_visible(const void *param) {
+    const rnn_param *p = param;
     return p->state_outputs ? rnn_num_args(p) - 1 : 1u;
+}
+
+/** All outputs: the visible ones and the hidden reserve. */
+static uint32_t rnn_num_outs(const rnn_param *p) {
+    return rnn_num_visible(p) + 1;
+}
+
+/** Name of output i: output, state_output, statecell_output (visible), reserve (the last). */
+static const char *rnn_out_name(const rnn_param *p, uint32_t i) {
+    return i < rnn_num_visible(p) ? rnn_outs[i] : "reserve";
+}
+
+/** The output names, NULL-terminated, into names[CB_MAX_IO + 1]. */
+static void rnn_out_names(const rnn_param *p, const char **names) {
+    uint32_t n = rnn_num_outs(p);
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = rnn_out_name(p, i);
+    names[n] = NULL;
+}
+
+/**
+ * Floats of the hidden output `reserve`, what forward saves for backward (upstream
+ * keeps it in its operator state): the outputs of every layer L x (T, N, D*H), the
+ * activated gates L*D x (T, N, G*H) and, for lstm and gru, L*D x (T, N, H).
+ */
+static int64_t rnn_reserve_count(const rnn_param *p, int64_t T, int64_t N) {
+    int64_t LD = p->num_layers * rnn_dirs(p), H = p->state_size;
+    int64_t aux = p->mode == RNN_LSTM || p->mode == RNN_GRU ? LD * T * N * H : 0;
+    return p->num_layers * T * N * rnn_dirs(p) * H + LD * T * N * rnn_gates(p) * H + aux;
 }
 
 /** Length of the flat parameter vector for input size C (upstream GetRnnParamSize). */
@@ -144,10 +176,10 @@ static mxk_status rnn_list_arguments(const void *param, mxk_name_list *out, mxk_
     return MXK_OK;
 }
 
-/** output[, state_output[, statecell_output]]. */
+/** output[, state_output[, statecell_output]], reserve (hidden). */
 static mxk_status rnn_list_outputs(const void *param, mxk_name_list *out, mxk_error_sink *err) {
     for (uint32_t i = 0; i < rnn_num_outs(param); i++)
-        MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, rnn_outs[i], err));
+        MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, rnn_out_name(param, i), err));
     return MXK_OK;
 }
 
@@ -188,9 +220,11 @@ static mxk_status rnn_infer_shape(const void *param, mxk_shape *in, uint32_t num
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &ps, "argument", "parameters", err));
     for (uint32_t i = 2; i < num_in; i++)
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[i], &ss, "argument", rnn_args[i], err));
+    mxk_shape rs = mxk_sdk_shape1(rnn_reserve_count(p, T, N));
     MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[0], &ys, "output", rnn_outs[0], err));
-    for (uint32_t i = 1; i < num_out; i++)
+    for (uint32_t i = 1; i + 1 < num_out; i++)
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[i], &ss, "output", rnn_outs[i], err));
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[num_out - 1], &rs, "output", "reserve", err));
     return MXK_OK;
 }
 
@@ -198,16 +232,19 @@ static mxk_status rnn_infer_shape(const void *param, mxk_shape *in, uint32_t num
 static mxk_status rnn_infer_type(const void *param, int32_t *in, uint32_t num_in, int32_t *out,
                                  uint32_t num_out, int32_t *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
-    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, rnn_args, out, num_out, rnn_outs,
-                                      aux, num_aux, err);
+    const char *names[CB_MAX_IO + 1];
+    rnn_out_names(param, names);
+    return mxk_sdk_infer_type_uniform(MXK_FLOAT32, in, num_in, rnn_args, out, num_out, names, aux,
+                                      num_aux, err);
 }
 
-/** Backward reads every output gradient and every argument (it recomputes the forward). */
+/** Backward reads every output gradient, every argument and the reserve. */
 static void rnn_backward_dependency(const void *param, uint32_t num_visible, uint32_t num_in,
                                     uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                     uint8_t *need_out_data) {
     memset(need_out_grad, 1, num_visible);
     memset(need_in_data, 1, num_in);
+    need_out_data[num_out - 1] = 1;
 }
 
 /** Sizes of one call, as CBLAS ints. */
@@ -261,37 +298,32 @@ static int rnn_in_size(const rnn_dims *m, int l) {
     return l == 0 ? m->C : m->DH;
 }
 
-/** The forward's stored values (temp space): layer outputs, activated gates, cells / hn. */
+/** The forward's saved values (the reserve output): layer outputs, activated gates, cells / hn. */
 typedef struct rnn_store {
     float *ys;    /**< L x (T, N, D*H): outputs of each layer */
     float *gates; /**< L*D x (T, N, G*H): activated gates (rnn: the new state) */
     float *aux;   /**< L*D x (T, N, H): lstm cell c, gru Wh_n h + bh_n; unused otherwise */
-    float *gh;    /**< (N, G*H): the recurrent product of one step */
 } rnn_store;
 
-/** Floats of the forward's store. */
-static uint64_t rnn_store_floats(const rnn_dims *m) {
-    uint64_t TN = (uint64_t)m->T * (uint64_t)m->N, LD = (uint64_t)m->L * (uint64_t)m->D;
-    uint64_t aux = m->mode == RNN_LSTM || m->mode == RNN_GRU ? LD * TN * (uint64_t)m->H : 0;
-    return (uint64_t)m->L * TN * (uint64_t)m->DH + LD * TN * (uint64_t)m->GH + aux +
-           (uint64_t)m->N * (uint64_t)m->GH;
-}
-
-/** Lays out a store at ws. */
-static float *rnn_store_at(const rnn_dims *m, float *ws, rnn_store *s) {
+/** Lays out a store in the reserve. */
+static void rnn_store_at(const rnn_dims *m, float *reserve, rnn_store *s) {
     size_t TN = (size_t)m->T * (size_t)m->N, LD = (size_t)m->L * (size_t)m->D;
-    s->ys = ws;
+    s->ys = reserve;
     s->gates = s->ys + (size_t)m->L * TN * (size_t)m->DH;
     s->aux = s->gates + LD * TN * (size_t)m->GH;
-    if (m->mode == RNN_LSTM || m->mode == RNN_GRU)
-        return (s->gh = s->aux + LD * TN * (size_t)m->H) + (size_t)m->N * (size_t)m->GH;
-    s->gh = s->aux;
-    return s->gh + (size_t)m->N * (size_t)m->GH;
 }
 
 /** Logistic function. */
 static float rnn_sigmoid(float x) {
     return 1.0f / (1.0f + expf(-x));
+}
+
+/**
+ * tanh through one expf (glibc's tanhf, through expm1f, took a third of a char-LSTM
+ * step's time); absolute error ~1e-7, exact limits -1 and 1.
+ */
+static float rnn_tanh(float x) {
+    return 1.0f - 2.0f / (1.0f + expf(2.0f * x));
 }
 
 /** One layer direction's pointers. */
@@ -362,19 +394,19 @@ static void rnn_step_forward(const rnn_dims *m, const rnn_ld *o, const float *gh
         for (int j = 0; j < H; j++) {
             if (m->mode == RNN_RELU || m->mode == RNN_TANH) {
                 float v = g[j] + q[j];
-                g[j] = h[j] = m->mode == RNN_TANH ? tanhf(v) : (v > 0.0f ? v : 0.0f);
+                g[j] = h[j] = m->mode == RNN_TANH ? rnn_tanh(v) : (v > 0.0f ? v : 0.0f);
             } else if (m->mode == RNN_LSTM) {
                 float i = rnn_sigmoid(g[j] + q[j]), f = rnn_sigmoid(g[H + j] + q[H + j]);
-                float gg = tanhf(g[2 * H + j] + q[2 * H + j]);
+                float gg = rnn_tanh(g[2 * H + j] + q[2 * H + j]);
                 float og = rnn_sigmoid(g[3 * H + j] + q[3 * H + j]);
                 float c = f * cp[(size_t)n * (size_t)H + (size_t)j] + i * gg;
                 g[j] = i, g[H + j] = f, g[2 * H + j] = gg, g[3 * H + j] = og;
                 a[j] = c;
-                h[j] = og * tanhf(c);
+                h[j] = og * rnn_tanh(c);
             } else {
                 float r = rnn_sigmoid(g[j] + q[j]), z = rnn_sigmoid(g[H + j] + q[H + j]);
                 float hn = q[2 * H + j] + o->bh[2 * H + j];
-                float nn = tanhf(g[2 * H + j] + r * hn);
+                float nn = rnn_tanh(g[2 * H + j] + r * hn);
                 g[j] = r, g[H + j] = z, g[2 * H + j] = nn;
                 a[j] = hn;
                 h[j] = (1.0f - z) * nn + z * hp[(size_t)n * (size_t)ldh + (size_t)j];
@@ -402,24 +434,26 @@ static void rnn_layer_forward(const mxk_op_ctx *ctx, const rnn_dims *m, const rn
     }
 }
 
-/** Runs all layers into the store. */
+/** Runs all layers into the store; gh: (N, G*H) scratch. */
 static void rnn_forward_all(const mxk_op_ctx *ctx, const rnn_dims *m, const rnn_store *s,
-                            const float *x, const float *w, const float *hx, const float *cx) {
+                            const float *x, const float *w, const float *hx, const float *cx,
+                            float *gh) {
     for (int l = 0; l < m->L; l++)
         for (int d = 0; d < m->D; d++) {
             rnn_ld o;
             rnn_ld_at(m, s, x, w, hx, cx, l, d, &o);
-            rnn_layer_forward(ctx, m, &o, s->gh);
+            rnn_layer_forward(ctx, m, &o, gh);
         }
 }
 
-/** Temp-space bytes of forward (store) and backward (store and gradient buffers). */
+/** Temp-space floats of forward (one step's recurrent product) and backward (gradient buffers). */
 static uint64_t rnn_ws_floats(const rnn_dims *m, int backward) {
     uint64_t TN = (uint64_t)m->T * (uint64_t)m->N;
     uint64_t wide = (uint64_t)(m->C > m->DH ? m->C : m->DH);
     uint64_t NH = (uint64_t)m->N * (uint64_t)m->H, LD = (uint64_t)m->L * (uint64_t)m->D;
-    uint64_t b = (uint64_t)m->P + 2 * TN * wide + 2 * TN * (uint64_t)m->GH + 2 * NH + 2 * LD * NH;
-    return rnn_store_floats(m) + (backward ? b : 0);
+    if (!backward)
+        return (uint64_t)m->N * (uint64_t)m->GH;
+    return (uint64_t)m->P + 2 * TN * wide + 2 * TN * (uint64_t)m->GH + 2 * NH + 2 * LD * NH;
 }
 
 /** Resource callback of both phases: one temp space (none while data is unknown). */
@@ -490,22 +524,31 @@ static void rnn_write_states(const rnn_dims *m, const rnn_store *s, const mxk_fo
         }
 }
 
-/** Forward: all layers into temp space, then the outputs by their requests. */
+/**
+ * Forward: all layers into the reserve (into temp space when the executor does not
+ * request the reserve), then the visible outputs by their requests.
+ */
 static mxk_status rnn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
     const rnn_param *p = param;
-    MXK_SDK_CHECK(cb_check_forward(args, rnn_num_args(p), rnn_num_outs(p), rnn_args, rnn_outs,
+    const char *names[CB_MAX_IO + 1];
+    rnn_out_names(p, names);
+    MXK_SDK_CHECK(cb_check_forward(args, rnn_num_args(p), rnn_num_outs(p), rnn_args, names,
                                    rnn_infer_shape, param, err));
     MXK_SDK_CHECK(rnn_check_dropout(ctx, p, err));
     rnn_dims m;
     MXK_SDK_CHECK(rnn_dims_of(p, &args->in_data[0]->shape, &m, err));
+    uint32_t last = rnn_num_outs(p) - 1;
+    float *reserve = args->req[last] != MXK_REQ_NULL ? cb_f32(args->out_data[last]) : NULL;
+    uint64_t gh_floats = rnn_ws_floats(&m, 0);
     float *ws;
-    MXK_SDK_CHECK(rnn_temp(ctx, rnn_ws_floats(&m, 0), &ws, err));
+    MXK_SDK_CHECK(rnn_temp(
+        ctx, gh_floats + (reserve ? 0 : (uint64_t)rnn_reserve_count(p, m.T, m.N)), &ws, err));
     rnn_store s;
-    rnn_store_at(&m, ws, &s);
+    rnn_store_at(&m, reserve ? reserve : ws + gh_floats, &s);
     const float *cx = m.mode == RNN_LSTM ? cb_f32(args->in_data[3]) : NULL;
     rnn_forward_all(ctx, &m, &s, cb_f32(args->in_data[0]), cb_f32(args->in_data[1]),
-                    cb_f32(args->in_data[2]), cx);
+                    cb_f32(args->in_data[2]), cx, ws);
     size_t TN = (size_t)m.T * (size_t)m.N;
     if (args->req[0] != MXK_REQ_NULL)
         mxk_sdk_copy_f32(cb_f32(args->out_data[0]), s.ys + (size_t)(m.L - 1) * TN * m.DH, TN * m.DH,
@@ -564,7 +607,7 @@ static void rnn_step_backward(const rnn_dims *m, const rnn_ld *o, const rnn_grad
                 dh[j] = 0.0f;
             } else if (m->mode == RNN_LSTM) {
                 float i = v[j], f = v[H + j], gg = v[2 * H + j], og = v[3 * H + j];
-                float tc = tanhf(a[j]);
+                float tc = rnn_tanh(a[j]);
                 float dcv = dc[j] + dht * og * (1.0f - tc * tc);
                 dgx[j] = dcv * gg * i * (1.0f - i);
                 dgx[H + j] = dcv * cp[(size_t)n * (size_t)H + (size_t)j] * f * (1.0f - f);
@@ -656,28 +699,30 @@ static void rnn_init_state_grads(const rnn_dims *m, const mxk_backward_args *arg
 /** Checks the backward's tensors: output gradients, arguments, requested gradients. */
 static mxk_status rnn_check_backward(const rnn_param *p, const mxk_backward_args *args,
                                      mxk_error_sink *err) {
-    uint32_t ni = rnn_num_args(p), no = rnn_num_outs(p);
+    uint32_t ni = rnn_num_args(p), no = rnn_num_outs(p), nv = rnn_num_visible(p);
     mxk_shape in[CB_MAX_IO], out[CB_MAX_IO];
-    MXK_SDK_CHECK(cb_check_backward_counts(args, ni, no, no, err));
+    MXK_SDK_CHECK(cb_check_backward_counts(args, ni, no, nv, err));
     for (uint32_t i = 0; i < ni; i++) {
         char what[64];
         snprintf(what, sizeof what, "argument '%s'", rnn_args[i]);
         MXK_SDK_CHECK(cb_check_tensor(args->in_data[i], what, err));
         in[i] = args->in_data[i]->shape;
     }
-    for (uint32_t i = 0; i < no; i++) {
+    for (uint32_t i = 0; i < nv; i++) {
         char what[64];
         snprintf(what, sizeof what, "gradient of output '%s'", rnn_outs[i]);
         MXK_SDK_CHECK(cb_check_tensor(args->out_grad[i], what, err));
         out[i] = args->out_grad[i]->shape;
     }
+    MXK_SDK_CHECK(cb_check_tensor(args->out_data[no - 1], "output 'reserve'", err));
+    out[no - 1] = args->out_data[no - 1]->shape;
     MXK_SDK_CHECK(rnn_infer_shape(p, in, ni, out, no, NULL, 0, err));
     for (uint32_t i = 0; i < ni; i++)
         MXK_SDK_CHECK(cb_check_grad(args->in_grad[i], args->req[i], &in[i], rnn_args[i], err));
     return MXK_OK;
 }
 
-/** Backward: forward again into the store, then back-propagation through time, layer by layer. */
+/** Backward: back-propagation through time, layer by layer, from the forward's reserve. */
 static mxk_status rnn_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
     const rnn_param *p = param;
@@ -693,13 +738,13 @@ static mxk_status rnn_backward(const mxk_op_ctx *ctx, const void *param, void *s
     MXK_SDK_CHECK(rnn_check_backward(p, args, err));
     float *ws;
     MXK_SDK_CHECK(rnn_temp(ctx, rnn_ws_floats(&m, 1), &ws, err));
-    rnn_store s;
+    rnn_store s; /* read only: the pointers are shared with forward's layout */
+    rnn_store_at(&m, cb_f32(args->out_data[rnn_num_outs(p) - 1]), &s);
     rnn_grads g;
-    rnn_grads_at(&m, rnn_store_at(&m, ws, &s), &g);
+    rnn_grads_at(&m, ws, &g);
     const float *x = cb_f32(args->in_data[0]), *w = cb_f32(args->in_data[1]);
     const float *hx = cb_f32(args->in_data[2]);
     const float *cx = m.mode == RNN_LSTM ? cb_f32(args->in_data[3]) : NULL;
-    rnn_forward_all(ctx, &m, &s, x, w, hx, cx);
 
     size_t TN = (size_t)m.T * (size_t)m.N;
     memset(g.dw, 0, (size_t)m.P * sizeof(float));
@@ -736,6 +781,7 @@ mxk_status cb_register_rnn(mxk_registrar *reg, mxk_error_sink *err) {
     def.free_param = cbt_param_free;
     def.list_arguments = rnn_list_arguments;
     def.list_outputs = rnn_list_outputs;
+    def.num_visible_outputs = rnn_num_visible;
     def.infer_shape = rnn_infer_shape;
     def.infer_type = rnn_infer_type;
     def.backward_dependency = rnn_backward_dependency;

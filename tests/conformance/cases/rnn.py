@@ -34,7 +34,8 @@ def _cases():
             Case("RNN", {"mode": mode, "state_size": 2, "num_layers": 3, "bidirectional": True,
                          "p": 0.5}, {"data": (2, 3, 2)}, is_train=False,
                  name="RNN_%s_3layer_inference" % mode,
-                 note="dropout p has no effect outside training"),
+                 note="dropout p has no effect outside training; without gradients the executor "
+                      "does not request the hidden reserve output: forward keeps it in temp space"),
         ]
     return out
 

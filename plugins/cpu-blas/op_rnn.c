@@ -33,6 +33,12 @@
  * each over all steps. Gradients are accumulated in temp space and written to
  * the gradient arrays by their requests (write, add, null).
  *
+ * When the executor does not request the reserve (no gradients bound), forward
+ * keeps it in temp space. The kernel keeps no state: calls are thread-safe.
+ *
+ * Differences from MXNet 1.9.1: grad_req add is honoured for every argument
+ * (upstream refuses it for data and the states: "AddTo is not supported for data").
+ *
  * Not supported yet (parse_param refuses, MXK_ERR_UNSUPPORTED): projection_size,
  * lstm_state_clip_min / lstm_state_clip_max, use_sequence_length; dropout p > 0
  * between layers in training (the kernel refuses; with one layer, or outside

@@ -228,6 +228,8 @@ mxk_status cb_register_concat(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cb_register_add_n(mxk_registrar *reg, mxk_error_sink *err);
 /** op_embedding.c: Embedding. */
 mxk_status cb_register_embedding(mxk_registrar *reg, mxk_error_sink *err);
+/** op_rnn.c: RNN (alias _npx_rnn), the fused recurrent layers. */
+mxk_status cb_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
 /** op_leaky_relu.c: LeakyReLU. */
 mxk_status cb_register_leaky_relu(mxk_registrar *reg, mxk_error_sink *err);
 /** op_cast.c: Cast. */

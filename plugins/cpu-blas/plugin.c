@@ -73,6 +73,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cb_register_add_n(reg, err));
     MXK_SDK_CHECK(cb_register_embedding(reg, err));
     MXK_SDK_CHECK(cb_register_leaky_relu(reg, err));
+    MXK_SDK_CHECK(cb_register_rnn(reg, err));
     MXK_SDK_CHECK(cb_register_cast(reg, err));
     MXK_SDK_CHECK(cb_register_unary(reg, err));
     MXK_SDK_CHECK(cb_register_broadcast(reg, err));

@@ -90,6 +90,45 @@ op_describe_errors)
     expect_rc 2
     err_has "unknown option '--bogus'"
     ;;
+op_rnn)
+    # RNN (src/operator/rnn.cc): GetRnnParamSize's count, lstm's state_cell, the
+    # state outputs, the hidden reserve (layer outputs 48 + gates 192 + cells 48 floats)
+    # that backward reads; what the cpu-blas kernel does not support yet.
+    run op RNN --attr mode=lstm --attr state_size=2 --attr num_layers=2 \
+        --attr bidirectional=True --attr state_outputs=True --shape 3,2,4
+    expect_rc 0
+    out_line "^  inputs          data \(3,2,4\) float32, parameters \(256\) float32, state \(4,2,2\) float32, state_cell \(4,2,2\) float32$"
+    out_line "^  outputs         output \(3,2,4\) float32, state_output \(4,2,2\) float32, statecell_output \(4,2,2\) float32, reserve \(288\) float32$"
+    out_line "^  backward reads  out_grad: output, state_output, statecell_output; in_data: data, parameters, state, state_cell; out_data: reserve$"
+    out_line "^  resources bwd   temp_space \([1-9][0-9]* bytes\)$"
+    G="--attr mode=gru --attr state_size=2 --attr num_layers=2"
+    run op RNN $G --shape 3,2,4
+    expect_rc 0
+    out_line "^  inputs          data \(3,2,4\) float32, parameters \(84\) float32, state \(2,2,2\) float32$"
+    out_line "^  outputs         output \(3,2,2\) float32, reserve \(120\) float32$"
+    run op RNN $G --attr projection_size=1 --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: projection_size is not supported yet"
+    run op RNN $G --attr lstm_state_clip_min=-1 --attr lstm_state_clip_max=1 --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: lstm_state_clip_min is not supported yet"
+    run op RNN $G --attr use_sequence_length=True --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: use_sequence_length is not supported yet"
+    run op RNN $G --attr p=1.5 --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: attribute 'p': expected a value in [0, 1], got 1.5"
+    run op RNN $G --shape 3,4
+    expect_rc 1
+    err_is "mxk: error: RNN: argument 'data': expected a rank-3 tensor (sequence length, batch size, input size), got (3,4)"
+    run op RNN $G --shape 3,2,4 --shape 10
+    expect_rc 1
+    err_is "mxk: error: RNN: argument 'parameters': expected (84,), got (10,)"
+    # dropout between layers in training: refused by the kernel
+    run opcheck RNN $G --attr p=0.5 --shape 3,2,4
+    expect_rc 1
+    out_has "forward failed: RNN (forward, backend cpu-blas): dropout p > 0 between layers in training is not supported yet"
+    ;;
 ops_list)
     COLUMNS=200
     export COLUMNS

@@ -59,9 +59,8 @@ NETS.append(Net("rnn_gru_tnc_states", _rnn("GRUCell", 3, layout="TNC", merge=Fal
 NETS.append(Net("rnn_tanh_3steps", _rnn("rnn", 3), {"data": (2, 3, 4)}))
 NETS.append(Net("rnn_lstm_stack", _rnn("stack", 3), {"data": (2, 3, 4)}))
 NETS.append(Net("rnn_lstm_bidirectional", _rnn("bi", 3), {"data": (2, 3, 4)}))
-RNN_OP = "operator RNN (src/operator/rnn.cc, used by FusedRNNCell and gluon.rnn) is missing"
-NETS.append(Net("rnn_fused_lstm", _rnn("lstm", 3), {"data": (2, 3, 4)}, xfail=RNN_OP))
-NETS.append(Net("rnn_fused_gru", _rnn("gru", 3), {"data": (2, 3, 4)}, xfail=RNN_OP))
+NETS.append(Net("rnn_fused_lstm", _rnn("lstm", 3), {"data": (2, 3, 4)}))
+NETS.append(Net("rnn_fused_gru", _rnn("gru", 3), {"data": (2, 3, 4)}))
 
 
 def _gluon(name, shape):

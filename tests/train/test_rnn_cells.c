@@ -147,6 +147,31 @@ static void test_gru_rnn(void) {
     mxkt_rnn_cell_free(c);
 }
 
+/** LSTMCell's i2h_bias carries __init__ LSTMBias: zeros, forget_bias on the f quarter. */
+static void test_lstm_bias_init(void) {
+    mxkt_rnn_cell *c = NULL;
+    CHECK_EQ_INT(mxkt_rnn_cell_lstm(2, 0.5, "x_", &c), MXK_OK);
+    mxkt_rnn_unrolled u = unroll(c, 1);
+    uint32_t n = 0;
+    char **kv = NULL;
+    const char *init_attr = NULL;
+    CHECK_EQ_INT(mxk_symbol_list_attrs(u.outputs[0], &n, &kv), MXK_OK);
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(kv[2 * i], "x_i2h_bias$__init__") == 0)
+            init_attr = kv[2 * i + 1];
+    CHECK(init_attr && strcmp(init_attr, "[\"lstmbias\", {\"forget_bias\": 0.5}]") == 0);
+    mxkt_initializer xavier;
+    CHECK_EQ_INT(mxkt_initializer_parse("xavier", 1, &xavier), MXK_OK);
+    mxk_shape bs = {.ndim = 1, .dims = {8}};
+    float got[8];
+    static const float want[8] = {0, 0, 0.5f, 0.5f, 0, 0, 0, 0};
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&xavier, "x_i2h_bias", init_attr, &bs, got), MXK_OK);
+    CHECK(memcmp(got, want, sizeof want) == 0);
+    mxk_string_list_free(kv);
+    mxkt_rnn_unrolled_free(&u);
+    mxkt_rnn_cell_free(c);
+}
+
 /** Bad arguments: exact messages, outputs left empty. */
 static void test_errors(void) {
     mxkt_rnn_cell *c = (mxkt_rnn_cell *)1, *s = NULL;
@@ -276,6 +301,7 @@ int main(void) {
         return 77;
     MXK_RUN(test_lstm);
     MXK_RUN(test_gru_rnn);
+    MXK_RUN(test_lstm_bias_init);
     MXK_RUN(test_errors);
     MXK_RUN(test_fused_layout);
     mxk_shutdown();

@@ -1,7 +1,7 @@
 /*
  * The recurrent cells of mxk_rnn.h: upstream python/mxnet/rnn/rnn_cell.py
  * (MXNet 1.9.1) RNNCell, LSTMCell, GRUCell, SequentialRNNCell,
- * BidirectionalCell, DropoutCell and ResidualCell, unrolled into symbols with
+ * BidirectionalCell, DropoutCell, ZoneoutCell and ResidualCell, unrolled into symbols with
  * the graph builder of the model zoo (net_build.h).
  */
 #include <math.h>
@@ -12,14 +12,25 @@
 #include "mxk_rnn.h"
 #include "net_build.h"
 
-typedef enum cell_kind { RNN, LSTM, GRU, SEQUENTIAL, BIDIRECTIONAL, DROPOUT, RESIDUAL } cell_kind;
+typedef enum cell_kind {
+    RNN,
+    LSTM,
+    GRU,
+    SEQUENTIAL,
+    BIDIRECTIONAL,
+    DROPOUT,
+    RESIDUAL,
+    ZONEOUT
+} cell_kind;
 
 struct mxkt_rnn_cell {
     cell_kind kind;
     char prefix[128]; /**< also the output prefix of a BidirectionalCell */
     int32_t num_hidden;
     char activation[16];
-    float dropout;
+    float dropout;                 /**< DropoutCell's p; ZoneoutCell's zoneout_outputs */
+    float zoneout_states;          /**< ZoneoutCell */
+    mxk_symbol *prev_output;       /**< ZoneoutCell: the last step's output (the unroll's) */
     mxk_symbol *iw, *ib, *hw, *hb; /**< parameters of RNN, LSTM, GRU */
     mxkt_rnn_cell **cells;         /**< children: sequential, bidirectional (l, r), residual */
     uint32_t num_cells;
@@ -64,6 +75,7 @@ static mxk_status cell_new(cell_kind kind, const char *prefix, int32_t num_hidde
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
     c->kind = kind;
     c->num_hidden = num_hidden;
+    c->counter = c->init_counter = -1;
     snprintf(c->prefix, sizeof c->prefix, "%s", prefix);
     *out = c;
     return MXK_OK;
@@ -207,6 +219,27 @@ mxk_status mxkt_rnn_cell_dropout(float p, const char *prefix, mxkt_rnn_cell **ou
     return MXK_OK;
 }
 
+mxk_status mxkt_rnn_cell_zoneout(mxkt_rnn_cell *base, float zoneout_outputs, float zoneout_states,
+                                 mxkt_rnn_cell **out) {
+    *out = NULL;
+    if (base == NULL || (base->kind != RNN && base->kind != LSTM && base->kind != GRU)) {
+        mxkt_rnn_cell_free(base);
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "rnn cell: ZoneoutCell needs an RNN, LSTM or GRU cell");
+    }
+    if (!(zoneout_outputs >= 0.0f && zoneout_outputs < 1.0f && zoneout_states >= 0.0f &&
+          zoneout_states < 1.0f)) {
+        mxkt_rnn_cell_free(base);
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "rnn cell: zoneout must be in [0, 1), got %g and %g",
+                          (double)zoneout_outputs, (double)zoneout_states);
+    }
+    MXKT_CHECK(wrapper(ZONEOUT, "", &base, 1, out));
+    (*out)->dropout = zoneout_outputs;
+    (*out)->zoneout_states = zoneout_states;
+    return MXK_OK;
+}
+
 void mxkt_rnn_cell_free(mxkt_rnn_cell *c) {
     if (c == NULL)
         return;
@@ -220,10 +253,14 @@ void mxkt_rnn_cell_free(mxkt_rnn_cell *c) {
     free(c);
 }
 
-/** Upstream's reset: step counters back to -1, children's too. */
+/**
+ * Upstream's reset: step counters back to -1, children's too except a modifier
+ * cell's base (ModifierCell has no _cells; the base's counters run on, as upstream's).
+ */
 static void reset(mxkt_rnn_cell *c) {
     c->counter = c->init_counter = -1;
-    if (c->kind != RESIDUAL)
+    c->prev_output = NULL;
+    if (c->kind != RESIDUAL && c->kind != ZONEOUT)
         for (uint32_t i = 0; i < c->num_cells; i++)
             reset(c->cells[i]);
 }
@@ -309,10 +346,38 @@ static mxk_symbol *act(ur *u, mxk_symbol *x, const char *type, const char *t, co
     return nb_op(&u->b, "Activation", &x, 1, "name=%s%s;act_type=%s", t, sfx, type);
 }
 
+static void call(ur *u, mxkt_rnn_cell *c, mxk_symbol *x, mxk_symbol **states, mxk_symbol **out);
+
+/** where(Dropout(ones_like(now), p), now, before): ZoneoutCell's mask. */
+static mxk_symbol *zoneout(ur *u, float p, mxk_symbol *now, mxk_symbol *before) {
+    mxk_symbol *ones = nb_op(&u->b, "ones_like", &now, 1, "%s", "");
+    mxk_symbol *in[3] = {nb_op(&u->b, "Dropout", &ones, 1, "p=%g", (double)p), now, before};
+    return nb_op(&u->b, "where", in, 3, "%s", "");
+}
+
+/** ZoneoutCell.__call__: the base cell's step, outputs and states zoned out. */
+static void call_zoneout(ur *u, mxkt_rnn_cell *c, mxk_symbol *x, mxk_symbol **states,
+                         mxk_symbol **out) {
+    mxk_symbol *old[2] = {states[0], num_states(c) > 1 ? states[1] : NULL};
+    call(u, c->cells[0], x, states, out);
+    mxk_symbol *prev = c->prev_output;
+    if (prev == NULL)
+        prev = nb_op(&u->b, "_zeros", NULL, 0, "%s", "shape=(0, 0);dtype=float32");
+    if (c->dropout != 0.0f)
+        *out = zoneout(u, c->dropout, *out, prev);
+    for (uint32_t k = 0; c->zoneout_states != 0.0f && k < num_states(c); k++)
+        states[k] = zoneout(u, c->zoneout_states, states[k], old[k]);
+    c->prev_output = *out;
+}
+
 /** One step of a leaf cell (upstream __call__): *out and next states from x and states. */
 static void call(ur *u, mxkt_rnn_cell *c, mxk_symbol *x, mxk_symbol **states, mxk_symbol **out) {
     nb *b = &u->b;
     char t[160], name[192];
+    if (c->kind == ZONEOUT) {
+        call_zoneout(u, c, x, states, out);
+        return;
+    }
     if (c->kind == DROPOUT) {
         *out = c->dropout > 0 ? nb_op(b, "Dropout", &x, 1, "p=%g", (double)c->dropout) : x;
         return;

@@ -50,6 +50,12 @@ CASES = {
                                                dropout=0.2).unfuse(), 3, "NTC", True, (2, 3, 3)),
     "fused_gru": (lambda: rnn.FusedRNNCell(4, num_layers=2, mode="gru").unfuse(), 2, "TNC", False,
                   (2, 2, 3)),
+    # forward with is_train False: Dropout's mask is ones, so where() keeps the new values
+    "zoneout_lstm": (lambda: rnn.ZoneoutCell(rnn.LSTMCell(3), zoneout_states=0.5), 3, "NTC", True,
+                     (2, 3, 2)),
+    "zoneout_gru_outputs": (lambda: rnn.ZoneoutCell(rnn.GRUCell(3), zoneout_outputs=0.5,
+                                                    zoneout_states=0.25), 2, "TNC", False,
+                            (2, 2, 3)),
 }
 
 

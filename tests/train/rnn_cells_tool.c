@@ -44,6 +44,8 @@ static const spec SPECS[] = {
     {"dropout_first", 2, "NTC", MXKT_RNN_MERGE_TRUE},
     {"fused_lstm_bi", 3, "NTC", MXKT_RNN_MERGE_TRUE},
     {"fused_gru", 2, "TNC", MXKT_RNN_MERGE_FALSE},
+    {"zoneout_lstm", 3, "NTC", MXKT_RNN_MERGE_TRUE},
+    {"zoneout_gru_outputs", 2, "TNC", MXKT_RNN_MERGE_FALSE},
 };
 
 #define OK(x)                                                                                      \
@@ -133,6 +135,13 @@ static mxkt_rnn_cell *build(const char *name) {
         return unfuse("lstm", 2, 1, 0.2f);
     if (!strcmp(name, "fused_gru"))
         return unfuse("gru", 2, 0, 0.0f);
+    mxkt_rnn_cell *z = NULL;
+    if (!strcmp(name, "zoneout_lstm"))
+        OK(mxkt_rnn_cell_zoneout(lstm(3, 1.0, NULL), 0.0f, 0.5f, &z));
+    if (!strcmp(name, "zoneout_gru_outputs"))
+        OK(mxkt_rnn_cell_zoneout(gru(3, NULL), 0.5f, 0.25f, &z));
+    if (z)
+        return z;
     fprintf(stderr, "unknown case %s\n", name);
     exit(2);
 }

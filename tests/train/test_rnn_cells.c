@@ -196,6 +196,13 @@ static void test_errors(void) {
     CHECK_EQ_INT(mxkt_rnn_cell_add(c, g2), MXK_ERR_INVALID_ARGUMENT); /* g2 is freed */
     CHECK(strcmp(mxkt_last_error(), "rnn cell: add needs a SequentialRNNCell") == 0);
     mxkt_rnn_cell_free(c);
+    CHECK_EQ_INT(mxkt_rnn_cell_gru(2, NULL, &g2), MXK_OK);
+    CHECK_EQ_INT(mxkt_rnn_cell_zoneout(g2, 0.5f, 1.5f, &c), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "rnn cell: zoneout must be in [0, 1), got 0.5 and 1.5") == 0);
+    CHECK_EQ_INT(mxkt_rnn_cell_sequential(&s), MXK_OK);
+    CHECK_EQ_INT(mxkt_rnn_cell_zoneout(s, 0.5f, 0.5f, &c), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "rnn cell: ZoneoutCell needs an RNN, LSTM or GRU cell") == 0);
+    CHECK(c == NULL);
     CHECK_EQ_INT(mxkt_rnn_cell_sequential(&s), MXK_OK);
     CHECK_EQ_INT(mxkt_rnn_cell_residual(s, &c), MXK_OK);
     CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, "NTC", MXKT_RNN_MERGE_TRUE, &u),

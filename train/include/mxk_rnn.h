@@ -79,6 +79,18 @@ MXK_API mxk_status mxkt_rnn_cell_dropout(float p, const char *prefix, mxkt_rnn_c
  */
 MXK_API mxk_status mxkt_rnn_cell_residual(mxkt_rnn_cell *base, mxkt_rnn_cell **out);
 
+/**
+ * ZoneoutCell: each step, where(Dropout(ones_like(v), p), v, previous v) on the
+ * output (p = zoneout_outputs; previous output of the first step: `_zeros`
+ * (0, 0)) and on each state (p = zoneout_states); p = 0 adds no node. Takes
+ * ownership of `base` (also on error). Unlike upstream, which also accepts a
+ * SequentialRNNCell, the base must be a step cell. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "rnn cell: ZoneoutCell needs an RNN, LSTM or GRU
+ * cell", "rnn cell: zoneout must be in [0, 1), got P and Q".
+ */
+MXK_API mxk_status mxkt_rnn_cell_zoneout(mxkt_rnn_cell *base, float zoneout_outputs,
+                                         float zoneout_states, mxkt_rnn_cell **out);
+
 /** Frees a cell and the cells it owns. NULL: no-op. */
 MXK_API void mxkt_rnn_cell_free(mxkt_rnn_cell *cell);
 
@@ -99,7 +111,8 @@ typedef struct mxkt_rnn_unrolled {
 
 /**
  * Unrolls `cell` over `length` steps (BaseRNNCell.unroll and the overrides of
- * Sequential, Bidirectional, Dropout and Residual cells): resets the step
+ * Sequential, Bidirectional, Dropout and Residual cells; ZoneoutCell steps
+ * through BaseRNNCell.unroll): resets the step
  * counters, splits `inputs` on the T axis of `layout` ("NTC" or "TNC"; inputs
  * NULL: a variable named "data"; the caller keeps its handle), starts from
  * begin_state (one `_zeros` node per state, named <prefix>begin_state_<k>,

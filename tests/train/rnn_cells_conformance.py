@@ -5,7 +5,8 @@ NameManager) and by mxk (rnn_cells_tool): the JSON node lists must be equal
 (op, name, attributes, inputs; so also the argument names and their order), and
 the forward outputs and last states on the same random inputs must agree
 (float32 tolerances). FusedRNNCell.unpack_weights followed by the unfused
-stack's pack_weights, and the reverse, must give mxk's numbers exactly.
+stack's pack_weights (and FusedRNNCell.unpack_weights alone: per gate), and
+FusedRNNCell.pack_weights of either form, must give mxk's numbers exactly.
 
 usage: rnn_cells_conformance.py TOOL WORKDIR
 """
@@ -128,28 +129,32 @@ def check_fused(mode, layers, hidden, bidir, num_input):
         hidden + b * hidden + 2) * b  # FusedRNNCell.pack_weights' total
     rng = np.random.RandomState(layers * 100 + hidden)
     vec = mx.nd.array(rng.uniform(-1, 1, (size,)))
-    unpacked = stack.pack_weights(cell.unpack_weights({pname: vec}))
+    gates = cell.unpack_weights({pname: vec})  # per gate, as save_rnn_checkpoint saves
+    cells = stack.pack_weights(gates)  # the unfused cells' arrays
     tag = "%s_%d_%d_%d" % (mode, layers, hidden, bidir)
-    src, dst = os.path.join(WORK, tag + "_vec.params"), os.path.join(WORK, tag + "_un.params")
+    src = os.path.join(WORK, tag + "_vec.params")
     mx.nd.save(src, {pname: vec})
-    subprocess.run([TOOL, "unpack", mode, str(layers), str(hidden), str(bidir), src, dst],
-                   check=True)
-    got = mx.nd.load(dst)
     errors = []
-    if sorted(got) != sorted(unpacked):
-        errors.append("%s: unpack names %s, MXNet %s" % (tag, sorted(got), sorted(unpacked)))
-    for k, v in unpacked.items():
-        if k in got and not (got[k].shape == v.shape and (got[k].asnumpy() == v.asnumpy()).all()):
-            errors.append("%s: unpack %s differs" % (tag, k))
-    # pack MXNet's per-cell arrays back with mxk: the vector comes back exactly
-    src2, dst2 = os.path.join(WORK, tag + "_cells.params"), os.path.join(WORK, tag + "_re.params")
-    mx.nd.save(src2, unpacked)
-    subprocess.run([TOOL, "pack", mode, str(layers), str(hidden), str(bidir), src2, dst2],
-                   check=True)
-    back = mx.nd.load(dst2)["parameters"].asnumpy()
-    want = cell.pack_weights(stack.unpack_weights(unpacked))[pname].asnumpy()
-    if back.shape != want.shape or not (back == want).all() or not (back == vec.asnumpy()).all():
-        errors.append("%s: pack differs from MXNet's" % tag)
+    cfg = [mode, str(layers), str(hidden), str(bidir)]
+    for how, unpacked in (("unpack", cells), ("unpack_gates", gates)):
+        dst = os.path.join(WORK, tag + "_" + how + ".params")
+        subprocess.run([TOOL, how] + cfg + [src, dst], check=True)
+        got = mx.nd.load(dst)
+        if sorted(got) != sorted(unpacked):
+            errors.append("%s %s: names %s, MXNet %s" % (tag, how, sorted(got), sorted(unpacked)))
+        for k, v in unpacked.items():
+            if k in got and not (got[k].shape == v.shape and
+                                 (got[k].asnumpy() == v.asnumpy()).all()):
+                errors.append("%s %s: %s differs" % (tag, how, k))
+        # pack MXNet's arrays back with mxk: MXNet's pack_weights' vector, exactly
+        src2 = os.path.join(WORK, tag + "_" + how + "_in.params")
+        dst2 = os.path.join(WORK, tag + "_" + how + "_re.params")
+        mx.nd.save(src2, unpacked)
+        subprocess.run([TOOL, "pack"] + cfg + [src2, dst2], check=True)
+        back = mx.nd.load(dst2)["parameters"].asnumpy()
+        want = cell.pack_weights(gates)[pname].asnumpy()
+        if back.shape != want.shape or not (back == want).all():
+            errors.append("%s: pack of the %s form differs from MXNet's" % (tag, how))
     return errors
 
 

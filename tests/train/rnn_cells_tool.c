@@ -7,6 +7,7 @@
  *                                  argument by name) also DIR/mxk_out.params
  *                                  (outputs then states, named out<i>)
  *   rnn_cells_tool unpack MODE LAYERS HIDDEN BIDIR IN.params OUT.params
+ *   rnn_cells_tool unpack_gates MODE LAYERS HIDDEN BIDIR IN.params OUT.params
  *   rnn_cells_tool pack   MODE LAYERS HIDDEN BIDIR IN.params OUT.params
  */
 #include <stdio.h>
@@ -223,11 +224,12 @@ static int convert(char **argv) {
     mxk_ndarray **arrays = NULL;
     char **names = NULL;
     OK(mxk_ndarray_load(argv[6], &n, &arrays, &names));
-    if (!strcmp(argv[1], "unpack")) {
+    int32_t per_gate = !strcmp(argv[1], "unpack_gates");
+    if (!strncmp(argv[1], "unpack", 6)) {
         uint32_t m = 0;
         mxk_ndarray **out = NULL;
         char **onames = NULL;
-        OK(mxkt_fused_rnn_unpack_weights(&f, arrays[0], &m, &onames, &out));
+        OK(mxkt_fused_rnn_unpack_weights(&f, arrays[0], per_gate, &m, &onames, &out));
         OK(mxk_ndarray_save(argv[7], m, out, (const char *const *)onames));
         mxk_ndarray_list_free(m, out, onames);
     } else {
@@ -250,7 +252,8 @@ int main(int argc, char **argv) {
     int rc = 2;
     if (argc == 4 && !strcmp(argv[1], "cell"))
         rc = cell_case(argv[2], argv[3]);
-    else if (argc == 8 && (!strcmp(argv[1], "unpack") || !strcmp(argv[1], "pack")))
+    else if (argc == 8 && (!strcmp(argv[1], "unpack") || !strcmp(argv[1], "unpack_gates") ||
+                           !strcmp(argv[1], "pack")))
         rc = convert(argv);
     else
         fprintf(stderr, "usage: see the comment of tests/train/rnn_cells_tool.c\n");

@@ -224,7 +224,8 @@ static void test_errors(void) {
     char **names = NULL;
     uint32_t n = 0;
     CHECK_EQ_INT(mxk_ndarray_create(&vs, MXK_FLOAT32, cpu, &v), MXK_OK);
-    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, &n, &names, &arrs), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, 0, &n, &names, &arrs),
+                 MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxkt_last_error(),
                  "fused rnn: a parameter vector of 37 elements fits no input size") == 0);
     CHECK(n == 0 && names == NULL && arrs == NULL);
@@ -260,7 +261,7 @@ static void test_fused_layout(void) {
     uint32_t n = 0;
     CHECK_EQ_INT(mxk_ndarray_create(&vs, MXK_FLOAT32, cpu, &v), MXK_OK);
     CHECK_EQ_INT(mxk_ndarray_copy_from_host(v, ramp, (uint64_t)size * sizeof *ramp), MXK_OK);
-    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, &n, &names, &arrs), MXK_OK);
+    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, 0, &n, &names, &arrs), MXK_OK);
     CHECK_EQ_INT(n, 16);
     /* name, rows, cols (0: bias), first element = offset in the vector */
     static const struct {
@@ -294,6 +295,42 @@ static void test_fused_layout(void) {
     CHECK_EQ_INT(mxkt_fused_rnn_pack_weights(&f, n, (const char *const *)names, arrs, &back),
                  MXK_OK);
     float *got = calloc((size_t)size, sizeof *got);
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(back, got, (uint64_t)size * sizeof *got), MXK_OK);
+    CHECK(memcmp(got, ramp, (size_t)size * sizeof *got) == 0);
+    mxk_ndarray_free(back);
+    mxk_ndarray_list_free(n, arrs, names);
+
+    /* per gate (FusedRNNCell.unpack_weights' names): slices of the blocks above */
+    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, 1, &n, &names, &arrs), MXK_OK);
+    CHECK_EQ_INT(n, 64);
+    static const struct {
+        const char *name;
+        int64_t first;
+    } gates[] = {{"lstm_l0_i2h_i_weight", 0},
+                 {"lstm_l0_i2h_f_weight", 6},
+                 {"lstm_l1_h2h_c_weight", 120},
+                 {"lstm_l0_h2h_o_bias", 190}};
+    for (size_t k = 0; k < sizeof gates / sizeof *gates; k++) {
+        uint32_t i = 0;
+        while (i < n && strcmp(names[i], gates[k].name) != 0)
+            i++;
+        CHECK(i < n);
+        float block[8] = {-1};
+        mxk_shape s = i < n ? mxk_ndarray_shape(arrs[i]) : (mxk_shape){0};
+        CHECK(s.dims[0] == 2);
+        if (i < n)
+            CHECK_EQ_INT(
+                mxk_ndarray_copy_to_host(arrs[i], block, (uint64_t)shape_size(&s) * sizeof(float)),
+                MXK_OK);
+        CHECK(block[0] == (float)gates[k].first);
+    }
+    CHECK(strcmp(names[n - 1], "lstm_r1_h2h_o_bias") == 0);
+    CHECK_EQ_INT(mxkt_fused_rnn_pack_weights(&f, n - 1, (const char *const *)names, arrs, &back),
+                 MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxkt_last_error(), "fused rnn: missing lstm_r1_h2h_o_bias") == 0);
+    CHECK_EQ_INT(mxkt_fused_rnn_pack_weights(&f, n, (const char *const *)names, arrs, &back),
+                 MXK_OK);
+    memset(got, 0, (size_t)size * sizeof *got);
     CHECK_EQ_INT(mxk_ndarray_copy_to_host(back, got, (uint64_t)size * sizeof *got), MXK_OK);
     CHECK(memcmp(got, ramp, (size_t)size * sizeof *got) == 0);
     free(got);

@@ -161,28 +161,34 @@ MXK_API mxk_status mxkt_fused_rnn_param_size(const mxkt_fused_rnn *f, int64_t nu
                                              int64_t *size);
 
 /**
- * FusedRNNCell.unpack_weights followed by the unfused cells' pack_weights: splits
- * the float32 vector `parameters` (<prefix>parameters) into the unfused stack's
- * arrays <prefix><d><l>_i2h_weight (G H, I or D H), _h2h_weight (G H, H),
- * _i2h_bias (G H), _h2h_bias (G H) for d in l[, r] and each layer l, gates
- * concatenated in upstream's order (FusedRNNCell._slice_weights: all weights
- * layer by layer and direction by direction, then all biases). The input size is
- * derived from the vector's size. On success *names (NULL-terminated, freed with
- * mxk_string_list_free) and *arrays (new CPU arrays; free each with
- * mxk_ndarray_free, then free() the list) hold *num entries. Errors:
- * MXK_ERR_INVALID_ARGUMENT "fused rnn: a parameter vector of N elements fits no
- * input size" (also a non-1-D or non-float32 array), those of the config;
- * the kernel's array errors.
+ * Splits the float32 vector `parameters` (the fused operator's <prefix>parameters)
+ * into named CPU arrays, for d in l[, r] and each layer l:
+ *   - per_gate 0 (FusedRNNCell.unpack_weights then the unfused stack's
+ *     pack_weights: the names of the cells of mxkt_fused_rnn_unfuse):
+ *     <prefix><d><l>_i2h_weight (G H, I or D H), _h2h_weight (G H, H),
+ *     _i2h_bias (G H), _h2h_bias (G H), gates stacked in upstream's order;
+ *   - per_gate 1 (FusedRNNCell.unpack_weights, the form mx.rnn.save_rnn_checkpoint
+ *     saves): <prefix><d><l>_i2h<gate>_weight (H, I or D H), ... with gate
+ *     _i _f _c _o (lstm), _r _z _o (gru), none (rnn_relu, rnn_tanh).
+ * Layout: FusedRNNCell._slice_weights (all weights layer by layer and direction by
+ * direction, i2h then h2h, then all biases in the same order). The input size I is
+ * derived from the vector's size. On success *num arrays and names, freed with
+ * mxk_ndarray_list_free. Errors: MXK_ERR_INVALID_ARGUMENT "fused rnn: a parameter
+ * vector of N elements fits no input size" (also a non-1-D or non-float32 array),
+ * those of the config; the kernel's array errors. Outputs zeroed on error.
  */
 MXK_API mxk_status mxkt_fused_rnn_unpack_weights(const mxkt_fused_rnn *f, mxk_ndarray *parameters,
-                                                 uint32_t *num, char ***names,
+                                                 int32_t per_gate, uint32_t *num, char ***names,
                                                  mxk_ndarray ***arrays);
 
 /**
- * The inverse of mxkt_fused_rnn_unpack_weights: a new float32 CPU vector
- * *parameters from the arrays named as unpack names them (any order; other
- * names ignored). Errors: MXK_ERR_NOT_FOUND "fused rnn: missing NAME";
- * MXK_ERR_SHAPE "fused rnn: NAME has N elements, expected M"; those of the
+ * The inverse of mxkt_fused_rnn_unpack_weights (FusedRNNCell.pack_weights): a
+ * new float32 CPU vector *parameters from arrays named in either form, each block
+ * whole or by its gates (any order; other names ignored; the caller keeps the
+ * arrays). Errors: MXK_ERR_NOT_FOUND "fused rnn: missing NAME" (a block given
+ * neither way: its whole name; a missing gate: the gate's); MXK_ERR_SHAPE
+ * "fused rnn: NAME has N elements, expected M", "fused rnn: NAME must be 2-D"
+ * (the first i2h weight, whose columns give the input size); those of the
  * config; the kernel's array errors.
  */
 MXK_API mxk_status mxkt_fused_rnn_pack_weights(const mxkt_fused_rnn *f, uint32_t num,

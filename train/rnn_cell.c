@@ -578,14 +578,19 @@ static int has_empty(const mxkt_rnn_cell *c) {
     return 0;
 }
 
-/** A new handle of `s` into *out (NULL s: none). */
+uint32_t mxkt_rnn_cell_num_states(const mxkt_rnn_cell *cell) {
+    return num_states(cell);
+}
+
+/** A new handle of `s` into *out. */
 static mxk_status handle(mxk_symbol *s, mxk_symbol **out) {
     mxk_status st = mxk_symbol_get_output(s, 0, out);
     return st == MXK_OK ? MXK_OK : mxkt_kernel_error(st, "rnn cell");
 }
 
 mxk_status mxkt_rnn_cell_unroll(mxkt_rnn_cell *cell, uint32_t length, mxk_symbol *inputs,
-                                const char *layout, mxkt_rnn_merge merge, mxkt_rnn_unrolled *out) {
+                                mxk_symbol *const *begin_state, const char *layout,
+                                mxkt_rnn_merge merge, mxkt_rnn_unrolled *out) {
     memset(out, 0, sizeof *out);
     const char *l = layout ? layout : "NTC";
     if (length == 0)
@@ -595,12 +600,17 @@ mxk_status mxkt_rnn_cell_unroll(mxkt_rnn_cell *cell, uint32_t length, mxk_symbol
                           l);
     if (has_empty(cell))
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "rnn cell: an empty SequentialRNNCell");
+    uint32_t ns = num_states(cell);
+    for (uint32_t k = 0; begin_state && k < ns; k++)
+        if (begin_state[k] == NULL)
+            return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "rnn cell: begin_state %u is NULL", k);
     ur u = {.axis = l[0] == 'T' ? 0 : 1};
     seq in = {inputs ? inputs : nb_var(&u.b, "data"), NULL, 0}, o = {0};
-    uint32_t ns = num_states(cell);
-    mxk_symbol **states = syms_new(&u, ns);
-    if (states)
-        unroll(&u, cell, length, in, NULL, merge, &o, states);
+    mxk_symbol **states = syms_new(&u, ns), **begin = begin_state ? syms_new(&u, ns) : NULL;
+    for (uint32_t k = 0; begin && k < ns; k++)
+        begin[k] = begin_state[k];
+    if (states && (begin || !begin_state))
+        unroll(&u, cell, length, in, begin, merge, &o, states);
     mxk_status st = u.b.st;
     uint32_t no = o.merged ? 1 : o.n;
     if (st == MXK_OK) {

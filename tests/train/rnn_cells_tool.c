@@ -193,7 +193,7 @@ static int cell_case(const char *name, const char *dir) {
     }
     mxkt_rnn_cell *c = build(name);
     mxkt_rnn_unrolled u;
-    OK(mxkt_rnn_cell_unroll(c, s->length, NULL, s->layout, s->merge, &u));
+    OK(mxkt_rnn_cell_unroll(c, s->length, NULL, NULL, s->layout, s->merge, &u));
     mxk_symbol *all[64];
     uint32_t n = 0;
     for (uint32_t i = 0; i < u.num_outputs; i++)

@@ -19,18 +19,23 @@ static const mxk_context cpu = {MXK_DEV_CPU, 0};
 /** Unrolls `c` over `len` steps of data (N=1, features `in`) in TNC, merged. */
 static mxkt_rnn_unrolled unroll(mxkt_rnn_cell *c, uint32_t len) {
     mxkt_rnn_unrolled u;
-    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, len, NULL, "TNC", MXKT_RNN_MERGE_TRUE, &u), MXK_OK);
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, len, NULL, NULL, "TNC", MXKT_RNN_MERGE_TRUE, &u), MXK_OK);
     return u;
 }
 
-/** Binds out (data: (len, 1, 1)), sets the named arguments, runs forward, copies output 0. */
-static void run(mxk_symbol *out, uint32_t len, const char *const *names, const float *const *vals,
-                const int *sizes, uint32_t n, float *result, uint32_t result_size) {
-    mxk_shape ds = {.ndim = 3, .dims = {len, 1, 1}};
-    const char *dn = "data";
+/**
+ * Binds out (data: (len, 1, 1); a state variable `state` (1, 1) unless NULL), sets
+ * the named arguments, runs forward, copies output 0.
+ */
+static void run_state(mxk_symbol *out, uint32_t len, const char *state, const char *const *names,
+                      const float *const *vals, const int *sizes, uint32_t n, float *result,
+                      uint32_t result_size) {
+    mxk_shape ds[2] = {{.ndim = 3, .dims = {len, 1, 1}}, {.ndim = 2, .dims = {1, 1}}};
+    const char *dn[2] = {"data", state};
     mxk_executor *ex = NULL;
-    CHECK_EQ_INT(mxk_executor_simple_bind(out, cpu, 1, &dn, &ds, "null", 0, NULL, NULL, NULL, &ex),
-                 MXK_OK);
+    CHECK_EQ_INT(
+        mxk_executor_simple_bind(out, cpu, state ? 2 : 1, dn, ds, "null", 0, NULL, NULL, NULL, &ex),
+        MXK_OK);
     for (uint32_t i = 0; i < n; i++)
         CHECK_EQ_INT(mxk_ndarray_copy_from_host(mxk_executor_arg(ex, names[i]), vals[i],
                                                 (uint64_t)sizes[i] * sizeof(float)),
@@ -48,6 +53,11 @@ static int64_t shape_size(const mxk_shape *s) {
     for (int32_t i = 0; i < s->ndim; i++)
         n *= s->dims[i];
     return n;
+}
+
+static void run(mxk_symbol *out, uint32_t len, const char *const *names, const float *const *vals,
+                const int *sizes, uint32_t n, float *result, uint32_t result_size) {
+    run_state(out, len, NULL, names, vals, sizes, n, result, result_size);
 }
 
 static double sigm(double x) {
@@ -130,6 +140,35 @@ static void test_gru_rnn(void) {
         CHECK_NEAR(got[t], h, 1e-6);
     }
     mxkt_rnn_unrolled_free(&u);
+
+    /* the same cell from a given begin state (a variable h0 = 0.3) */
+    mxk_symbol *h0 = NULL;
+    CHECK_EQ_INT(mxk_symbol_variable("h0", &h0), MXK_OK);
+    CHECK_EQ_INT(mxkt_rnn_cell_num_states(c), 1);
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, &h0, "TNC", MXKT_RNN_MERGE_TRUE, &u), MXK_OK);
+    static const float h0v[1] = {0.3f};
+    const char *names0[6] = {"data",         "g_i2h_weight", "g_i2h_bias",
+                             "g_h2h_weight", "g_h2h_bias",   "h0"};
+    const float *vals0[6] = {x, wi, bi, wh, bh, h0v};
+    const int sizes0[6] = {2, 3, 3, 3, 3, 1};
+    run_state(u.outputs[0], 2, "h0", names0, vals0, sizes0, 6, got, 2);
+    h = h0v[0];
+    for (int t = 0; t < 2; t++) {
+        double i2h[3], h2h[3];
+        for (int k = 0; k < 3; k++) {
+            i2h[k] = wi[k] * x[t] + bi[k];
+            h2h[k] = wh[k] * h + bh[k];
+        }
+        double r = sigm(i2h[0] + h2h[0]), z = sigm(i2h[1] + h2h[1]);
+        h = (1 - z) * tanh(i2h[2] + r * h2h[2]) + z * h;
+        CHECK_NEAR(got[t], h, 1e-6);
+    }
+    mxkt_rnn_unrolled_free(&u);
+    mxk_symbol *none[1] = {NULL};
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, none, "TNC", MXKT_RNN_MERGE_TRUE, &u),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "rnn cell: begin_state 0 is NULL") == 0);
+    mxk_symbol_free(h0);
     mxkt_rnn_cell_free(c);
 
     CHECK_EQ_INT(mxkt_rnn_cell_rnn(1, "relu", NULL, &c), MXK_OK);
@@ -184,10 +223,10 @@ static void test_errors(void) {
     CHECK(strcmp(mxkt_last_error(), "rnn cell: dropout must be in [0, 1), got 1") == 0);
     CHECK_EQ_INT(mxkt_rnn_cell_gru(2, NULL, &c), MXK_OK);
     mxkt_rnn_unrolled u;
-    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 0, NULL, "NTC", MXKT_RNN_MERGE_TRUE, &u),
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 0, NULL, NULL, "NTC", MXKT_RNN_MERGE_TRUE, &u),
                  MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxkt_last_error(), "rnn cell: length must be positive") == 0);
-    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, "NCT", MXKT_RNN_MERGE_TRUE, &u),
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, NULL, "NCT", MXKT_RNN_MERGE_TRUE, &u),
                  MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxkt_last_error(), "rnn cell: layout must be NTC or TNC, got 'NCT'") == 0);
     CHECK(u.outputs == NULL && u.num_states == 0);
@@ -205,7 +244,7 @@ static void test_errors(void) {
     CHECK(c == NULL);
     CHECK_EQ_INT(mxkt_rnn_cell_sequential(&s), MXK_OK);
     CHECK_EQ_INT(mxkt_rnn_cell_residual(s, &c), MXK_OK);
-    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, "NTC", MXKT_RNN_MERGE_TRUE, &u),
+    CHECK_EQ_INT(mxkt_rnn_cell_unroll(c, 2, NULL, NULL, "NTC", MXKT_RNN_MERGE_TRUE, &u),
                  MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxkt_last_error(), "rnn cell: an empty SequentialRNNCell") == 0);
     mxkt_rnn_cell_free(c);

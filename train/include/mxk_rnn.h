@@ -94,6 +94,9 @@ MXK_API mxk_status mxkt_rnn_cell_zoneout(mxkt_rnn_cell *base, float zoneout_outp
 /** Frees a cell and the cells it owns. NULL: no-op. */
 MXK_API void mxkt_rnn_cell_free(mxkt_rnn_cell *cell);
 
+/** len(state_info): the states a cell's unroll takes and returns (LSTM 2, GRU/RNN 1, sums). */
+MXK_API uint32_t mxkt_rnn_cell_num_states(const mxkt_rnn_cell *cell);
+
 /** merge_outputs of mxkt_rnn_cell_unroll (upstream's None / False / True). */
 typedef enum mxkt_rnn_merge {
     MXKT_RNN_MERGE_NONE = -1, /**< whatever each cell yields (a list for step cells) */
@@ -115,18 +118,21 @@ typedef struct mxkt_rnn_unrolled {
  * through BaseRNNCell.unroll): resets the step
  * counters, splits `inputs` on the T axis of `layout` ("NTC" or "TNC"; inputs
  * NULL: a variable named "data"; the caller keeps its handle), starts from
- * begin_state (one `_zeros` node per state, named <prefix>begin_state_<k>,
- * shape (0, H) so the batch comes from shape inference, __layout__ NC), and
+ * `begin_state` (mxkt_rnn_cell_num_states symbols, e.g. variables fed by a
+ * sampler; the caller keeps them) or, when NULL, from upstream's begin_state()
+ * (one `_zeros` node per state, named <prefix>begin_state_<k>, shape (0, H) so
+ * the batch comes from shape inference, __layout__ NC), and
  * gathers the outputs as `merge` says. Automatic names (_plus0, split0, ...) are
  * counted per unroll, as MXNet's under a fresh mx.name.NameManager.
  * Errors: MXK_ERR_INVALID_ARGUMENT "rnn cell: length must be positive",
+ * "rnn cell: begin_state K is NULL",
  * "rnn cell: layout must be NTC or TNC, got 'L'", "rnn cell: an empty
  * SequentialRNNCell", the kernel's errors of building a node ("network: ..."),
  * MXK_ERR_OUT_OF_MEMORY; *out is zeroed on error.
  */
 MXK_API mxk_status mxkt_rnn_cell_unroll(mxkt_rnn_cell *cell, uint32_t length, mxk_symbol *inputs,
-                                        const char *layout, mxkt_rnn_merge merge,
-                                        mxkt_rnn_unrolled *out);
+                                        mxk_symbol *const *begin_state, const char *layout,
+                                        mxkt_rnn_merge merge, mxkt_rnn_unrolled *out);
 
 /** Frees the symbols of an unroll and zeroes it. NULL: no-op. */
 MXK_API void mxkt_rnn_unrolled_free(mxkt_rnn_unrolled *u);

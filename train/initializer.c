@@ -103,7 +103,7 @@ static mxk_status init_apply(const char *spec, const char *const *keys, const in
                 out->scale = x;
             else if (strcmp(key, "sigma") == 0)
                 out->sigma = x;
-            else if (strcmp(key, "value") == 0)
+            else if (strcmp(key, "value") == 0 || strcmp(key, "forget_bias") == 0)
                 out->value = x;
             else if (strcmp(key, "magnitude") == 0)
                 out->magnitude = x;
@@ -122,6 +122,7 @@ mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initiali
     static const char *const k_none[] = {NULL}, *const k_uniform[] = {"scale", NULL},
                              *const k_normal[] = {"sigma", NULL},
                              *const k_constant[] = {"value", NULL},
+                             *const k_lstmbias[] = {"forget_bias", NULL},
                              *const k_xavier[] = {"rnd_type", "factor_type", "magnitude", NULL},
                              *const k_msra[] = {"factor_type", "slope", NULL};
     memset(out, 0, sizeof *out);
@@ -161,10 +162,14 @@ mxk_status mxkt_initializer_parse(const char *spec, uint64_t seed, mxkt_initiali
         out->kind = MXKT_INIT_CONSTANT;
         out->value = strcmp(name, "one") == 0 ? 1.0 : 0.0;
         keys = strcmp(name, "constant") == 0 ? k_constant : k_none;
+    } else if (strcmp(name, "lstmbias") == 0) {
+        out->kind = MXKT_INIT_LSTMBIAS;
+        out->value = 1.0;
+        keys = k_lstmbias;
     } else {
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
                           "unknown initializer '%s' (xavier, glorot, he, default, msra, "
-                          "uniform, normal, one, zero, constant)",
+                          "uniform, normal, one, zero, constant, lstmbias)",
                           spec);
     }
     MXKT_CHECK(init_apply(spec, keys, args, nargs, out, &slope));
@@ -190,13 +195,14 @@ mxk_status mxkt_xavier_scale(const mxkt_initializer *init, const mxk_shape *shap
     return MXK_OK;
 }
 
-/** Initializer._init_weight: Constant's value, else the random distribution. */
+/** Initializer._init_weight: Constant's value, LSTMBias's gates, else the random distribution. */
 static mxk_status init_weight(const mxkt_initializer *init, const char *name,
                               const mxk_shape *shape, float *values) {
     int64_t n = mxkt_shape_size(shape);
-    if (init->kind == MXKT_INIT_CONSTANT) {
+    if (init->kind == MXKT_INIT_CONSTANT || init->kind == MXKT_INIT_LSTMBIAS) {
+        int64_t h = init->kind == MXKT_INIT_LSTMBIAS ? n / 4 : -1; /* int(shape[0] / 4) */
         for (int64_t i = 0; i < n; i++)
-            values[i] = (float)init->value;
+            values[i] = h < 0 || (i >= h && i < 2 * h) ? (float)init->value : 0.0f;
         return MXK_OK;
     }
     uint64_t stream = mxkt_hash(name);

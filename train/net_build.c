@@ -49,8 +49,7 @@ mxk_symbol *nb_var(nb *b, const char *name) {
     return keep(b, s);
 }
 
-/** Writes MXNet's automatic name of `hint` (hint + its counter) into buf. */
-static void auto_name(nb *b, const char *hint, char *buf, size_t size) {
+void nb_auto_name(nb *b, const char *hint, char *buf, size_t size) {
     uint32_t h = 0;
     while (h < b->num_hints && strcmp(b->hints[h], hint) != 0)
         h++;
@@ -99,7 +98,7 @@ mxk_symbol *nb_op(nb *b, const char *op, mxk_symbol *const *in, uint32_t n, cons
         for (; op[k] && k + 1 < sizeof hint; k++)
             hint[k] = (char)tolower((unsigned char)op[k]);
         hint[k] = '\0';
-        auto_name(b, hint, name, sizeof name);
+        nb_auto_name(b, hint, name, sizeof name);
     }
     mxk_symbol *s = NULL;
     mxk_status st = mxk_symbol_create(op, name, na, keys, vals, n, NULL, in, &s);
@@ -110,12 +109,24 @@ mxk_symbol *nb_op(nb *b, const char *op, mxk_symbol *const *in, uint32_t n, cons
     return keep(b, s);
 }
 
+mxk_symbol *nb_output(nb *b, mxk_symbol *s, uint32_t i) {
+    mxk_symbol *o = NULL;
+    if (b->st != MXK_OK || s == NULL)
+        return NULL;
+    mxk_status st = mxk_symbol_get_output(s, i, &o);
+    if (st != MXK_OK) {
+        b->st = mxkt_kernel_error(st, "network");
+        return NULL;
+    }
+    return keep(b, o);
+}
+
 mxk_symbol *nb_plus(nb *b, mxk_symbol *lhs, mxk_symbol *rhs) {
     char name[64];
     mxk_symbol *in[2] = {lhs, rhs};
     if (b->st != MXK_OK || lhs == NULL || rhs == NULL)
         return NULL;
-    auto_name(b, "_plus", name, sizeof name);
+    nb_auto_name(b, "_plus", name, sizeof name);
     return nb_op(b, "elemwise_add", in, 2, "name=%s", name);
 }
 
@@ -129,9 +140,13 @@ mxk_status nb_finish(nb *b, mxk_symbol *result, mxk_symbol **out) {
                 b->syms[i] = NULL; /* handed to the caller */
         *out = result;
     }
+    nb_discard(b);
+    return st;
+}
+
+void nb_discard(nb *b) {
     for (uint32_t i = 0; i < b->num_syms; i++)
         mxk_symbol_free(b->syms[i]);
     free(b->syms);
     memset(b, 0, sizeof *b);
-    return st;
 }

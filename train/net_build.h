@@ -41,6 +41,12 @@ mxk_symbol *nb_var(nb *b, const char *name);
 mxk_symbol *nb_op(nb *b, const char *op, mxk_symbol *const *in, uint32_t n, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/** A handle of output `i` of `s` (MXNet's s[i]), kept by the builder; NULL after a failure. */
+mxk_symbol *nb_output(nb *b, mxk_symbol *s, uint32_t i);
+
+/** Writes MXNet's automatic name of `hint` (hint + its counter, "split0") into buf. */
+void nb_auto_name(nb *b, const char *hint, char *buf, size_t size);
+
 /** lhs + rhs as upstream's Symbol.__add__: elemwise_add named "_plusN". */
 mxk_symbol *nb_plus(nb *b, mxk_symbol *lhs, mxk_symbol *rhs);
 
@@ -50,6 +56,9 @@ mxk_symbol *nb_plus(nb *b, mxk_symbol *lhs, mxk_symbol *rhs);
  * failure's status (message in mxkt_last_error).
  */
 mxk_status nb_finish(nb *b, mxk_symbol *result, mxk_symbol **out);
+
+/** Frees every handle of the builder and zeroes it (the builder's status is dropped). */
+void nb_discard(nb *b);
 
 /** Records a failure of the network's configuration (MXK_ERR_INVALID_ARGUMENT). */
 void nb_fail(nb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -173,7 +173,7 @@ static void test_initializer_specs(void) {
         {"uniform(0.01)x", "malformed initializer 'uniform(0.01)x'"},
         {"uniform(,)", "malformed initializer 'uniform(,)'"},
         {"orthogonal", "unknown initializer 'orthogonal' (xavier, glorot, he, default, msra, "
-                       "uniform, normal, one, zero, constant)"},
+                       "uniform, normal, one, zero, constant, lstmbias)"},
         {"uniform(0.1, 2)", "initializer 'uniform(0.1, 2)': too many arguments"},
         {"glorot(1)", "initializer 'glorot(1)': too many arguments"},
         {"xavier(mag=2)", "initializer 'xavier(mag=2)': unknown argument 'mag'"},

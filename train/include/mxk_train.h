@@ -216,13 +216,16 @@ typedef enum mxkt_init_kind {
     MXKT_INIT_UNIFORM = 0,
     MXKT_INIT_NORMAL,
     MXKT_INIT_XAVIER,
-    MXKT_INIT_CONSTANT
+    MXKT_INIT_CONSTANT,
+    MXKT_INIT_LSTMBIAS
 } mxkt_init_kind;
 
 /**
  * An initializer. Uniform(scale): U(-scale, scale); Normal(sigma): N(0, sigma);
  * Xavier(rnd_type "uniform"|"gaussian", factor_type "avg"|"in"|"out", magnitude);
- * Constant(value): weights set to value.
+ * Constant(value): weights set to value. LSTMBias(forget_bias, kept in `value`):
+ * zeros but the forget gate's quarter [n/4, n/2) of a 4H bias (LSTMCell's
+ * i2h_bias, gates i, f, c, o), set to forget_bias (initializer.py LSTMBias).
  * Random numbers: Philox stream keyed by `seed`, one counter range per parameter
  * name (hash), so a parameter's values do not depend on the order of the others.
  * Caller-owned plain data, only read by the functions below.
@@ -242,7 +245,8 @@ typedef struct mxkt_initializer {
  * Parses an initializer spec NAME or NAME(ARG, KEY=VALUE, ...) with upstream's
  * parameters in their positional order (python/mxnet/initializer.py; names are
  * case-insensitive, values may be quoted):
- *   - uniform(scale=0.07), normal(sigma=0.01), constant(value=0), one, zero;
+ *   - uniform(scale=0.07), normal(sigma=0.01), constant(value=0), one, zero,
+ *     lstmbias(forget_bias=1);
  *   - xavier(rnd_type="uniform"|"gaussian", factor_type="avg"|"in"|"out", magnitude=3);
  *   - glorot: xavier(magnitude=1); he and fit.py's "default": xavier("gaussian", "in", 2);
  *   - msra / msraprelu(factor_type="avg", slope=0.25): xavier("gaussian", factor_type,

@@ -7,29 +7,17 @@
 # within 0.5 points (the two iterators shuffle differently, nothing else differs).
 #   fmnist_rec_test.sh MXK CONFIG_DIR FMNIST_EXPORT WORK_DIR
 set -u
-MXK=$1 CONF=$2 EXPORT=$3 WORK=$4
-DATA=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}
+. "$(dirname "$0")/e2e_lib.sh"
 EPOCHS=2
-if [ ! -r "$DATA/train-images-idx3-ubyte.gz" ]; then
-    echo "skipped: Fashion-MNIST not found in $DATA"
-    exit 77
-fi
-export OPENBLAS_NUM_THREADS=1 XDG_CONFIG_HOME=$WORK/xdg
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_PLUGINS
-rm -rf "$WORK" && mkdir -p "$WORK/xdg" && cd "$WORK" || exit 1
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 "$EXPORT" "$DATA/train-images-idx3-ubyte.gz" "$DATA/train-labels-idx1-ubyte.gz" img_train png ||
     fail "export of the training set"
 "$EXPORT" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" img_test png ||
     fail "export of the test set"
 for set in train test; do
-    "$MXK" --config-dir "$CONF" im2rec --list --recursive "$set" "img_$set" || fail "im2rec --list $set"
+    mxk im2rec --list --recursive "$set" "img_$set" || fail "im2rec --list $set"
     [ "$(wc -l <"$set.lst")" -eq "$([ $set = train ] && echo 60000 || echo 10000)" ] ||
         fail "$set.lst has $(wc -l <"$set.lst") lines"
-    "$MXK" --config-dir "$CONF" im2rec --color 0 --encoding .png --num-thread 2 \
+    mxk im2rec --color 0 --encoding .png --num-thread 2 \
         "$set" "img_$set" || fail "im2rec pack $set"
     rm -rf "img_$set" # 70000 small files: gone once packed
 done
@@ -37,7 +25,7 @@ done
 accuracy() {
     name=$1
     shift
-    "$MXK" --config-dir "$CONF" --json train --network lenet --num-epochs $EPOCHS \
+    mxk --json train --network lenet --num-epochs $EPOCHS \
         "$@" >"$name.json" 2>"$name.log" || fail "training on $name: $(tail -n 3 "$name.log")"
     tail -n 1 "$name.json" | sed -n 's/.*"validation": {"accuracy": \([0-9.]*\)}.*/\1/p'
 }

@@ -6,20 +6,7 @@
 # record of the .rec (500). Skipped (77) without Fashion-MNIST.
 #   score_rec_test.sh MXK CONFIG_DIR FMNIST_EXPORT WORK_DIR
 set -u
-MXK=$1 CONF=$2 EXPORT=$3 WORK=$4
-DATA=${MXK_TEST_FMNIST:-/usr/share/datasets/fashion-mnist}
-if [ ! -r "$DATA/t10k-images-idx3-ubyte.gz" ]; then
-    echo "skipped: Fashion-MNIST not found in $DATA"
-    exit 77
-fi
-export OPENBLAS_NUM_THREADS=1 XDG_CONFIG_HOME=$WORK/xdg
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_PLUGINS
-rm -rf "$WORK" && mkdir -p "$WORK/xdg" && cd "$WORK" || exit 1
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-mxk() { "$MXK" --config-dir "$CONF" "$@"; }
+. "$(dirname "$0")/e2e_lib.sh"
 "$EXPORT" "$DATA/t10k-images-idx3-ubyte.gz" "$DATA/t10k-labels-idx1-ubyte.gz" img png 2500 ||
     fail "export"
 mxk im2rec --list --recursive --train-ratio 0.8 all img >/dev/null || fail "im2rec --list"

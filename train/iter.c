@@ -14,6 +14,7 @@ typedef struct nd_iter {
     mxkt_iter base;
     float *data, *label;
     int64_t num, sample; /**< samples, floats per sample */
+    int64_t lwidth;      /**< labels per sample */
     int64_t *order;
     int64_t cursor; /**< first sample of the next batch */
     int32_t shuffle;
@@ -52,11 +53,12 @@ static mxk_status nd_next(mxkt_iter *it, int32_t *has_next) {
         int64_t src = n->order[(n->cursor + i) % n->num];
         memcpy(n->hdata + i * n->sample, n->data + src * n->sample,
                (size_t)n->sample * sizeof(float));
-        n->hlabel[i] = n->label[src];
+        memcpy(n->hlabel + i * n->lwidth, n->label + src * n->lwidth,
+               (size_t)n->lwidth * sizeof(float));
     }
     mxk_status st = mxk_ndarray_copy_from_host(n->bdata, n->hdata, (uint64_t)(bs * n->sample) * 4);
     if (st == MXK_OK)
-        st = mxk_ndarray_copy_from_host(n->blabel, n->hlabel, (uint64_t)bs * 4);
+        st = mxk_ndarray_copy_from_host(n->blabel, n->hlabel, (uint64_t)(bs * n->lwidth) * 4);
     if (st != MXK_OK)
         return mxkt_kernel_error(st, "NDArrayIter"); /* the cursor stays: next retries */
     int64_t left = n->num - n->cursor;
@@ -90,29 +92,30 @@ static void nd_destroy(mxkt_iter *it) {
 
 /** Creates an NDArrayIter over copies of host data. */
 mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
-                                    const float *label, int64_t batch_size, int32_t shuffle,
-                                    uint64_t seed, mxkt_iter **out) {
-    if (data_shape->ndim < 1 || data_shape->dims[0] < 1 || batch_size < 1)
+                                    const float *label, int64_t label_width, int64_t batch_size,
+                                    int32_t shuffle, uint64_t seed, mxkt_iter **out) {
+    if (data_shape->ndim < 1 || data_shape->dims[0] < 1 || batch_size < 1 || label_width < 1)
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "NDArrayIter: empty data or batch size");
     nd_iter *n = calloc(1, sizeof *n);
     if (n == NULL)
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "NDArrayIter: out of memory");
     n->num = data_shape->dims[0];
     n->sample = mxkt_shape_size(data_shape) / n->num;
+    n->lwidth = label_width;
     n->data = malloc((size_t)(n->num * n->sample) * sizeof(float));
-    n->label = malloc((size_t)n->num * sizeof(float));
+    n->label = malloc((size_t)(n->num * label_width) * sizeof(float));
     n->order = malloc((size_t)n->num * sizeof(int64_t));
     n->hdata = malloc((size_t)(batch_size * n->sample) * sizeof(float));
-    n->hlabel = malloc((size_t)batch_size * sizeof(float));
+    n->hlabel = malloc((size_t)(batch_size * label_width) * sizeof(float));
     if (!n->data || !n->label || !n->order || !n->hdata || !n->hlabel) {
         nd_destroy(&n->base);
         return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "NDArrayIter: out of memory");
     }
     memcpy(n->data, data, (size_t)(n->num * n->sample) * sizeof(float));
     if (label)
-        memcpy(n->label, label, (size_t)n->num * sizeof(float));
+        memcpy(n->label, label, (size_t)(n->num * label_width) * sizeof(float));
     else
-        memset(n->label, 0, (size_t)n->num * sizeof(float));
+        memset(n->label, 0, (size_t)(n->num * label_width) * sizeof(float));
     for (int64_t i = 0; i < n->num; i++)
         n->order[i] = i;
     n->shuffle = shuffle != 0;
@@ -129,8 +132,9 @@ mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_sha
     b->data_shape = *data_shape;
     b->data_shape.dims[0] = batch_size;
     memset(&b->label_shape, 0, sizeof b->label_shape);
-    b->label_shape.ndim = 1;
+    b->label_shape.ndim = label_width > 1 ? 2 : 1;
     b->label_shape.dims[0] = batch_size;
+    b->label_shape.dims[1] = label_width > 1 ? label_width : 0;
     mxk_context cpu = {MXK_DEV_CPU, 0};
     mxk_status st = mxk_ndarray_create(&b->data_shape, MXK_FLOAT32, cpu, &n->bdata);
     if (st == MXK_OK)

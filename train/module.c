@@ -19,40 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "train_internal.h"
-
-/** Module state. */
-struct mxkt_module {
-    mxk_symbol *sym;
-    char data_name[128], label_name[128];
-    mxk_context ctx[MXKT_MAX_CTX];
-    uint32_t nctx;
-    char **args, **aux; /**< list_arguments / list_auxiliary_states */
-    uint32_t nargs, naux;
-    const char **pnames; /**< parameter names (args minus data and label) */
-    uint32_t nparams;
-    double *lr_mult, *wd_mult; /**< per parameter: __lr_mult__ (1), __wd_mult__ (by name) */
-    char **init_attr;          /**< per parameter, then per aux state: __init__ or NULL */
-    int bound, for_training, params_init, opt_init, has_label;
-    int64_t batch, begin[MXKT_MAX_CTX], end[MXKT_MAX_CTX];
-    mxk_shape data_shape, label_shape;
-    mxk_executor *ex[MXKT_MAX_CTX];
-    mxk_ndarray **params; /**< [c * nparams + i], borrowed from the executors */
-    mxk_ndarray **grads;
-    mxk_ndarray **auxs; /**< [c * naux + i] */
-    mxkt_optimizer opt;
-    uint32_t nstates;
-    mxk_ndarray **states; /**< [(c * nparams + i) * nstates + s] */
-    mxk_kvstore *kv;      /**< with several contexts: sums gradients */
-    float *out_host;
-    int64_t out_width;
-    int64_t scored;               /**< examples the last score counted */
-    mxkt_progress_cb progress_cb; /**< mxkt_module_set_progress's, NULL: none */
-    void *progress_user;
-    /** the pass being reported: fit sets "train" / "validation" and the epoch */
-    const char *progress_phase;
-    int32_t progress_epoch;
-};
+#include "module_internal.h"
 
 /** Monotonic seconds. */
 static double now_s(void) {
@@ -62,7 +29,7 @@ static double now_s(void) {
 }
 
 /** The context arrays are allocated on (logical cpu(i) → cpu(0), see the file comment). */
-static mxk_context phys_ctx(mxk_context c) {
+mxk_context mxkt_module_phys_ctx(mxk_context c) {
     if (c.dev_type == MXK_DEV_CPU && c.dev_id >= mxk_device_count(MXK_DEV_CPU))
         c.dev_id = 0;
     return c;
@@ -208,6 +175,7 @@ static void module_drop_optimizer(mxkt_module *m) {
 
 /** Drops what bind made (executors and their array tables): back to unbound. */
 static void module_unbind(mxkt_module *m) {
+    mxkt_module_drop_buckets(m);
     for (uint32_t c = 0; c < m->nctx; c++) {
         mxk_executor_free(m->ex[c]);
         m->ex[c] = NULL;
@@ -218,6 +186,7 @@ static void module_unbind(mxkt_module *m) {
     free(m->out_host);
     m->params = m->grads = m->auxs = NULL;
     m->out_host = NULL;
+    m->out_cap = 0;
     m->bound = 0;
 }
 
@@ -235,6 +204,7 @@ void mxkt_module_free(mxkt_module *m) {
     free(m->lr_mult);
     free(m->wd_mult);
     free(m->pnames);
+    free(m->buckets);
     mxk_string_list_free(m->args);
     mxk_string_list_free(m->aux);
     mxk_symbol_free(m->sym);
@@ -266,6 +236,7 @@ mxk_status mxkt_module_bind(mxkt_module *m, const mxk_shape *data_shape,
         return st;
     }
     m->bound = 1;
+    mxkt_module_bucket_bound(m);
     return MXK_OK;
 }
 
@@ -284,8 +255,8 @@ static mxk_status module_bind_executors(mxkt_module *m, const mxk_shape *data_sh
         shapes[1].dims[0] = shapes[0].dims[0];
         uint32_t ns = m->has_label && label_shape ? 2 : 1;
         const char *rv[2] = {"null", "null"};
-        mxk_status st = mxk_executor_simple_bind(m->sym, phys_ctx(m->ctx[c]), ns, names, shapes,
-                                                 for_training ? "write" : "null",
+        mxk_status st = mxk_executor_simple_bind(m->sym, mxkt_module_phys_ctx(m->ctx[c]), ns, names,
+                                                 shapes, for_training ? "write" : "null",
                                                  for_training ? ns : 0, names, rv, NULL, &m->ex[c]);
         if (st != MXK_OK)
             return mxkt_kernel_error(st, "bind");
@@ -296,12 +267,26 @@ static mxk_status module_bind_executors(mxkt_module *m, const mxk_shape *data_sh
         for (uint32_t i = 0; i < m->naux; i++)
             m->auxs[c * m->naux + i] = mxk_executor_aux(m->ex[c], m->aux[i]);
     }
-    mxk_ndarray *out0 = mxk_executor_output(m->ex[0], 0);
-    mxk_shape os = mxk_ndarray_shape(out0);
-    m->out_width = os.dims[0] > 0 ? mxkt_shape_size(&os) / os.dims[0] : 1;
-    m->out_host = malloc((size_t)(m->batch * m->out_width) * sizeof(float));
-    if (m->out_host == NULL)
-        return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+    return mxkt_module_size_output(m);
+}
+
+/** Sizes out_host for the current executors (module_internal.h). */
+mxk_status mxkt_module_size_output(mxkt_module *m) {
+    mxk_shape os = mxk_ndarray_shape(mxk_executor_output(m->ex[0], 0));
+    m->out_width = os.ndim > 0 && os.dims[0] > 0 ? mxkt_shape_size(&os) / os.dims[0] : 1;
+    m->out_rows = 0;
+    for (uint32_t c = 0; c < m->nctx; c++) {
+        os = mxk_ndarray_shape(mxk_executor_output(m->ex[c], 0));
+        m->out_rows += os.ndim > 0 ? os.dims[0] : 1;
+    }
+    size_t need = (size_t)(m->out_rows * m->out_width);
+    if (need > m->out_cap) {
+        float *p = realloc(m->out_host, (need + 1) * sizeof(float));
+        if (p == NULL)
+            return mxkt_error(MXK_ERR_OUT_OF_MEMORY, "out of memory");
+        m->out_host = p;
+        m->out_cap = need;
+    }
     return MXK_OK;
 }
 
@@ -445,8 +430,9 @@ static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore) {
         for (uint32_t i = 0; i < m->nparams; i++)
             for (uint32_t s = 0; s < m->nstates; s++) {
                 mxk_shape sh = mxk_ndarray_shape(m->params[c * m->nparams + i]);
-                mxk_status st = mxk_ndarray_full(&sh, MXK_FLOAT32, phys_ctx(m->ctx[c]), 0.0,
-                                                 &m->states[(c * m->nparams + i) * m->nstates + s]);
+                mxk_status st =
+                    mxk_ndarray_full(&sh, MXK_FLOAT32, mxkt_module_phys_ctx(m->ctx[c]), 0.0,
+                                     &m->states[(c * m->nparams + i) * m->nstates + s]);
                 if (st != MXK_OK)
                     return mxkt_kernel_error(st, "optimizer state");
             }
@@ -519,8 +505,10 @@ mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *data, mxk_n
 mxk_status mxkt_module_update(mxkt_module *m) {
     if (!m->opt_init)
         return mxkt_error(MXK_ERR_STATE, "call init_optimizer before update");
+    const uint8_t *has = m->nbuckets ? m->buckets[m->cur].has_param : NULL;
     for (uint32_t i = 0; i < m->nparams; i++) {
-        if (m->grads[i] == NULL)
+        /* bucketing_module.py update: the current bucket's parameters only */
+        if (m->grads[i] == NULL || (has && !has[i]))
             continue;
         if (m->nctx > 1) {
             mxk_ndarray *g[MXKT_MAX_CTX];
@@ -551,13 +539,16 @@ mxk_status mxkt_module_update(mxkt_module *m) {
 
 /** get_outputs()[0] merged over contexts into host memory. */
 mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width) {
+    int64_t row = 0;
     for (uint32_t c = 0; c < m->nctx; c++) {
         mxk_ndarray *o = mxk_executor_output(m->ex[c], 0);
-        int64_t rows = m->end[c] - m->begin[c];
-        mxk_status st = mxk_ndarray_copy_to_host(o, out + m->begin[c] * m->out_width,
+        mxk_shape os = mxk_ndarray_shape(o);
+        int64_t rows = os.ndim > 0 ? os.dims[0] : 1;
+        mxk_status st = mxk_ndarray_copy_to_host(o, out + row * m->out_width,
                                                  (uint64_t)(rows * m->out_width) * sizeof(float));
         if (st != MXK_OK)
             return mxkt_kernel_error(st, "output");
+        row += rows;
     }
     *width = m->out_width;
     return MXK_OK;
@@ -614,11 +605,13 @@ mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c) {
 mxk_status mxkt_module_reresolve(mxkt_module *m) {
     if (!m->bound)
         return mxkt_error(MXK_ERR_STATE, "call bind before reresolve");
-    for (uint32_t c = 0; c < m->nctx; c++) {
-        mxk_status st = mxk_executor_reresolve(m->ex[c]);
-        if (st != MXK_OK)
-            return mxkt_kernel_error(st, "reresolve");
-    }
+    /* a BucketingModule: every bucket's executors */
+    for (uint32_t b = 0; b < (m->nbuckets ? m->nbuckets : 1); b++)
+        for (uint32_t c = 0; c < m->nctx; c++) {
+            mxk_status st = mxk_executor_reresolve(m->nbuckets ? m->buckets[b].ex[c] : m->ex[c]);
+            if (st != MXK_OK)
+                return mxkt_kernel_error(st, "reresolve");
+        }
     return MXK_OK;
 }
 
@@ -1012,9 +1005,15 @@ static mxk_status host_labels(mxk_ndarray *label, const float **out) {
     return MXK_OK;
 }
 
-/** Rows of a batch that are real examples: batch_size - pad (DataBatch.pad). */
+/**
+ * Output rows (= labels) of a batch's real examples: batch_size - pad examples
+ * (DataBatch.pad), times the output rows of one example (1 for a classifier; T for a
+ * language model whose (N*T, V) output scores the (N, T) labels, as
+ * example/rnn/bucketing/lstm_bucketing.py).
+ */
 static int64_t real_rows(const mxkt_module *m, uint32_t pad) {
-    return (int64_t)pad < m->batch ? m->batch - (int64_t)pad : 0;
+    int64_t per = m->out_rows % m->batch == 0 ? m->out_rows / m->batch : 1;
+    return ((int64_t)pad < m->batch ? m->batch - (int64_t)pad : 0) * per;
 }
 
 /** 1 when a metric reads labels as class indices into the output row (metric.py's
@@ -1113,6 +1112,7 @@ mxk_status mxkt_module_score(mxkt_module *m, mxkt_iter *eval, mxkt_metric *metri
         mxk_ndarray *d = NULL, *l = NULL;
         uint32_t pad = 0;
         MXKT_CHECK(eval->batch(eval, &d, &l, &pad));
+        MXKT_CHECK(mxkt_module_switch_for(m, eval));
         MXKT_CHECK(mxkt_module_forward(m, d, l, 0));
         const float *lh = NULL;
         MXKT_CHECK(host_labels(l, &lh));
@@ -1153,6 +1153,8 @@ mxk_status mxkt_module_predict(mxkt_module *m, mxkt_iter *eval, float **out, int
         uint32_t pad = 0;
         if (st == MXK_OK && has)
             st = eval->batch(eval, &d, &l, &pad);
+        if (st == MXK_OK && has)
+            st = mxkt_module_switch_for(m, eval);
         if (st == MXK_OK && has)
             st = mxkt_module_forward(m, d, NULL, 0);
         int64_t w = 0;
@@ -1275,6 +1277,7 @@ mxk_status mxkt_module_fit(mxkt_module *m, mxkt_iter *train, mxkt_iter *eval, mx
             mxk_ndarray *d = NULL, *l = NULL;
             uint32_t pad = 0;
             MXKT_CHECK(train->batch(train, &d, &l, &pad));
+            MXKT_CHECK(mxkt_module_switch_for(m, train));
             /* all batch_size rows take part in the update, the pad rows too (as upstream) */
             MXKT_CHECK(mxkt_module_forward_backward(m, d, l));
             MXKT_CHECK(crosscheck_batch(m, &crosscheck_left, ++batches_seen, log));

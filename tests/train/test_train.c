@@ -397,7 +397,7 @@ static mxkt_iter *make_data(int32_t shuffle) {
     }
     mxk_shape s = {.ndim = 2, .dims = {40, 784}};
     mxkt_iter *it = NULL;
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, shuffle, 3, &it), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 10, shuffle, 3, &it), MXK_OK);
     free(x);
     return it;
 }
@@ -453,9 +453,9 @@ static void test_ndarray_iter(void) {
         x[i] = y[i] = (float)i;
     mxk_shape s = {.ndim = 2, .dims = {25, 1}};
     mxkt_iter *plain = NULL, *s1 = NULL, *s2 = NULL;
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 0, 9, &plain), MXK_OK);
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 9, &s1), MXK_OK);
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 1, 9, &s2), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 10, 0, 9, &plain), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 10, 1, 9, &s1), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 10, 1, 9, &s2), MXK_OK);
     /* one epoch of each: the labels seen, in order */
     float seen[3][3][30];
     mxkt_iter *its[3] = {plain, s1, s2};
@@ -490,7 +490,7 @@ static void test_ndarray_iter(void) {
     mxkt_iter_free(s1);
     mxkt_iter_free(s2);
     mxkt_iter *bad = NULL;
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 0, 0, 0, &bad), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 0, 0, 0, &bad), MXK_ERR_INVALID_ARGUMENT);
     CHECK_CONTAINS(mxkt_last_error(), "NDArrayIter: empty data or batch size");
 }
 
@@ -703,7 +703,7 @@ static mxkt_iter *make_data25(float bad_label, int bad_at) {
     }
     mxk_shape s = {.ndim = 2, .dims = {25, 784}};
     mxkt_iter *it = NULL;
-    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 10, 0, 3, &it), MXK_OK);
+    CHECK_EQ_INT(mxkt_ndarray_iter_create(x, &s, y, 1, 10, 0, 3, &it), MXK_OK);
     free(x);
     return it;
 }

@@ -438,21 +438,23 @@ struct mxkt_iter {
 
 /**
  * NDArrayIter over host arrays (copied; the caller keeps its buffers): data (num,
- * sample dims...) float32 and label (num values; NULL: zeros); batches of
- * `batch_size` rows as float32 CPU arrays of shape (batch_size, sample dims...) and
- * (batch_size); last_batch_handle "pad" (the last batch filled from the start, pad
- * reported). shuffle: a permutation drawn at creation and a new one at every reset
- * (MXNet 1.9.1 python/mxnet/io/io.py), the k-th drawn from the Philox stream of
- * `seed` alone, so two iterators with one seed agree. On success the caller owns
- * *out (mxkt_iter_free). Errors: MXK_ERR_INVALID_ARGUMENT "NDArrayIter: empty data
- * or batch size" (ndim < 1, no samples, batch_size < 1), MXK_ERR_OUT_OF_MEMORY
- * "NDArrayIter: out of memory", or the kernel's status creating the batch arrays
+ * sample dims...) float32 and label (num * label_width values, row-major; NULL:
+ * zeros); batches of `batch_size` rows as float32 CPU arrays of shape (batch_size,
+ * sample dims...) and (batch_size) (label_width 1) or (batch_size, label_width) (e.g.
+ * a language model's next-token labels, one per time step); last_batch_handle "pad" (the last batch
+ * filled from the start, pad reported). shuffle: a permutation drawn at creation and a new one at
+ * every reset (MXNet 1.9.1 python/mxnet/io/io.py), the k-th drawn from the Philox stream of `seed`
+ * alone, so two iterators with one seed agree. On success the caller owns *out (mxkt_iter_free).
+ * Errors: MXK_ERR_INVALID_ARGUMENT "NDArrayIter: empty data or batch size" (ndim < 1, no samples,
+ * batch_size < 1, label_width < 1), MXK_ERR_OUT_OF_MEMORY "NDArrayIter: out of memory", or the
+ * kernel's status creating the batch arrays
  * ("NDArrayIter: ..."). Its reset cannot fail; its next returns the kernel's status
  * of copying the batch into those arrays ("NDArrayIter: ..."); its batch cannot fail.
  */
 MXK_API mxk_status mxkt_ndarray_iter_create(const float *data, const mxk_shape *data_shape,
-                                            const float *label, int64_t batch_size, int32_t shuffle,
-                                            uint64_t seed, mxkt_iter **out);
+                                            const float *label, int64_t label_width,
+                                            int64_t batch_size, int32_t shuffle, uint64_t seed,
+                                            mxkt_iter **out);
 /**
  * Wraps a kernel iterator: shapes from mxk_data_iter_describe (first data and
  * first label), batch_size = the data's dims[0]. On success `kit` is taken over
@@ -663,6 +665,60 @@ MXK_API mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_na
 MXK_API void mxkt_module_free(mxkt_module *m);
 
 /**
+ * A BucketingModule's symbol generator (python/mxnet/module/bucketing_module.py
+ * sym_gen): sets *out to a new symbol for `bucket_key` (the module frees it) and
+ * returns MXK_OK, or returns an error status with a message recorded through
+ * mxk_set_error. Called from the module's thread only.
+ */
+typedef mxk_status (*mxkt_sym_gen)(int64_t bucket_key, void *user, mxk_symbol **out);
+
+/**
+ * BucketingModule(sym_gen, default_bucket_key, context)
+ * (python/mxnet/module/bucketing_module.py): a module whose symbol depends on the
+ * batch's bucket key. sym_gen(default_bucket_key) gives the default bucket's symbol,
+ * whose parameters are the module's (as mxkt_module_create with data_name /
+ * label_name; every bucket uses these names). Everything a Module does works on it:
+ * bind binds the default bucket (bind it with the largest bucket's shapes, as
+ * BucketSentenceIter's provide_data, so that the other buckets need no new memory);
+ * fit / score / predict switch to each batch's bucket (mxkt_iter.bucket_key and
+ * batch_data_shape, when the iterator has default_bucket_key != 0) through
+ * mxkt_module_switch_bucket; update, get/set_params and checkpoints use the shared
+ * parameters (the default bucket's symbol is the one saved). `user` is passed to
+ * sym_gen and must outlive the module. On success the caller owns *out
+ * (mxkt_module_free). Errors: MXK_ERR_INVALID_ARGUMENT "BucketingModule: sym_gen is
+ * NULL", "BucketingModule: the default bucket key must not be 0" (0 means "no
+ * bucket" in mxkt_iter), sym_gen's own ("BucketingModule: sym_gen(K): ..."), those of
+ * mxkt_module_create, MXK_ERR_OUT_OF_MEMORY "BucketingModule: out of memory".
+ */
+MXK_API mxk_status mxkt_bucketing_module_create(mxkt_sym_gen sym_gen, void *user,
+                                                int64_t default_bucket_key, const char *data_name,
+                                                const char *label_name, const mxk_context *ctx,
+                                                uint32_t num_ctx, mxkt_module **out);
+/**
+ * switch_bucket(bucket_key, data_shapes, label_shapes) (bucketing_module.py): makes
+ * the bucket current, binding it the first time: sym_gen(bucket_key), then on each
+ * context simple_bind with shared_exec = the default bucket's executor, so its
+ * parameters, gradients and aux states are views of the default bucket's arrays (the
+ * same memory) and its internal arrays reuse the default bucket's memory pool (a
+ * bucket larger than the default adds what it lacks to the pool, once). data_shape's
+ * first dimension must be the bound batch size; label_shape may be NULL (no label).
+ * Later calls with the key reuse its executors (the shapes given then are ignored, as
+ * upstream). Errors: MXK_ERR_STATE "switch_bucket: not a BucketingModule", "call
+ * bind before switching bucket"; MXK_ERR_INVALID_ARGUMENT "switch_bucket: bucket K:
+ * the data must have the bound batch size B as its first dimension", "bucket K:
+ * parameter 'P' is not a parameter of the default bucket"; sym_gen's
+ * ("BucketingModule: sym_gen(K): ..."); the kernel's bind errors ("bucket K: bind:
+ * ..."); MXK_ERR_OUT_OF_MEMORY. On failure the current bucket is unchanged.
+ */
+MXK_API mxk_status mxkt_module_switch_bucket(mxkt_module *m, int64_t bucket_key,
+                                             const mxk_shape *data_shape,
+                                             const mxk_shape *label_shape);
+/** The current bucket's key (bucketing_module.py _curr_bucket_key); 0 for a plain Module. */
+MXK_API int64_t mxkt_module_bucket_key(const mxkt_module *m);
+/** Buckets bound so far, the default one included (0 for a plain Module or before bind). */
+MXK_API uint32_t mxkt_module_num_buckets(const mxkt_module *m);
+
+/**
  * bind(data_shapes, label_shapes, for_training) (module.py): one simple_bind per
  * context on its slice of the batch (data_shape->dims[0] rows) given by
  * mxkt_split_input_slice with equal work loads; the label is bound with
@@ -805,9 +861,9 @@ MXK_API mxk_ndarray *mxkt_module_param_on(const mxkt_module *m, uint32_t c, uint
 /** Number of contexts. */
 MXK_API uint32_t mxkt_module_num_ctx(const mxkt_module *m);
 /**
- * Context c's executor (owned by the module, valid until mxkt_module_free; do not
- * free), e.g. for mxk_executor_node_backend or the profiler
- * (mxk_executor_set_profiling); NULL before bind or when c is out of range.
+ * Context c's executor (a BucketingModule's: the current bucket's) (owned by the
+ * module, valid until mxkt_module_free; do not free), e.g. for mxk_executor_node_backend or the
+ * profiler (mxk_executor_set_profiling); NULL before bind or when c is out of range.
  */
 MXK_API mxk_executor *mxkt_module_executor(const mxkt_module *m, uint32_t c);
 /**

@@ -115,8 +115,8 @@ static mxk_symbol *fused_unroll(nb *b, const mxkt_rnn_lm_config *c, mxk_symbol *
  */
 static mxk_symbol *lm_pred(nb *b, const mxkt_rnn_lm_config *c, uint32_t length,
                            mxk_symbol *const *begin, mxk_symbol **next, mxkt_rnn_unrolled *u) {
-    mxk_symbol *in[3] = {nb_var(b, "data"), nb_var(b, "embed_weight")};
-    mxk_symbol *embed = nb_op(b, "Embedding", in, 2, "name=embed;input_dim=%d;output_dim=%d",
+    mxk_symbol *data = nb_var(b, "data");
+    mxk_symbol *embed = nb_op(b, "Embedding", &data, 1, "name=embed;input_dim=%d;output_dim=%d",
                               c->vocab_size, c->num_embed);
     mxk_symbol *seq = NULL;
     if (embed != NULL && c->fused) {
@@ -137,8 +137,7 @@ static mxk_symbol *lm_pred(nb *b, const mxkt_rnn_lm_config *c, uint32_t length,
         }
     }
     mxk_symbol *pred = nb_op(b, "Reshape", &seq, 1, "shape=(-1, %d)", c->num_hidden);
-    mxk_symbol *fc[3] = {pred, nb_var(b, "pred_weight"), nb_var(b, "pred_bias")};
-    return nb_op(b, "FullyConnected", fc, 3, "name=pred;num_hidden=%d", c->vocab_size);
+    return nb_op(b, "FullyConnected", &pred, 1, "name=pred;num_hidden=%d", c->vocab_size);
 }
 
 mxk_status mxkt_rnn_lm_symbol(const mxkt_rnn_lm_config *c, uint32_t seq_len, mxk_symbol **out) {

@@ -128,22 +128,11 @@ mxk_status mxkt_rnn_cell_rnn(int32_t num_hidden, const char *activation, const c
     return MXK_OK;
 }
 
-/** Python's repr of a float (shortest round trip, ".0" for integers), as json.dumps writes it. */
-static void py_float(double v, char *buf, size_t size) {
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    if (strpbrk(buf, ".einf") == NULL)
-        snprintf(buf + strlen(buf), size - strlen(buf), ".0");
-}
-
 mxk_status mxkt_rnn_cell_lstm(int32_t num_hidden, double forget_bias, const char *prefix,
                               mxkt_rnn_cell **out) {
     MXKT_CHECK(step_cell(LSTM, num_hidden, prefix, "lstm_", out));
     char fb[32], init[96];
-    py_float(forget_bias, fb, sizeof fb);
+    mxkt_py_float(forget_bias, fb, sizeof fb);
     snprintf(init, sizeof init, "[\"lstmbias\", {\"forget_bias\": %s}]", fb);
     mxk_status st = mxk_symbol_set_attr((*out)->ib, "__init__", init);
     if (st != MXK_OK) {

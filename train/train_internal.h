@@ -29,6 +29,8 @@ double mxkt_rand_unit(uint64_t seed, uint64_t stream, uint64_t i);
  * stream, base + i): the permutation depends only on (seed, stream, base).
  */
 void mxkt_shuffle(int64_t *a, int64_t n, uint64_t seed, uint64_t stream, uint64_t base);
+/** Python's repr of a float (shortest round trip, ".0" for integers), as json.dumps writes it. */
+void mxkt_py_float(double v, char *buf, size_t size);
 /** True when sentence offsets (n + 1 entries) start at 0 and never decrease. */
 int mxkt_offsets_valid(const int64_t *offsets, int64_t n);
 

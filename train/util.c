@@ -1,4 +1,6 @@
 /* Small helpers of mxk_train: shape sizes, name suffixes, a hash, random streams. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mxk_philox.h"
@@ -42,4 +44,15 @@ void mxkt_shuffle(int64_t *a, int64_t n, uint64_t seed, uint64_t stream, uint64_
 int mxkt_ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/** Python's repr of a float (shortest round trip, ".0" for integers), as json.dumps writes it. */
+void mxkt_py_float(double v, char *buf, size_t size) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    if (strpbrk(buf, ".einf") == NULL)
+        snprintf(buf + strlen(buf), size - strlen(buf), ".0");
 }

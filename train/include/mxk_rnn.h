@@ -201,6 +201,122 @@ MXK_API mxk_status mxkt_fused_rnn_pack_weights(const mxkt_fused_rnn *f, uint32_t
                                                const char *const *names, mxk_ndarray *const *arrays,
                                                mxk_ndarray **parameters);
 
+/**
+ * A recurrent language model: the network of upstream's
+ * example/rnn/bucketing/lstm_bucketing.py (Embedding, a stack of recurrent layers
+ * built with python/mxnet/rnn/rnn_cell.py, FullyConnected to the vocabulary) and
+ * the char-LSTM sampler's one-step form of it.
+ */
+typedef struct mxkt_rnn_lm_config {
+    char mode[16];      /**< "lstm", "gru", "rnn_tanh" or "rnn_relu" */
+    int32_t num_layers; /**< L >= 1 */
+    int32_t num_hidden; /**< H >= 1 */
+    int32_t num_embed;  /**< E >= 1 */
+    int32_t vocab_size; /**< output classes V >= 1 (ids 0..V-1) */
+    /**
+     * 1: one FusedRNNCell (the RNN operator, parameters "<mode>_parameters");
+     * 0: the unrolled cells of FusedRNNCell.unfuse (mxkt_fused_rnn_unfuse: a
+     * SequentialRNNCell of LSTMCell / GRUCell / RNNCell prefixed "<mode>_l<i>_")
+     */
+    int32_t fused;
+    float dropout; /**< in [0, 1): between layers (DropoutCell unrolled, the operator's p fused) */
+    char level[8]; /**< "char" or "word": how the text is tokenized (recorded in PREFIX-lm.json) */
+} mxkt_rnn_lm_config;
+
+/**
+ * Checks a configuration. Errors (MXK_ERR_INVALID_ARGUMENT): "rnn lm: unknown mode
+ * 'M' (lstm, gru, rnn_tanh or rnn_relu)", "rnn lm: num_layers must be >= 1, got N"
+ * (also num_hidden, num_embed, vocab_size), "rnn lm: dropout must be in [0, 1), got
+ * P", "rnn lm: level must be char or word, got 'L'". Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_check(const mxkt_rnn_lm_config *c);
+
+/**
+ * The training symbol of lstm_bucketing.py's sym_gen(seq_len): "data" (N, T) ids
+ * -> Embedding(input_dim V, output_dim E, name "embed") -> the layers unrolled over
+ * seq_len steps, layout NTC, merge_outputs (fused: swapaxes, RNN named
+ * "<mode>_rnn" with begin states `_zeros` (L, 0, H), swapaxes, as
+ * FusedRNNCell.unroll) -> Reshape(-1, H) -> FullyConnected(V, name "pred") ->
+ * SoftmaxOutput(label Reshape("softmax_label", -1), name "softmax"): one output
+ * (N*T, V), row n*T + t for sample n, step t. Node names, attributes and argument
+ * names equal MXNet's for the same construction under a fresh NameManager
+ * (embed_weight, lstm_l0_i2h_weight, ..., lstm_parameters, pred_weight,
+ * pred_bias), except that "<mode>_parameters" lacks upstream's __init__
+ * ["fusedrnn", ...] attribute (init.FusedRNN; the trainer's initializers have no
+ * such initializer, so the Module initializes the vector as one array). The
+ * caller frees *out. Errors: those of mxkt_rnn_lm_check,
+ * MXK_ERR_INVALID_ARGUMENT "rnn lm: seq_len must be >= 1", the cells' and the
+ * kernel's errors of building a node, MXK_ERR_OUT_OF_MEMORY. Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_symbol(const mxkt_rnn_lm_config *c, uint32_t seq_len,
+                                      mxk_symbol **out);
+
+/**
+ * One step of the model, for sampling (the char-LSTM sampler): "data" (N, 1) ids,
+ * the parameters of mxkt_rnn_lm_symbol, and the begin states as input variables;
+ * outputs: softmax(pred) (N, V) named "softmax_output" (the training symbol's
+ * SoftmaxOutput without its label), then each next state in the order of the
+ * state inputs. State inputs are named as begin_state(func=Variable) names them:
+ * "<mode>_l<i>_begin_state_<k>" (unrolled; LSTM: k 0 = h, 1 = c per layer) or
+ * "<mode>_begin_state_<k>" (fused); their shapes are given by
+ * mxkt_rnn_lm_state_shape. On success *out (freed by the caller), *num_states and
+ * *state_inputs, a NULL-terminated list of *num_states names freed with
+ * mxk_string_list_free. Errors as mxkt_rnn_lm_symbol; outputs zeroed on error.
+ * Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_step_symbol(const mxkt_rnn_lm_config *c, mxk_symbol **out,
+                                           uint32_t *num_states, char ***state_inputs);
+
+/**
+ * The shape of every state of the step symbol for `batch` samples: (batch, H)
+ * unrolled, (L, batch, H) fused (the RNN operator's state). No checks.
+ */
+MXK_API mxk_shape mxkt_rnn_lm_state_shape(const mxkt_rnn_lm_config *c, int64_t batch);
+
+/**
+ * Writes PREFIX-lm.json atomically (mxk_file_write): the model's description next to
+ * its checkpoint, a JSON object {"format": "mxk-rnn-lm", "version": 1, "mode",
+ * "num_layers", "num_hidden", "num_embed", "vocab_size", "fused", "dropout",
+ * "level", "vocab": {token: id, ...}} (the vocabulary in its insertion order).
+ * Errors: those of mxkt_rnn_lm_check, MXK_ERR_INVALID_ARGUMENT "rnn lm: the
+ * vocabulary is empty", "rnn lm: id I of token 'T' is outside 0..V-1", "rnn lm: id I
+ * is given to both 'A' and 'B'", the kernel's errors of mxk_file_write prefixed
+ * "rnn lm: ", MXK_ERR_OUT_OF_MEMORY. Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_save(const char *prefix, const mxkt_rnn_lm_config *c,
+                                    const mxkt_vocab *vocab);
+
+/**
+ * Reads PREFIX-lm.json (mxkt_rnn_lm_save) into *c and a new vocabulary *vocab (the
+ * caller frees it), checking everything. Errors: mxk_file_read's, prefixed
+ * "rnn lm: " (MXK_ERR_IO "rnn lm: cannot open model description 'PATH': No such file
+ * or directory", ...); MXK_ERR_FORMAT "rnn lm: PATH: line L column C: <Jansson's
+ * message>" (bad JSON, a token given twice), "rnn lm: PATH: not an mxk language
+ * model description (\"format\" must be \"mxk-rnn-lm\")", "rnn lm: PATH: version V is
+ * not supported (1)", "rnn lm: PATH: \"KEY\" must be an integer" (a string:
+ * mode, level; a number: dropout; an object of token -> integer id: vocab), "rnn
+ * lm: PATH: \"KEY\" is out of range" (integers beyond int32); then those of
+ * mxkt_rnn_lm_check and of the vocabulary's ids as mxkt_rnn_lm_save (prefixed
+ * "rnn lm: PATH: "); MXK_ERR_OUT_OF_MEMORY. On error *c and *vocab are zeroed.
+ * Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_load(const char *prefix, mxkt_rnn_lm_config *c, mxkt_vocab **vocab);
+
+/**
+ * Draws a token id from one row of probabilities `p` (v entries, as the step
+ * symbol's softmax gives them), the sampler's step: weights p^(1/temperature)
+ * renormalized (computed as exp((log p - log max p) / temperature), so small
+ * temperatures do not underflow), the ids where allowed[id] is 0 excluded
+ * (allowed NULL: all allowed), and the inverse CDF at u = draw `i` of the Philox
+ * stream (seed, stream) (u in [0, 1), 24 bits), so a draw depends only on (seed,
+ * stream, i) and the row. *out gets the id. Errors (MXK_ERR_INVALID_ARGUMENT):
+ * "rnn lm: temperature must be > 0, got T", "rnn lm: no token can be drawn (every
+ * allowed probability is 0 or not finite)". Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_draw(const float *p, int32_t v, const uint8_t *allowed,
+                                    double temperature, uint64_t seed, uint64_t stream, uint64_t i,
+                                    int32_t *out);
+
 #ifdef __cplusplus
 }
 #endif

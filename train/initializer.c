@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mxk_rnn.h"
 #include "train_internal.h"
 
 /** Most arguments of an initializer spec. */
-#define INIT_MAX_ARGS 4
+#define INIT_MAX_ARGS 6
 
 /** One argument of an initializer spec: "key=value", or a positional "value" (key ""). */
 typedef struct init_arg {
@@ -315,6 +316,46 @@ static int init_attr_spec(const char *attr, char *spec, size_t size) {
     return len < size;
 }
 
+/**
+ * FusedRNN(init, num_hidden, num_layers, mode, bidirectional, forget_bias)
+ * (initializer.py) on the flat parameter vector of `name`: only init=None (the global
+ * initializer `init`) is supported; mxkt_fused_rnn_init_fill does the rest.
+ */
+static mxk_status fused_rnn_fill(const mxkt_initializer *init, const char *name, const char *spec,
+                                 const mxk_shape *shape, float *values) {
+    char iname[32], mode[32] = "";
+    init_arg args[INIT_MAX_ARGS];
+    int nargs = 0, ok = init_split(spec, iname, sizeof iname, args, &nargs);
+    double hidden = 0, layers = 0, forget = 1.0;
+    mxkt_fused_rnn f = {.mode = mode};
+    for (int i = 0; ok && i < nargs; i++) {
+        const char *k = args[i].key, *v = args[i].val;
+        if (strcmp(k, "init") == 0)
+            ok = strcmp(v, "null") == 0;
+        else if (strcmp(k, "num_hidden") == 0)
+            ok = init_real(v, &hidden) && hidden >= 1 && hidden <= INT32_MAX;
+        else if (strcmp(k, "num_layers") == 0)
+            ok = init_real(v, &layers) && layers >= 1 && layers <= INT32_MAX;
+        else if (strcmp(k, "mode") == 0)
+            ok = snprintf(mode, sizeof mode, "%s", v) < (int)sizeof mode;
+        else if (strcmp(k, "bidirectional") == 0)
+            ok = (f.bidirectional = strcmp(v, "true") == 0) || strcmp(v, "false") == 0;
+        else if (strcmp(k, "forget_bias") == 0)
+            ok = init_real(v, &forget);
+        else
+            ok = 0;
+    }
+    if (!ok || hidden < 1 || layers < 1)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "%s: __init__ '%s': expected FusedRNN(init=None, num_hidden, "
+                          "num_layers, mode, bidirectional, forget_bias)",
+                          name, spec);
+    f.num_hidden = (int32_t)hidden;
+    f.num_layers = (int32_t)layers;
+    f.prefix = "";
+    return mxkt_fused_rnn_init_fill(&f, forget, init, name, mxkt_shape_size(shape), values);
+}
+
 mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
                                       const char *init_attr, const mxk_shape *shape,
                                       float *values) {
@@ -326,6 +367,8 @@ mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
                           "%s: malformed __init__ '%.200s' (MXNet's [\"name\", {\"key\": value}])",
                           name, init_attr);
+    if (strncmp(spec, "fusedrnn(", 9) == 0)
+        return fused_rnn_fill(init, name, spec, shape, values);
     if (mxkt_initializer_parse(spec, init->seed, &own) != MXK_OK) {
         snprintf(msg, sizeof msg, "%s", mxkt_last_error());
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: __init__ '%.200s': %s", name, init_attr,

@@ -135,6 +135,35 @@ static void block(const fused *c, int64_t in, uint32_t k, int gate, char *name, 
         *off += gate * c->h * (*cols ? *cols : 1);
 }
 
+mxk_status mxkt_fused_rnn_init_fill(const mxkt_fused_rnn *f, double forget_bias,
+                                    const mxkt_initializer *init, const char *name, int64_t size,
+                                    float *values) {
+    fused c;
+    MXKT_CHECK(check(f, &c));
+    /* size = (C + H + 2) G H D + rest: solve for the input size C */
+    int64_t rest = param_size(&c, 1) - c.g * c.h * c.d, in = (size - rest) / (c.g * c.h * c.d);
+    if (in < 1 || param_size(&c, in) != size)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "%s: %lld values are not the parameters of a fused %s of %d hidden, %d "
+                          "layers for any input size",
+                          name, (long long)size, f->mode, f->num_hidden, f->num_layers);
+    int lstm = strcmp(f->mode, "lstm") == 0;
+    for (uint32_t k = 0; k < BLOCKS(&c); k++)
+        for (int gate = 0; gate < c.g; gate++) {
+            char bname[192];
+            int64_t off = 0, rows = 0, cols = 0;
+            block(&c, in, k, c.g > 1 ? gate : -1, bname, sizeof bname, &off, &rows, &cols);
+            mxk_shape s = {.ndim = cols ? 2 : 1};
+            s.dims[0] = rows;
+            s.dims[1] = cols;
+            MXKT_CHECK(mxkt_initializer_fill(init, bname, &s, values + off));
+            if (lstm && !cols && mxkt_ends_with(bname, "_f_bias"))
+                for (int64_t r = 0; r < rows; r++)
+                    values[off + r] = (float)forget_bias;
+        }
+    return MXK_OK;
+}
+
 mxk_status mxkt_fused_rnn_unpack_weights(const mxkt_fused_rnn *f, mxk_ndarray *parameters,
                                          int32_t per_gate, uint32_t *num, char ***names,
                                          mxk_ndarray ***arrays) {

@@ -88,7 +88,7 @@ option_prefixes)
     err_first "mxk crosscheck: option '--back' is ambiguous: it could be --backend, --backends"
     run train --b 3
     expect_rc 2
-    err_first "mxk train: option '--b' is ambiguous: it could be --backend, --batch-norm, --batch-size, --brightness"
+    err_first "mxk train: option '--b' is ambiguous: it could be --backend, --batch-norm, --batch-size, --brightness, --buckets"
     run --js=1 plugins
     expect_rc 2
     err_first "mxk: option --json takes no value"

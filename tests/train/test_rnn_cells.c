@@ -379,6 +379,55 @@ static void test_fused_layout(void) {
     mxk_ndarray_free(v);
 }
 
+/**
+ * FusedRNNCell's parameter carries __init__ FusedRNN(None, ...): every per-gate array
+ * (unpacked another way, by mxkt_fused_rnn_unpack_weights) is the global initializer's
+ * fill of its unprefixed name, and the LSTM's "_f_bias" arrays hold forget_bias.
+ */
+static void test_fused_init(void) {
+    mxkt_fused_rnn f = {"lstm", 2, 2, 1, 0.0f, NULL};
+    int64_t size = 0;
+    CHECK_EQ_INT(mxkt_fused_rnn_param_size(&f, 3, &size), MXK_OK);
+    const char *attr = "[\"fusedrnn\", {\"init\": null, \"num_hidden\": 2, \"num_layers\": 2, "
+                       "\"mode\": \"lstm\", \"bidirectional\": true, \"forget_bias\": 0.25}]";
+    mxkt_initializer xavier;
+    CHECK_EQ_INT(mxkt_initializer_parse("xavier", 7, &xavier), MXK_OK);
+    mxk_shape vs = {.ndim = 1, .dims = {size}};
+    float *vals = malloc((size_t)size * sizeof *vals);
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&xavier, "lstm_parameters", attr, &vs, vals), MXK_OK);
+    mxk_ndarray *v = NULL, **arrs = NULL;
+    char **names = NULL;
+    uint32_t n = 0;
+    CHECK_EQ_INT(mxk_ndarray_create(&vs, MXK_FLOAT32, cpu, &v), MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_copy_from_host(v, vals, (uint64_t)size * sizeof *vals), MXK_OK);
+    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, v, 1, &n, &names, &arrs), MXK_OK);
+    CHECK_EQ_INT(n, 64);
+    int f_bias = 0, weights = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        mxk_shape s = mxk_ndarray_shape(arrs[i]);
+        float got[8], want[8];
+        CHECK(shape_size(&s) <= 8);
+        CHECK_EQ_INT(mxk_ndarray_copy_to_host(arrs[i], got, (uint64_t)shape_size(&s) * 4), MXK_OK);
+        CHECK(strncmp(names[i], "lstm_", 5) == 0);
+        CHECK_EQ_INT(mxkt_initializer_fill(&xavier, names[i] + 5, &s, want), MXK_OK);
+        int is_f = strstr(names[i], "_f_bias") != NULL;
+        for (int64_t k = 0; k < shape_size(&s); k++)
+            CHECK(got[k] == (is_f ? 0.25f : want[k]));
+        f_bias += is_f;
+        weights += s.ndim == 2 && want[0] != 0.0f;
+    }
+    CHECK_EQ_INT(f_bias, 8); /* i2h and h2h of 2 layers, 2 directions */
+    CHECK_EQ_INT(weights, 32);
+    mxk_ndarray_list_free(n, arrs, names);
+    mxk_ndarray_free(v);
+    vs.dims[0] = size + 1;
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&xavier, "lstm_parameters", attr, &vs, vals),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "lstm_parameters: 241 values are not the parameters of a "
+                                    "fused lstm of 2 hidden, 2 layers for any input size") == 0);
+    free(vals);
+}
+
 int main(void) {
     if (tt_init() != 0)
         return 77;
@@ -387,6 +436,7 @@ int main(void) {
     MXK_RUN(test_lstm_bias_init);
     MXK_RUN(test_errors);
     MXK_RUN(test_fused_layout);
+    MXK_RUN(test_fused_init);
     mxk_shutdown();
     return MXK_TEST_EXIT();
 }

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "train_opts.h"
 #include "train_progress.h"
 #include "train_rec.h"
+#include "train_text.h"
 
 /** Creates the directory part of a checkpoint prefix (fit.py _save_model's makedirs). */
 static int make_prefix_dir(const char *prefix) {
@@ -80,6 +82,7 @@ typedef struct train_args {
     mxkt_net_config net; /**< --network's builder arguments (--num-layers, --image-shape, ...) */
     uint64_t seed;
     double lr, lr_factor, mom, wd;
+    double clip_gradient; /**< --clip-gradient (NAN: the network's default) */
     int lr_set;
     int no_progress; /**< --no-progress */
     /* parsed by parse_args, so that a bad list is reported before any data is read */
@@ -91,6 +94,7 @@ typedef struct train_args {
     uint32_t num_contexts;
     mxkt_initializer init; /**< --initializer with --seed */
     train_rec_args rec;    /**< --data-train X.rec and its augmentation flags (train only) */
+    train_text_args text;  /**< --network char-lstm's options (train only) */
 } train_args;
 
 /**
@@ -106,6 +110,8 @@ static void default_step_epochs(int64_t num_epochs, char *buf, size_t size) {
     if (b > a && b > 0 && b < num_epochs)
         snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", buf[0] ? "," : "", (long long)b);
 }
+
+static void network_defaults(train_args *a, int text);
 
 /** Parses the options shared by the commands. Returns CLI_OK or CLI_USAGE. */
 static int parse_args(train_args *a, int argc, char **argv) {
@@ -136,6 +142,11 @@ static int parse_args(train_args *a, int argc, char **argv) {
         if (strcmp(argv[i], "--") == 0)
             continue;
         if ((r = train_rec_option(&a->rec, a->cmd, a->cmd == &cli_cmd_train, argc, argv, &i))) {
+            if (r < 0)
+                return CLI_USAGE;
+            continue;
+        }
+        if (a->cmd == &cli_cmd_train && (r = train_text_option(&a->text, a->cmd, argc, argv, &i))) {
             if (r < 0)
                 return CLI_USAGE;
             continue;
@@ -203,14 +214,24 @@ static int parse_args(train_args *a, int argc, char **argv) {
         REAL_OPT("--lr-factor", lr_factor)
         REAL_OPT("--mom", mom)
         REAL_OPT("--wd", wd)
+        if ((r = cli_option_value(argc, argv, &i, "--clip-gradient", &v)) != 0) {
+            if (r < 0 || !cli_parse_real(v, &a->clip_gradient) || a->clip_gradient <= 0)
+                return cli_usage_error(a->cmd, "option '--clip-gradient' needs a positive number");
+            continue;
+        }
 #undef STR_OPT
 #undef INT_OPT
 #undef REAL_OPT
 #undef NET_OPT
         return cli_reject_argument(a->cmd, argv[i]);
     }
+    int text = !a->symbol_file && train_text_network(a->network);
+    network_defaults(a, text);
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
+    if (text && (a->num_examples > 0 || a->rec.data_train))
+        return cli_usage_error(a->cmd, "--%s does not apply to --network char-lstm",
+                               a->num_examples > 0 ? "num-examples" : "data-train");
     if (train_rec_check(&a->rec, a->cmd, a->cmd == &cli_cmd_train) != CLI_OK)
         return CLI_USAGE;
     if (a->cmd != &cli_cmd_train && a->rec.data_val && a->num_examples > 0)
@@ -239,6 +260,11 @@ static int parse_args(train_args *a, int argc, char **argv) {
         !cli_parse_step_epochs(a->lr_step_epochs ? a->lr_step_epochs : steps, a->step_epochs,
                                &a->num_step_epochs, msg, sizeof msg))
         return cli_usage_error(a->cmd, "%s", msg);
+    for (uint32_t k = 0; text && a->text.num_buckets && k < a->num_metrics; k++)
+        if (a->metric[k].kind == MXKT_METRIC_PERPLEXITY) { /* Perplexity(invalid_label) */
+            a->metric[k].has_ignore = 1;
+            a->metric[k].ignore_label = 0;
+        }
     return CLI_OK;
 }
 
@@ -254,23 +280,48 @@ static void defaults(train_args *a, const cli_command *cmd) {
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     a->network = "mlp";
-    a->optimizer = "sgd";
+    a->optimizer = NULL; /* network_defaults: sgd, char-lstm adam */
     a->initializer = "xavier";
     a->kv_store = "local";
     a->ctx = "cpu:0";
     a->data_dir = TRAIN_DEFAULT_DATA_DIR;
-    a->metrics = "acc";
+    a->metrics = NULL; /* network_defaults */
     a->num_epochs = 10;
-    a->batch_size = 100;
+    a->batch_size = -1; /* network_defaults */
     a->load_epoch = -1;
     a->disp_batches = 100;
     a->save_period = 1;
-    a->lr_factor = 0.1;       /* fit.py's default; stepping at --lr-step-epochs */
+    a->lr_factor = NAN; /* network_defaults: fit.py's 0.1, stepping at --lr-step-epochs */
+    a->clip_gradient = NAN;
     a->lr_step_epochs = NULL; /* default_step_epochs: 60% and 90% of --num-epochs */
     a->mom = 0.9;
     a->wd = 1e-5;
     mxkt_net_config_default(&a->net, a->network);
     train_rec_defaults(&a->rec);
+    train_text_defaults(&a->text);
+}
+
+/**
+ * The defaults that depend on the network, for the options not given: batch 100,
+ * SGD, fit.py's lr factor 0.1, metric acc, no clipping; char-lstm the char-LSTM
+ * tutorial's configuration (MXNet.jl examples/char-lstm/config.jl): batch 32, Adam
+ * (lr 0.01 in make_optimizer), no lr steps, gradient clip 1, 2 layers, metrics NLL and
+ * perplexity (--buckets: perplexity ignoring the padding label 0, as
+ * lstm_bucketing.py).
+ */
+static void network_defaults(train_args *a, int text) {
+    if (a->batch_size < 0)
+        a->batch_size = text ? 32 : 100;
+    if (a->optimizer == NULL)
+        a->optimizer = text ? "adam" : "sgd";
+    if (a->metrics == NULL)
+        a->metrics = !text ? "acc" : a->text.num_buckets ? "perplexity" : "nll-loss,perplexity";
+    if (isnan(a->lr_factor))
+        a->lr_factor = text ? 1.0 : 0.1;
+    if (isnan(a->clip_gradient))
+        a->clip_gradient = text ? 1.0 : -1.0;
+    if (text && a->net.num_layers == 0)
+        a->net.num_layers = 2;
 }
 
 /** Builds (mxkt_net_create) or loads the network of the options. */
@@ -300,10 +351,12 @@ static int make_symbol(const train_args *a, mxk_symbol **sym) {
 static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shift,
                           mxkt_optimizer *opt) {
     int lenet = !a->symbol_file && strcmp(a->network, "lenet") == 0;
+    int text = !a->symbol_file && train_text_network(a->network);
     if (strcmp(a->optimizer, "sgd") == 0)
         mxkt_optimizer_sgd(opt, a->lr_set ? a->lr : lenet ? 0.05 : 0.1, a->mom, a->wd);
     else /* adam (parse_args refused the rest) */
-        mxkt_optimizer_adam(opt, a->lr_set ? a->lr : 0.001, a->wd);
+        mxkt_optimizer_adam(opt, a->lr_set ? a->lr : text ? 0.01 : 0.001, a->wd);
+    opt->clip_gradient = a->clip_gradient;
     const int64_t *epochs = a->step_epochs;
     int32_t ne = a->num_step_epochs, ns = 0;
     int64_t steps[MXKT_MAX_STEPS];
@@ -507,7 +560,8 @@ static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
 
 /** Runs fit with the header, the progress bar, --json and the summary line. */
 static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, const mxk_symbol *sym,
-                   mxkt_iter *train, mxkt_iter *val, int64_t all_train, int64_t all_val) {
+                   mxkt_iter *train, mxkt_iter *val, int64_t all_train, int64_t all_val,
+                   const char *data_line) {
     train_progress bar;
     train_progress_open(&bar, !a->no_progress);
     mxkt_module_set_progress(m, train_progress_cb, &bar);
@@ -521,7 +575,8 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
                       .data_val = a->rec.data_val,
                       .train_examples = a->num_examples > 0 ? a->num_examples : all_train,
                       .all_train = all_train,
-                      .val_examples = all_val};
+                      .val_examples = all_val,
+                      .data_line = data_line};
     train_print_header(bar.log, &h);
     mxkt_fit_options fo;
     memset(&fo, 0, sizeof fo);
@@ -601,17 +656,38 @@ static int train_body(const cli_globals *g, void *arg) {
                 (long long)a->num_epochs - 1, (long long)a->load_epoch + 1);
         return CLI_OK;
     }
-    rc = make_symbol(a, &sym);
-    if (rc != CLI_OK)
-        return rc;
-    mxk_random_seed(a->seed);
+    int text = !a->symbol_file && train_text_network(a->network);
+    train_text_data td;
+    memset(&td, 0, sizeof td);
     int64_t all_train = 0, all_val = 0;
-    rc = open_train_data(a, sym, &train, &val, &all_train, &all_val);
-    int64_t num_examples = a->num_examples > 0 ? a->num_examples
-                           : all_train > 0     ? all_train
-                                               : 60000;
-    if (rc == CLI_OK)
-        rc = make_module(a, sym, train, 1, &m);
+    char data_line[4400] = "";
+    if (text) {
+        mxk_random_seed(a->seed);
+        rc = train_text_open(&a->text, a->batch_size, a->net.num_layers, a->seed,
+                             a->load_epoch >= 0 ? a->model_prefix : NULL, &td);
+        if (rc == CLI_OK)
+            rc = train_text_module(&td, a->contexts, a->num_contexts, &sym, &m);
+        train = td.train;
+        val = td.val;
+        all_train = td.train_seqs;
+        all_val = td.val_seqs;
+        snprintf(data_line, sizeof data_line,
+                 "%s, %lld %ss (%s level), %lld training %s, %lld validation", td.source,
+                 (long long)td.tokens, td.cfg.level, td.cfg.level, (long long)all_train,
+                 a->text.num_buckets ? "sentences" : "sequences", (long long)all_val);
+    } else {
+        rc = make_symbol(a, &sym);
+        if (rc != CLI_OK)
+            return rc;
+        mxk_random_seed(a->seed);
+        rc = open_train_data(a, sym, &train, &val, &all_train, &all_val);
+        if (rc == CLI_OK)
+            rc = make_module(a, sym, train, 1, &m);
+    }
+    int64_t num_examples = text && train         ? train->num_batches * a->batch_size
+                           : a->num_examples > 0 ? a->num_examples
+                           : all_train > 0       ? all_train
+                                                 : 60000;
     mxkt_optimizer opt;
     /* resuming without a .states file: the update count starts again at 0, so the
      * schedule is shifted by the epochs already done (fit.py's way) */
@@ -634,11 +710,18 @@ static int train_body(const cli_globals *g, void *arg) {
         rc = resume(a, m, shift);
     if (rc == CLI_OK && a->model_prefix)
         rc = make_prefix_dir(a->model_prefix);
+    if (rc == CLI_OK && text && a->model_prefix &&
+        mxkt_rnn_lm_save(a->model_prefix, &td.cfg, td.vocab) != MXK_OK)
+        rc = cli_error("%s", mxkt_last_error());
     if (rc == CLI_OK)
-        rc = run_fit(g, a, m, sym, train, val, all_train, all_val);
+        rc = run_fit(g, a, m, sym, train, val, all_train, all_val, text ? data_line : NULL);
     mxkt_module_free(m);
-    mxkt_iter_free(train);
-    mxkt_iter_free(val);
+    if (text) {
+        train_text_close(&td);
+    } else {
+        mxkt_iter_free(train);
+        mxkt_iter_free(val);
+    }
     mxk_symbol_free(sym);
     return rc;
 }
@@ -830,7 +913,8 @@ const cli_command cli_cmd_train = {
     "  --network NAME        mlp (784-128-64-10 ReLU), lenet, or one of MXNet's\n"
     "                        example/image-classification/symbols: resnet, resnext,\n"
     "                        vgg, alexnet, googlenet, inception-bn, inception-v3,\n"
-    "                        mobilenet, mobilenetv2 (mlp)\n"
+    "                        mobilenet, mobilenetv2; or char-lstm, a recurrent\n"
+    "                        language model on text (see Text below) (mlp)\n"
     "  --num-layers N        resnet/resnext depth (20 for images up to 28x28 / 32x32,\n"
     "                        else 50), vgg 11/13/16/19 (11)\n"
     "  --image-shape C,H,W   the image shape the network is built for (1,28,28):\n"
@@ -843,8 +927,9 @@ const cli_command cli_cmd_train = {
     "  --symbol FILE         train the symbol JSON FILE instead (data: 'data', label:\n"
     "                        'softmax_label'; (B,784) or (B,1,28,28) found by inference)\n"
     "  --num-epochs N        epochs (10)\n"
-    "  --batch-size N        batch size (100)\n"
-    "  --lr X                learning rate (0.05 lenet, else 0.1; adam 0.001)\n"
+    "  --batch-size N        batch size (100; char-lstm 32)\n"
+    "  --lr X                learning rate (0.05 lenet, else 0.1; adam 0.001;\n"
+    "                        char-lstm 0.01)\n"
     "  --lr-factor X         multiply the rate by X at each --lr-step-epochs (0.1;\n"
     "                        <= 0 or >= 1: a constant rate)\n"
     "  --lr-step-epochs L    epochs at which the rate changes (the epochs nearest 60%\n"
@@ -852,7 +937,8 @@ const cli_command cli_cmd_train = {
     "                        seed's constant rate the MLP hovers near 0.86 and LeNet\n"
     "                        near 0.88 on Fashion-MNIST's [0,1] inputs; the steps bring\n"
     "                        them to ~0.879 (10 epochs) and ~0.897 (3 epochs)\n"
-    "  --optimizer NAME      sgd or adam (sgd)\n"
+    "  --optimizer NAME      sgd or adam (sgd; char-lstm adam)\n"
+    "  --clip-gradient X     clip each gradient to [-X, X] (off; char-lstm 1)\n"
     "  --mom X               SGD momentum, in [0, 1) (0.9)\n"
     "  --wd X                weight decay on *_weight, at least 0 (1e-5)\n"
     "  --initializer SPEC    xavier[(rnd_type, factor_type, magnitude)], glorot, he,\n"
@@ -876,7 +962,7 @@ const cli_command cli_cmd_train = {
     "                        numbers in their shortest exact form (metrics: double,\n"
     "                        lr: float32)\n"
     "  --no-progress         no progress bar, even on a terminal\n"
-    "\n" TRAIN_REC_HELP,
+    "\n" TRAIN_REC_HELP "\n" TRAIN_TEXT_HELP,
     run_train,
 };
 

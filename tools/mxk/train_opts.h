@@ -62,6 +62,7 @@ typedef struct train_header {
     int64_t train_examples; /**< examples trained on per epoch */
     int64_t all_train;      /**< examples of the training set (-1: unknown) */
     int64_t val_examples;   /**< examples of the validation (test) set */
+    const char *data_line;  /**< the text networks' data description, or NULL */
 } train_header;
 
 /**
@@ -75,6 +76,8 @@ typedef struct train_header {
  *   Data: Fashion-MNIST in DIR: 6000 training examples (of 60000), 10000 validation examples
  *   Data: RecordIO train.rec: 60000 training examples, val.rec: 10000 validation examples
  *                              (with --data-train; "no validation" without --data-val)
+ *   Data: text FILE, N chars (char level), A training sequences, B validation
+ *                              (a text network: data_line after "Data: text ")
  * Cannot fail (what cannot be found is said so).
  */
 void train_print_header(FILE *log, const train_header *h);
@@ -88,8 +91,9 @@ typedef struct train_summary {
 
 /**
  * Prints "Summary: N epochs (A to B) in T s, S samples/s; Train-NAME=V ...
- * Validation-NAME=V ..." on `log`: S is the training passes' rows (pad rows too)
- * over their seconds; the metrics are the last epoch's (fo->last_train, last_val).
+ * Validation-NAME=V ..." (no validation values when it validated nothing) on `log`: S is the
+ * training passes' rows (pad rows too) over their seconds; the metrics are the last epoch's
+ * (fo->last_train, last_val).
  */
 void train_print_summary(FILE *log, const train_summary *s, const mxkt_metric *metrics, uint32_t nm,
                          const mxkt_fit_options *fo);

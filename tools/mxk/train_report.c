@@ -23,14 +23,18 @@ static int64_t param_count(const mxk_symbol *sym, const mxk_shape *data_shape) {
               *xs = calloc(naux + 1, sizeof *xs);
     int32_t complete = 0;
     if (as && os && xs &&
-        mxk_symbol_infer_shape(sym, 1, &name, data_shape, as, os, xs, &complete) == MXK_OK &&
-        complete) {
+        mxk_symbol_infer_shape(sym, 1, &name, data_shape, as, os, xs, &complete) == MXK_OK) {
+        /* the label may stay unknown (a language model reshapes it): parameters suffice */
         total = 0;
         for (uint32_t i = 0; i < nargs + naux; i++) {
             const char *n = i < nargs ? args[i] : aux[i - nargs];
             const mxk_shape *s = i < nargs ? &as[i] : &xs[i - nargs];
             if (strcmp(n, "data") == 0 || strcmp(n, "softmax_label") == 0)
                 continue;
+            if (s->ndim <= 0) {
+                total = -1;
+                break;
+            }
             int64_t size = 1;
             for (int32_t d = 0; d < s->ndim; d++)
                 size *= s->dims[d];
@@ -117,6 +121,10 @@ void train_print_header(FILE *log, const train_header *h) {
         fprintf(log, "%lld parameters\n", (long long)params);
     else
         fprintf(log, "parameters not known (shapes not inferred)\n");
+    if (h->data_line) {
+        fprintf(log, "Data: text %s\n", h->data_line);
+        return;
+    }
     if (h->data_train) {
         fprintf(log, "Data: RecordIO %s: %lld training examples, ", h->data_train,
                 (long long)h->all_train);
@@ -141,7 +149,7 @@ void train_print_summary(FILE *log, const train_summary *s, const mxkt_metric *m
             s->wall_seconds, s->train_seconds > 0 ? s->train_samples / s->train_seconds : 0.0);
     for (uint32_t k = 0; k < nm; k++)
         fprintf(log, " Train-%s=%f", metrics[k].name, fo->last_train[k]);
-    for (uint32_t k = 0; k < nm; k++)
+    for (uint32_t k = 0; fo->last_val_examples > 0 && k < nm; k++)
         fprintf(log, " Validation-%s=%f", metrics[k].name, fo->last_val[k]);
     fputc('\n', log);
 }

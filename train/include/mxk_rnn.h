@@ -158,6 +158,21 @@ typedef struct mxkt_fused_rnn {
 MXK_API mxk_status mxkt_fused_rnn_unfuse(const mxkt_fused_rnn *f, mxkt_rnn_cell **out);
 
 /**
+ * The FusedRNN initializer (python/mxnet/initializer.py FusedRNN with init=None)
+ * on a flat parameter vector of `size` values (the data's size C found from it):
+ * every per-gate array of the unpacked parameters (names "l0_i2h_i_weight", ...,
+ * without prefix, as upstream's FusedRNNCell(prefix='')) filled by `init` as the
+ * global initializer (mxkt_initializer_fill: weights by init, biases 0), then the
+ * LSTM biases ending in "_f_bias" (i2h and h2h) set to forget_bias; the arrays
+ * packed back into `values`. Errors: those of the configuration (see
+ * mxkt_fused_rnn_param_size), MXK_ERR_INVALID_ARGUMENT "NAME: N values are not
+ * the parameters of a fused MODE of H hidden, L layers for any input size", and
+ * mxkt_initializer_fill's. Pure, thread-safe.
+ */
+MXK_API mxk_status mxkt_fused_rnn_init_fill(const mxkt_fused_rnn *f, double forget_bias,
+                                            const mxkt_initializer *init, const char *name,
+                                            int64_t size, float *values);
+/**
  * Number of elements of the fused operator's `parameters` vector for inputs of
  * `num_input` features: (I + H + 2) H G D + (L - 1) G H (H + D H + 2) D with G
  * gates and D directions (FusedRNNCell.pack_weights). Errors as unfuse, and

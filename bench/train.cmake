@@ -14,3 +14,11 @@ if(TARGET mxk-cpu-blas AND TARGET mxk_train)
   target_link_libraries(bench_infer PRIVATE mxk_train mxk)
   add_dependencies(bench_infer mxk-cpu-blas)
 endif()
+
+# Memory of bucketing: `bench_bucketing TEXT` (a BucketingModule with 5 buckets beside the
+# largest bucket alone; peak storage bytes and their ratio).
+if(TARGET mxk-cpu-blas AND TARGET mxk_train)
+  add_executable(bench_bucketing ${CMAKE_CURRENT_LIST_DIR}/bench_bucketing.c)
+  target_link_libraries(bench_bucketing PRIVATE mxk_train mxk)
+  add_dependencies(bench_bucketing mxk-cpu-blas)
+endif()

@@ -1050,15 +1050,6 @@ static mxk_status rnn_check_backward(const rnn_param *p, const mxk_backward_args
     return MXK_OK;
 }
 
-/** Zeroes the rows of the last layer's output gradient past each sequence's length. */
-static void rnn_mask_dy(const rnn_dims *m, float *dy) {
-    for (int t = 0; t < m->T && m->len; t++)
-        for (int n = 0; n < m->N; n++)
-            if (!rnn_valid(m, t, n))
-                memset(dy + ((size_t)t * (size_t)m->N + (size_t)n) * (size_t)m->DR, 0,
-                       (size_t)m->DR * sizeof(float));
-}
-
 /**
  * Backward: back-propagation through time, layer by layer, from the forward's
  * reserve; through the dropout masks between layers. sequence_length gets a zero
@@ -1090,7 +1081,6 @@ static mxk_status rnn_backward(const mxk_op_ctx *ctx, const void *param, void *s
     size_t TN = (size_t)m.T * (size_t)m.N, layer = TN * (size_t)m.DR;
     memset(g.dw, 0, (size_t)m.np * sizeof(float));
     memcpy(g.dy, cb_f32(args->out_grad[0]), layer * sizeof(float));
-    rnn_mask_dy(&m, g.dy);
     for (int l = m.L - 1; l >= 0; l--) {
         for (int d = 0; d < m.D; d++) {
             rnn_ld o;

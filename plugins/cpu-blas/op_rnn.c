@@ -642,6 +642,8 @@ static void rnn_layer_forward(const mxk_op_ctx *ctx, const rnn_dims *m, const rn
     }
     cb_sgemm(ctx, CblasNoTrans, CblasTrans, TN, GH, o->In, 1.0f, o->x, o->In, o->wx, o->In, 1.0f,
              o->gates, GH);
+    if (m->proj) /* the projection reads every row; those past their sequence are skipped */
+        memset(hs, 0, (size_t)m->N * (size_t)H * sizeof(float));
     for (int s = 0; s < m->T; s++) {
         int t = rnn_time(m, o->d, s), ldh;
         const float *hp = rnn_prev_h(m, o, t, &ldh);

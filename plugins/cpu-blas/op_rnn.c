@@ -2,10 +2,10 @@
  * cpu-blas plugin: the fused recurrent operator RNN (alias _npx_rnn).
  *
  * Semantics: MXNet src/operator/rnn.cc, rnn-inl.h (attributes, shapes, the
- * parameter count GetRnnParamSize) and src/operator/rnn_impl.h (the CPU
+ * parameter count K = GetRnnParamSize) and src/operator/rnn_impl.h (the CPU
  * kernels: gate order, the GRU formula, the flat parameter layout).
  *
- * Arguments data (T, N, C) (layout TNC), parameters (P,), state (L*D, N, R), for
+ * Arguments data (T, N, C) (layout TNC), parameters (K,), state (L*D, N, R), for
  * mode lstm state_cell (L*D, N, H) and, with use_sequence_length, sequence_length
  * (N) (float32); D = 2 when bidirectional, else 1; G = 1 (rnn_relu, rnn_tanh), 4
  * (lstm), 3 (gru); R = projection_size with a projection (lstm only), else H.

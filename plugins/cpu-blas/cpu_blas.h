@@ -21,7 +21,7 @@
 #define CB_BACKEND "cpu-blas"
 
 /** Most inputs / outputs of any operator of this plugin (shape checks use fixed arrays). */
-#define CB_MAX_IO 4
+#define CB_MAX_IO 5
 
 /* --- threads.c: the thread knob and the worker pool ------------------------------ */
 

@@ -93,7 +93,7 @@ op_describe_errors)
 op_rnn)
     # RNN (src/operator/rnn.cc): GetRnnParamSize's count, lstm's state_cell, the
     # state outputs, the hidden reserve (layer outputs 48 + gates 192 + cells 48 floats)
-    # that backward reads; what the cpu-blas kernel does not support yet.
+    # that backward reads; projection, sequence_length, the attribute checks.
     run op RNN --attr mode=lstm --attr state_size=2 --attr num_layers=2 \
         --attr bidirectional=True --attr state_outputs=True --shape 3,2,4
     expect_rc 0
@@ -106,15 +106,32 @@ op_rnn)
     expect_rc 0
     out_line "^  inputs          data \(3,2,4\) float32, parameters \(84\) float32, state \(2,2,2\) float32$"
     out_line "^  outputs         output \(3,2,2\) float32, reserve \(120\) float32$"
+    # LSTMP (rnn_impl.h): per layer direction Wx, Wh (12,2) and Whr (2,3); GetRnnParamSize
+    # 384 + P*H*L*D = 408; the extra argument sequence_length (N); dropout's random stream
+    run op RNN --attr mode=lstm --attr state_size=3 --attr num_layers=2 --attr projection_size=2 \
+        --attr bidirectional=True --attr state_outputs=True --attr use_sequence_length=True \
+        --attr p=0.5 --shape 3,2,4
+    expect_rc 0
+    out_line "^  inputs          data \(3,2,4\) float32, parameters \(408\) float32, state \(4,2,2\) float32, state_cell \(4,2,3\) float32, sequence_length \(2\) float32$"
+    out_line "^  outputs         output \(3,2,4\) float32, state_output \(4,2,2\) float32, statecell_output \(4,2,3\) float32, reserve \(456\) float32$"
+    out_line "^  resources fwd   random, temp_space \([1-9][0-9]* bytes\)$"
+    # upstream's checks (rnn-inl.h)
     run op RNN $G --attr projection_size=1 --shape 3,2,4
     expect_rc 1
-    err_is "mxk: error: RNN: projection_size is not supported yet"
+    err_is "mxk: error: RNN: Projection is only supported for LSTM."
+    run op RNN --attr mode=lstm --attr state_size=2 --attr num_layers=1 --attr projection_size=3 --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: State size must be larger than projection size."
     run op RNN $G --attr lstm_state_clip_min=-1 --attr lstm_state_clip_max=1 --shape 3,2,4
     expect_rc 1
-    err_is "mxk: error: RNN: lstm_state_clip_min is not supported yet"
-    run op RNN $G --attr use_sequence_length=True --shape 3,2,4
+    err_is "mxk: error: RNN: State clipping is only supported for LSTM."
+    L="--attr mode=lstm --attr state_size=2 --attr num_layers=1"
+    run op RNN $L --attr lstm_state_clip_max=1 --shape 3,2,4
     expect_rc 1
-    err_is "mxk: error: RNN: use_sequence_length is not supported yet"
+    err_is "mxk: error: RNN: lstm_state_clip_min and lstm_state_clip_max must be specified together."
+    run op RNN $L --attr lstm_state_clip_min=2 --attr lstm_state_clip_max=1 --shape 3,2,4
+    expect_rc 1
+    err_is "mxk: error: RNN: lstm_state_clip_max must be greater or equal to lstm_state_clip_min"
     run op RNN $G --attr p=1.5 --shape 3,2,4
     expect_rc 1
     err_is "mxk: error: RNN: attribute 'p': expected a value in [0, 1], got 1.5"
@@ -124,10 +141,6 @@ op_rnn)
     run op RNN $G --shape 3,2,4 --shape 10
     expect_rc 1
     err_is "mxk: error: RNN: argument 'parameters': expected (84,), got (10,)"
-    # dropout between layers in training: refused by the kernel
-    run opcheck RNN $G --attr p=0.5 --shape 3,2,4
-    expect_rc 1
-    out_has "forward failed: RNN (forward, backend cpu-blas): dropout p > 0 between layers in training is not supported yet"
     ;;
 ops_list)
     COLUMNS=200

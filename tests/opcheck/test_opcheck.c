@@ -43,7 +43,7 @@
 #define MAX_IN 16
 
 /** Most attribute/shape combinations of one operator. */
-#define MAX_CASES 6
+#define MAX_CASES 10
 
 /** One attribute/shape combination. */
 typedef struct op_case {
@@ -499,7 +499,7 @@ static const op_entry table[] = {
      NULL,
      {{"input_dim=5;output_dim=3", "2,3|0", 0}, {"input_dim=5;output_dim=2", "4|0", 0}}},
     {"RNN _npx_rnn",
-     NULL,
+     "4=1,4,int,nograd", /* lstm's sequence_length: lengths in [1, T = 3] */
      NULL,
      0,
      0,
@@ -511,7 +511,18 @@ static const op_entry table[] = {
        0},
       {"mode=lstm;state_size=2;num_layers=1;state_outputs=True", "1,3,2|0|0|0", 0},
       {"mode=gru;state_size=3;num_layers=2;bidirectional=True;state_outputs=True", "4,2,2|0|0", 0},
-      {"mode=gru;state_size=2;num_layers=1;p=0.5", "3,2,3|0|0", 0}}},
+      {"mode=gru;state_size=2;num_layers=1;p=0.5", "3,2,3|0|0", 0},
+      {"mode=gru;state_size=3;num_layers=3;bidirectional=True;p=0.5;state_outputs=True",
+       "3,2,3|0|0", 0},
+      {"mode=lstm;state_size=3;num_layers=2;bidirectional=True;projection_size=2;"
+       "state_outputs=True",
+       "3,2,3|0|0|0", 0},
+      {"mode=lstm;state_size=3;num_layers=2;lstm_state_clip_min=-0.3;lstm_state_clip_max=0.3;"
+       "state_outputs=True",
+       "3,2,3|0|0|0", 0},
+      {"mode=lstm;state_size=3;num_layers=2;bidirectional=True;projection_size=2;p=0.3;"
+       "use_sequence_length=True;state_outputs=True",
+       "3,4,2|0|0|0|4", 0}}},
     {"LeakyReLU",
      NULL,
      NULL,

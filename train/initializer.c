@@ -8,7 +8,7 @@
 #include "train_internal.h"
 
 /** Most arguments of an initializer spec. */
-#define INIT_MAX_ARGS 4
+#define INIT_MAX_ARGS 6
 
 /** One argument of an initializer spec: "key=value", or a positional "value" (key ""). */
 typedef struct init_arg {
@@ -315,6 +315,49 @@ static int init_attr_spec(const char *attr, char *spec, size_t size) {
     return len < size;
 }
 
+/**
+ * init.FusedRNN (an __init__ ["fusedrnn", {"init": null, "num_hidden": H, ...}] as
+ * FusedRNNCell gives its "<prefix>parameters") on the vector `name`: its
+ * arguments from `spec` (init_attr_spec's form), then mxkt_fused_rnn_init_fill
+ * with the prefix `name` less "parameters".
+ */
+static mxk_status fused_fill(const mxkt_initializer *init, const char *name, const char *init_attr,
+                             const char *spec, const mxk_shape *shape, float *values) {
+    char kind[32], mode[16] = "", prefix[128];
+    init_arg args[INIT_MAX_ARGS];
+    int nargs = 0, ok = init_split(spec, kind, sizeof kind, args, &nargs);
+    mxkt_fused_rnn f = {.mode = mode, .prefix = prefix};
+    double forget_bias = 1.0, x = 0.0;
+    for (int i = 0; ok && i < nargs; i++) {
+        const char *k = args[i].key, *v = args[i].val;
+        if (strcmp(k, "init") == 0)
+            ok = strcmp(v, "null") == 0;
+        else if (strcmp(k, "mode") == 0)
+            snprintf(mode, sizeof mode, "%s", v);
+        else if (strcmp(k, "bidirectional") == 0)
+            ok = (f.bidirectional = strcmp(v, "true") == 0) || strcmp(v, "false") == 0;
+        else if (!init_real(v, &x))
+            ok = 0;
+        else if (strcmp(k, "num_hidden") == 0 && x == (int32_t)x)
+            f.num_hidden = (int32_t)x;
+        else if (strcmp(k, "num_layers") == 0 && x == (int32_t)x)
+            f.num_layers = (int32_t)x;
+        else if (strcmp(k, "forget_bias") == 0)
+            forget_bias = x;
+        else
+            ok = 0;
+    }
+    if (!ok)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
+                          "%s: __init__ '%.200s': fusedrnn takes init null, num_hidden, "
+                          "num_layers, mode, bidirectional and forget_bias",
+                          name, init_attr);
+    size_t n = strlen(name);
+    n -= mxkt_ends_with(name, "parameters") ? strlen("parameters") : 0;
+    snprintf(prefix, sizeof prefix, "%.*s", (int)n, name);
+    return mxkt_fused_rnn_init_fill(&f, forget_bias, init, shape, values);
+}
+
 mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,
                                       const char *init_attr, const mxk_shape *shape,
                                       float *values) {
@@ -326,6 +369,8 @@ mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
                           "%s: malformed __init__ '%.200s' (MXNet's [\"name\", {\"key\": value}])",
                           name, init_attr);
+    if (strncmp(spec, "fusedrnn(", 9) == 0)
+        return fused_fill(init, name, init_attr, spec, shape, values);
     if (mxkt_initializer_parse(spec, init->seed, &own) != MXK_OK) {
         snprintf(msg, sizeof msg, "%s", mxkt_last_error());
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: __init__ '%.200s': %s", name, init_attr,

@@ -266,3 +266,42 @@ mxk_status mxkt_fused_rnn_pack_weights(const mxkt_fused_rnn *f, uint32_t num,
     free(flat);
     return st;
 }
+
+mxk_status mxkt_fused_rnn_init_fill(const mxkt_fused_rnn *f, double forget_bias,
+                                    const mxkt_initializer *init, const mxk_shape *shape,
+                                    float *values) {
+    int64_t n = mxkt_shape_size(shape);
+    mxk_shape flat = {.ndim = 1, .dims = {n}};
+    mxk_ndarray *vec = NULL, *packed = NULL, **arrays = NULL;
+    char **names = NULL;
+    uint32_t num = 0;
+    mxk_status st = mxk_ndarray_create(&flat, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU, 0}, &vec);
+    if (st == MXK_OK)
+        st = mxk_ndarray_copy_from_host(vec, values, (uint64_t)n * sizeof *values);
+    if (st != MXK_OK) {
+        mxk_ndarray_free(vec);
+        return mxkt_kernel_error(st, "fused rnn");
+    }
+    st = mxkt_fused_rnn_unpack_weights(f, vec, 1, &num, &names, &arrays);
+    for (uint32_t i = 0; st == MXK_OK && i < num; i++) {
+        float *data = NULL;
+        mxk_shape s = mxk_ndarray_shape(arrays[i]);
+        st = mxk_ndarray_data(arrays[i], (void **)&data);
+        if (st != MXK_OK)
+            st = mxkt_kernel_error(st, "fused rnn");
+        else if (strcmp(f->mode, "lstm") == 0 && mxkt_ends_with(names[i], "_f_bias"))
+            for (int64_t k = 0; k < mxkt_shape_size(&s); k++)
+                data[k] = (float)forget_bias;
+        else
+            st = mxkt_initializer_fill(init, names[i], &s, data);
+    }
+    if (st == MXK_OK)
+        st = mxkt_fused_rnn_pack_weights(f, num, (const char *const *)names, arrays, &packed);
+    if (st == MXK_OK &&
+        (st = mxk_ndarray_copy_to_host(packed, values, (uint64_t)n * sizeof *values)) != MXK_OK)
+        st = mxkt_kernel_error(st, "fused rnn");
+    mxk_ndarray_free(packed);
+    mxk_ndarray_list_free(num, arrays, names);
+    mxk_ndarray_free(vec);
+    return st;
+}

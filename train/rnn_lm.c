@@ -88,6 +88,14 @@ static mxk_symbol *fused_unroll(nb *b, const mxkt_rnn_lm_config *c, mxk_symbol *
     char name[64], shortest[32], p[40];
     snprintf(name, sizeof name, "%s_parameters", c->mode);
     in[1] = nb_var(b, name);
+    char init[256]; /* init.FusedRNN(None, H, L, mode, False, forget_bias 1.0).dumps() */
+    snprintf(init, sizeof init,
+             "[\"fusedrnn\", {\"init\": null, \"num_hidden\": %d, \"num_layers\": %d, "
+             "\"mode\": \"%s\", \"bidirectional\": false, \"forget_bias\": 1.0}]",
+             c->num_hidden, c->num_layers, c->mode);
+    mxk_status st = in[1] ? mxk_symbol_set_attr(in[1], "__init__", init) : MXK_OK;
+    if (st != MXK_OK)
+        b->st = mxkt_kernel_error(st, "rnn lm");
     for (uint32_t k = 0; k < ns; k++)
         in[2 + k] = begin ? begin[k]
                           : nb_op(b, "_zeros", NULL, 0,

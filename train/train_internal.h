@@ -4,7 +4,7 @@
 #ifndef MXK_TRAIN_INTERNAL_H
 #define MXK_TRAIN_INTERNAL_H
 
-#include "mxk_train.h"
+#include "mxk_rnn.h"
 
 /**
  * Records a message of this library and returns `st`: the kernel's one error
@@ -48,6 +48,20 @@ char *mxkt_epoch_json(const mxkt_fit_options *o, int32_t epoch, const mxkt_metri
  * mxk_file_write with "metrics log: ", MXK_ERR_OUT_OF_MEMORY.
  */
 mxk_status mxkt_metrics_log_append(const char *path, const char *line);
+
+/**
+ * init.FusedRNN(None, ...)._init_weight (python/mxnet/initializer.py) on the fused
+ * RNN operator's flat vector `values` (`shape`, 1-D): unpacked per gate
+ * (mxkt_fused_rnn_unpack_weights, names prefixed f->prefix), each array filled by
+ * the global initializer's name rules (mxkt_initializer_fill: weights random,
+ * biases 0), except for an LSTM the forget gate's biases, i2h and h2h both, set to
+ * forget_bias as upstream, then packed back. Errors: those of the unpack (a vector
+ * of a size that fits no input), of mxkt_initializer_fill, the kernel's array
+ * errors prefixed "fused rnn: ".
+ */
+mxk_status mxkt_fused_rnn_init_fill(const mxkt_fused_rnn *f, double forget_bias,
+                                    const mxkt_initializer *init, const mxk_shape *shape,
+                                    float *values);
 
 #define MXKT_CHECK(expr)                                                                           \
     do {                                                                                           \

@@ -204,6 +204,60 @@ static void test_config_errors(void) {
     CHECK(!strcmp(mxk_get_last_error(), "rnn lm: seq_len must be >= 1"));
 }
 
+/**
+ * init.FusedRNN on the fused model's vector (the __init__ the training symbol gives
+ * it): per gate, weights as the global initializer fills that name, biases 0, the
+ * LSTM's forget-gate biases 1.
+ */
+static void test_fused_init(void) {
+    const char *attr = "[\"fusedrnn\", {\"init\": null, \"num_hidden\": 3, \"num_layers\": 2, "
+                       "\"mode\": \"lstm\", \"bidirectional\": false, \"forget_bias\": 1.0}]";
+    mxkt_initializer init;
+    CHECK_EQ_INT(mxkt_initializer_parse("xavier", 3, &init), MXK_OK);
+    mxkt_fused_rnn f = {"lstm", 3, 2, 0, 0.0f, NULL};
+    int64_t n = 0;
+    CHECK_EQ_INT(mxkt_fused_rnn_param_size(&f, 4, &n), MXK_OK);
+    mxk_shape shape = {.ndim = 1, .dims = {n}};
+    float *values = calloc((size_t)n, sizeof *values);
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&init, "lstm_parameters", attr, &shape, values),
+                 MXK_OK);
+    mxk_ndarray *vec = NULL, **arrays = NULL;
+    char **names = NULL;
+    uint32_t num = 0, checked = 0;
+    CHECK_EQ_INT(mxk_ndarray_create(&shape, 0, cpu, &vec), MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_copy_from_host(vec, values, (uint64_t)n * sizeof *values), MXK_OK);
+    CHECK_EQ_INT(mxkt_fused_rnn_unpack_weights(&f, vec, 1, &num, &names, &arrays), MXK_OK);
+    CHECK_EQ_INT(num, 2 * 2 * 4 * 2); /* layers x (i2h, h2h) x gates x (weight, bias) */
+    for (uint32_t i = 0; i < num; i++) {
+        mxk_shape s = mxk_ndarray_shape(arrays[i]);
+        int64_t size = (int64_t)mxk_ndarray_size(arrays[i]);
+        float *got = NULL, *want = calloc((size_t)size, sizeof *want);
+        CHECK_EQ_INT(mxk_ndarray_data(arrays[i], (void **)&got), MXK_OK);
+        const char *suffix = strrchr(names[i], '_');
+        if (!strcmp(suffix, "_bias"))
+            for (int64_t k = 0; k < size; k++)
+                want[k] = strstr(names[i], "_f_bias") ? 1.0f : 0.0f;
+        else
+            CHECK_EQ_INT(mxkt_initializer_fill(&init, names[i], &s, want), MXK_OK);
+        CHECK(!memcmp(got, want, (size_t)size * sizeof *want));
+        checked +=
+            !strcmp(names[i], "lstm_l1_h2h_f_bias") || !strcmp(names[i], "lstm_l0_i2h_o_weight");
+        free(want);
+    }
+    CHECK_EQ_INT(checked, 2);
+    CHECK(values[0] != 0.0f);
+    mxk_ndarray_list_free(num, arrays, names);
+    mxk_ndarray_free(vec);
+    const char *bad = "[\"fusedrnn\", {\"init\": \"xavier\", \"num_hidden\": 3}]";
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&init, "lstm_parameters", bad, &shape, values),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(!strcmp(mxk_get_last_error(),
+                  "lstm_parameters: __init__ '[\"fusedrnn\", {\"init\": \"xavier\", "
+                  "\"num_hidden\": 3}]': fusedrnn takes init null, num_hidden, num_layers, mode, "
+                  "bidirectional and forget_bias"));
+    free(values);
+}
+
 static char dir[] = "/tmp/mxk_test_rnn_lm_XXXXXX";
 
 /** Writes `text` to DIR/NAME-lm.json and returns the prefix DIR/NAME (static buffer). */
@@ -361,6 +415,7 @@ int main(void) {
     MXK_RUN(test_step_agrees);
     MXK_RUN(test_names);
     MXK_RUN(test_config_errors);
+    MXK_RUN(test_fused_init);
     MXK_RUN(test_save_load);
     MXK_RUN(test_draw);
     char cmd[128];

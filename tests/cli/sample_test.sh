@@ -102,6 +102,7 @@ sample_errors)
         "--temperature -0.5|--temperature must be > 0, got -0.5" \
         "--length 0|--length must be >= 1, got 0" \
         "--batch 0|--batch must be >= 1, got 0" \
+        "--batch 200 --length 1000000|--batch times --length must be at most 100000000 tokens" \
         "--prefix-text=|--prefix-text is required (at least one token to start from)"; do
         sample --prefix-text T ${bad%%|*}
         expect_rc 2

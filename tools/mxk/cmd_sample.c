@@ -19,6 +19,8 @@
 #define SAMPLE_MAX_BATCH 4096
 /** Most tokens generated per sample. */
 #define SAMPLE_MAX_LENGTH 1000000
+/** Most tokens generated in all (the ids are kept until the samples are printed). */
+#define SAMPLE_MAX_TOKENS 100000000
 
 /** The command line of `mxk sample`. */
 typedef struct sample_args {
@@ -35,38 +37,33 @@ static int parse_args(sample_args *a, int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         const char *v = NULL;
         uint64_t u = 0;
-        int r = 0;
+        int r;
+#define STR_OPT(flag, field)                                                                       \
+    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
+        if (r < 0)                                                                                 \
+            return cli_usage_error(cmd, "option '%s' needs a value", flag);                        \
+        a->field = v;                                                                              \
+        continue;                                                                                  \
+    }
+#define UINT_OPT(flag, field, max)                                                                 \
+    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
+        if (r < 0 || !cli_parse_uint(v, max, &u))                                                  \
+            return cli_usage_error(cmd, "option '%s' needs an integer (0 to %llu)", flag,          \
+                                   (unsigned long long)(max));                                     \
+        a->field = u;                                                                              \
+        continue;                                                                                  \
+    }
         if (strcmp(argv[i], "--") == 0)
             continue;
-        const char *strs[3] = {"--model-prefix", "--prefix-text", "--ctx"};
-        const char **str_fields[3] = {&a->model_prefix, &a->prefix_text, &a->ctx};
-        const char *ints[4] = {"--load-epoch", "--length", "--batch", "--seed"};
-        const uint64_t max[4] = {100000, SAMPLE_MAX_LENGTH, SAMPLE_MAX_BATCH, UINT64_MAX};
-        int k = 0;
-        for (; k < 3 && (r = cli_option_value(argc, argv, &i, strs[k], &v)) == 0; k++)
-            ;
-        if (k < 3) {
-            if (r < 0)
-                return cli_usage_error(cmd, "option '%s' needs a value", strs[k]);
-            *str_fields[k] = v;
-            continue;
-        }
-        for (k = 0; k < 4 && (r = cli_option_value(argc, argv, &i, ints[k], &v)) == 0; k++)
-            ;
-        if (k < 4) {
-            if (r < 0 || !cli_parse_uint(v, max[k], &u))
-                return cli_usage_error(cmd, "option '%s' needs an integer (0 to %llu)", ints[k],
-                                       (unsigned long long)max[k]);
-            if (k == 0)
-                a->load_epoch = (int64_t)u;
-            else if (k == 1)
-                a->length = (int64_t)u;
-            else if (k == 2)
-                a->batch = (int64_t)u;
-            else
-                a->seed = u;
-            continue;
-        }
+        STR_OPT("--model-prefix", model_prefix)
+        STR_OPT("--prefix-text", prefix_text)
+        STR_OPT("--ctx", ctx)
+        UINT_OPT("--load-epoch", load_epoch, 100000)
+        UINT_OPT("--length", length, SAMPLE_MAX_LENGTH)
+        UINT_OPT("--batch", batch, SAMPLE_MAX_BATCH)
+        UINT_OPT("--seed", seed, UINT64_MAX)
+#undef STR_OPT
+#undef UINT_OPT
         if ((r = cli_option_value(argc, argv, &i, "--temperature", &v)) != 0) {
             if (r < 0 || !cli_parse_real(v, &a->temperature))
                 return cli_usage_error(cmd, "option '--temperature' needs a number");
@@ -84,6 +81,9 @@ static int parse_args(sample_args *a, int argc, char **argv) {
         return cli_usage_error(cmd, "--length must be >= 1, got %lld", (long long)a->length);
     if (a->batch < 1)
         return cli_usage_error(cmd, "--batch must be >= 1, got %lld", (long long)a->batch);
+    if (a->batch * a->length > SAMPLE_MAX_TOKENS)
+        return cli_usage_error(cmd, "--batch times --length must be at most %d tokens",
+                               SAMPLE_MAX_TOKENS);
     return CLI_OK;
 }
 

@@ -7,6 +7,9 @@
  * FusedRNNCell is represented by its configuration: unfuse builds the equivalent
  * stack of cells and pack/unpack convert the fused RNN operator's flat parameter
  * vector (src/operator/rnn-inl.h, cuDNN's layout) to and from the stack's arrays.
+ * The language model (mxkt_rnn_lm_*) is example/rnn/bucketing/lstm_bucketing.py's
+ * network over these cells, its one-step form for sampling and its description
+ * file PREFIX-lm.json.
  *
  * Thread safety: a cell is not thread-safe (unroll advances its step counters,
  * as upstream's); distinct cells may be used from distinct threads.

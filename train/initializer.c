@@ -321,8 +321,9 @@ static int init_attr_spec(const char *attr, char *spec, size_t size) {
  * (initializer.py) on the flat parameter vector of `name`: only init=None (the global
  * initializer `init`) is supported; mxkt_fused_rnn_init_fill does the rest.
  */
-static mxk_status fused_rnn_fill(const mxkt_initializer *init, const char *name, const char *spec,
-                                 const mxk_shape *shape, float *values) {
+static mxk_status fused_rnn_fill(const mxkt_initializer *init, const char *name,
+                                 const char *init_attr, const char *spec, const mxk_shape *shape,
+                                 float *values) {
     char iname[32], mode[32] = "";
     init_arg args[INIT_MAX_ARGS];
     int nargs = 0, ok = init_split(spec, iname, sizeof iname, args, &nargs);
@@ -347,9 +348,9 @@ static mxk_status fused_rnn_fill(const mxkt_initializer *init, const char *name,
     }
     if (!ok || hidden < 1 || layers < 1)
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT,
-                          "%s: __init__ '%s': expected FusedRNN(init=None, num_hidden, "
-                          "num_layers, mode, bidirectional, forget_bias)",
-                          name, spec);
+                          "%s: __init__ '%.200s': fusedrnn takes init null, num_hidden, "
+                          "num_layers, mode, bidirectional and forget_bias",
+                          name, init_attr);
     f.num_hidden = (int32_t)hidden;
     f.num_layers = (int32_t)layers;
     f.prefix = "";
@@ -368,7 +369,7 @@ mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *
                           "%s: malformed __init__ '%.200s' (MXNet's [\"name\", {\"key\": value}])",
                           name, init_attr);
     if (strncmp(spec, "fusedrnn(", 9) == 0)
-        return fused_rnn_fill(init, name, spec, shape, values);
+        return fused_rnn_fill(init, name, init_attr, spec, shape, values);
     if (mxkt_initializer_parse(spec, init->seed, &own) != MXK_OK) {
         snprintf(msg, sizeof msg, "%s", mxkt_last_error());
         return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "%s: __init__ '%.200s': %s", name, init_attr,

@@ -4,7 +4,7 @@
 #ifndef MXK_TRAIN_INTERNAL_H
 #define MXK_TRAIN_INTERNAL_H
 
-#include "mxk_train.h"
+#include "mxk_rnn.h"
 
 /**
  * Records a message of this library and returns `st`: the kernel's one error

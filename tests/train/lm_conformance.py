@@ -5,7 +5,7 @@ same cells (a SequentialRNNCell of LSTMCell / GRUCell / RNNCell prefixed
 "<mode>_l<i>_" with a DropoutCell between layers, as FusedRNNCell.unfuse stacks
 them, or one FusedRNNCell prefixed "<mode>_") and mxk builds it with lm_tool:
 the JSON node lists must be equal (op, name, attributes, inputs: so the argument
-names and their order; but for the __init__ of the fused "<mode>_parameters"), the inferred argument shapes equal, and the forward
+names and their order), the inferred argument shapes equal, and the forward
 outputs (is_train False) on the same random parameters and ids agree.
 
 usage: lm_conformance.py TOOL WORKDIR
@@ -71,15 +71,6 @@ def nodes(js):
     return [(n["op"], n["name"], n.get("attrs", {}), n["inputs"]) for n in json.loads(js)["nodes"]]
 
 
-def without_fused_init(ns):
-    """MXNet's nodes less the __init__ ["fusedrnn", ...] of FusedRNNCell's parameters, which
-    mxk leaves out (its initializers have no FusedRNN; the Module initializes the vector)."""
-    for op, name, attrs, _ in ns:
-        if op == "null" and name.endswith("_parameters"):
-            attrs.pop("__init__", None)
-    return ns
-
-
 def check(case):
     mode, fused, layers, hidden, embed, vocab, dropout, seq_len, batch = case
     tag = "%s_f%d_l%d_p%g" % (mode, fused, layers, dropout)
@@ -99,7 +90,7 @@ def check(case):
                     str(vocab), str(dropout), str(seq_len), str(batch), d], check=True)
     errors = []
     with open(os.path.join(d, "mxk.json")) as f:
-        want, got = without_fused_init(nodes(sym.tojson())), nodes(f.read())
+        want, got = nodes(sym.tojson()), nodes(f.read())
     for i, (w, g) in enumerate(zip(want, got)):
         if w != g:
             errors.append("node %d: MXNet %s, mxk %s" % (i, w, g))

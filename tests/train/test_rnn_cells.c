@@ -425,6 +425,13 @@ static void test_fused_init(void) {
                  MXK_ERR_INVALID_ARGUMENT);
     CHECK(strcmp(mxkt_last_error(), "lstm_parameters: 241 values are not the parameters of a "
                                     "fused lstm of 2 hidden, 2 layers for any input size") == 0);
+    const char *bad = "[\"fusedrnn\", {\"init\": \"xavier\", \"num_hidden\": 3}]";
+    CHECK_EQ_INT(mxkt_initializer_fill_desc(&xavier, "lstm_parameters", bad, &vs, vals),
+                 MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(),
+                 "lstm_parameters: __init__ '[\"fusedrnn\", {\"init\": \"xavier\", "
+                 "\"num_hidden\": 3}]': fusedrnn takes init null, num_hidden, num_layers, mode, "
+                 "bidirectional and forget_bias") == 0);
     free(vals);
 }
 

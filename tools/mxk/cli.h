@@ -70,6 +70,7 @@ extern const cli_command cli_cmd_crosscheck;
 extern const cli_command cli_cmd_train;
 extern const cli_command cli_cmd_score;
 extern const cli_command cli_cmd_predict;
+extern const cli_command cli_cmd_sample;
 extern const cli_command cli_cmd_version;
 extern const cli_command cli_cmd_plot;
 extern const cli_command cli_cmd_im2rec;

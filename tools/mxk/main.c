@@ -10,9 +10,10 @@
 
 /** Every subcommand, in the order `mxk --help` lists them. */
 static const cli_command *const commands[] = {
-    &cli_cmd_plugins, &cli_cmd_op,         &cli_cmd_ops,   &cli_cmd_ndarray, &cli_cmd_symbol,
-    &cli_cmd_opcheck, &cli_cmd_crosscheck, &cli_cmd_train, &cli_cmd_score,   &cli_cmd_predict,
-    &cli_cmd_plot,    &cli_cmd_im2rec,     &cli_cmd_rec,   &cli_cmd_demo,    &cli_cmd_version,
+    &cli_cmd_plugins, &cli_cmd_op,      &cli_cmd_ops,        &cli_cmd_ndarray,
+    &cli_cmd_symbol,  &cli_cmd_opcheck, &cli_cmd_crosscheck, &cli_cmd_train,
+    &cli_cmd_score,   &cli_cmd_predict, &cli_cmd_sample,     &cli_cmd_plot,
+    &cli_cmd_im2rec,  &cli_cmd_rec,     &cli_cmd_demo,       &cli_cmd_version,
 };
 
 /** Number of entries of `commands`. */

@@ -7,6 +7,9 @@
  * FusedRNNCell is represented by its configuration: unfuse builds the equivalent
  * stack of cells and pack/unpack convert the fused RNN operator's flat parameter
  * vector (src/operator/rnn-inl.h, cuDNN's layout) to and from the stack's arrays.
+ * The language model (mxkt_rnn_lm_*) is example/rnn/bucketing/lstm_bucketing.py's
+ * network over these cells, its one-step form for sampling and its description
+ * file PREFIX-lm.json.
  *
  * Thread safety: a cell is not thread-safe (unroll advances its step counters,
  * as upstream's); distinct cells may be used from distinct threads.
@@ -256,11 +259,9 @@ MXK_API mxk_status mxkt_rnn_lm_check(const mxkt_rnn_lm_config *c);
  * (N*T, V), row n*T + t for sample n, step t. Node names, attributes and argument
  * names equal MXNet's for the same construction under a fresh NameManager
  * (embed_weight, lstm_l0_i2h_weight, ..., lstm_parameters, pred_weight,
- * pred_bias), except that "<mode>_parameters" lacks upstream's __init__
- * ["fusedrnn", ...] attribute (init.FusedRNN; the trainer's initializers have no
- * such initializer, so the Module initializes the vector as one array). The
- * caller frees *out. Errors: those of mxkt_rnn_lm_check,
- * MXK_ERR_INVALID_ARGUMENT "rnn lm: seq_len must be >= 1", the cells' and the
+ * pred_bias; "<mode>_parameters" carries FusedRNNCell's __init__ ["fusedrnn",
+ * ...], which mxkt_initializer_fill_desc honours). The caller frees *out. Errors: those of
+ * mxkt_rnn_lm_check, MXK_ERR_INVALID_ARGUMENT "rnn lm: seq_len must be >= 1", the cells' and the
  * kernel's errors of building a node, MXK_ERR_OUT_OF_MEMORY. Thread-safe.
  */
 MXK_API mxk_status mxkt_rnn_lm_symbol(const mxkt_rnn_lm_config *c, uint32_t seq_len,

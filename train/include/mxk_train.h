@@ -287,10 +287,18 @@ MXK_API mxk_status mxkt_initializer_fill(const mxkt_initializer *init, const cha
  * ["xavier", {"magnitude": 2}], ["one", {}], ["constant", {"value": 0.5}]: a name
  * of mxkt_initializer_parse and its keyword arguments, strings or numbers), that
  * initializer's _init_weight fills the values whatever the name (random ones
- * keyed by init->seed and the name); else (NULL or "") mxkt_initializer_fill.
+ * keyed by init->seed and the name); ["fusedrnn", {"init": null, "num_hidden",
+ * "num_layers", "mode", "bidirectional", "forget_bias"}] (init.FusedRNN, the
+ * attribute of FusedRNNCell's parameter vector): the vector unpacked per gate
+ * (upstream's prefix-less names "l0_i2h_i_weight", ...), each array filled by
+ * `init`'s name rules, an LSTM's forget-gate biases (i2h and h2h) set to
+ * forget_bias, packed back (mxkt_fused_rnn_init_fill of mxk_rnn.h); else (NULL or
+ * "") mxkt_initializer_fill.
  * Errors (MXK_ERR_INVALID_ARGUMENT): "NAME: malformed __init__ 'V' (MXNet's
  * ["name", {"key": value}])", "NAME: __init__ 'V': <mxkt_initializer_parse's
- * message>" (e.g. an initializer mxk lacks, such as orthogonal), and those of
+ * message>" (e.g. an initializer mxk lacks, such as orthogonal), "NAME: __init__
+ * 'V': fusedrnn takes init null, num_hidden, num_layers, mode, bidirectional and
+ * forget_bias", the fused parameter layout's (a vector no input size fits), and those of
  * mxkt_initializer_fill / mxkt_xavier_scale. Pure, thread-safe.
  */
 MXK_API mxk_status mxkt_initializer_fill_desc(const mxkt_initializer *init, const char *name,

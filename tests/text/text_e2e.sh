@@ -3,7 +3,8 @@
 # repository's README.md), small dimensions:
 #   char:   two epochs at character level with checkpoints: PREFIX-lm.json (level,
 #           vocabulary), the metrics log's NLL and perplexity falling, validation
-#           perplexity below the vocabulary size (better than chance), resume;
+#           perplexity below the vocabulary size (better than chance), resume, and
+#           two contexts giving one context's numbers;
 #   words:  --buckets at word level on a BucketingModule, fused or not;
 #   errors: bad options and data give their exact messages, before any training.
 #   text_e2e.sh CASE MXK CONFIG_DIR WORK_DIR TEXT
@@ -48,6 +49,16 @@ char)
         --load-epoch 2 2>resume.log || fail "resume: $(tail -n 3 resume.log)"
     grep -q "^Loaded model ck/c-0002.params" resume.log || fail "resume did not load"
     grep -q "^Epoch\[2\] Validation-perplexity=" resume.log || fail "resume: no epoch 2"
+    # two contexts split each batch's sequences and sum the gradients: the same numbers
+    for ctx in cpu:0 cpu:0,cpu:1; do
+        # shellcheck disable=SC2086
+        mxk train --network char-lstm --data-text "$TEXT" $small --num-epochs 1 --ctx $ctx \
+            2>"ctx$ctx.log" || fail "--ctx $ctx: $(tail -n 3 "ctx$ctx.log")"
+    done
+    one=$(sed -n 's/^Epoch\[0\] Validation-nll-loss=//p' ctxcpu:0.log)
+    two=$(sed -n 's/^Epoch\[0\] Validation-nll-loss=//p' ctxcpu:0,cpu:1.log)
+    awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-5 && d > -1e-5) }' ||
+        fail "two contexts: '$two', one: '$one'"
     ;;
 words)
     for fused in "" --fused; do

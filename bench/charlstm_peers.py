@@ -14,36 +14,28 @@ PREFIX: mxk's checkpoint prefix (PREFIX-symbol.json, PREFIX-0001.params, PREFIX-
 """
 import argparse
 import json
+import os
+import sys
 import time
 
-import numpy as np
+# the data and MXNet's Module as the conformance test builds them
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "text"))
 
 
-def data(text_path, vocab, T, B):
-    text = open(text_path, encoding="utf-8", newline="").read()
-    ids = [vocab[c] for c in text]
-    ids = ids[:int(len(ids) * 0.9 + 0.5)]
-    n = (len(ids) - 1) // T // B * B
-    x = np.array(ids[:n * T], dtype=np.float32).reshape(n, T)
-    y = np.array(ids[1:n * T + 1], dtype=np.float32).reshape(n, T)
-    return x, y
+def charlstm_mxnet_data(a):
+    """The training and validation parts of mxk's character level (numpy only)."""
+    from charlstm_mxnet import parts
+    return parts(a.text, a.prefix, a.seq_len, a.batch_size)
 
 
 def run_mxnet(a, x, y):
+    import charlstm_mxnet
     import mxnet as mx
-    sym = mx.sym.load(a.prefix + "-symbol.json")
-    saved = mx.nd.load(a.prefix + "-0001.params")
-    B, T = a.batch_size, a.seq_len
-    mod = mx.mod.Module(sym, context=mx.cpu())
-    mod.bind(data_shapes=[("data", (B, T))], label_shapes=[("softmax_label", (B, T))])
-    mod.set_params({k[4:]: v for k, v in saved.items() if k.startswith("arg:")},
-                   {k[4:]: v for k, v in saved.items() if k.startswith("aux:")})
-    mod.init_optimizer(optimizer="adam", optimizer_params={
-        "learning_rate": 0.01, "wd": 1e-5, "clip_gradient": 1.0, "rescale_grad": 1.0 / B})
-    it = mx.io.NDArrayIter(x, y, B, shuffle=False, label_name="softmax_label")
+    B = a.batch_size
+    mod = charlstm_mxnet.module(a.prefix, 1, B, a.seq_len)
     metric = mx.metric.NegativeLogLikelihood()
     t = time.time()
-    for batch in it:
+    for batch in charlstm_mxnet.batches(x, y, B):
         mod.forward_backward(batch)
         mod.update()
         mod.update_metric(metric, batch.label)
@@ -93,9 +85,9 @@ def main():
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seq-len", type=int, default=32)
     a = p.parse_args()
-    vocab = json.load(open(a.prefix + "-lm.json"))["vocab"]
-    x, y = data(a.text, vocab, a.seq_len, a.batch_size)
+    (x, y), _ = charlstm_mxnet_data(a)
     if a.framework == "torch":
+        vocab = json.load(open(a.prefix + "-lm.json"))["vocab"]
         secs, nll = run_torch(a, x, y, len(vocab))
     else:
         secs, nll = run_mxnet(a, x, y)

@@ -48,8 +48,8 @@ usage_error "mxk train: bad --lr-step-epochs entry '' (an epoch from 1 to 100000
     train --lr-step-epochs 3,
 usage_error "mxk train: bad --lr-step-epochs entry '-2' (an epoch from 1 to 1000000)" \
     train --lr-step-epochs -2
-usage_error "mxk train: option '--num-epochs' needs an integer" train --num-epochs 1000001
-usage_error "mxk train: option '--batch-size' needs an integer" train --batch-size 18446744073709551617
+usage_error "mxk train: option '--num-epochs' needs an integer (0 to 1000000)" train --num-epochs 1000001
+usage_error "mxk train: option '--batch-size' needs an integer (0 to 1000000)" train --batch-size 18446744073709551617
 usage_error "mxk train: option '--seed' needs an integer from 0 to 18446744073709551615" \
     train --seed 18446744073709551616
 usage_error "mxk train: option '--lr-factor' needs a number" train --lr-factor 1e999

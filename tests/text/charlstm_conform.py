@@ -20,8 +20,8 @@ import subprocess
 import sys
 import time
 
+import charlstm_mxnet
 import mxnet as mx
-import numpy as np
 
 
 def run_mxk(a, prefix, epochs, extra):
@@ -41,14 +41,6 @@ def metrics():
     m.add(mx.metric.NegativeLogLikelihood())
     m.add(mx.metric.Perplexity(None))
     return m
-
-
-def sequences(ids, T, batch):
-    """Consecutive sequences and next-step labels, whole batches (mxk's char_iter)."""
-    n = (len(ids) - 1) // T // batch * batch
-    x = np.array(ids[:n * T], dtype=np.float32).reshape(n, T)
-    y = np.array(ids[1:n * T + 1], dtype=np.float32).reshape(n, T)
-    return x, y
 
 
 def main():
@@ -76,26 +68,11 @@ def main():
     mxk_s = run_mxk(a, prefix, 1 + a.epochs, ["--load-epoch", "1", "--metrics-log", log])
     mxk_epochs = [json.loads(line) for line in open(log)]
 
-    lm = json.load(open(prefix + "-lm.json"))
-    vocab = lm["vocab"]
-    text = open(a.text, encoding="utf-8", newline="").read()
-    ids = [vocab[c] for c in text]
-    cut = int(len(ids) * 0.9 + 0.5)  # mxk: (int64_t)(n * 0.9 + 0.5), MXNet.jl round()
     T, B = a.seq_len, a.batch_size
-    xt, yt = sequences(ids[:cut], T, B)
-    xv, yv = sequences(ids[cut:], T, B)
-    sym = mx.sym.load(prefix + "-symbol.json")
-    saved = mx.nd.load(prefix + "-0001.params")
-    args = {k[4:]: v for k, v in saved.items() if k.startswith("arg:")}
-    auxs = {k[4:]: v for k, v in saved.items() if k.startswith("aux:")}
-    mod = mx.mod.Module(sym, data_names=("data",), label_names=("softmax_label",),
-                        context=mx.cpu())
-    mod.bind(data_shapes=[("data", (B, T))], label_shapes=[("softmax_label", (B, T))])
-    mod.set_params(args, auxs)
-    mod.init_optimizer(optimizer="adam", optimizer_params={
-        "learning_rate": 0.01, "wd": 1e-5, "clip_gradient": 1.0, "rescale_grad": 1.0 / B})
-    train = mx.io.NDArrayIter(xt, yt, B, shuffle=False, label_name="softmax_label")
-    val = mx.io.NDArrayIter(xv, yv, B, shuffle=False, label_name="softmax_label")
+    (xt, yt), (xv, yv) = charlstm_mxnet.parts(a.text, prefix, T, B)
+    mod = charlstm_mxnet.module(prefix, 1, B, T)
+    train = charlstm_mxnet.batches(xt, yt, B)
+    val = charlstm_mxnet.batches(xv, yv, B)
     failed = 0
     mx_s = 0.0
     for e in range(a.epochs):

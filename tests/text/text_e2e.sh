@@ -10,14 +10,7 @@
 #   text_e2e.sh CASE MXK CONFIG_DIR WORK_DIR TEXT
 set -u
 CASE=$1 MXK=$2 CONF=$3 WORK=$4 TEXT=$5
-export OPENBLAS_NUM_THREADS=1 XDG_CONFIG_HOME=$WORK/xdg
-unset MXK_CONFIG_DIR MXK_BACKEND MXK_PLUGIN_PATH MXK_PLUGINS
-rm -rf "$WORK" && mkdir -p "$WORK/xdg" && cd "$WORK" || exit 1
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-mxk() { "$MXK" --config-dir "$CONF" "$@"; }
+. "$(dirname "$0")/../e2e_env.sh"
 small="--num-hidden 24 --num-embed 12 --seq-len 16 --batch-size 8 --no-progress"
 # expect_error FIRST_LINE ARGS...: mxk fails with FIRST_LINE as its first stderr line
 expect_error() {

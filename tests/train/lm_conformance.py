@@ -10,13 +10,13 @@ outputs (is_train False) on the same random parameters and ids agree.
 
 usage: lm_conformance.py TOOL WORKDIR
 """
-import json
 import os
 import subprocess
 import sys
 
 import mxnet as mx
 import numpy as np
+from json_nodes import node_errors
 
 TOOL, WORK = sys.argv[1], sys.argv[2]
 rnn = mx.rnn
@@ -67,10 +67,6 @@ def sym_gen(mode, fused, layers, hidden, embed, vocab, dropout, seq_len):
         return mx.sym.SoftmaxOutput(data=pred, label=label, name="softmax")
 
 
-def nodes(js):
-    return [(n["op"], n["name"], n.get("attrs", {}), n["inputs"]) for n in json.loads(js)["nodes"]]
-
-
 def check(case):
     mode, fused, layers, hidden, embed, vocab, dropout, seq_len, batch = case
     tag = "%s_f%d_l%d_p%g" % (mode, fused, layers, dropout)
@@ -88,15 +84,8 @@ def check(case):
     mx.nd.save(os.path.join(d, "inputs.params"), args)
     subprocess.run([TOOL, "symbol", mode, str(fused), str(layers), str(hidden), str(embed),
                     str(vocab), str(dropout), str(seq_len), str(batch), d], check=True)
-    errors = []
     with open(os.path.join(d, "mxk.json")) as f:
-        want, got = nodes(sym.tojson()), nodes(f.read())
-    for i, (w, g) in enumerate(zip(want, got)):
-        if w != g:
-            errors.append("node %d: MXNet %s, mxk %s" % (i, w, g))
-            break
-    if len(want) != len(got):
-        errors.append("%d nodes in MXNet's JSON, %d in mxk's" % (len(want), len(got)))
+        errors = node_errors(sym.tojson(), f.read())
     with open(os.path.join(d, "mxk_shapes.txt")) as f:
         ours = [(l.split()[0], tuple(int(x) for x in l.split()[1].split(","))) for l in f]
     theirs = list(zip(sym.list_arguments(), [tuple(s) for s in arg_shapes]))

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "mxk_rnn.h"
+#include "train_test_util.h"
 
 #ifndef BUILD_CONFDIR
 #error "BUILD_CONFDIR must name the build tree's config dir"
@@ -171,11 +172,9 @@ static int model_cmd(char **argv) {
 }
 
 int main(int argc, char **argv) {
-    mxk_init_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.config_dir = BUILD_CONFDIR;
-    OK(mxk_init(&o));
+    int init = tt_init();
+    if (init != 0)
+        return init;
     int rc = 2;
     if (argc == 12 && !strcmp(argv[1], "symbol"))
         rc = symbol_cmd(argv);

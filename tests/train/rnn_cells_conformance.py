@@ -10,13 +10,13 @@ FusedRNNCell.pack_weights of either form, must give mxk's numbers exactly.
 
 usage: rnn_cells_conformance.py TOOL WORKDIR
 """
-import json
 import os
 import subprocess
 import sys
 
 import mxnet as mx
 import numpy as np
+from json_nodes import node_errors
 
 TOOL, WORK = sys.argv[1], sys.argv[2]
 rnn = mx.rnn
@@ -83,10 +83,6 @@ def mxnet_group(name):
     return mx.sym.Group(_flat(outputs) + flat_states)
 
 
-def nodes(js):
-    return [(n["op"], n["name"], n.get("attrs", {}), n["inputs"]) for n in json.loads(js)["nodes"]]
-
-
 def check_cell(name):
     d = os.path.join(WORK, name)
     os.makedirs(d, exist_ok=True)
@@ -98,16 +94,7 @@ def check_cell(name):
     mx.nd.save(os.path.join(d, "inputs.params"), args)
     subprocess.run([TOOL, "cell", name, d], check=True)
     with open(os.path.join(d, "mxk.json")) as f:
-        ours = f.read()
-    want, got = nodes(sym.tojson()), nodes(ours)
-    errors = []
-    if want != got:
-        for i, (w, g) in enumerate(zip(want, got)):
-            if w != g:
-                errors.append("node %d: MXNet %s, mxk %s" % (i, w, g))
-                break
-        if len(want) != len(got):
-            errors.append("%d nodes in MXNet's JSON, %d in mxk's" % (len(want), len(got)))
+        errors = node_errors(sym.tojson(), f.read())
     exe = sym.bind(mx.cpu(), args)
     exe.forward(is_train=False)
     out = mx.nd.load(os.path.join(d, "mxk_out.params"))

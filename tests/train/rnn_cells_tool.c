@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mxk_rnn.h"
+#include "train_test_util.h"
 
 #ifndef BUILD_CONFDIR
 #error "BUILD_CONFDIR must name the build tree's config dir"
@@ -244,11 +245,9 @@ static int convert(char **argv) {
 }
 
 int main(int argc, char **argv) {
-    mxk_init_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.config_dir = BUILD_CONFDIR;
-    OK(mxk_init(&o));
+    int init = tt_init();
+    if (init != 0)
+        return init;
     int rc = 2;
     if (argc == 4 && !strcmp(argv[1], "cell"))
         rc = cell_case(argv[2], argv[3]);

@@ -148,6 +148,30 @@ int cli_split_args(int argc, char **argv, const cli_command *const *commands, si
  */
 int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value);
 
+/**
+ * Steps of a command's option loop `for (int i = 0; i < argc; i++)` that has the
+ * locals `const char *v; uint64_t u; int r;` in scope: when argv[i] is option FLAG,
+ * CLI_STR_OPT stores its value in DEST and CLI_UINT_OPT its value parsed as an
+ * integer in [0, MAX] (cli_parse_uint), then `continue`; a missing or bad value
+ * returns cli_usage_error(CMD, ...): "option '--x' needs a value", "option '--x'
+ * needs an integer (0 to MAX)".
+ */
+#define CLI_STR_OPT(cmd, flag, dest)                                                               \
+    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
+        if (r < 0)                                                                                 \
+            return cli_usage_error(cmd, "option '%s' needs a value", flag);                        \
+        (dest) = v;                                                                                \
+        continue;                                                                                  \
+    }
+#define CLI_UINT_OPT(cmd, flag, dest, max)                                                         \
+    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
+        if (r < 0 || !cli_parse_uint(v, max, &u))                                                  \
+            return cli_usage_error(cmd, "option '%s' needs an integer (0 to %llu)", flag,          \
+                                   (unsigned long long)(max));                                     \
+        (dest) = u;                                                                                \
+        continue;                                                                                  \
+    }
+
 /** True when `arg` looks like an option ("-x", "--xyz"; "-" alone is not one). */
 int cli_is_option(const char *arg);
 

@@ -38,32 +38,15 @@ static int parse_args(sample_args *a, int argc, char **argv) {
         const char *v = NULL;
         uint64_t u = 0;
         int r;
-#define STR_OPT(flag, field)                                                                       \
-    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
-        if (r < 0)                                                                                 \
-            return cli_usage_error(cmd, "option '%s' needs a value", flag);                        \
-        a->field = v;                                                                              \
-        continue;                                                                                  \
-    }
-#define UINT_OPT(flag, field, max)                                                                 \
-    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
-        if (r < 0 || !cli_parse_uint(v, max, &u))                                                  \
-            return cli_usage_error(cmd, "option '%s' needs an integer (0 to %llu)", flag,          \
-                                   (unsigned long long)(max));                                     \
-        a->field = u;                                                                              \
-        continue;                                                                                  \
-    }
         if (strcmp(argv[i], "--") == 0)
             continue;
-        STR_OPT("--model-prefix", model_prefix)
-        STR_OPT("--prefix-text", prefix_text)
-        STR_OPT("--ctx", ctx)
-        UINT_OPT("--load-epoch", load_epoch, 100000)
-        UINT_OPT("--length", length, SAMPLE_MAX_LENGTH)
-        UINT_OPT("--batch", batch, SAMPLE_MAX_BATCH)
-        UINT_OPT("--seed", seed, UINT64_MAX)
-#undef STR_OPT
-#undef UINT_OPT
+        CLI_STR_OPT(cmd, "--model-prefix", a->model_prefix)
+        CLI_STR_OPT(cmd, "--prefix-text", a->prefix_text)
+        CLI_STR_OPT(cmd, "--ctx", a->ctx)
+        CLI_UINT_OPT(cmd, "--load-epoch", a->load_epoch, 100000)
+        CLI_UINT_OPT(cmd, "--length", a->length, SAMPLE_MAX_LENGTH)
+        CLI_UINT_OPT(cmd, "--batch", a->batch, SAMPLE_MAX_BATCH)
+        CLI_UINT_OPT(cmd, "--seed", a->seed, UINT64_MAX)
         if ((r = cli_option_value(argc, argv, &i, "--temperature", &v)) != 0) {
             if (r < 0 || !cli_parse_real(v, &a->temperature))
                 return cli_usage_error(cmd, "option '--temperature' needs a number");

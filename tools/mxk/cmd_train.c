@@ -119,20 +119,6 @@ static int parse_args(train_args *a, int argc, char **argv) {
         const char *v = NULL;
         uint64_t u = 0;
         int r;
-#define STR_OPT(flag, field)                                                                       \
-    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
-        if (r < 0)                                                                                 \
-            return cli_usage_error(a->cmd, "option '%s' needs a value", flag);                     \
-        a->field = v;                                                                              \
-        continue;                                                                                  \
-    }
-#define INT_OPT(flag, field, max)                                                                  \
-    if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
-        if (r < 0 || !cli_parse_uint(v, max, &u))                                                  \
-            return cli_usage_error(a->cmd, "option '%s' needs an integer", flag);                  \
-        a->field = (int64_t)u;                                                                     \
-        continue;                                                                                  \
-    }
 #define REAL_OPT(flag, field)                                                                      \
     if ((r = cli_option_value(argc, argv, &i, flag, &v)) != 0) {                                   \
         if (r < 0 || !cli_parse_real(v, &a->field))                                                \
@@ -151,24 +137,24 @@ static int parse_args(train_args *a, int argc, char **argv) {
                 return CLI_USAGE;
             continue;
         }
-        STR_OPT("--network", network)
-        STR_OPT("--symbol", symbol_file)
-        STR_OPT("--optimizer", optimizer)
-        STR_OPT("--initializer", initializer)
-        STR_OPT("--kv-store", kv_store)
-        STR_OPT("--ctx", ctx)
-        STR_OPT("--model-prefix", model_prefix)
-        STR_OPT("--data-dir", data_dir)
-        STR_OPT("--metrics-log", metrics_log)
-        STR_OPT("--lr-step-epochs", lr_step_epochs)
-        STR_OPT("--output", output)
-        STR_OPT("--metrics", metrics)
-        INT_OPT("--num-epochs", num_epochs, CLI_MAX_EPOCHS)
-        INT_OPT("--batch-size", batch_size, 1000000)
-        INT_OPT("--load-epoch", load_epoch, 100000)
-        INT_OPT("--disp-batches", disp_batches, 100000000)
-        INT_OPT("--num-examples", num_examples, 1000000000)
-        INT_OPT("--save-period", save_period, 100000)
+        CLI_STR_OPT(a->cmd, "--network", a->network)
+        CLI_STR_OPT(a->cmd, "--symbol", a->symbol_file)
+        CLI_STR_OPT(a->cmd, "--optimizer", a->optimizer)
+        CLI_STR_OPT(a->cmd, "--initializer", a->initializer)
+        CLI_STR_OPT(a->cmd, "--kv-store", a->kv_store)
+        CLI_STR_OPT(a->cmd, "--ctx", a->ctx)
+        CLI_STR_OPT(a->cmd, "--model-prefix", a->model_prefix)
+        CLI_STR_OPT(a->cmd, "--data-dir", a->data_dir)
+        CLI_STR_OPT(a->cmd, "--metrics-log", a->metrics_log)
+        CLI_STR_OPT(a->cmd, "--lr-step-epochs", a->lr_step_epochs)
+        CLI_STR_OPT(a->cmd, "--output", a->output)
+        CLI_STR_OPT(a->cmd, "--metrics", a->metrics)
+        CLI_UINT_OPT(a->cmd, "--num-epochs", a->num_epochs, CLI_MAX_EPOCHS)
+        CLI_UINT_OPT(a->cmd, "--batch-size", a->batch_size, 1000000)
+        CLI_UINT_OPT(a->cmd, "--load-epoch", a->load_epoch, 100000)
+        CLI_UINT_OPT(a->cmd, "--disp-batches", a->disp_batches, 100000000)
+        CLI_UINT_OPT(a->cmd, "--num-examples", a->num_examples, 1000000000)
+        CLI_UINT_OPT(a->cmd, "--save-period", a->save_period, 100000)
         if ((r = cli_option_value(argc, argv, &i, "--image-shape", &v)) != 0) {
             if (r < 0 || !cli_parse_image_shape(v, a->net.image_shape))
                 return cli_usage_error(a->cmd, "option '--image-shape' needs C,H,W (each 1 to %d)",
@@ -219,8 +205,6 @@ static int parse_args(train_args *a, int argc, char **argv) {
                 return cli_usage_error(a->cmd, "option '--clip-gradient' needs a positive number");
             continue;
         }
-#undef STR_OPT
-#undef INT_OPT
 #undef REAL_OPT
 #undef NET_OPT
         return cli_reject_argument(a->cmd, argv[i]);

@@ -12,6 +12,7 @@
 #define MXK_TESTING_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -121,6 +122,21 @@ static inline void mxk_t_capture_end(mxk_t_capture *c, char *buf, size_t size) {
     buf[fread(buf, 1, size - 1, c->file)] = '\0';
     fclose(c->file);
     c->file = NULL;
+}
+
+/** The state of mxk_t_frand's xorshift64* stream (per test file; a test may reseed it). */
+static inline uint64_t *mxk_t_rng(void) {
+    static uint64_t state = 0x9E3779B97F4A7C15ull;
+    return &state;
+}
+
+/** Uniform in [-1, 1) from the stream of mxk_t_rng (reproducible test data). */
+static inline float mxk_t_frand(void) {
+    uint64_t *s = mxk_t_rng();
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (float)((double)((*s * 0x2545F4914F6CDD1Dull) >> 11) / 4503599627370496.0 - 1.0);
 }
 
 #endif /* MXK_TESTING_H */

@@ -24,16 +24,6 @@ static const mxk_context cpu = {MXK_DEV_CPU, 0};
 /* helpers                                                                    */
 /* ------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-
-/** Uniform in [-1, 1). */
-static float frand(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (float)((double)((rng_state * 0x2545F4914F6CDD1Dull) >> 11) / 4503599627370496.0 - 1.0);
-}
-
 /** A shape of up to 4 dims. */
 static mxk_shape shp4(int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
     mxk_shape s;
@@ -190,13 +180,13 @@ static void check_conv(cg g, const char *ws) {
     size_t nx = count(&o.in[0]), nw = count(&o.in[1]), nb = (size_t)g.F, ny = count(&o.out[0]);
     float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc(nb * 4), *dy = malloc(ny * 4);
     for (size_t i = 0; i < nx; i++)
-        x[i] = frand();
+        x[i] = mxk_t_frand();
     for (size_t i = 0; i < nw; i++)
-        w[i] = frand();
+        w[i] = mxk_t_frand();
     for (size_t i = 0; i < nb; i++)
-        b[i] = frand();
+        b[i] = mxk_t_frand();
     for (size_t i = 0; i < ny; i++)
-        dy[i] = frand();
+        dy[i] = mxk_t_frand();
     double *ry = malloc(ny * 8), *rdx = malloc(nx * 8), *rdw = malloc(nw * 8),
            *rdb = malloc(nb * 8);
     conv_ref(&g, x, w, b, dy, ry, rdx, rdw, rdb);
@@ -346,11 +336,11 @@ static void test_conv_finite_differences(void) {
     size_t nx = count(&o.in[0]), nw = count(&o.in[1]), ny = count(&o.out[0]);
     float x[96], w[24], r[256], y[256], dx[96], dw[24];
     for (size_t i = 0; i < nx; i++)
-        x[i] = frand();
+        x[i] = mxk_t_frand();
     for (size_t i = 0; i < nw; i++)
-        w[i] = frand();
+        w[i] = mxk_t_frand();
     for (size_t i = 0; i < ny; i++)
-        r[i] = frand();
+        r[i] = mxk_t_frand();
     mxk_ndarray *X = arr(&o.in[0], x, 0), *Wt = arr(&o.in[1], w, 0), *Y = arr(&o.out[0], NULL, 0);
     mxk_ndarray *R = arr(&o.out[0], r, 0), *DX = arr(&o.in[0], NULL, 0),
                 *DW = arr(&o.in[1], NULL, 0);
@@ -413,13 +403,13 @@ static void test_deconv_against_float64(void) {
     float x[96], w[72], b[6], dy[1024], got[1024];
     double ry[1024], rdx[96], rdw[72], rdb[6];
     for (size_t i = 0; i < nx; i++)
-        x[i] = frand();
+        x[i] = mxk_t_frand();
     for (size_t i = 0; i < nw; i++)
-        w[i] = frand();
+        w[i] = mxk_t_frand();
     for (int i = 0; i < F; i++)
-        b[i] = frand();
+        b[i] = mxk_t_frand();
     for (size_t i = 0; i < ny; i++)
-        dy[i] = frand();
+        dy[i] = mxk_t_frand();
     for (size_t q = 0; q < ny; q++)
         ry[q] = b[(q / (size_t)(OH * OW)) % F];
     memset(rdx, 0, sizeof rdx);
@@ -697,7 +687,7 @@ static void test_batchnorm_gradient(void) {
         return;
     float x[24], g[2] = {0.7f, -1.3f}, b[2] = {0.1f, 0.2f}, r[24];
     for (int i = 0; i < 24; i++)
-        x[i] = frand(), r[i] = frand();
+        x[i] = mxk_t_frand(), r[i] = mxk_t_frand();
     mxk_ndarray *X = arr(&s, x, 0), *G = arr(&o.in[1], g, 0), *B = arr(&o.in[2], b, 0);
     mxk_ndarray *Y = arr(&s, NULL, 0), *M = arr(&o.out[1], NULL, 0), *V = arr(&o.out[2], NULL, 0);
     mxk_ndarray *MM = arr(&o.aux[0], NULL, 0), *MV = arr(&o.aux[1], NULL, 1);
@@ -830,7 +820,7 @@ static void test_dropout(void) {
         CHECK(og[0] && !id[0] && !od[0] && od[1]);
         float xs[32], dys[32], ms[32], dx[32];
         for (int i = 0; i < 32; i++)
-            xs[i] = frand(), dys[i] = frand();
+            xs[i] = mxk_t_frand(), dys[i] = mxk_t_frand();
         mxk_ndarray *X = arr(&s, xs, 0), *Y = arr(&s, NULL, 0), *M = arr(&s, NULL, 0);
         mxk_ndarray *out[2] = {Y, M}, *DY = arr(&s, dys, 0), *DX = arr(&s, NULL, 5), *nul = NULL;
         CHECK_EQ_INT(mxk_op_instance_forward(o.inst, 1, &X, out, NULL, NULL), MXK_OK);
@@ -885,7 +875,7 @@ static void test_lrn(void) {
         return;
     float x[20], r[20], y[20], dx[20];
     for (int i = 0; i < 20; i++)
-        x[i] = frand(), r[i] = frand();
+        x[i] = mxk_t_frand(), r[i] = mxk_t_frand();
     mxk_ndarray *X = arr(&s5, x, 0), *Y = arr(&s5, NULL, 0), *T = arr(&s5, NULL, 0);
     mxk_ndarray *out[2] = {Y, T}, *R = arr(&s5, r, 0), *DX = arr(&s5, NULL, 0);
     CHECK_EQ_INT(mxk_op_instance_forward(o.inst, 1, &X, out, NULL, NULL), MXK_OK);
@@ -1022,6 +1012,7 @@ static void test_crop(void) {
 }
 
 int main(void) {
+    *mxk_t_rng() = 0x2545F4914F6CDD1Dull; /* this file's data */
     mxk_init_options opt = {.struct_size = sizeof opt, .config_dir = BUILD_CONFDIR};
     if (mxk_init(&opt) != MXK_OK) {
         fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());

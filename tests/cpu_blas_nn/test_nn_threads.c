@@ -20,16 +20,6 @@
 
 static const mxk_context cpu = {MXK_DEV_CPU, 0};
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-/** Uniform in [-1, 1). */
-static float frand(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (float)((double)((rng_state * 0x2545F4914F6CDD1Dull) >> 11) / 4503599627370496.0 - 1.0);
-}
-
 /** One operator case: attributes, the data shape (the rest inferred), and what to run. */
 typedef struct op_case {
     const char *op;
@@ -63,7 +53,7 @@ static mxk_ndarray *random_array(const mxk_shape *s) {
     size_t n = mxk_ndarray_size(a);
     float *tmp = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++)
-        tmp[i] = frand();
+        tmp[i] = mxk_t_frand();
     CHECK_EQ_INT(mxk_ndarray_copy_from_host(a, tmp, n * sizeof(float)), MXK_OK);
     free(tmp);
     return a;
@@ -73,7 +63,7 @@ static mxk_ndarray *random_array(const mxk_shape *s) {
 static run_out run_case(const op_case *c, int threads) {
     run_out r = {NULL, 0};
     CHECK_EQ_INT(mxk_set_num_threads(threads), MXK_OK);
-    rng_state = 0x9E3779B97F4A7C15ull;
+    *mxk_t_rng() = 0x9E3779B97F4A7C15ull;
     mxk_shape shapes[4];
     for (uint32_t i = 0; i < 4; i++)
         shapes[i] = i == 0 || !c->backward ? c->data : (mxk_shape){0};

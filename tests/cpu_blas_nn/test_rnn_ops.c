@@ -23,16 +23,6 @@
 
 static const mxk_context cpu = {MXK_DEV_CPU, 0};
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-/** Uniform in [-1, 1). */
-static float frand(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (float)((double)((rng_state * 0x2545F4914F6CDD1Dull) >> 11) / 4503599627370496.0 - 1.0);
-}
-
 /** Most arguments (data, parameters, state, state_cell, sequence_length) and outputs. */
 enum { MAX_IO = 5 };
 
@@ -87,7 +77,7 @@ static int rnn_open(rnn_io *io, const char *attrs, int64_t T, int64_t N, int64_t
         io->in[i] = malloc(count(&io->in_s[i]) * sizeof(float));
         io->ig[i] = calloc(count(&io->in_s[i]), sizeof(float));
         for (size_t j = 0; j < count(&io->in_s[i]); j++)
-            io->in[i][j] = frand();
+            io->in[i][j] = mxk_t_frand();
     }
     for (uint32_t i = 0; i < io->no; i++) {
         mxk_op_instance_shape(io->inst, MXK_SLOT_OUTPUT, i, &io->out_s[i], NULL);
@@ -141,7 +131,7 @@ static void random_grads(const rnn_io *io, float **og) {
     for (uint32_t i = 0; i < io->nv; i++) {
         og[i] = malloc(count(&io->out_s[i]) * sizeof(float));
         for (size_t j = 0; j < count(&io->out_s[i]); j++)
-            og[i][j] = frand();
+            og[i][j] = mxk_t_frand();
     }
 }
 

@@ -28,7 +28,8 @@
  *
  * Workspace: oneDNN's backward reads a workspace only the training forward writes
  * (gates, states; its size exceeds the operator's hidden `reserve` output, which
- * cpu-blas sizes for its own kernel and this kernel leaves unwritten). The node's
+ * cpu-blas sizes for its own kernel: this kernel writes zeros there when it is
+ * requested, so a WRITE leaves defined contents). The node's
  * state keeps, from the last training forward, every layer's workspace, output
  * and final states, keyed by the (pointer, write version) of all the arguments
  * (mxk_tensor.version, as dn_util.h's dn_ws). A backward whose arguments do not
@@ -579,8 +580,8 @@ static const char *const rnn_arg_names[] = {"argument 'data'", "argument 'parame
 
 /**
  * Forward: inference or training (file comment), then the visible outputs by
- * their requests. Errors: dn_check_tensor's, dn_check's, dn_execute's,
- * MXK_ERR_OUT_OF_MEMORY.
+ * their requests and zeros into the reserve. Errors: dn_check_tensor's,
+ * dn_check's, dn_execute's, MXK_ERR_OUT_OF_MEMORY.
  */
 static mxk_status rnn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
@@ -608,6 +609,9 @@ static mxk_status rnn_forward(const mxk_op_ctx *ctx, const void *param, void *st
     for (uint32_t i = 0; i < nv; i++)
         if (args->req[i] != MXK_REQ_NULL && src[i] != NULL)
             mxk_sdk_copy_f32(args->out_data[i]->data, src[i], (size_t)osz[i], args->req[i]);
+    const mxk_tensor *reserve = args->out_data[nv];
+    if (args->req[nv] != MXK_REQ_NULL && reserve != NULL && reserve->data != NULL)
+        memset(reserve->data, 0, sizeof(float) * (size_t)dn_shape_size(&reserve->shape));
     return MXK_OK;
 }
 

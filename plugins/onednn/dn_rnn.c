@@ -527,7 +527,8 @@ static mxk_status rnn_run_forward(const mxk_op_ctx *ctx, dn_rnn_state *s, int tr
     const float *cx = s->mode == RNN_LSTM ? in[3]->data : NULL;
     float *hy = train ? s->hy : bf->hy, *cy = train ? s->cy : bf->cy;
     const float *src = in[0]->data;
-    s->key_valid = 0;
+    if (train)
+        s->key_valid = 0; /* set again only when every layer ran */
     for (int64_t l = 0; l < s->L; l++) {
         rnn_kind *k = &s->kind[l > 0];
         float *y = train ? s->ys + (size_t)l * TY : l == s->L - 1 && top ? top : bf->y[l & 1];

@@ -76,8 +76,9 @@ static double run(const rnn_config *c, const char *prefer, int iters) {
     const char *keys[] = {"mode", "state_size", "num_layers"}, *vals[] = {c->mode, c->H, c->L};
     mxk_shape in_shapes[NI] = {{.ndim = 3, .dims = {atoll(c->T), atoll(c->N), atoll(c->C)}}};
     mxk_op_instance *op = NULL;
-    if (mxk_op_instance_create("RNN", 3, keys, vals, (mxk_context){MXK_DEV_CPU, 0}, NI, in_shapes,
-                               NULL, &op) != MXK_OK)
+    uint32_t num_args = strcmp(c->mode, "lstm") == 0 ? 4 : 3;
+    if (mxk_op_instance_create("RNN", 3, keys, vals, (mxk_context){MXK_DEV_CPU, 0}, num_args,
+                               in_shapes, NULL, &op) != MXK_OK)
         die("RNN");
     if (strcmp(mxk_op_instance_backend(op), prefer) != 0)
         die("the backend declined the configuration");

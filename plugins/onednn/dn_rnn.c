@@ -19,7 +19,8 @@
  *   - weights: each layer's Wx (G*H, I) and Wh (G*H, H) blocks of the flat
  *     parameters are copied, gate by gate, into oneDNN's plain ldgoi layout
  *     (dims (1, D, I, G, H)) and reordered into the layout the primitive chose
- *     (format_tag_any); gradients come back the same way.
+ *     (format_tag_any; the reorder primitives are kept in the node's state);
+ *     gradients come back the same way.
  *   - bias: oneDNN has one bias per gate, (1, D, G, H) ldgo: bx + bh; the
  *     linear-before-reset GRU has a fourth, bh_n, while its gate o takes bx_n.
  *     The gradients of bx and bh of a summed gate are both oneDNN's diff bias.
@@ -64,6 +65,22 @@ typedef struct dn_rnn_param {
 } dn_rnn_param;
 
 /**
+ * The weight conversions of a layer kind: plain into each primitive's layout
+ * (layer weights, then iteration weights: WI = WL + 1) and the gradients back.
+ */
+enum rnn_conv {
+    RNN_TRAIN_WL,
+    RNN_TRAIN_WI,
+    RNN_INFER_WL,
+    RNN_INFER_WI,
+    RNN_BWD_WL,
+    RNN_BWD_WI,
+    RNN_DIFF_WL,
+    RNN_DIFF_WI,
+    RNN_CONVS
+};
+
+/**
  * A layer kind: layer 0 (input size C) or the layers above (input size D*H). The
  * plain descriptors, the primitives (made at first use), the weight layouts they
  * chose and the workspace size of the training forward.
@@ -76,7 +93,9 @@ typedef struct rnn_kind {
     dnnl_primitive_t train, infer, bwd;
     dnnl_memory_desc_t train_wl, train_wi, infer_wl, infer_wi, bwd_wl, bwd_wi, dwl, dwi;
     const dnnl_memory_desc_t *ws_md;
-    size_t ws_bytes; /**< rounded up to 64 */
+    size_t ws_bytes;                     /**< rounded up to 64 */
+    dnnl_primitive_t reorder[RNN_CONVS]; /**< NULL where the layouts are equal */
+    int8_t reorder_made[RNN_CONVS];      /**< 1 once reorder[i] is decided */
 } rnn_kind;
 
 /**
@@ -138,6 +157,8 @@ static void rnn_destroy_state(void *state) {
         dnnl_primitive_destroy(k->train);
         dnnl_primitive_destroy(k->infer);
         dnnl_primitive_destroy(k->bwd);
+        for (int c = 0; c < RNN_CONVS; c++)
+            dnnl_primitive_destroy(k->reorder[c]);
         dnnl_primitive_desc_destroy(k->train_pd);
     }
     free(s->saved);
@@ -431,29 +452,29 @@ static void rnn_unpack(const dn_rnn_state *s, int64_t l, const float *dwl, const
 }
 
 /**
- * The `from` data (layout from_md) in layout to_md: `from` itself when the
- * layouts are equal, else reordered into `buf`, through a reorder primitive
- * (oneDNN's primitive cache keeps it between calls). Errors: dn_check's,
+ * The `from` data (layout from_md) in layout to_md, by conversion `conv` of
+ * kind k: `from` itself when the layouts are equal, else reordered into `buf`
+ * (the reorder primitive made at first use and kept in k). Errors: dn_check's,
  * dn_execute's.
  */
-static mxk_status rnn_as(const mxk_op_ctx *ctx, const dnnl_memory_desc_t *from_md, void *from,
+static mxk_status rnn_as(const mxk_op_ctx *ctx, rnn_kind *k, enum rnn_conv conv,
+                         const dnnl_memory_desc_t *from_md, void *from,
                          const dnnl_memory_desc_t *to_md, void *buf, void **out,
                          mxk_error_sink *err) {
-    if (dnnl_memory_desc_equal(from_md, to_md)) {
-        *out = from;
-        return MXK_OK;
+    if (!k->reorder_made[conv] && !dnnl_memory_desc_equal(from_md, to_md)) {
+        dnnl_primitive_desc_t pd;
+        DN_CHECK(dn_reorder_pd_create(&pd, from_md, to_md), "RNN weight reorder descriptor", err);
+        mxk_status rc = dn_primitive(&k->reorder[conv], pd, "RNN weight reorder primitive", err);
+        dnnl_primitive_desc_destroy(pd);
+        MXK_SDK_CHECK(rc);
     }
-    dnnl_primitive_desc_t pd;
-    dnnl_primitive_t r;
-    DN_CHECK(dn_reorder_pd_create(&pd, from_md, to_md), "RNN weight reorder descriptor", err);
-    mxk_status rc = dn_primitive(&r, pd, "RNN weight reorder primitive", err);
-    dnnl_primitive_desc_destroy(pd);
-    MXK_SDK_CHECK(rc);
+    k->reorder_made[conv] = 1;
+    *out = from;
+    if (k->reorder[conv] == NULL)
+        return MXK_OK;
     dn_arg a[] = {{DNNL_ARG_FROM, from_md, from}, {DNNL_ARG_TO, to_md, buf}};
-    rc = dn_execute(ctx, r, 2, a, err);
-    dnnl_primitive_destroy(r);
     *out = buf;
-    return rc;
+    return dn_execute(ctx, k->reorder[conv], 2, a, err);
 }
 
 /* --- per-call buffers ------------------------------------------------------------ */
@@ -532,16 +553,17 @@ static mxk_status rnn_run_forward(const mxk_op_ctx *ctx, dn_rnn_state *s, int tr
     for (int64_t l = 0; l < s->L; l++) {
         rnn_kind *k = &s->kind[l > 0];
         float *y = train ? s->ys + (size_t)l * TY : l == s->L - 1 && top ? top : bf->y[l & 1];
+        const dnnl_memory_desc_t *wl_md = train ? &k->train_wl : &k->infer_wl;
+        const dnnl_memory_desc_t *wi_md = train ? &k->train_wi : &k->infer_wi;
+        enum rnn_conv cv = train ? RNN_TRAIN_WL : RNN_INFER_WL;
         void *wl, *wi;
         rnn_pack(s, l, w, bf->wl, bf->wi, bf->b);
-        MXK_SDK_CHECK(
-            rnn_as(ctx, &k->wl_md, bf->wl, train ? &k->train_wl : &k->infer_wl, bf->rwl, &wl, err));
-        MXK_SDK_CHECK(
-            rnn_as(ctx, &k->wi_md, bf->wi, train ? &k->train_wi : &k->infer_wi, bf->rwi, &wi, err));
+        MXK_SDK_CHECK(rnn_as(ctx, k, cv, &k->wl_md, bf->wl, wl_md, bf->rwl, &wl, err));
+        MXK_SDK_CHECK(rnn_as(ctx, k, cv + 1, &k->wi_md, bf->wi, wi_md, bf->rwi, &wi, err));
         dn_arg a[12] = {{DNNL_ARG_SRC_LAYER, &k->src_md, (void *)src},
                         {DNNL_ARG_SRC_ITER, &s->iter_md, (void *)(hx + l * NH)},
-                        {DNNL_ARG_WEIGHTS_LAYER, train ? &k->train_wl : &k->infer_wl, wl},
-                        {DNNL_ARG_WEIGHTS_ITER, train ? &k->train_wi : &k->infer_wi, wi},
+                        {DNNL_ARG_WEIGHTS_LAYER, wl_md, wl},
+                        {DNNL_ARG_WEIGHTS_ITER, wi_md, wi},
                         {DNNL_ARG_BIAS, &s->b_md, bf->b},
                         {DNNL_ARG_DST_LAYER, &s->dst_md, y},
                         {DNNL_ARG_DST_ITER, &s->iter_md, hy + l * NH}};
@@ -634,8 +656,8 @@ static mxk_status rnn_layer_backward(const mxk_op_ctx *ctx, dn_rnn_state *s, int
     float *dhx = args->req[2] != MXK_REQ_NULL ? (float *)args->in_grad[2]->data : bf->hy;
     void *wl, *wi;
     rnn_pack(s, l, in[1]->data, bf->wl, bf->wi, bf->b);
-    MXK_SDK_CHECK(rnn_as(ctx, &k->wl_md, bf->wl, &k->bwd_wl, bf->rwl, &wl, err));
-    MXK_SDK_CHECK(rnn_as(ctx, &k->wi_md, bf->wi, &k->bwd_wi, bf->rwi, &wi, err));
+    MXK_SDK_CHECK(rnn_as(ctx, k, RNN_BWD_WL, &k->wl_md, bf->wl, &k->bwd_wl, bf->rwl, &wl, err));
+    MXK_SDK_CHECK(rnn_as(ctx, k, RNN_BWD_WI, &k->wi_md, bf->wi, &k->bwd_wi, bf->rwi, &wi, err));
     memset(bf->dwl, 0, dnnl_memory_desc_get_size(&k->dwl));
     memset(bf->dwi, 0, dnnl_memory_desc_get_size(&k->dwi));
     memset(bf->db, 0, dnnl_memory_desc_get_size(&s->b_md));
@@ -669,8 +691,8 @@ static mxk_status rnn_layer_backward(const mxk_op_ctx *ctx, dn_rnn_state *s, int
     if (dw == NULL)
         return MXK_OK;
     void *pl, *pi;
-    MXK_SDK_CHECK(rnn_as(ctx, &k->dwl, bf->dwl, &k->wl_md, bf->wl, &pl, err));
-    MXK_SDK_CHECK(rnn_as(ctx, &k->dwi, bf->dwi, &k->wi_md, bf->wi, &pi, err));
+    MXK_SDK_CHECK(rnn_as(ctx, k, RNN_DIFF_WL, &k->dwl, bf->dwl, &k->wl_md, bf->wl, &pl, err));
+    MXK_SDK_CHECK(rnn_as(ctx, k, RNN_DIFF_WI, &k->dwi, bf->dwi, &k->wi_md, bf->wi, &pi, err));
     rnn_unpack(s, l, pl, pi, bf->db, dw);
     return MXK_OK;
 }

@@ -30,9 +30,9 @@
  * Workspace: oneDNN's backward reads a workspace only the training forward writes
  * (gates, states; its size exceeds the operator's hidden `reserve` output, which
  * cpu-blas sizes for its own kernel: this kernel writes zeros there when it is
- * requested, so a WRITE leaves defined contents). The node's
- * state keeps, from the last training forward, every layer's workspace, output
- * and final states, keyed by the (pointer, write version) of all the arguments
+ * requested, so a WRITE leaves defined contents). The node's state keeps,
+ * from the last training forward, every layer's workspace, output and final
+ * states, keyed by the (pointer, write version) of all the arguments
  * (mxk_tensor.version, as dn_util.h's dn_ws). A backward whose arguments do not
  * match the key (no training forward on this state yet, an argument written
  * since, another executor's forward in between, an untracked version) first
@@ -106,8 +106,9 @@ typedef struct rnn_kind {
 typedef struct dn_rnn_state {
     int mode, state_outputs;
     int64_t T, N, C, H, L, D, G, Gb; /**< Gb: bias gates (G, or 4 for gru) */
-    dnnl_memory_desc_t iter_md, b_md,
-        dst_md; /**< (1, D, N, H) ldnc, (1, D, Gb, H) ldgo, (T, N, D*H) */
+    dnnl_memory_desc_t iter_md;      /**< a layer's states (1, D, N, H) ldnc */
+    dnnl_memory_desc_t b_md;         /**< a layer's bias (1, D, Gb, H) ldgo */
+    dnnl_memory_desc_t dst_md;       /**< a layer's output (T, N, D*H) tnc */
     rnn_kind kind[2];
     void *saved;
     float *ys, *hy, *cy;

@@ -168,7 +168,7 @@ static int add_scratchpad(dnnl_primitive_t prim, dn_arg *a, int n, mxk_error_sin
 
 mxk_status dn_execute(const mxk_op_ctx *ctx, dnnl_primitive_t prim, int nargs, const dn_arg *args,
                       mxk_error_sink *err) {
-    enum { MAX_ARGS = 16 };
+    enum { MAX_ARGS = 24 };
     if (nargs >= MAX_ARGS)
         return mxk_sdk_error(err, MXK_ERR_INTERNAL, "oneDNN: %d arguments (at most %d)", nargs,
                              MAX_ARGS - 1);

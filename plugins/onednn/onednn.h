@@ -88,7 +88,7 @@ typedef struct dn_arg {
 
 /**
  * Executes `prim` on the calling thread's stream with the given arguments (memory
- * objects are wrapped around the pointers for this call; at most 15; the
+ * objects are wrapped around the pointers for this call; at most 23; the
  * primitive's scratchpad is added from scratch slot 3 unless given) and waits for
  * it, with an
  * OpenMP team of dn_num_threads(ctx), one primitive at a time in the process (see
@@ -167,5 +167,7 @@ mxk_status dn_register_bn(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status dn_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
 /** softmax, log_softmax and SoftmaxOutput (dn_softmax.c). */
 mxk_status dn_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
+/** RNN (dn_rnn.c). */
+mxk_status dn_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_ONEDNN_H */

@@ -46,6 +46,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(dn_register_bn(reg, err));
     MXK_SDK_CHECK(dn_register_lrn(reg, err));
     MXK_SDK_CHECK(dn_register_softmax(reg, err));
+    MXK_SDK_CHECK(dn_register_rnn(reg, err));
     return MXK_OK;
 }
 

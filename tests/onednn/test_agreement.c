@@ -43,6 +43,7 @@ static const agree_case cases[] = {
 #include "agree_fc.inc"
 #include "agree_lrn.inc"
 #include "agree_pool.inc"
+#include "agree_rnn.inc"
 #include "agree_softmax.inc"
 #include "agree_sum.inc"
     {NULL, NULL, NULL, 0}};

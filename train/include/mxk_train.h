@@ -820,18 +820,21 @@ MXK_API mxk_status mxkt_module_forward_backward(mxkt_module *m, mxk_ndarray *dat
 MXK_API mxk_status mxkt_module_update(mxkt_module *m);
 /**
  * get_outputs()[0] merged over contexts (module.py, merge_multi_context): copies
- * output 0 into `out` as batch_size rows of *width host floats (width: product of
- * output 0's non-batch dims; `out` has room for batch_size * width), waiting for
- * the forward pass. Errors: the kernel's status of mxk_ndarray_copy_to_host
+ * output 0 into `out` as its rows of *width host floats, context after context
+ * (width: product of output 0's dims after the first; rows: the sum of the
+ * contexts' first dims, batch_size for a classifier, batch_size * T for a language
+ * model's (N*T, V) output; `out` has room for rows * width), waiting for the
+ * forward pass. Errors: the kernel's status of mxk_ndarray_copy_to_host
  * ("output: ...", including errors of pending work); not bound:
  * MXK_ERR_INVALID_ARGUMENT ("output: ...: arr is NULL").
  */
 MXK_API mxk_status mxkt_module_get_output(mxkt_module *m, float *out, int64_t *width);
 /**
  * update_metric(metric, labels) (module.py): output 0 (mxkt_module_get_output,
- * into the module's own buffer) and `labels`, the current batch's host labels of
- * which the first `n` rows (n <= batch_size) are used, update each of the
- * `num_metrics` metrics (mxkt_metric_update). Errors: mxkt_module_get_output's.
+ * into the module's own buffer) and `labels`, the current batch's host labels
+ * (one per output row: a language model's (N, T) labels row-major against its
+ * (N*T, V) output), of which the first `n` (at most the output's rows) are used,
+ * update each of the `num_metrics` metrics (mxkt_metric_update). Errors: mxkt_module_get_output's.
  */
 MXK_API mxk_status mxkt_module_update_metric(mxkt_module *m, mxkt_metric *metrics,
                                              uint32_t num_metrics, const float *labels, int64_t n);

@@ -30,14 +30,19 @@ typedef struct engine_pool {
     int32_t dev_id;
     int is_copy; /**< copy workers (passed to the stream provider) */
     mxk_engine_stream_provider provider;
+    bool flush_denormals; /**< workers flush denormal floats to zero (MXK_FLUSH_DENORMALS) */
 } engine_pool;
 
 /**
  * Creates a pool and starts its `nthreads` workers; returns once every worker has
- * asked `provider` for its stream (GPU pools). NULL on failure, with the last error set.
+ * asked `provider` for its stream (GPU pools). With flush_denormals each worker first
+ * sets its floating-point unit to flush denormal results and inputs to zero (x86
+ * MXCSR FTZ and DAZ, AArch64 FPCR.FZ); the threads a kernel starts from a worker (a
+ * BLAS or OpenMP pool) inherit the mode. NULL on failure, with the last error set.
  */
 engine_pool *engine_pool_create(int nthreads, bool prioritized, int32_t dev_type, int32_t dev_id,
-                                int is_copy, mxk_engine_stream_provider provider);
+                                int is_copy, mxk_engine_stream_provider provider,
+                                bool flush_denormals);
 
 /**
  * Reserves room for one more op in a priority pool (no-op for a FIFO), so that

@@ -25,12 +25,16 @@ static struct {
     int cpu_prio_workers;                                        /**< MXK_CPU_PRIORITY_NTHREADS */
     int gpu_workers;                                             /**< MXK_GPU_WORKER_NTHREADS */
     int gpu_copy_workers;                                        /**< MXK_GPU_COPY_NTHREADS */
+    int flush_denormals;                                         /**< MXK_FLUSH_DENORMALS */
     pthread_mutex_t create_mu;                                   /**< serialises pool creation */
     _Atomic(engine_pool *) cpu[POOL_KINDS];                      /**< CPU pools (no copy pool) */
     _Atomic(engine_pool *) gpu[MXK_ENGINE_MAX_GPUS][POOL_KINDS]; /**< GPU pools by device id */
 } T = {.create_mu = PTHREAD_MUTEX_INITIALIZER};
 
-/** engine_impl.start: reads the worker counts (pools are created on first use). */
+/**
+ * engine_impl.start: reads the worker counts and whether workers flush denormals
+ * (pools are created on first use).
+ */
 static mxk_status threaded_start(void) {
     mxk_status st = engine_env_int("MXK_CPU_WORKER_NTHREADS", 1, 1, 1024, &T.cpu_workers);
     if (st == MXK_OK)
@@ -39,6 +43,8 @@ static mxk_status threaded_start(void) {
         st = engine_env_int("MXK_GPU_WORKER_NTHREADS", 2, 1, 1024, &T.gpu_workers);
     if (st == MXK_OK)
         st = engine_env_int("MXK_GPU_COPY_NTHREADS", 2, 1, 1024, &T.gpu_copy_workers);
+    if (st == MXK_OK)
+        st = engine_env_int("MXK_FLUSH_DENORMALS", 1, 0, 1, &T.flush_denormals);
     return st;
 }
 
@@ -80,7 +86,7 @@ static engine_pool *pool_for(const engine_op *op) {
                     : (kind == POOL_PRIORITY ? T.cpu_prio_workers : T.cpu_workers);
         int32_t dev_id = gpu ? op->dev_id : 0;
         p = engine_pool_create(n, kind != POOL_NORMAL, gpu ? MXK_DEV_GPU : MXK_DEV_CPU, dev_id,
-                               kind == POOL_COPY, engine_stream_provider());
+                               kind == POOL_COPY, engine_stream_provider(), T.flush_denormals);
         if (p != NULL)
             atomic_store(slot, p);
     }

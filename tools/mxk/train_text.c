@@ -171,7 +171,8 @@ static int read_corpus(char **buf, size_t *len) {
             n++;
     }
     closedir(dir);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 1)
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t k = 0; rc == CLI_OK && k < n; k++)
         rc = append_file(names[k], buf, len);
     for (size_t k = 0; k < n; k++)

@@ -42,6 +42,9 @@ char)
         --load-epoch 2 2>resume.log || fail "resume: $(tail -n 3 resume.log)"
     grep -q "^Loaded model ck/c-0002.params" resume.log || fail "resume did not load"
     grep -q "^Epoch\[2\] Validation-perplexity=" resume.log || fail "resume: no epoch 2"
+    mxk score --model-prefix ck/c --load-epoch 3 >score.txt 2>&1 && fail "score read a text model"
+    [ "$(head -n 1 score.txt)" = "mxk: error: ck/c-lm.json: a recurrent language model: score reads images, not text; its validation NLL and perplexity are in mxk train's log (--metrics-log), and \`mxk sample\` writes text with it" ] ||
+        fail "score: $(head -n 1 score.txt)"
     # two contexts split each batch's sequences and sum the gradients: the same numbers
     for ctx in cpu:0 cpu:0,cpu:1; do
         # shellcheck disable=SC2086

@@ -722,6 +722,13 @@ static int load_checkpoint(train_args *a, train_progress *bar, mxk_symbol **sym,
     int rc = check_output_paths(a->cmd, a->model_prefix, a->output);
     if (rc == CLI_OK)
         rc = check_checkpoint(a->model_prefix, a->load_epoch);
+    char lm[4096];
+    snprintf(lm, sizeof lm, "%s-lm.json", a->model_prefix);
+    if (rc == CLI_OK && access(lm, F_OK) == 0) /* a model of `mxk train --network char-lstm` */
+        return cli_error("%s: a recurrent language model: %s reads images, not text; its "
+                         "validation NLL and perplexity are in mxk train's log (--metrics-log), "
+                         "and `mxk sample` writes text with it",
+                         lm, a->cmd->name);
     if (rc == CLI_OK && !a->rec.data_val)
         rc = check_num_examples(a, 0);
     if (rc == CLI_OK)

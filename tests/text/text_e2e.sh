@@ -78,6 +78,12 @@ errors)
         train --network char-lstm --seq-len 0 --model-prefix ck/e
     expect_error "mxk train: --num-examples does not apply to --network char-lstm" \
         train --network char-lstm --num-examples 10 --model-prefix ck/e
+    expect_error "mxk train: --data-train does not apply to --network char-lstm" \
+        train --network char-lstm --data-train x.rec --model-prefix ck/e
+    expect_error "mxk train: option '--dropout' needs a number in [0, 1)" \
+        train --network char-lstm --dropout 1 --model-prefix ck/e
+    expect_error "mxk train: option '--clip-gradient' needs a positive number" \
+        train --network char-lstm --clip-gradient 0 --model-prefix ck/e
     expect_error "mxk: error: cannot open text file 'nothere.txt': No such file or directory" \
         train --network char-lstm --data-text nothere.txt --model-prefix ck/e
     printf 'tiny text\n' >tiny.txt

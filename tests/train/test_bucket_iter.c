@@ -4,7 +4,7 @@
  * example/rnn/bucketing/lstm_bucketing.py: the tokenizers' tokens, the ids and
  * vocabulary of encode_sentences, and BucketSentenceIter's exact batches on a tiny
  * corpus (bucket choice, padding, shifted labels, discards, NT / TN layouts, the
- * seed's shuffles, reset), and the error of each kind of bad input.
+ * seeded shuffles, reset), and the error of each kind of bad input.
  */
 #include <stdlib.h>
 #include <string.h>

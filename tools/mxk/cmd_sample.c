@@ -1,6 +1,7 @@
 /*
  * `mxk sample --model-prefix P --load-epoch N --prefix-text TEXT`: text from a
- * recurrent language model (mxk_rnn.h), as the char-LSTM tutorial's sampler:
+ * recurrent language model (mxk_rnn.h), as the char-LSTM tutorial's sampler
+ * (julia/docs/src/tutorial/char-lstm.md, julia/examples/char-lstm/sampler.jl):
  * the model's one-step symbol (mxkt_rnn_lm_step_symbol) is bound for K samples,
  * the prefix is fed token by token carrying the states, then each next token
  * is drawn from the softmax tempered by --temperature (mxkt_rnn_lm_draw: draw

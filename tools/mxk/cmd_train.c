@@ -288,7 +288,7 @@ static void defaults(train_args *a, const cli_command *cmd) {
 /**
  * The defaults that depend on the network, for the options not given: batch 100,
  * SGD, fit.py's lr factor 0.1, metric acc, no clipping; char-lstm the char-LSTM
- * tutorial's configuration (MXNet.jl examples/char-lstm/config.jl): batch 32, Adam
+ * tutorial's configuration (julia/examples/char-lstm/config.jl): batch 32, Adam
  * (lr 0.01 in make_optimizer), no lr steps, gradient clip 1, 2 layers, metrics NLL and
  * perplexity (--buckets: perplexity ignoring the padding label 0, as
  * lstm_bucketing.py).
@@ -924,9 +924,9 @@ const cli_command cli_cmd_train = {
     "  --lr-factor X         multiply the rate by X at each --lr-step-epochs (0.1;\n"
     "                        <= 0 or >= 1: a constant rate)\n"
     "  --lr-step-epochs L    epochs at which the rate changes (the epochs nearest 60%\n"
-    "                        and 90% of --num-epochs: 6,9 for 10, 2 for 3): with the\n"
-    "                        seed's constant rate the MLP hovers near 0.86 and LeNet\n"
-    "                        near 0.88 on Fashion-MNIST's [0,1] inputs; the steps bring\n"
+    "                        and 90% of --num-epochs: 6,9 for 10, 2 for 3): with a\n"
+    "                        constant rate (MXNet.jl's) the MLP hovers near 0.86 and\n"
+    "                        LeNet near 0.88 on Fashion-MNIST's [0,1] inputs; the steps bring\n"
     "                        them to ~0.879 (10 epochs) and ~0.897 (3 epochs)\n"
     "  --optimizer NAME      sgd or adam (sgd; char-lstm adam)\n"
     "  --clip-gradient X     clip each gradient to [-X, X] (off; char-lstm 1)\n"

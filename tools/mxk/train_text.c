@@ -1,8 +1,9 @@
 /*
  * `mxk train --network char-lstm`: text data, vocabulary and network (train_text.h).
  *
- * Character level (the default) follows the char-LSTM tutorial of MXNet's
- * documentation (MXNet.jl examples/char-lstm, seq-class.jl and config.jl): the text
+ * Character level (the default) follows MXNet's char-LSTM tutorial
+ * (julia/docs/src/tutorial/char-lstm.md; julia/examples/char-lstm/train.jl,
+ * seq-data.jl and config.jl): the text
  * is cut at 90% into a training and a validation part; each part is read as
  * consecutive sequences of seq_len characters whose labels are the characters one
  * step later, in order (no shuffle), the tail that does not fill a batch dropped.
@@ -298,7 +299,7 @@ int train_text_open(const train_text_args *t, int64_t batch, int32_t num_layers,
                 rc = word_iter(t, &enc, cut, enc.num_sentences, batch, seed + 1, &d->val_seqs,
                                &d->val);
         } else {
-            /* MXNet.jl char-lstm: n_train = round(length(text) * 0.9) */
+            /* julia/examples/char-lstm/train.jl: len_train = round(length(text) * 0.9) */
             int64_t cut = (int64_t)((double)d->tokens * 0.9 + 0.5);
             rc = char_iter(enc.ids, cut, t->seq_len, batch, &d->train_seqs, &d->train);
             if (rc == CLI_OK)

@@ -1,7 +1,7 @@
 /*
  * `mxk train --network char-lstm` (train_text.c): recurrent language models on
- * text. Character level by default, as the char-LSTM tutorial of MXNet's
- * documentation (example/rnn, MXNet.jl's examples/char-lstm: consecutive
+ * text. Character level by default, as MXNet's char-LSTM tutorial
+ * (julia/docs/src/tutorial/char-lstm.md, julia/examples/char-lstm: consecutive
  * sequences of the text, the next character as the label, 90% of the text for
  * training, the rest for validation); word level with --buckets, as
  * example/rnn/bucketing/lstm_bucketing.py (one sentence per line,

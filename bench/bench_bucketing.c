@@ -28,11 +28,6 @@ static void ok(mxk_status st, const char *what) {
     }
 }
 
-/** mxkt_sym_gen: the language model unrolled over the bucket's length. */
-static mxk_status gen(int64_t key, void *user, mxk_symbol **out) {
-    return mxkt_rnn_lm_symbol(user, (uint32_t)key, out);
-}
-
 /** One epoch with the given buckets; prints {"buckets", "batches", "peak_bytes", "seconds"}. */
 static void run(const char *path, const int64_t *buckets, uint32_t nb) {
     ok(mxk_init(NULL), "init");
@@ -56,8 +51,8 @@ static void run(const char *path, const int64_t *buckets, uint32_t nb) {
                             .level = "word"};
     mxk_context cpu = {MXK_DEV_CPU, 0};
     mxkt_module *m = NULL;
-    ok(mxkt_bucketing_module_create(gen, &c, it->default_bucket_key, "data", "softmax_label", &cpu,
-                                    1, &m),
+    ok(mxkt_bucketing_module_create(mxkt_rnn_lm_sym_gen, &c, it->default_bucket_key, "data",
+                                    "softmax_label", &cpu, 1, &m),
        "module");
     ok(mxkt_module_bind(m, &it->data_shape, &it->label_shape, 1), "bind");
     mxkt_initializer init;

@@ -163,6 +163,11 @@ mxk_status mxkt_rnn_lm_symbol(const mxkt_rnn_lm_config *c, uint32_t seq_len, mxk
     return st;
 }
 
+mxk_status mxkt_rnn_lm_sym_gen(int64_t bucket_key, void *user, mxk_symbol **out) {
+    return mxkt_rnn_lm_symbol(
+        user, bucket_key > 0 && bucket_key <= UINT32_MAX ? (uint32_t)bucket_key : 0, out);
+}
+
 mxk_status mxkt_rnn_lm_step_symbol(const mxkt_rnn_lm_config *c, mxk_symbol **out,
                                    uint32_t *num_states, char ***state_inputs) {
     *out = NULL;

@@ -202,6 +202,9 @@ static void test_config_errors(void) {
     c = config("gru", 0);
     CHECK_EQ_INT(mxkt_rnn_lm_symbol(&c, 0, &s), MXK_ERR_INVALID_ARGUMENT);
     CHECK(!strcmp(mxk_get_last_error(), "rnn lm: seq_len must be >= 1"));
+    /* as a BucketingModule's sym_gen: the key is the length */
+    CHECK_EQ_INT(mxkt_rnn_lm_sym_gen((int64_t)1 << 32, &c, &s), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(!strcmp(mxk_get_last_error(), "rnn lm: seq_len must be >= 1"));
 }
 
 static char dir[] = "/tmp/mxk_test_rnn_lm_XXXXXX";

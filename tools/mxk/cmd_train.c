@@ -111,6 +111,11 @@ static void default_step_epochs(int64_t num_epochs, char *buf, size_t size) {
         snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", buf[0] ? "," : "", (long long)b);
 }
 
+/** 1 when --network names a text network (train_text.h) and no --symbol replaces it. */
+static int is_text(const train_args *a) {
+    return !a->symbol_file && train_text_network(a->network);
+}
+
 static void network_defaults(train_args *a, int text);
 
 /** Parses the options shared by the commands. Returns CLI_OK or CLI_USAGE. */
@@ -209,7 +214,7 @@ static int parse_args(train_args *a, int argc, char **argv) {
 #undef NET_OPT
         return cli_reject_argument(a->cmd, argv[i]);
     }
-    int text = !a->symbol_file && train_text_network(a->network);
+    int text = is_text(a);
     network_defaults(a, text);
     if (a->batch_size < 1)
         return cli_usage_error(a->cmd, "--batch-size must be at least 1");
@@ -335,7 +340,7 @@ static int make_symbol(const train_args *a, mxk_symbol **sym) {
 static int make_optimizer(const train_args *a, int64_t num_examples, int64_t shift,
                           mxkt_optimizer *opt) {
     int lenet = !a->symbol_file && strcmp(a->network, "lenet") == 0;
-    int text = !a->symbol_file && train_text_network(a->network);
+    int text = is_text(a);
     if (strcmp(a->optimizer, "sgd") == 0)
         mxkt_optimizer_sgd(opt, a->lr_set ? a->lr : lenet ? 0.05 : 0.1, a->mom, a->wd);
     else /* adam (parse_args refused the rest) */
@@ -640,7 +645,7 @@ static int train_body(const cli_globals *g, void *arg) {
                 (long long)a->num_epochs - 1, (long long)a->load_epoch + 1);
         return CLI_OK;
     }
-    int text = !a->symbol_file && train_text_network(a->network);
+    int text = is_text(a);
     train_text_data td;
     memset(&td, 0, sizeof td);
     int64_t all_train = 0, all_val = 0;

@@ -329,21 +329,17 @@ int train_text_open(const train_text_args *t, int64_t batch, int32_t num_layers,
     return rc;
 }
 
-/** mxkt_sym_gen of the word level: the network unrolled over the bucket's length. */
-static mxk_status lm_sym_gen(int64_t key, void *user, mxk_symbol **out) {
-    return mxkt_rnn_lm_symbol(user, (uint32_t)key, out);
-}
-
 int train_text_module(train_text_data *d, const mxk_context *ctx, uint32_t nctx, mxk_symbol **sym,
                       mxkt_module **m) {
     mxkt_iter *it = d->train;
     int64_t T = it->default_bucket_key ? it->default_bucket_key : it->data_shape.dims[1];
     mxk_status st = mxkt_rnn_lm_symbol(&d->cfg, (uint32_t)T, sym);
     if (st == MXK_OK)
-        st = it->default_bucket_key
-                 ? mxkt_bucketing_module_create(lm_sym_gen, &d->cfg, it->default_bucket_key, "data",
-                                                "softmax_label", ctx, nctx, m)
-                 : mxkt_module_create(*sym, "data", "softmax_label", ctx, nctx, m);
+        st =
+            it->default_bucket_key
+                ? mxkt_bucketing_module_create(mxkt_rnn_lm_sym_gen, &d->cfg, it->default_bucket_key,
+                                               "data", "softmax_label", ctx, nctx, m)
+                : mxkt_module_create(*sym, "data", "softmax_label", ctx, nctx, m);
     if (st == MXK_OK)
         st = mxkt_module_bind(*m, &it->data_shape, &it->label_shape, 1);
     return st == MXK_OK ? CLI_OK : cli_error("%s", mxkt_last_error());

@@ -268,6 +268,15 @@ MXK_API mxk_status mxkt_rnn_lm_symbol(const mxkt_rnn_lm_config *c, uint32_t seq_
                                       mxk_symbol **out);
 
 /**
+ * The language model as a BucketingModule's sym_gen (mxkt_sym_gen of mxk_train.h;
+ * lstm_bucketing.py's sym_gen): mxkt_rnn_lm_symbol(user, bucket_key, out), `user`
+ * being the mxkt_rnn_lm_config (it must outlive the module). Errors: those of
+ * mxkt_rnn_lm_symbol, MXK_ERR_INVALID_ARGUMENT "rnn lm: seq_len must be >= 1" also
+ * for a key outside [1, 2^32). Thread-safe.
+ */
+MXK_API mxk_status mxkt_rnn_lm_sym_gen(int64_t bucket_key, void *user, mxk_symbol **out);
+
+/**
  * One step of the model, for sampling (the char-LSTM sampler): "data" (N, 1) ids,
  * the parameters of mxkt_rnn_lm_symbol, and the begin states as input variables;
  * outputs: softmax(pred) (N, V) named "softmax_output" (the training symbol's

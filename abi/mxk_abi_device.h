@@ -1,5 +1,5 @@
 /*
- * mxk plugin ABI 1.0: the device backend contract.
+ * mxk plugin ABI 1.4: the device backend contract.
  *
  * A device backend owns one device type (CPU, GPU): it reports its devices,
  * allocates and frees raw memory (the kernel's pooled storage sits on top),
@@ -70,12 +70,39 @@ typedef struct mxk_device_def {
      */
     mxk_status (*fill)(int32_t dev_id, void *ptr, int32_t dtype, uint64_t count, double value,
                        void *stream, mxk_error_sink *err);
-    /** Creates a stream on dev_id. NULL slot: the backend has no streams (CPU). */
+    /**
+     * Creates a stream on dev_id. The threaded engine calls it once per GPU worker
+     * thread, on that thread, when the worker starts (a compute stream for the normal
+     * and priority workers, a copy stream for the copy workers: MXNet's
+     * ThreadedEnginePerDevice, src/engine/threaded_engine_perdevice.cc), and hands the
+     * stream to every kernel and copy the worker runs (mxk_op_ctx.stream). NULL
+     * slot: the backend has no streams (CPU).
+     */
     mxk_status (*stream_create)(int32_t dev_id, void **stream, mxk_error_sink *err);
-    /** Destroys a stream. */
+    /** Destroys a stream from stream_create (the engine does, when it stops). */
     void (*stream_destroy)(int32_t dev_id, void *stream);
-    /** Waits until all work queued on `stream` (NULL: the whole device) is done. */
+    /**
+     * Waits until all work queued on `stream` (NULL: the whole device) is done, and
+     * reports a failure of that work (an asynchronous kernel error) as its status.
+     * The threaded engine calls it on a GPU worker's stream after every function the
+     * worker runs synchronously, so the function's writes are complete when the engine
+     * releases its variables (MXNet's RunContext / OnComplete after
+     * Stream::Wait, src/engine/threaded_engine.h).
+     */
     mxk_status (*synchronize)(int32_t dev_id, void *stream, mxk_error_sink *err);
+
+    /* --- ABI 1.4 (read only when struct_size covers it) --- */
+    /**
+     * Allocates `bytes` (> 0) of page-locked host memory, which the backend's copies
+     * read and write at full bus speed and asynchronously: the memory of the
+     * cpu_pinned context (device type 3, MXNet's PinnedMemoryStorage,
+     * src/storage/pinned_memory_storage.h: cudaHostAlloc). The kernel uses the first
+     * registered backend that sets it; without one, cpu_pinned arrays are ordinary
+     * host memory. MXK_ERR_OUT_OF_MEMORY naming the bytes when it fails. NULL: none.
+     */
+    mxk_status (*host_alloc)(uint64_t bytes, void **ptr, mxk_error_sink *err);
+    /** Frees memory from host_alloc; NULL ptr: no-op. Required when host_alloc is set. */
+    void (*host_free)(void *ptr);
 } mxk_device_def;
 
 #ifdef __cplusplus

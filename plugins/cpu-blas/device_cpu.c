@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cpu_blas.h"
+#include "mxk_fill_value.h"
 
 /** Alignment of every allocation, in bytes. */
 #define CB_ALIGNMENT 64
@@ -130,70 +131,42 @@ static mxk_status cpu_copy(mxk_copy_kind kind, void *dst, int32_t dst_dev_id, co
     return MXK_OK;
 }
 
-/* Fills n elements of type T at p with v (already converted). */
-#define CB_FILL(T, p, n, v)                                                                        \
-    do {                                                                                           \
-        T *restrict q_ = (T *)(p);                                                                 \
-        const T v_ = (v);                                                                          \
-        for (uint64_t i_ = 0; i_ < (n); i_++)                                                      \
-            q_[i_] = v_;                                                                           \
-    } while (0)
-
-/** Converts a double to an integer type's range, saturating (NaN gives 0), as int64. */
-static int64_t cpu_saturate(double v, double lo, double hi) {
-    if (v != v)
-        return 0;
-    if (v <= lo)
-        return (int64_t)lo;
-    if (v >= hi)
-        return (int64_t)hi;
-    return (int64_t)v;
-}
-
 /**
- * Fills `count` elements of `dtype` at ptr with `value`: float types by
- * conversion (float16 rounded to nearest even), integer types truncated toward
- * zero and saturated to their range (NaN gives 0).
+ * Fills `count` elements of `dtype` at ptr with `value` converted as
+ * plugins/common/mxk_fill_value.h says (float16 rounded to nearest even, integers
+ * truncated toward zero and saturated, NaN giving 0).
  * MXK_ERR_INVALID_ARGUMENT for an unknown dtype.
  */
 static mxk_status cpu_fill(int32_t dev_id, void *ptr, int32_t dtype, uint64_t count, double value,
                            void *stream, mxk_error_sink *err) {
     MXK_SDK_CHECK(cpu_check_dev(dev_id, err));
-    if (mxk_sdk_dtype_size(dtype) == 0)
+    uint64_t bits = 0;
+    uint32_t size = mxk_fill_pattern(dtype, value, &bits);
+    if (size == 0)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "cpu fill: invalid dtype %d",
                              (int)dtype);
     if (count == 0)
         return MXK_OK;
     if (ptr == NULL)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "cpu fill: NULL pointer");
-    switch (dtype) {
-    case MXK_FLOAT32:
-        CB_FILL(float, ptr, count, (float)value);
-        break;
-    case MXK_FLOAT64:
-        CB_FILL(double, ptr, count, value);
-        break;
-    case MXK_FLOAT16:
-        CB_FILL(uint16_t, ptr, count, mxk_sdk_f32_to_f16((float)value));
-        break;
-    case MXK_UINT8:
-        CB_FILL(uint8_t, ptr, count, (uint8_t)cpu_saturate(value, 0.0, 255.0));
-        break;
-    case MXK_INT8:
-        CB_FILL(int8_t, ptr, count, (int8_t)cpu_saturate(value, -128.0, 127.0));
-        break;
-    case MXK_INT32:
-        CB_FILL(int32_t, ptr, count, (int32_t)cpu_saturate(value, -2147483648.0, 2147483647.0));
-        break;
-    case MXK_INT64:
-        /* 2^63 is not representable: values at or above it saturate to INT64_MAX */
-        if (value >= 9223372036854775808.0)
-            CB_FILL(int64_t, ptr, count, INT64_MAX);
-        else
-            CB_FILL(int64_t, ptr, count, cpu_saturate(value, -9223372036854775808.0, 0x1p63));
-        break;
-    default:
-        break;
+    unsigned char *q = ptr;
+    if (bits == 0 || size == 1) {
+        memset(q, (int)(bits & 0xff), (size_t)(count * size));
+        return MXK_OK;
+    }
+    if (size == 2) {
+        uint16_t v;
+        memcpy(&v, &bits, sizeof v);
+        for (uint64_t i = 0; i < count; i++)
+            ((uint16_t *)ptr)[i] = v;
+    } else if (size == 4) {
+        uint32_t v;
+        memcpy(&v, &bits, sizeof v);
+        for (uint64_t i = 0; i < count; i++)
+            ((uint32_t *)ptr)[i] = v;
+    } else {
+        for (uint64_t i = 0; i < count; i++)
+            ((uint64_t *)ptr)[i] = bits;
     }
     return MXK_OK;
 }

@@ -1,0 +1,117 @@
+/*
+ * cuda plugin: internal declarations shared by its C11 host sources (cu_*.c).
+ *
+ * The plugin provides the GPU device backend ("gpu", MXK_DEV_GPU; cu_device.c) and
+ * kernels on that device type for the operators another plugin defines (cpu-blas):
+ * the operator definitions (attributes, inference, backward dependencies) stay one
+ * truth there, and each kernel here parses the attributes it needs itself
+ * (mxk_op_kernel_def.parse_param, ABI 1.2), as plugins/onednn does. Every
+ * cu_ops_*.c family file registers its kernels from one cu_register_* function
+ * that plugin.c calls; the GPU code they launch is CUDA C in cu_kern_*.cu behind
+ * the C declarations of cu_kernels.h. Nothing here is exported from the .so.
+ *
+ * Streams: every kernel call runs on ctx->stream, the stream of the engine worker
+ * that runs it (the engine creates it through this backend's stream_create and
+ * waits for it after the call, so a kernel only enqueues work and returns).
+ * cuBLAS and cuDNN handles are per thread and device (cu_blas, cu_dnn), bound to
+ * the call's stream. Semantics: MXNet's GPU operators (src/operator/ *.cu) on
+ * mshadow::Stream<gpu> (RunContext::get_stream<gpu>()).
+ */
+#ifndef MXK_CUDA_PLUGIN_H
+#define MXK_CUDA_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "mxk_sdk.h"
+
+/** Backend name of every kernel this plugin registers. */
+#define CU_BACKEND "cuda"
+
+/** Most GPUs the plugin serves (device ids 0 .. CU_MAX_DEVICES-1). */
+#define CU_MAX_DEVICES 64
+
+/* --- cu_common.c: errors, handles, registration --------------------------------- */
+
+/**
+ * Turns a CUDA runtime status into mxk's: cudaSuccess is MXK_OK; anything else
+ * writes "WHAT: CUDA error NAME: STRING" into err and returns MXK_ERR_BACKEND
+ * (MXK_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation). Clears the runtime's
+ * sticky "last error" of non-sticky failures (cudaGetLastError).
+ */
+mxk_status cu_check(cudaError_t st, const char *what, mxk_error_sink *err);
+
+/** cu_check for cuBLAS: "WHAT: cuBLAS STATUS_NAME"; MXK_ERR_OUT_OF_MEMORY for ALLOC_FAILED. */
+mxk_status cu_check_blas(cublasStatus_t st, const char *what, mxk_error_sink *err);
+
+/** cu_check for cuDNN: "WHAT: cuDNN NAME (cudnnGetErrorString)"; MXK_ERR_UNSUPPORTED for
+ *  CUDNN_STATUS_NOT_SUPPORTED, MXK_ERR_OUT_OF_MEMORY for ALLOC_FAILED. */
+mxk_status cu_check_dnn(cudnnStatus_t st, const char *what, mxk_error_sink *err);
+
+/** Fails the enclosing function with cu_check's status unless `call` succeeds. */
+#define CU_CHECK(call, what, err)                                                                  \
+    do {                                                                                           \
+        mxk_status cu_rc_ = cu_check((call), (what), (err));                                       \
+        if (cu_rc_ != MXK_OK)                                                                      \
+            return cu_rc_;                                                                         \
+    } while (0)
+
+/** CU_CHECK for cuBLAS calls. */
+#define CU_CHECK_BLAS(call, what, err)                                                             \
+    do {                                                                                           \
+        mxk_status cu_rc_ = cu_check_blas((call), (what), (err));                                  \
+        if (cu_rc_ != MXK_OK)                                                                      \
+            return cu_rc_;                                                                         \
+    } while (0)
+
+/** CU_CHECK for cuDNN calls. */
+#define CU_CHECK_DNN(call, what, err)                                                              \
+    do {                                                                                           \
+        mxk_status cu_rc_ = cu_check_dnn((call), (what), (err));                                   \
+        if (cu_rc_ != MXK_OK)                                                                      \
+            return cu_rc_;                                                                         \
+    } while (0)
+
+/**
+ * Makes ctx->dev_id the calling thread's current device (cudaSetDevice). Every
+ * kernel calls it first (the cu_* helpers below do). Errors: cu_check's.
+ */
+mxk_status cu_enter(const mxk_op_ctx *ctx, mxk_error_sink *err);
+
+/** The call's stream (ctx->stream; NULL is CUDA's legacy default stream). */
+static inline cudaStream_t cu_stream(const mxk_op_ctx *ctx) {
+    return (cudaStream_t)ctx->stream;
+}
+
+/**
+ * The calling thread's cuBLAS handle for ctx->dev_id (created on first use, freed at
+ * thread exit), bound to the call's stream, pointer mode host, math mode
+ * CUBLAS_DEFAULT_MATH (float32 results; MXK_CUDA_TF32=1 allows TF32 tensor-op math).
+ * NULL with err set on failure. Calls cu_enter.
+ */
+cublasHandle_t cu_blas(const mxk_op_ctx *ctx, mxk_error_sink *err);
+
+/** The calling thread's cuDNN handle for ctx->dev_id, bound to the call's stream; as cu_blas. */
+cudnnHandle_t cu_dnn(const mxk_op_ctx *ctx, mxk_error_sink *err);
+
+/**
+ * Registers `kdef` for its op_name on MXK_DEV_GPU with backend "cuda" (both set
+ * here). The operator may come from a plugin loaded later: kernels resolve by name.
+ */
+mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_error_sink *err);
+
+/** Number of elements of a shape (1 for ndim 0). */
+int64_t cu_shape_size(const mxk_shape *s);
+
+/* --- cu_device.c: the device backend -------------------------------------------- */
+
+/** Registers the "gpu" device backend (device count 0 without a GPU; still registered). */
+mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
+
+/* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
+
+#endif /* MXK_CUDA_PLUGIN_H */

@@ -1,0 +1,7 @@
+# Sources of the cuda plugin: the C11 host side (entry points, device backend,
+# helpers, one cu_ops_*.c per operator family) and the CUDA C kernels (cu_kern_*.cu).
+set(MXK_CUDA_SOURCES
+  plugin.c
+  cu_device.c
+  cu_common.c
+  cu_kern_fill.cu)

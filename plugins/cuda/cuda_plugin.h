@@ -114,4 +114,15 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** Registers the Activation and LeakyReLU kernels (cu_ops_act.c). */
+mxk_status cu_register_act(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers the softmax, log_softmax and SoftmaxActivation kernels (cu_ops_softmax.c). */
+mxk_status cu_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers the Pooling kernel (cu_ops_pool.c). */
+mxk_status cu_register_pool(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers the BatchNorm kernel (cu_ops_bn.c). */
+mxk_status cu_register_bn(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers the LRN kernel (cu_ops_lrn.c). */
+mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CUDA_PLUGIN_H */

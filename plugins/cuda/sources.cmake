@@ -4,4 +4,15 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
-  cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_layer.c
+  cu_ops_act.c
+  cu_kern_act.cu
+  cu_ops_softmax.c
+  cu_kern_softmax.cu
+  cu_ops_pool.c
+  cu_kern_pool.cu
+  cu_ops_bn.c
+  cu_kern_bn.cu
+  cu_ops_lrn.c
+  cu_kern_lrn.cu)

@@ -177,6 +177,8 @@ extern "C" cudaError_t cu_launch_prelu_backward_gamma(float *dgamma, const float
                                                       uint64_t inner, uint64_t gs, int add,
                                                       cudaStream_t stream) {
     unsigned blocks = gs ? (unsigned)c : 1u;
+    if (blocks == 0) /* no channel, no gradient */
+        return cudaSuccess;
     cu_prelu_bwd_gamma_kernel<<<blocks, CU_THREADS, 0, stream>>>(dgamma, dy, x, outer, c, inner, gs,
                                                                  add);
     return cu_launched();

@@ -8,8 +8,8 @@
  * BatchNormalizationBackwardKernel) with cpu-blas op_batchnorm.c's conventions:
  * biased batch variance, the `var` output holds the inverse standard deviation,
  * the moving statistics are updated in the training backward, a constant channel
- * with eps 0 gets inv 0. Products that cpu-blas rounds separately are kept
- * separate here (__fmul_rn / __fadd_rn: no fused multiply-add).
+ * with eps 0 gets inv 0. Compiled without fused multiply-add (sources.cmake), so
+ * every product is rounded as cpu-blas rounds it.
  */
 #include <float.h>
 
@@ -27,7 +27,7 @@ static __device__ float cu_bn_f32(double v) {
 
 /** *o = v or *o += v (add). */
 static __device__ __forceinline__ void cu_bn_store(float *o, float v, int add) {
-    *o = add ? __fadd_rn(*o, v) : v;
+    *o = add ? *o + v : v;
 }
 
 /** The block's sum of v in shared memory; every thread gets it. */
@@ -79,7 +79,7 @@ static __global__ void cu_bn_fwd_kernel(cu_bn_geom g, const float *x, float *gam
         if (y != NULL)
             for (int64_t t = threadIdx.x; t < M; t += blockDim.x) {
                 const int64_t e = cu_bn_at(g, c, t);
-                cu_bn_store(&y[e], __fadd_rn(__fmul_rn(x[e], scale), shift), add_y);
+                cu_bn_store(&y[e], x[e] * scale + shift, add_y);
             }
         if (threadIdx.x == 0) {
             if (g.fix_gamma && gamma[c] != 1.0f)
@@ -105,8 +105,8 @@ static __global__ void cu_bn_bwd_kernel(cu_bn_geom g, const float *x, const floa
         if (g.train && threadIdx.x == 0) {
             const float iv = inv_in[c], mom = g.momentum;
             const double var = iv > 0.0f ? 1.0 / ((double)iv * iv) - g.eps : INFINITY;
-            mm[c] = __fadd_rn(__fmul_rn(mm[c], mom), __fmul_rn(mean_in[c], 1.0f - mom));
-            mv[c] = __fadd_rn(__fmul_rn(mv[c], mom), __fmul_rn(cu_bn_f32(var), 1.0f - mom));
+            mm[c] = mm[c] * mom + mean_in[c] * (1.0f - mom);
+            mv[c] = mv[c] * mom + cu_bn_f32(var) * (1.0f - mom);
         }
         if (dy == NULL)
             continue;

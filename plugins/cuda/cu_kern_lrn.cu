@@ -1,8 +1,8 @@
 /*
  * cuda plugin: the GPU kernels of LRN (cu_ops_lrn.c), one thread per element
  * summing its channel window in increasing channel order in float, as cpu-blas
- * does (products and sums rounded separately: __fmul_rn / __fadd_rn, no fused
- * multiply-add).
+ * does (compiled without fused multiply-add, sources.cmake, so every product is
+ * rounded as cpu-blas rounds it).
  *
  * Semantics: MXNet src/operator/nn/lrn-inl.h (LRNOp: norm = knorm + alpha/n *
  * sum of x^2 over the window, y = x norm^-beta) with cpu-blas op_lrn.c's window
@@ -20,7 +20,7 @@ static __device__ __forceinline__ void cu_lrn_window(const cu_lrn_geom &g, int64
 
 /** *o = v or *o += v (add). */
 static __device__ __forceinline__ void cu_lrn_store(float *o, float v, int add) {
-    *o = add ? __fadd_rn(*o, v) : v;
+    *o = add ? *o + v : v;
 }
 
 /** Forward: tmp_norm and y of element i = (n, c, s). */
@@ -34,13 +34,13 @@ static __global__ void cu_lrn_fwd_kernel(cu_lrn_geom g, const float *x, float *y
         float acc = 0.0f;
         for (int64_t cc = c0; cc <= c1; cc++) {
             const float v = x[(n * g.C + cc) * g.S + s];
-            acc = __fadd_rn(acc, __fmul_rn(v, v));
+            acc += v * v;
         }
-        const float nm = __fadd_rn(g.k, __fmul_rn(g.a, acc));
+        const float nm = g.k + g.a * acc;
         if (tn != NULL)
             cu_lrn_store(&tn[i], nm, add_tn);
         if (y != NULL)
-            cu_lrn_store(&y[i], __fmul_rn(x[i], powf(nm, g.nbeta)), add_y);
+            cu_lrn_store(&y[i], x[i] * powf(nm, g.nbeta), add_y);
     }
 }
 
@@ -55,10 +55,9 @@ static __global__ void cu_lrn_bwd_kernel(cu_lrn_geom g, const float *x, const fl
         float acc = 0.0f;
         for (int64_t cc = c0; cc <= c1; cc++) {
             const int64_t e = (n * g.C + cc) * g.S + s;
-            acc = __fadd_rn(acc, __fmul_rn(__fmul_rn(dy[e], x[e]), powf(nm[e], g.nbeta1)));
+            acc += dy[e] * x[e] * powf(nm[e], g.nbeta1);
         }
-        const float v = __fsub_rn(__fmul_rn(dy[i], powf(nm[i], g.nbeta)),
-                                  __fmul_rn(__fmul_rn(g.coef, x[i]), acc));
+        const float v = dy[i] * powf(nm[i], g.nbeta) - g.coef * x[i] * acc;
         cu_lrn_store(&dx[i], v, add);
     }
 }

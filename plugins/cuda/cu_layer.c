@@ -36,7 +36,7 @@ int32_t cu_layer_supports_f32(const void *param, const mxk_shape *in_shapes,
     for (uint32_t i = 0; i < num_in; i++)
         if (in_types[i] != MXK_FLOAT32)
             return 0;
-    return num_in > 0 && cu_shape_size(&in_shapes[0]) > 0;
+    return num_in > 0;
 }
 
 mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,

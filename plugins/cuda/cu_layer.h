@@ -32,7 +32,7 @@ static inline int cu_add(mxk_op_req req) {
     return req == MXK_REQ_ADD;
 }
 
-/** Accepts float32 inputs (every one of them) of a non-empty first input. */
+/** Accepts float32 inputs (every one of them; empty ones too). */
 int32_t cu_layer_supports_f32(const void *param, const mxk_shape *in_shapes,
                               const int32_t *in_types, uint32_t num_in);
 

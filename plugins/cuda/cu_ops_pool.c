@@ -53,10 +53,7 @@ static mxk_status pool_tuple(const mxk_attrs *attrs, const char *key, int nd, in
     return MXK_OK;
 }
 
-/**
- * Parses Pooling's attributes (validated by the operator); pad is 0 under the
- * same convention, which refuses any other. Errors: the attribute readers'.
- */
+/** Parses Pooling's attributes (validated by the operator). Errors: the attribute readers'. */
 static mxk_status pool_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_pool_param p;
     memset(&p, 0, sizeof p);
@@ -75,13 +72,12 @@ static mxk_status pool_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
         MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "kernel", &k, err));
     if (k.ndim > CU_POOL_AXES)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'kernel': too long");
-    MXK_SDK_CHECK(pool_tuple(attrs, "kernel", k.ndim, 1, p.kernel, err));
-    MXK_SDK_CHECK(pool_tuple(attrs, "stride", k.ndim, 1, p.stride, err));
-    if (conv == 2) /* same: pad 0 */
-        for (int i = 0; i < CU_POOL_AXES; i++)
-            p.pad[i] = 0;
-    else
-        MXK_SDK_CHECK(pool_tuple(attrs, "pad", k.ndim, 0, p.pad, err));
+    if (k.ndim > 0) { /* global_pool without kernel ignores stride and pad */
+        MXK_SDK_CHECK(pool_tuple(attrs, "kernel", k.ndim, 1, p.kernel, err));
+        MXK_SDK_CHECK(pool_tuple(attrs, "stride", k.ndim, 1, p.stride, err));
+        if (conv != 2) /* same: pad 0, the only value the operator accepts */
+            MXK_SDK_CHECK(pool_tuple(attrs, "pad", k.ndim, 0, p.pad, err));
+    }
     return cu_layer_param_dup(&p, sizeof p, out, err);
 }
 

@@ -63,10 +63,10 @@ static mxk_status sma_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return sm_parse_common(a, 0, 1, o, e);
 }
 
-/** Accepts non-empty float32 data (and any integer length the operator infers). */
+/** Accepts float32 data (and any integer length the operator infers). */
 static int32_t sm_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
                            uint32_t num_in) {
-    return num_in >= 1 && in_types[0] == MXK_FLOAT32 && cu_shape_size(&in_shapes[0]) > 0;
+    return num_in >= 1 && in_types[0] == MXK_FLOAT32;
 }
 
 /** The output's dtype. */

@@ -16,3 +16,6 @@ set(MXK_CUDA_SOURCES
   cu_kern_bn.cu
   cu_ops_lrn.c
   cu_kern_lrn.cu)
+# The layer kernels round every product before adding it, as cpu-blas's C does.
+set_source_files_properties(cu_kern_act.cu cu_kern_softmax.cu cu_kern_pool.cu cu_kern_bn.cu
+  cu_kern_lrn.cu PROPERTIES COMPILE_OPTIONS -fmad=false)

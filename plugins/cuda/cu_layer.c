@@ -19,12 +19,13 @@ void cu_layer_param_free(void *p) {
     free(p);
 }
 
-mxk_status cu_layer_check(const mxk_tensor *t, uint64_t n, const char *what, mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
+mxk_status cu_layer_check_dtype(const mxk_tensor *t, uint64_t n, int32_t dtype, const char *what,
+                                mxk_error_sink *err) {
+    if (t == NULL || (t->data == NULL && n > 0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "%s is missing", what);
-    if (t->dtype != MXK_FLOAT32)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "%s: expected float32, got %s", what,
-                             mxk_sdk_dtype_name(t->dtype));
+    if (t->dtype != dtype)
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "%s: expected %s, got %s", what,
+                             mxk_sdk_dtype_name(dtype), mxk_sdk_dtype_name(t->dtype));
     if ((uint64_t)cu_shape_size(&t->shape) != n)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected %llu elements, got %llu", what,
                              (unsigned long long)n, (unsigned long long)cu_shape_size(&t->shape));

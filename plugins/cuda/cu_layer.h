@@ -16,11 +16,18 @@ mxk_status cu_layer_param_dup(const void *p, size_t size, void **out, mxk_error_
 void cu_layer_param_free(void *p);
 
 /**
- * Checks that tensor t (named `what`, e.g. "argument 'data'") is present,
- * float32 and holds n elements. Errors: MXK_ERR_INVALID_ARGUMENT, MXK_ERR_TYPE,
- * MXK_ERR_SHAPE.
+ * Checks that tensor t (named `what`, e.g. "argument 'data'") is present (its
+ * memory may be NULL when n is 0), of dtype `dtype` and holds n elements.
+ * Errors: MXK_ERR_INVALID_ARGUMENT, MXK_ERR_TYPE, MXK_ERR_SHAPE.
  */
-mxk_status cu_layer_check(const mxk_tensor *t, uint64_t n, const char *what, mxk_error_sink *err);
+mxk_status cu_layer_check_dtype(const mxk_tensor *t, uint64_t n, int32_t dtype, const char *what,
+                                mxk_error_sink *err);
+
+/** cu_layer_check_dtype for float32. */
+static inline mxk_status cu_layer_check(const mxk_tensor *t, uint64_t n, const char *what,
+                                        mxk_error_sink *err) {
+    return cu_layer_check_dtype(t, n, MXK_FLOAT32, what, err);
+}
 
 /** The float32 elements of a tensor. */
 static inline float *cu_f32(const mxk_tensor *t) {

@@ -106,7 +106,7 @@ static mxk_status sm_view_of(const cu_sm_param *p, const mxk_shape *s, const mxk
     v->temperature = p->temperature;
     if (!p->use_length)
         return MXK_OK;
-    if (length == NULL || length->data == NULL)
+    if (length == NULL || (length->data == NULL && v->outer * v->inner > 0))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "argument 'length' is missing");
     if ((uint64_t)cu_shape_size(&length->shape) != v->outer * v->inner)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'length': expected %llu elements",
@@ -121,20 +121,6 @@ static mxk_status sm_view_of(const cu_sm_param *p, const mxk_shape *s, const mxk
     return MXK_OK;
 }
 
-/** Checks that t is present with n elements of dtype dt. */
-static mxk_status sm_check(const mxk_tensor *t, uint64_t n, int32_t dt, const char *what,
-                           mxk_error_sink *err) {
-    if (t == NULL || t->data == NULL)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "%s is missing", what);
-    if (t->dtype != dt)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "%s: expected %s, got %s", what,
-                             mxk_sdk_dtype_name(dt), mxk_sdk_dtype_name(t->dtype));
-    if ((uint64_t)cu_shape_size(&t->shape) != n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected %llu elements", what,
-                             (unsigned long long)n);
-    return MXK_OK;
-}
-
 /** y = (log_)softmax(x / T) by the request; y may be x. */
 static mxk_status sm_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -146,7 +132,8 @@ static mxk_status sm_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     const mxk_tensor *xt = args->in_data[0];
     uint64_t n = (uint64_t)cu_shape_size(&xt->shape);
     MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-    MXK_SDK_CHECK(sm_check(args->out_data[0], n, sm_out_dtype(p), "output 'output'", err));
+    MXK_SDK_CHECK(
+        cu_layer_check_dtype(args->out_data[0], n, sm_out_dtype(p), "output 'output'", err));
     cu_softmax_view v;
     MXK_SDK_CHECK(sm_view_of(p, &xt->shape, p->use_length ? args->in_data[1] : NULL, &v, err));
     return cu_check(cu_launch_softmax_forward(v, cu_f32(xt), args->out_data[0]->data, cu_add(req),
@@ -162,8 +149,9 @@ static mxk_status sm_backward(const mxk_op_ctx *ctx, const void *param, void *st
     if (p->use_length && args->req[1] != MXK_REQ_NULL && args->req[1] != MXK_REQ_ADD) {
         const mxk_tensor *gl = args->in_grad[1];
         size_t bytes = (size_t)cu_shape_size(&gl->shape) * mxk_sdk_dtype_size(gl->dtype);
-        CU_CHECK(cudaMemsetAsync(gl->data, 0, bytes, cu_stream(ctx)), "softmax length gradient",
-                 err);
+        if (bytes > 0)
+            CU_CHECK(cudaMemsetAsync(gl->data, 0, bytes, cu_stream(ctx)), "softmax length gradient",
+                     err);
     }
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
@@ -171,8 +159,8 @@ static mxk_status sm_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const mxk_tensor *yt = args->out_data[0];
     uint64_t n = (uint64_t)cu_shape_size(&yt->shape);
     const int32_t dt = sm_out_dtype(p);
-    MXK_SDK_CHECK(sm_check(yt, n, dt, "output 'output'", err));
-    MXK_SDK_CHECK(sm_check(args->out_grad[0], n, dt, "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_layer_check_dtype(yt, n, dt, "output 'output'", err));
+    MXK_SDK_CHECK(cu_layer_check_dtype(args->out_grad[0], n, dt, "gradient of 'output'", err));
     MXK_SDK_CHECK(cu_layer_check(args->in_grad[0], n, "gradient of 'data'", err));
     cu_softmax_view v;
     MXK_SDK_CHECK(sm_view_of(p, &yt->shape, p->use_length ? args->in_data[1] : NULL, &v, err));

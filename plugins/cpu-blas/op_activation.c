@@ -13,9 +13,7 @@
  * forward may run in place (data -> output) and backward too (out_grad -> in_grad).
  * The element functions are plugins/common/mxk_act.h's, shared with the cuda plugin.
  */
-#include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "cb_loops.h"
 #include "cb_tensor.h"

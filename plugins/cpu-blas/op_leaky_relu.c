@@ -23,8 +23,6 @@
  * in place except for prelu and gelu (whose backward needs x). The element
  * functions are plugins/common/mxk_act.h's, shared with the cuda plugin.
  */
-#include <math.h>
-
 #include "cb_tensor.h"
 #include "mxk_act.h"
 

@@ -28,7 +28,6 @@
  * data other than 3-D.
  */
 #include <float.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 

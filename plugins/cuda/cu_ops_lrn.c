@@ -2,13 +2,14 @@
  * cuda plugin: the LRN kernel (own CUDA kernels, cu_kern_lrn.cu).
  *
  * Semantics are the operator's (cpu-blas op_lrn.c; upstream MXNet
- * src/operator/nn/lrn-inl.h, lrn.cu and src/operator/nn/cudnn/cudnn_lrn-inl.h):
+ * src/operator/nn/lrn-inl.h, lrn.cu):
  * data (N, C, H, W); outputs output and tmp_norm (the norm knorm + alpha/nsize
  * sum of x^2 over the channel window, which the backward reads). cuDNN's
- * cross-channel LRN is not used: it has no tmp_norm output, and it takes only
- * odd window sizes 1..16 while the operator accepts any nsize (an even one
- * windows nsize - 1 channels). Data is float32. Every request is handled (ADD
- * included).
+ * cross-channel LRN (cudnnLRNCrossChannelForward) is not used: it has no
+ * tmp_norm output, takes window sizes 1..16 only, and windows an even size
+ * asymmetrically (nsize channels, one more ahead) while the operator windows
+ * nsize - 1 channels symmetrically. Data is float32. Every request is handled
+ * (ADD included).
  */
 #include "cu_kern_layer.h"
 #include "cu_layer.h"

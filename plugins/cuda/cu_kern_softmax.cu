@@ -1,14 +1,15 @@
 /*
  * cuda plugin: the GPU kernels of softmax, log_softmax and SoftmaxActivation
- * (cu_ops_softmax.c): one block per row, numerically stable (the row's maximum
+ * (cu_ops_softmax.c): one block per row (a thread per row for rows of at most
+ * CU_SM_THREAD_ROW_MAX elements), numerically stable (the row's maximum
  * subtracted before exponentiation), sums and the log-sum-exp in double as
  * cpu-blas computes them.
  *
  * Semantics: MXNet src/operator/nn/softmax-inl.h (softmax_compute_kernel,
  * masked_softmax_kernel, softmax_grad_kernel with softmax_bwd / log_softmax_bwd)
- * and src/operator/nn/softmax_activation-inl.h. Each thread of a row's block
- * reads element j before writing element j, and all reads of a row's reductions
- * finish before its writes, so the output may be the input (and dx may be dy).
+ * and src/operator/nn/softmax_activation-inl.h. The thread writing element j
+ * reads it first, and all reads of a row's reductions finish before its writes,
+ * so the output may be the input (and dx may be dy).
  */
 #include "cu_kern_layer.h"
 #include "cu_launch.cuh"
@@ -75,21 +76,52 @@ static __device__ double cu_sm_reduce(double v, int max) {
     return r;
 }
 
-/** Forward: blocks take rows in turn (grid-stride over the outer * inner rows). */
+/**
+ * How a launch's threads share the rows. BLOCK: a block per row, its threads
+ * taking the row's elements in turn and reducing in shared memory (long rows).
+ * Otherwise a thread per row, taking every element in cpu-blas's order (short
+ * rows: many of them, few elements each).
+ */
+template <bool BLOCK> struct cu_sm_lanes {
+    /** The first row of the calling thread. */
+    static __device__ uint64_t first_row() {
+        return BLOCK ? blockIdx.x : (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    }
+    /** The distance to its next row. */
+    static __device__ uint64_t row_step() {
+        return BLOCK ? gridDim.x : (uint64_t)gridDim.x * blockDim.x;
+    }
+    /** The first element of a row the calling thread takes. */
+    static __device__ uint64_t first() {
+        return BLOCK ? threadIdx.x : 0;
+    }
+    /** The distance to its next element. */
+    static __device__ uint64_t step() {
+        return BLOCK ? blockDim.x : 1;
+    }
+    /** The row's reduction of the threads' partial values v (sum, or max when `max`). */
+    static __device__ double reduce(double v, int max) {
+        return BLOCK ? cu_sm_reduce(v, max) : v;
+    }
+};
+
+/** Forward: y = (log_)softmax(x / T) of each row, 0 past its length. */
+template <bool BLOCK>
 static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, void *y, int add) {
+    typedef cu_sm_lanes<BLOCK> L;
     const double t = v.temperature;
-    for (uint64_t row = blockIdx.x; row < v.outer * v.inner; row += gridDim.x) {
+    for (uint64_t row = L::first_row(); row < v.outer * v.inner; row += L::row_step()) {
         const uint64_t base = row / v.inner * v.k * v.inner + row % v.inner;
         const uint64_t len = cu_sm_len(v, row);
         double mx = -INFINITY;
-        for (uint64_t j = threadIdx.x; j < len; j += blockDim.x)
+        for (uint64_t j = L::first(); j < len; j += L::step())
             mx = fmax(mx, (double)x[base + j * v.inner] / t);
-        mx = cu_sm_reduce(mx, 1);
+        mx = L::reduce(mx, 1);
         double sum = 0.0;
-        for (uint64_t j = threadIdx.x; j < len; j += blockDim.x)
+        for (uint64_t j = L::first(); j < len; j += L::step())
             sum += exp((double)x[base + j * v.inner] / t - mx);
-        const double lse = mx + log(cu_sm_reduce(sum, 0));
-        for (uint64_t j = threadIdx.x; j < v.k; j += blockDim.x) {
+        const double lse = mx + log(L::reduce(sum, 0));
+        for (uint64_t j = L::first(); j < v.k; j += L::step()) {
             const uint64_t e = base + j * v.inner;
             const double z = (double)x[e] / t - lse;
             cu_sm_store(y, v.y_dtype, e, j >= len ? 0.0 : (v.log ? z : exp(z)), add);
@@ -98,19 +130,21 @@ static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, 
 }
 
 /** Backward: softmax dx = y (dy - sum(dy y)) / T; log_softmax dx = (dy - e^y sum(dy)) / T. */
+template <bool BLOCK>
 static __global__ void cu_softmax_bwd_kernel(cu_softmax_view v, const void *dy, const void *y,
                                              float *dx, int add) {
-    for (uint64_t row = blockIdx.x; row < v.outer * v.inner; row += gridDim.x) {
+    typedef cu_sm_lanes<BLOCK> L;
+    for (uint64_t row = L::first_row(); row < v.outer * v.inner; row += L::row_step()) {
         const uint64_t base = row / v.inner * v.k * v.inner + row % v.inner;
         const uint64_t len = cu_sm_len(v, row);
         double s = 0.0;
-        for (uint64_t j = threadIdx.x; j < len; j += blockDim.x) {
+        for (uint64_t j = L::first(); j < len; j += L::step()) {
             const uint64_t e = base + j * v.inner;
             const double g = cu_sm_load(dy, v.y_dtype, e);
             s += v.log ? g : g * cu_sm_load(y, v.y_dtype, e);
         }
-        s = cu_sm_reduce(s, 0);
-        for (uint64_t j = threadIdx.x; j < v.k; j += blockDim.x) {
+        s = L::reduce(s, 0);
+        for (uint64_t j = L::first(); j < v.k; j += L::step()) {
             const uint64_t e = base + j * v.inner;
             const double g = cu_sm_load(dy, v.y_dtype, e), yv = cu_sm_load(y, v.y_dtype, e);
             const double r = j >= len ? 0.0 : (v.log ? g - exp(yv) * s : yv * (g - s));
@@ -120,6 +154,9 @@ static __global__ void cu_softmax_bwd_kernel(cu_softmax_view v, const void *dy, 
     }
 }
 
+/** Longest rows a thread takes alone (longer ones get a block each). */
+#define CU_SM_THREAD_ROW_MAX 32
+
 /** Blocks for a launch over `rows` rows: one per row, at most CU_MAX_BLOCKS. */
 static unsigned cu_sm_blocks(uint64_t rows) {
     return rows == 0 ? 1u : (rows > CU_MAX_BLOCKS ? (unsigned)CU_MAX_BLOCKS : (unsigned)rows);
@@ -127,13 +164,21 @@ static unsigned cu_sm_blocks(uint64_t rows) {
 
 extern "C" cudaError_t cu_launch_softmax_forward(cu_softmax_view v, const float *x, void *y,
                                                  int add, cudaStream_t stream) {
-    cu_softmax_fwd_kernel<<<cu_sm_blocks(v.outer * v.inner), CU_THREADS, 0, stream>>>(v, x, y, add);
+    const uint64_t rows = v.outer * v.inner;
+    if (v.k <= CU_SM_THREAD_ROW_MAX)
+        cu_softmax_fwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, add);
+    else
+        cu_softmax_fwd_kernel<true><<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, add);
     return cu_launched();
 }
 
 extern "C" cudaError_t cu_launch_softmax_backward(cu_softmax_view v, const void *dy, const void *y,
                                                   float *dx, int add, cudaStream_t stream) {
-    cu_softmax_bwd_kernel<<<cu_sm_blocks(v.outer * v.inner), CU_THREADS, 0, stream>>>(v, dy, y, dx,
-                                                                                      add);
+    const uint64_t rows = v.outer * v.inner;
+    if (v.k <= CU_SM_THREAD_ROW_MAX)
+        cu_softmax_bwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, add);
+    else
+        cu_softmax_bwd_kernel<true>
+            <<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, add);
     return cu_launched();
 }

@@ -9,8 +9,9 @@
  * per output. Backward gathers instead of scattering: one thread per input
  * element visits the windows that cover it in increasing output order and sums
  * their contributions in that order, as cpu-blas's scatter adds them, so no
- * atomics and the same float sums. Max routes a window's gradient to the FIRST
- * element of its row-major scan equal to the output (pool.h unpool_max; cuDNN
+ * atomics and the same float sums; max pooling with disjoint windows scatters
+ * from one thread per output instead (no element gets two contributions). Max routes a window's
+ * gradient to the FIRST element of its row-major scan equal to the output (pool.h unpool_max; cuDNN
  * and upstream's GPU kernel pick by their own order, so this rule is applied by
  * these kernels rather than cuDNN's).
  */
@@ -92,17 +93,17 @@ static __device__ void cu_pool_cover(int64_t d, int64_t s, int64_t pad, int64_t 
     *hi = b < out - 1 ? b : out - 1;
 }
 
-/** 1 when element p of plane xp is the first of window w (row-major) equal to m. */
-static __device__ int cu_pool_is_first_max(const cu_pool_geom &g, const cu_pool_win &w,
-                                           const float *xp, float m, int64_t p) {
+/** The position in its plane xp of the first element of window w (row-major) equal to m; -1. */
+static __device__ int64_t cu_pool_first_max(const cu_pool_geom &g, const cu_pool_win &w,
+                                            const float *xp, float m) {
     for (int64_t d = w.d0; d < w.d1; d++)
         for (int64_t h = w.h0; h < w.h1; h++)
             for (int64_t c = w.w0; c < w.w1; c++) {
                 const int64_t q = (d * g.H + h) * g.W + c;
                 if (xp[q * g.es] == m)
-                    return q == p;
+                    return q;
             }
-    return 0;
+    return -1;
 }
 
 /** Backward: input element i gathers the gradients its covering windows route to it. */
@@ -133,10 +134,28 @@ static __global__ void cu_pool_bwd_kernel(cu_pool_geom g, const float *x, const 
                         acc += w.size > 0 ? gv / w.size : 0.0f;
                     else if (g.type == MXK_POOL_LP)
                         acc += mxk_pool_lp_grad(g.p_value, gv, x[i], y[o]);
-                    else if (cu_pool_is_first_max(g, w, x + xb, y[o], p))
+                    else if (cu_pool_first_max(g, w, x + xb, y[o]) == p)
                         acc += gv;
                 }
         dx[i] = acc;
+    }
+}
+
+/**
+ * Max backward when no two windows overlap: output i adds its gradient to the
+ * first element of its window equal to it; each input lies in one window at
+ * most, so no two threads write one element and each gets cpu-blas's sum.
+ */
+static __global__ void cu_pool_max_scatter_kernel(cu_pool_geom g, const float *x, const float *y,
+                                                  const float *dy, float *dx) {
+    const int64_t S = g.D * g.H * g.W, OS = g.OD * g.OH * g.OW;
+    CU_KERNEL_LOOP(i, (uint64_t)(g.N * g.C * OS)) {
+        int64_t nc, o;
+        cu_pool_split(g, (int64_t)i, OS, &nc, &o);
+        const cu_pool_win w = cu_pool_window(g, o / (g.OH * g.OW), o / g.OW % g.OH, o % g.OW);
+        const int64_t xb = cu_pool_base(g, nc, S), q = cu_pool_first_max(g, w, x + xb, y[i]);
+        if (q >= 0)
+            dx[xb + q * g.es] += dy[i];
     }
 }
 
@@ -151,6 +170,18 @@ extern "C" cudaError_t cu_launch_pool_backward(cu_pool_geom g, const float *x, c
                                                const float *dy, float *dx, int add,
                                                cudaStream_t stream) {
     uint64_t n = (uint64_t)(g.N * g.C * g.D * g.H * g.W);
+    if (g.type == MXK_POOL_MAX && g.sd >= g.kd && g.sh >= g.kh && g.sw >= g.kw) {
+        /* disjoint windows (global pooling among them): a thread per output, not a
+         * scan of the window per input */
+        uint64_t on = (uint64_t)(g.N * g.C * g.OD * g.OH * g.OW);
+        if (!add && n > 0) {
+            cudaError_t st = cudaMemsetAsync(dx, 0, n * sizeof(float), stream);
+            if (st != cudaSuccess)
+                return st;
+        }
+        cu_pool_max_scatter_kernel<<<cu_blocks(on), CU_THREADS, 0, stream>>>(g, x, y, dy, dx);
+        return cu_launched();
+    }
     cu_pool_bwd_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(g, x, y, dy, dx, add);
     return cu_launched();
 }

@@ -242,5 +242,6 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err) {
     def.synchronize = cu_synchronize;
     def.host_alloc = cu_host_alloc;
     def.host_free = cu_host_free;
+    cu_nccl_install(&def);
     return reg->register_device(reg, &def, err);
 }

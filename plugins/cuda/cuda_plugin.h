@@ -114,4 +114,9 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** cu_ops_norm.c: LayerNorm, InstanceNorm, GroupNorm, L2Normalization. */
+mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_rnn.c: RNN on cuDNN. */
+mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -4,4 +4,7 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
-  cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_ops_norm.c
+  cu_kern_norm.cu
+  cu_ops_rnn.c)

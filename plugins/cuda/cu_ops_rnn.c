@@ -5,8 +5,8 @@
  *
  * Semantics are the operator's (cpu-blas op_rnn.c: arguments, outputs, the flat
  * parameter layout, gate orders, sequence lengths, state clipping, projection);
- * the mapping onto cuDNN follows MXNet src/operator/rnn-inl.h (its cuDNN path)
- * and src/operator/cudnn_rnn-inl.h:
+ * the mapping onto cuDNN follows MXNet 1.9.1 src/operator/rnn-inl.h (its cuDNN
+ * path) and src/operator/cudnn_rnn-inl.h (MXNet 1.4, merged into rnn-inl.h since):
  *   - modes rnn_relu, rnn_tanh, lstm, gru are CUDNN_RNN_RELU, CUDNN_RNN_TANH,
  *     CUDNN_LSTM, CUDNN_GRU with two biases (CUDNN_RNN_DOUBLE_BIAS); cuDNN's gate
  *     order (lstm i, f, g, o; gru r, z, n) and its GRU formula are the operator's.
@@ -316,17 +316,28 @@ static mxk_status cu_rnn_tensor3(cudnnTensorDescriptor_t t, int a, int b, int c,
 
 /**
  * Appends the block of `count` floats at mx_off in the flat parameters whose
- * cuDNN address is `addr` (NULL: cuDNN has no such block, an error). Errors:
- * MXK_ERR_INTERNAL when cuDNN's block lies outside its weight space.
+ * cuDNN address is `addr`, described by `desc` (both from
+ * cudnnGetRNNWeightParams). Errors: MXK_ERR_INTERNAL when cuDNN has no such
+ * block, its element count differs or it lies outside the weight space.
  */
 static mxk_status cu_rnn_add_block(cu_rnn_state *s, const char *base, const void *addr,
-                                   uint64_t mx_off, uint64_t count, mxk_error_sink *err) {
-    uint64_t cu_off = addr ? (uint64_t)((const char *)addr - base) / sizeof(float) : 0;
-    if (addr == NULL || (cu_off + count) * sizeof(float) > s->wbytes)
+                                   cudnnTensorDescriptor_t desc, uint64_t mx_off, uint64_t count,
+                                   mxk_error_sink *err) {
+    cudnnDataType_t dt;
+    int nd = 0, dims[8], strides[8];
+    uint64_t n = 0, cu_off = addr ? (uint64_t)((const char *)addr - base) / sizeof(float) : 0;
+    if (addr != NULL &&
+        cudnnGetTensorNdDescriptor(desc, 8, &dt, &nd, dims, strides) == CUDNN_STATUS_SUCCESS) {
+        n = 1;
+        for (int i = 0; i < nd; i++)
+            n *= (uint64_t)dims[i];
+    }
+    if (addr == NULL || n != count || (cu_off + count) * sizeof(float) > s->wbytes)
         return mxk_sdk_error(err, MXK_ERR_INTERNAL,
-                             "cuda RNN: cuDNN's weight space has no block for parameters at %llu "
-                             "(%llu floats)",
-                             (unsigned long long)mx_off, (unsigned long long)count);
+                             "cuda RNN: cuDNN's weight space has no block of %llu floats for the "
+                             "parameters at %llu (cuDNN's: %llu floats)",
+                             (unsigned long long)count, (unsigned long long)mx_off,
+                             (unsigned long long)n);
     s->blocks[s->num_blocks++] = (cu_rnn_block){mx_off, cu_off, count};
     return MXK_OK;
 }
@@ -358,15 +369,17 @@ static mxk_status cu_rnn_map_weights(cudnnHandle_t h, cu_rnn_state *s, mxk_error
                 int rec = id >= s->G;
                 uint64_t g = (uint64_t)(rec ? id - s->G : id);
                 uint64_t mo = w_off + (rec ? GH * in + g * H * R : g * H * in);
-                MXK_SDK_CHECK(cu_rnn_add_block(s, base, m, mo, H * (rec ? R : in), err));
-                MXK_SDK_CHECK(cu_rnn_add_block(s, base, b, b_off + (uint64_t)id * H, H, err));
+                MXK_SDK_CHECK(cu_rnn_add_block(s, base, m, s->md, mo, H * (rec ? R : in), err));
+                MXK_SDK_CHECK(
+                    cu_rnn_add_block(s, base, b, s->bd, b_off + (uint64_t)id * H, H, err));
             }
             if (proj) {
                 void *m = NULL, *b = NULL;
                 CU_CHECK_DNN(cudnnGetRNNWeightParams(h, s->rnn, pseudo, s->wbytes, base, 8, s->md,
                                                      &m, s->bd, &b),
                              "cudnnGetRNNWeightParams", err);
-                MXK_SDK_CHECK(cu_rnn_add_block(s, base, m, w_off + GH * (in + R), proj, err));
+                MXK_SDK_CHECK(
+                    cu_rnn_add_block(s, base, m, s->md, w_off + GH * (in + R), proj, err));
             }
             w_off += GH * (in + R) + proj;
             b_off += 2 * GH;
@@ -761,6 +774,8 @@ static mxk_status cu_rnn_backward(const mxk_op_ctx *ctx, const void *param, void
     const void *dhy = nv > 1 ? args->out_grad[1]->data : NULL;
     const void *dcy = nv > 2 ? args->out_grad[2]->data : NULL;
     void *dcx = p->mode == CU_RNN_LSTM ? cu_rnn_grad(args, 3) : NULL;
+    if (p->seq_len) /* steps past a sequence get a zero gradient (cuDNN may leave them) */
+        CU_CHECK(cudaMemsetAsync(dx, 0, xbytes, cu_stream(ctx)), "RNN: gradient of data", err);
     CU_CHECK_DNN(cudnnRNNBackwardData_v8(h, s->rnn, s->dev_lens.ptr, s->yd, io.y,
                                          args->out_grad[0]->data, s->xd, dx, s->hd, io.hx, dhy,
                                          cu_rnn_grad(args, 2), s->cd, io.cx, dcy, dcx, s->wbytes, w,

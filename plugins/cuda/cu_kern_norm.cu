@@ -11,7 +11,9 @@
  * block sums (warp shuffles, then one warp over the warp sums) give the group's
  * statistics in float. Every element is written by the thread that read it after
  * the group's sums are complete, so y may alias x (forward in place) and dx may
- * alias dy (L2Normalization's backward in place).
+ * alias dy (L2Normalization's backward in place). The parameter gradients sum
+ * across groups instead: InstanceNorm and GroupNorm one block per parameter,
+ * LayerNorm tiles of 32 neighbouring positions (coalesced along the axis).
  */
 #include "cu_kern_norm.h"
 #include "cu_launch.cuh"
@@ -122,27 +124,61 @@ __global__ void cu_moments_bwd_data_kernel(cu_norm_view v, const float *x, const
     }
 }
 
+/** Columns and rows of a block of cu_layer_bwd_param_kernel (32 x 8 = CU_THREADS). */
+#define CU_TILE_COLS 32
+#define CU_TILE_ROWS (CU_THREADS / CU_TILE_COLS)
+
 /**
- * Moments backward, parameter gradients: block per parameter p. LayerNorm's p is
- * the position k = p of every group (outer * inner elements); otherwise p scales
- * the K elements of the outer rows o = n * P + p (outer / P * K elements).
+ * LayerNorm's parameter gradients: a block sums CU_TILE_COLS neighbouring
+ * positions p over every group, its rows of threads striding over the groups
+ * (a warp reads consecutive positions of one group), then adds up its rows.
  */
-__global__ void cu_moments_bwd_param_kernel(cu_norm_view v, const float *x, const float *dy,
-                                            const float *mean, const float *stat, float *dgamma,
-                                            int add_dgamma, float *dbeta, int add_dbeta) {
+__global__ void cu_layer_bwd_param_kernel(cu_norm_view v, const float *x, const float *dy,
+                                          const float *mean, const float *stat, float *dgamma,
+                                          int add_dgamma, float *dbeta, int add_dbeta) {
+    __shared__ float sg[CU_TILE_ROWS][CU_TILE_COLS + 1], sb[CU_TILE_ROWS][CU_TILE_COLS + 1];
+    const uint64_t groups = v.outer * v.inner;
+    for (uint64_t p0 = (uint64_t)blockIdx.x * CU_TILE_COLS; p0 < v.P;
+         p0 += (uint64_t)gridDim.x * CU_TILE_COLS) {
+        const uint64_t p = p0 + threadIdx.x;
+        float sdg = 0.0f, sdb = 0.0f;
+        for (uint64_t g = threadIdx.y; p < v.P && g < groups; g += CU_TILE_ROWS) {
+            const uint64_t e = cu_group_base(g, v.K, v.inner) + p * v.inner;
+            const float xh = (x[e] - mean[g]) * cu_norm_inv(v, stat[g]);
+            sdg += dy[e] * xh;
+            sdb += dy[e];
+        }
+        sg[threadIdx.y][threadIdx.x] = sdg;
+        sb[threadIdx.y][threadIdx.x] = sdb;
+        __syncthreads();
+        if (threadIdx.y == 0 && p < v.P) {
+            for (int r = 1; r < CU_TILE_ROWS; r++) {
+                sdg += sg[r][threadIdx.x];
+                sdb += sb[r][threadIdx.x];
+            }
+            if (dgamma != NULL)
+                cu_norm_store(&dgamma[p], sdg, add_dgamma);
+            if (dbeta != NULL)
+                cu_norm_store(&dbeta[p], sdb, add_dbeta);
+        }
+        __syncthreads(); /* the next tile reuses sg, sb */
+    }
+}
+
+/**
+ * InstanceNorm's and GroupNorm's parameter gradients: one block per parameter p,
+ * which scales the K contiguous elements of the groups o = n * P + p (outer / P
+ * groups).
+ */
+__global__ void cu_group_bwd_param_kernel(cu_norm_view v, const float *x, const float *dy,
+                                          const float *mean, const float *stat, float *dgamma,
+                                          int add_dgamma, float *dbeta, int add_dbeta) {
     __shared__ float scratch[CU_NORM_WARPS + 1];
-    const uint64_t count = v.per_k ? v.outer * v.inner : v.outer / v.P * v.K;
+    const uint64_t count = v.outer / v.P * v.K;
     for (uint64_t p = blockIdx.x; p < v.P; p += gridDim.x) {
         float sdg = 0.0f, sdb = 0.0f;
         for (uint64_t j = threadIdx.x; j < count; j += blockDim.x) {
-            uint64_t e, g;
-            if (v.per_k) {
-                g = j;
-                e = cu_group_base(g, v.K, v.inner) + p * v.inner;
-            } else {
-                g = j / v.K * v.P + p;
-                e = g * v.K + j % v.K;
-            }
+            const uint64_t g = j / v.K * v.P + p, e = g * v.K + j % v.K;
             const float xh = (x[e] - mean[g]) * cu_norm_inv(v, stat[g]);
             sdg += dy[e] * xh;
             sdb += dy[e];
@@ -220,8 +256,13 @@ extern "C" cudaError_t cu_launch_norm_moments_backward_param(const cu_norm_view 
                                                              const float *stat, float *dgamma,
                                                              int add_dgamma, float *dbeta,
                                                              int add_dbeta, cudaStream_t stream) {
-    cu_moments_bwd_param_kernel<<<cu_group_blocks(v->P), CU_THREADS, 0, stream>>>(
-        *v, x, dy, mean, stat, dgamma, add_dgamma, dbeta, add_dbeta);
+    if (v->per_k)
+        cu_layer_bwd_param_kernel<<<cu_group_blocks((v->P + CU_TILE_COLS - 1) / CU_TILE_COLS),
+                                    dim3(CU_TILE_COLS, CU_TILE_ROWS), 0, stream>>>(
+            *v, x, dy, mean, stat, dgamma, add_dgamma, dbeta, add_dbeta);
+    else
+        cu_group_bwd_param_kernel<<<cu_group_blocks(v->P), CU_THREADS, 0, stream>>>(
+            *v, x, dy, mean, stat, dgamma, add_dgamma, dbeta, add_dbeta);
     return cu_launched();
 }
 

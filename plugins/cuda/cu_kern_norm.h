@@ -47,9 +47,9 @@ cudaError_t cu_launch_norm_moments_backward_data(const cu_norm_view *v, const fl
                                                  int add_dx, cudaStream_t stream);
 
 /**
- * Moments backward, the parameter gradients: one block per parameter p sums
- * dgamma[p] = sum dy xh and dbeta[p] = sum dy over the elements p scales (no
- * atomics: deterministic). Either output may be NULL.
+ * Moments backward, the parameter gradients: dgamma[p] = sum dy xh and
+ * dbeta[p] = sum dy over the elements p scales, each parameter summed by one
+ * block (no atomics: deterministic). Either output may be NULL.
  */
 cudaError_t cu_launch_norm_moments_backward_param(const cu_norm_view *v, const float *x,
                                                   const float *dy, const float *mean,

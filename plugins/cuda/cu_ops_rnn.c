@@ -44,10 +44,17 @@
  * Requests: WRITE / INPLACE / NULL (the host emulates ADD: no
  * MXK_KERNEL_SUPPORTS_ADDTO); a data gradient or output not requested goes to
  * temp space. Declined (`supports`): dtypes other than float32, empty data, sizes
- * beyond cuDNN's int, and dropout p > 0 between layers (num_layers > 1): cuDNN
- * draws its own masks, which cannot agree with cpu-blas's (the operator's random
- * stream), and a recomputed forward would draw new ones; `supports` cannot see
- * the training flag, so inference with p > 0 is declined too.
+ * beyond cuDNN's int, dropout p = 1 between layers (cpu-blas's NaN output) and a
+ * projection_size equal to state_size.
+ *
+ * Dropout p > 0 between layers (num_layers > 1) is cuDNN's, in training forwards
+ * only (as the operator; inference runs a second RNN descriptor without
+ * dropout): its dropout states live in the node's state,
+ * seeded at the first call from the operator's random stream (one Philox key of
+ * random_reserve). cuDNN draws its own masks, so with p > 0 a training forward
+ * (and its gradients) differs from cpu-blas's for the same seed, as upstream's
+ * GPU and CPU masks differ; inference, and p = 0, agree. A backward that has to
+ * recompute its forward (see above) draws new masks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +95,11 @@ typedef struct cu_rnn_buf {
 typedef struct cu_rnn_state {
     int32_t dev_id;
     int T, N, C, H, R, L, D, G;
-    int proj;    /**< 1 with a projection (lstm: Whr (R, H) after Wh) */
-    uint64_t np; /**< parameter count */
-    int ready;   /**< descriptors and block table set up */
-    cudnnDropoutDescriptor_t drop;
-    cudnnRNNDescriptor_t rnn;
+    int proj;                         /**< 1 with a projection (lstm: Whr (R, H) after Wh) */
+    uint64_t np;                      /**< parameter count */
+    int ready;                        /**< descriptors and block table set up */
+    cudnnDropoutDescriptor_t drop[2]; /**< [0]: none (inference), [1]: rate p (training) */
+    cudnnRNNDescriptor_t rnn[2];      /**< [0]: inference, [1]: training (with drop[1]) */
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd, cd, md, bd; /**< md, bd: scratch for cudnnGetRNNWeightParams */
     size_t wbytes;                          /**< cuDNN's weight space */
@@ -103,7 +110,8 @@ typedef struct cu_rnn_state {
     float *lens_f; /**< (N) host copy of sequence_length */
     int lens_set;  /**< 1: the descriptors hold all-T lengths (no sequence_length) */
     cu_rnn_buf dev_lens, wspace, dwspace, reserve, y;
-    size_t reserve_used; /**< bytes of the saved forward's reserve space */
+    cu_rnn_buf drop_states; /**< cuDNN's dropout states (p > 0, num_layers > 1) */
+    size_t reserve_used;    /**< bytes of the saved forward's reserve space */
     const void *key[CU_RNN_MAX_ARGS];
     uint64_t key_version[CU_RNN_MAX_ARGS];
     int key_valid;
@@ -173,14 +181,14 @@ static void cu_rnn_param_free(void *p) {
 
 /**
  * Accepts float32 arguments, data (T, N, C) with every size in 1..INT32_MAX
- * and T*N*max(C, D*R) within int, no dropout between layers (file comment) and no
+ * and T*N*max(C, D*R) within int, no dropout p = 1 between layers and no
  * projection_size equal to state_size (cuDNN disables its projection then, while
  * the operator keeps an (H, H) projection matrix).
  */
 static int32_t cu_rnn_supports(const void *param, const mxk_shape *in_shapes,
                                const int32_t *in_types, uint32_t num_in) {
     const cu_rnn_param *p = param;
-    if ((p->p > 0.0 && p->L > 1) || p->P == p->H || num_in < 1 || in_shapes[0].ndim != 3)
+    if ((p->p >= 1.0 && p->L > 1) || p->P == p->H || num_in < 1 || in_shapes[0].ndim != 3)
         return 0;
     for (uint32_t i = 0; i < num_in; i++)
         if (in_types[i] != MXK_FLOAT32)
@@ -223,15 +231,18 @@ static void cu_rnn_destroy_state(void *state) {
     cu_rnn_state *s = state;
     if (s == NULL)
         return;
-    cudnnDestroyRNNDescriptor(s->rnn);
-    cudnnDestroyDropoutDescriptor(s->drop);
+    for (int i = 0; i < 2; i++) {
+        cudnnDestroyRNNDescriptor(s->rnn[i]);
+        cudnnDestroyDropoutDescriptor(s->drop[i]);
+    }
     cudnnDestroyRNNDataDescriptor(s->xd);
     cudnnDestroyRNNDataDescriptor(s->yd);
     cudnnDestroyTensorDescriptor(s->hd);
     cudnnDestroyTensorDescriptor(s->cd);
     cudnnDestroyTensorDescriptor(s->md);
     cudnnDestroyTensorDescriptor(s->bd);
-    cu_rnn_buf *bufs[] = {&s->dev_lens, &s->wspace, &s->dwspace, &s->reserve, &s->y};
+    cu_rnn_buf *bufs[] = {&s->dev_lens, &s->wspace, &s->dwspace,
+                          &s->reserve,  &s->y,      &s->drop_states};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cu_rnn_buf_free(s, bufs[i]);
     free(s->blocks);
@@ -283,11 +294,12 @@ static mxk_status cu_rnn_create_state(const void *param, int32_t dev_type, int32
     mxk_status rc = s->lens && s->lens_f
                         ? MXK_OK
                         : mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda RNN: out of memory");
-    if (rc == MXK_OK)
-        rc = cu_check_dnn(cudnnCreateRNNDescriptor(&s->rnn), "cudnnCreateRNNDescriptor", err);
-    if (rc == MXK_OK)
-        rc = cu_check_dnn(cudnnCreateDropoutDescriptor(&s->drop), "cudnnCreateDropoutDescriptor",
-                          err);
+    for (int i = 0; i < 2 && rc == MXK_OK; i++) {
+        rc = cu_check_dnn(cudnnCreateRNNDescriptor(&s->rnn[i]), "cudnnCreateRNNDescriptor", err);
+        if (rc == MXK_OK)
+            rc = cu_check_dnn(cudnnCreateDropoutDescriptor(&s->drop[i]),
+                              "cudnnCreateDropoutDescriptor", err);
+    }
     if (rc == MXK_OK)
         rc =
             cu_check_dnn(cudnnCreateRNNDataDescriptor(&s->xd), "cudnnCreateRNNDataDescriptor", err);
@@ -363,8 +375,8 @@ static mxk_status cu_rnn_map_weights(cudnnHandle_t h, cu_rnn_state *s, mxk_error
             const int32_t pseudo = l * s->D + d;
             for (int id = 0; id < 2 * s->G; id++) {
                 void *m = NULL, *b = NULL;
-                CU_CHECK_DNN(cudnnGetRNNWeightParams(h, s->rnn, pseudo, s->wbytes, base, id, s->md,
-                                                     &m, s->bd, &b),
+                CU_CHECK_DNN(cudnnGetRNNWeightParams(h, s->rnn[1], pseudo, s->wbytes, base, id,
+                                                     s->md, &m, s->bd, &b),
                              "cudnnGetRNNWeightParams", err);
                 int rec = id >= s->G;
                 uint64_t g = (uint64_t)(rec ? id - s->G : id);
@@ -375,8 +387,8 @@ static mxk_status cu_rnn_map_weights(cudnnHandle_t h, cu_rnn_state *s, mxk_error
             }
             if (proj) {
                 void *m = NULL, *b = NULL;
-                CU_CHECK_DNN(cudnnGetRNNWeightParams(h, s->rnn, pseudo, s->wbytes, base, 8, s->md,
-                                                     &m, s->bd, &b),
+                CU_CHECK_DNN(cudnnGetRNNWeightParams(h, s->rnn[1], pseudo, s->wbytes, base, 8,
+                                                     s->md, &m, s->bd, &b),
                              "cudnnGetRNNWeightParams", err);
                 MXK_SDK_CHECK(
                     cu_rnn_add_block(s, base, m, s->md, w_off + GH * (in + R), proj, err));
@@ -399,31 +411,68 @@ static mxk_status cu_rnn_map_weights(cudnnHandle_t h, cu_rnn_state *s, mxk_error
 }
 
 /**
- * Sets up the descriptors at the first call: no dropout, the RNN descriptor
- * (padded I/O, FMA math), the state clip, the state descriptors (L*D, N, R) and
- * (L*D, N, H), the weight space size and the block table.
+ * The seed of cuDNN's dropout states: the key of one Philox block reserved from
+ * the call's random stream (the operator requests one for its forward when it
+ * drops out), or 0 when the call has none (a backward that runs first).
  */
-static mxk_status cu_rnn_prepare(cudnnHandle_t h, const cu_rnn_param *p, cu_rnn_state *s,
-                                 mxk_error_sink *err) {
-    if (s->ready)
-        return MXK_OK;
+static unsigned long long cu_rnn_seed(const mxk_op_ctx *ctx) {
+    for (uint32_t i = 0; i < ctx->num_resources; i++)
+        if (ctx->resources[i]->type == MXK_RESOURCE_RANDOM) {
+            uint64_t key = 0, lo = 0, hi = 0;
+            mxk_sdk_host()->random_reserve(ctx->resources[i]->random, 1, &key, &lo, &hi);
+            return key ^ lo;
+        }
+    return 0;
+}
+
+/**
+ * Sets RNN descriptor `rnn` over dropout descriptor `drop`: the mode with two
+ * biases, padded I/O, FMA math, and the LSTM state clip when set.
+ */
+static mxk_status cu_rnn_set_desc(const cu_rnn_param *p, const cu_rnn_state *s,
+                                  cudnnRNNDescriptor_t rnn, cudnnDropoutDescriptor_t drop,
+                                  mxk_error_sink *err) {
     static const cudnnRNNMode_t modes[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH, CUDNN_LSTM, CUDNN_GRU};
-    CU_CHECK_DNN(cudnnSetDropoutDescriptor(s->drop, h, 0.0f, NULL, 0, 0),
-                 "cudnnSetDropoutDescriptor", err);
     CU_CHECK_DNN(cudnnSetRNNDescriptor_v8(
-                     s->rnn, CUDNN_RNN_ALGO_STANDARD, modes[p->mode], CUDNN_RNN_DOUBLE_BIAS,
+                     rnn, CUDNN_RNN_ALGO_STANDARD, modes[p->mode], CUDNN_RNN_DOUBLE_BIAS,
                      s->D == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
                      CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, s->C, s->H, s->R, s->L,
-                     s->drop, CUDNN_RNN_PADDED_IO_ENABLED),
+                     drop, CUDNN_RNN_PADDED_IO_ENABLED),
                  "cudnnSetRNNDescriptor_v8", err);
     if (p->clip)
-        CU_CHECK_DNN(cudnnRNNSetClip_v8(s->rnn, CUDNN_RNN_CLIP_MINMAX,
+        CU_CHECK_DNN(cudnnRNNSetClip_v8(rnn, CUDNN_RNN_CLIP_MINMAX,
                                         p->clip_nan ? CUDNN_NOT_PROPAGATE_NAN : CUDNN_PROPAGATE_NAN,
                                         p->clip_min, p->clip_max),
                      "cudnnRNNSetClip_v8", err);
+    return MXK_OK;
+}
+
+/**
+ * Sets up the descriptors at the first call: the inference RNN descriptor
+ * without dropout, the training one with rate p and cuDNN's dropout states
+ * (dropout between layers only), the state descriptors (L*D, N, R) and
+ * (L*D, N, H), the weight space size and the block table.
+ */
+static mxk_status cu_rnn_prepare(const mxk_op_ctx *ctx, cudnnHandle_t h, const cu_rnn_param *p,
+                                 cu_rnn_state *s, mxk_error_sink *err) {
+    if (s->ready)
+        return MXK_OK;
+    size_t sbytes = 0;
+    if (p->p > 0.0 && s->L > 1) {
+        CU_CHECK_DNN(cudnnDropoutGetStatesSize(h, &sbytes), "cudnnDropoutGetStatesSize", err);
+        MXK_SDK_CHECK(cu_rnn_buf_reserve(s, &s->drop_states, sbytes, err));
+    }
+    CU_CHECK_DNN(cudnnSetDropoutDescriptor(s->drop[0], h, 0.0f, NULL, 0, 0),
+                 "cudnnSetDropoutDescriptor", err);
+    CU_CHECK_DNN(cudnnSetDropoutDescriptor(s->drop[1], h, sbytes ? (float)p->p : 0.0f,
+                                           s->drop_states.ptr, sbytes,
+                                           sbytes ? cu_rnn_seed(ctx) : 0),
+                 "cudnnSetDropoutDescriptor", err);
+    for (int i = 0; i < 2; i++)
+        MXK_SDK_CHECK(cu_rnn_set_desc(p, s, s->rnn[i], s->drop[i], err));
     MXK_SDK_CHECK(cu_rnn_tensor3(s->hd, s->L * s->D, s->N, s->R, err));
     MXK_SDK_CHECK(cu_rnn_tensor3(s->cd, s->L * s->D, s->N, s->H, err));
-    CU_CHECK_DNN(cudnnGetRNNWeightSpaceSize(h, s->rnn, &s->wbytes), "cudnnGetRNNWeightSpaceSize",
+    CU_CHECK_DNN(cudnnGetRNNWeightSpaceSize(h, s->rnn[1], &s->wbytes), "cudnnGetRNNWeightSpaceSize",
                  err);
     MXK_SDK_CHECK(cu_rnn_map_weights(h, s, err));
     s->ready = 1;
@@ -557,7 +606,7 @@ static mxk_status cu_rnn_run_forward(const mxk_op_ctx *ctx, cudnnHandle_t h, cu_
                                      mxk_error_sink *err) {
     size_t rs_bytes = 0, wsb = 0;
     cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
-    CU_CHECK_DNN(cudnnGetRNNTempSpaceSizes(h, s->rnn, mode, s->xd, &wsb, &rs_bytes),
+    CU_CHECK_DNN(cudnnGetRNNTempSpaceSizes(h, s->rnn[training], mode, s->xd, &wsb, &rs_bytes),
                  "cudnnGetRNNTempSpaceSizes", err);
     if (wsb > ws_bytes)
         return mxk_sdk_error(err, MXK_ERR_INTERNAL, "cuda RNN: workspace of %zu bytes, %zu needed",
@@ -567,9 +616,9 @@ static mxk_status cu_rnn_run_forward(const mxk_op_ctx *ctx, cudnnHandle_t h, cu_
         s->key_valid = 0;
         s->reserve_used = rs_bytes;
     }
-    CU_CHECK_DNN(cudnnRNNForward(h, s->rnn, mode, s->dev_lens.ptr, s->xd, io->x, s->yd, io->y,
-                                 s->hd, io->hx, io->hy, s->cd, io->cx, io->cy, s->wbytes, io->w,
-                                 wsb, temp, training ? rs_bytes : 0,
+    CU_CHECK_DNN(cudnnRNNForward(h, s->rnn[training], mode, s->dev_lens.ptr, s->xd, io->x, s->yd,
+                                 io->y, s->hd, io->hx, io->hy, s->cd, io->cx, io->cy, s->wbytes,
+                                 io->w, wsb, temp, training ? rs_bytes : 0,
                                  training ? s->reserve.ptr : NULL),
                  "cudnnRNNForward", err);
     return MXK_OK;
@@ -580,10 +629,11 @@ static mxk_status cu_rnn_run_forward(const mxk_op_ctx *ctx, cudnnHandle_t h, cu_
 static mxk_status cu_rnn_ws_bytes(cudnnHandle_t h, cu_rnn_state *s, int training, size_t *bytes,
                                   mxk_error_sink *err) {
     size_t rs = 0;
-    CU_CHECK_DNN(cudnnGetRNNTempSpaceSizes(
-                     h, s->rnn, training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
-                     s->xd, bytes, &rs),
-                 "cudnnGetRNNTempSpaceSizes", err);
+    CU_CHECK_DNN(
+        cudnnGetRNNTempSpaceSizes(h, s->rnn[training],
+                                  training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+                                  s->xd, bytes, &rs),
+        "cudnnGetRNNTempSpaceSizes", err);
     return MXK_OK;
 }
 
@@ -625,7 +675,7 @@ static mxk_status cu_rnn_begin(const mxk_op_ctx *ctx, const cu_rnn_param *p, cu_
     *h = cu_dnn(ctx, err);
     if (*h == NULL)
         return MXK_ERR_BACKEND;
-    MXK_SDK_CHECK(cu_rnn_prepare(*h, p, s, err));
+    MXK_SDK_CHECK(cu_rnn_prepare(ctx, *h, p, s, err));
     return cu_rnn_lengths(ctx, p, s, in, err);
 }
 
@@ -713,9 +763,9 @@ static mxk_status cu_rnn_backward_weights(const mxk_op_ctx *ctx, cudnnHandle_t h
         dw = s->dwspace.ptr;
     }
     CU_CHECK(cudaMemsetAsync(dw, 0, s->wbytes, st), "RNN: parameter gradient", err);
-    CU_CHECK_DNN(cudnnRNNBackwardWeights_v8(h, s->rnn, CUDNN_WGRAD_MODE_ADD, s->dev_lens.ptr, s->xd,
-                                            io->x, s->hd, io->hx, s->yd, io->y, s->wbytes, dw,
-                                            ws_bytes, temp, s->reserve_used, s->reserve.ptr),
+    CU_CHECK_DNN(cudnnRNNBackwardWeights_v8(h, s->rnn[1], CUDNN_WGRAD_MODE_ADD, s->dev_lens.ptr,
+                                            s->xd, io->x, s->hd, io->hx, s->yd, io->y, s->wbytes,
+                                            dw, ws_bytes, temp, s->reserve_used, s->reserve.ptr),
                  "cudnnRNNBackwardWeights_v8", err);
     for (uint32_t i = 0; !s->identity && i < s->num_blocks; i++) {
         const cu_rnn_block *b = &s->blocks[i];
@@ -776,7 +826,7 @@ static mxk_status cu_rnn_backward(const mxk_op_ctx *ctx, const void *param, void
     void *dcx = p->mode == CU_RNN_LSTM ? cu_rnn_grad(args, 3) : NULL;
     if (p->seq_len) /* steps past a sequence get a zero gradient (cuDNN may leave them) */
         CU_CHECK(cudaMemsetAsync(dx, 0, xbytes, cu_stream(ctx)), "RNN: gradient of data", err);
-    CU_CHECK_DNN(cudnnRNNBackwardData_v8(h, s->rnn, s->dev_lens.ptr, s->yd, io.y,
+    CU_CHECK_DNN(cudnnRNNBackwardData_v8(h, s->rnn[1], s->dev_lens.ptr, s->yd, io.y,
                                          args->out_grad[0]->data, s->xd, dx, s->hd, io.hx, dhy,
                                          cu_rnn_grad(args, 2), s->cd, io.cx, dcy, dcx, s->wbytes, w,
                                          ws_bytes, temp, s->reserve_used, s->reserve.ptr),

@@ -49,9 +49,9 @@
  *
  * Dropout p > 0 between layers (num_layers > 1) is cuDNN's, in training forwards
  * only (as the operator; inference runs a second RNN descriptor without
- * dropout): its dropout states live in the node's state,
- * seeded at the first call from the operator's random stream (one Philox key of
- * random_reserve). cuDNN draws its own masks, so with p > 0 a training forward
+ * dropout). cuDNN's dropout states live in the node's state, seeded at the
+ * first call from the operator's random stream (the key of one random_reserve
+ * block). cuDNN draws its own masks, so with p > 0 a training forward
  * (and its gradients) differs from cpu-blas's for the same seed, as upstream's
  * GPU and CPU masks differ; inference, and p = 0, agree. A backward that has to
  * recompute its forward (see above) draws new masks.

@@ -624,8 +624,7 @@ static mxk_status cu_rnn_run_forward(const mxk_op_ctx *ctx, cudnnHandle_t h, cu_
     return MXK_OK;
 }
 
-/** Bytes of cuDNN's workspace for the mode (the larger of forward's and backward's for training).
- */
+/** Bytes of cuDNN's workspace in training (forward and backward) or inference mode. */
 static mxk_status cu_rnn_ws_bytes(cudnnHandle_t h, cu_rnn_state *s, int training, size_t *bytes,
                                   mxk_error_sink *err) {
     size_t rs = 0;

@@ -122,4 +122,9 @@ void cu_nccl_shutdown(void);
 
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** cu_ops_norm.c: LayerNorm, InstanceNorm, GroupNorm, L2Normalization. */
+mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_rnn.c: RNN on cuDNN. */
+mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CUDA_PLUGIN_H */

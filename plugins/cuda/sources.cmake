@@ -6,3 +6,7 @@ set(MXK_CUDA_SOURCES
   cu_common.c
   cu_nccl.c
   cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_ops_norm.c
+  cu_kern_norm.cu
+  cu_ops_rnn.c)

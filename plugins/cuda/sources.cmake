@@ -1,12 +1,6 @@
 # Sources of the cuda plugin: the C11 host side (entry points, device backend,
 # helpers, one cu_ops_*.c per operator family) and the CUDA C kernels (cu_kern_*.cu).
-set(MXK_CUDA_SOURCES
-  plugin.c
-  cu_device.c
-  cu_common.c
-  cu_nccl.c
-  cu_kern_fill.cu)
-  cu_kern_fill.cu
-  cu_ops_norm.c
-  cu_kern_norm.cu
-  cu_ops_rnn.c)
+# One line per family.
+set(MXK_CUDA_SOURCES plugin.c cu_device.c cu_common.c cu_nccl.c cu_kern_fill.cu)
+list(APPEND MXK_CUDA_SOURCES cu_ops_norm.c cu_kern_norm.cu)
+list(APPEND MXK_CUDA_SOURCES cu_ops_rnn.c)

@@ -114,4 +114,11 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** Registers FullyConnected (cu_ops_fc.c). */
+mxk_status cu_register_fc(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers dot and batch_dot (cu_ops_dot.c). */
+mxk_status cu_register_dot(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers Convolution and Deconvolution (cu_ops_conv.c). */
+mxk_status cu_register_conv(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -4,4 +4,11 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
-  cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_blas_util.c
+  cu_kern_blas.cu
+  cu_ops_fc.c
+  cu_ops_dot.c
+  cu_ops_conv_param.c
+  cu_ops_conv_algo.c
+  cu_ops_conv.c)

@@ -1,7 +1,7 @@
 /*
  * cuda plugin: helpers of the dense and convolution kernel families (see
  * cu_blas_util.h): parameter copies, tensor checks, the row-major GEMM.
- * Upstream: mshadow/dot_engine-inl.h (BLASEngine<gpu, float>::gemm and
+ * Upstream: 3rdparty/mshadow/mshadow/dot_engine-inl.h (BLASEngine<gpu, float>::gemm and
  * batched_gemm), which MXNet's src/operator/nn/fully_connected-inl.h and
  * src/operator/tensor/dot-inl.h reach through mshadow::dot.
  */

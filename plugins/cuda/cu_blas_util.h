@@ -7,8 +7,8 @@
  * product C = op(A) op(B) is the column-major n x m product C^T = op(B)^T
  * op(A)^T, so cu_gemm calls cuBLAS with the operands (and their sizes)
  * swapped, as MXNet's mshadow::dot does for its row-major Tensor<gpu>
- * (mshadow/dot_engine-inl.h, used by src/operator/nn/fully_connected-inl.h and
- * src/operator/tensor/dot-inl.h).
+ * (3rdparty/mshadow/mshadow/dot_engine-inl.h, used by
+ * src/operator/nn/fully_connected-inl.h and src/operator/tensor/dot-inl.h).
  */
 #ifndef MXK_CU_BLAS_UTIL_H
 #define MXK_CU_BLAS_UTIL_H

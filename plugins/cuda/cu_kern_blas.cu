@@ -1,7 +1,9 @@
 /*
  * cuda plugin: the bias steps of FullyConnected around its cuBLAS GEMMs (see
- * cu_kern_blas.h; upstream src/operator/nn/fully_connected-inl.h, which
- * broadcasts the bias with repmat and sums the bias gradient with sum_rows).
+ * cu_kern_blas.h; upstream src/operator/nn/fully_connected-inl.h, AddBias and
+ * AddBiasGrad for gpu). The column sums keep cpu-blas's order (one running
+ * float sum per column, row by row) rather than upstream's two-phase
+ * reduction, so both backends give the same bias gradient.
  */
 #include "cu_kern_blas.h"
 #include "cu_launch.cuh"

@@ -2,9 +2,8 @@
  * cuda plugin: the C declarations of the launchers of cu_kern_blas.cu, the
  * elementwise steps around cuBLAS of FullyConnected (cu_ops_fc.c): the bias
  * broadcast of the forward and the bias gradient's column sums (MXNet
- * src/operator/nn/fully_connected-inl.h: out += repmat(bias, N); gbias =
- * sum_rows(grad)). Launchers queue on `stream` and return the launch status;
- * pointers are device memory, sizes element counts.
+ * src/operator/nn/fully_connected-inl.h, AddBias and AddBiasGrad on gpu). Launchers queue on
+ * `stream` and return the launch status; pointers are device memory, sizes element counts.
  */
 #ifndef MXK_CU_KERN_BLAS_H
 #define MXK_CU_KERN_BLAS_H

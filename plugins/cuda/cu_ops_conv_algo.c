@@ -9,8 +9,12 @@
  * MXNET_CUDNN_AUTOTUNE_DEFAULT):
  *   off (0)                cuDNN's heuristics (cudnnGet*Algorithm_v7): the first
  *                          usable algorithm in their order
- *   limited_workspace (1)  timed trials (cudnnFind*AlgorithmEx): the fastest
- *   fastest (2)            as limited_workspace: the workspace limit always holds
+ *   limited_workspace (1)  timed trials (cudnnFind*AlgorithmEx) of the algorithms
+ *                          the heuristics list as usable: the fastest
+ *   fastest (2)            as limited_workspace: the workspace limit holds in
+ *                          every mode (1.9.1's AlgoFinalSelect skips it for
+ *                          limited_workspace instead, against the name; its
+ *                          cudnnFind allocates the trial memory itself)
  * Usable: status success, workspace within the limit (the `workspace`
  * attribute in MB, capped by MXK_CUDNN_WORKSPACE_MB when that is set) and, unless
  * MXK_CUDA_TF32=1, no tensor-op math: the convolution descriptors then ask for

@@ -22,44 +22,14 @@
 #define MXK_CU_CONV_H
 
 #include "cuda_plugin.h"
+#include "mxk_conv_param.h"
 
-/** Most spatial axes (3-D: NCDHW). */
-#define CU_CV_MAX_ND 3
 /** Most dims of a cuDNN descriptor here (N, C and three spatial axes). */
-#define CU_CV_MAX_DIMS (CU_CV_MAX_ND + 2)
-
-/** cudnn_tune values (MXNet's conv::CuDNNTune); CU_CV_TUNE_UNSET: from MXK_CUDNN_AUTOTUNE. */
-enum cu_cv_tune {
-    CU_CV_TUNE_UNSET = -1,
-    CU_CV_TUNE_OFF = 0,
-    CU_CV_TUNE_LIMITED = 1,
-    CU_CV_TUNE_FASTEST = 2
-};
+#define CU_CV_MAX_DIMS (MXK_CONV_MAX_ND + 2)
 
 /**
- * A kernel's parameters, parsed from either operator's attributes (MXNet's
- * names; per-axis arrays hold `nd` values in the order of the `kernel` tuple).
- */
-typedef struct cu_cv_param {
-    int32_t deconv; /**< 1: Deconvolution */
-    int32_t nd;     /**< spatial axes: 1, 2 or 3 */
-    int64_t kernel[CU_CV_MAX_ND];
-    int64_t stride[CU_CV_MAX_ND];
-    int64_t dilate[CU_CV_MAX_ND];
-    int64_t pad[CU_CV_MAX_ND];
-    int64_t adj[CU_CV_MAX_ND];    /**< Deconvolution output adjustment */
-    int64_t target[CU_CV_MAX_ND]; /**< Deconvolution target_shape */
-    int32_t has_target;           /**< target_shape has a non-zero value */
-    int64_t num_filter;
-    int64_t num_group;
-    int64_t workspace_mb; /**< the `workspace` attribute (MB) */
-    int32_t no_bias;
-    int32_t tune;      /**< enum cu_cv_tune */
-    int32_t supported; /**< 0: `supports` declines whatever the shapes */
-} cu_cv_param;
-
-/**
- * cuDNN's view of one bound configuration: `nb_dims` (4 or 5; 1-D runs as
+ * cuDNN's view of one bound configuration of the parameters
+ * (plugins/common/mxk_conv_param.h): `nb_dims` (4 or 5; 1-D runs as
  * 2-D with a leading spatial axis of 1) dims of the image side, the filter
  * side and the filter, the nb_dims - 2 pads, strides and dilations, and the
  * element counts.
@@ -67,7 +37,7 @@ typedef struct cu_cv_param {
 typedef struct cu_cv_geom {
     int nb_dims;
     int img[CU_CV_MAX_DIMS], fs[CU_CV_MAX_DIMS], filt[CU_CV_MAX_DIMS];
-    int pad[CU_CV_MAX_ND], stride[CU_CV_MAX_ND], dilate[CU_CV_MAX_ND];
+    int pad[MXK_CONV_MAX_ND], stride[MXK_CONV_MAX_ND], dilate[MXK_CONV_MAX_ND];
     int64_t img_count, fs_count, filt_count;
     int groups;        /**< num_group */
     int bias_channels; /**< num_filter: channels of the output side */
@@ -87,7 +57,7 @@ mxk_status cu_cv_parse_deconv(const mxk_attrs *attrs, void **out, mxk_error_sink
  * size fits cuDNN's int (tensors of at most INT32_MAX elements); 0 otherwise
  * (g is then unspecified).
  */
-int cu_cv_geom_of(const cu_cv_param *p, const mxk_shape *data, cu_cv_geom *g);
+int cu_cv_geom_of(const mxk_conv_param *p, const mxk_shape *data, cu_cv_geom *g);
 
 /** `supports` of both operators (cu_ops_conv_param.c). */
 int32_t cu_cv_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
@@ -120,7 +90,7 @@ typedef struct cu_cv_state {
     cudnnFilterDescriptor_t filt_d;
     cudnnConvolutionDescriptor_t conv_d[CU_CV_DIRS];
     cu_cv_algo algo[CU_CV_DIRS];
-    int tune;        /**< CU_CV_TUNE_OFF, _LIMITED or _FASTEST */
+    int tune;        /**< MXK_CONV_TUNE_OFF, _LIMITED or _FASTEST */
     int tf32;        /**< MXK_CUDA_TF32=1: tensor-op (TF32) algorithms allowed */
     size_t ws_limit; /**< workspace limit, bytes */
 } cu_cv_state;

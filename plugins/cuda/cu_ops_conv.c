@@ -18,17 +18,17 @@
 #include "cu_conv.h"
 
 /** Number of arguments: 2 with no_bias, else 3. */
-static uint32_t cv_num_args(const cu_cv_param *p) {
+static uint32_t cv_num_args(const mxk_conv_param *p) {
     return p->no_bias ? 2u : 3u;
 }
 
 /** Elements of the output (cuDNN's image side for Deconvolution, filter side for Convolution). */
-static int64_t cv_out_count(const cu_cv_param *p, const cu_cv_state *s) {
+static int64_t cv_out_count(const mxk_conv_param *p, const cu_cv_state *s) {
     return p->deconv ? s->g.img_count : s->g.fs_count;
 }
 
 /** The output side's tensor descriptor. */
-static cudnnTensorDescriptor_t cv_out_desc(const cu_cv_param *p, const cu_cv_state *s) {
+static cudnnTensorDescriptor_t cv_out_desc(const mxk_conv_param *p, const cu_cv_state *s) {
     return p->deconv ? s->img_d : s->fs_d;
 }
 
@@ -36,7 +36,7 @@ static cudnnTensorDescriptor_t cv_out_desc(const cu_cv_param *p, const cu_cv_sta
  * Checks a call's data, weight and (unless no_bias) bias against the state's
  * geometry. Errors: cu_check_tensor's.
  */
-static mxk_status cv_check_inputs(const cu_cv_param *p, const cu_cv_state *s,
+static mxk_status cv_check_inputs(const mxk_conv_param *p, const cu_cv_state *s,
                                   const mxk_tensor *const *in, mxk_error_sink *err) {
     MXK_SDK_CHECK(
         cu_check_tensor(in[0], p->deconv ? s->g.fs_count : s->g.img_count, s->op, "the data", err));
@@ -49,7 +49,7 @@ static mxk_status cv_check_inputs(const cu_cv_param *p, const cu_cv_state *s,
 /** y (=|+=) the convolution (Deconvolution: its transpose) of x and W, plus b. */
 static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    const cu_cv_param *p = param;
+    const mxk_conv_param *p = param;
     cu_cv_state *s = state;
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
@@ -76,7 +76,7 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
 }
 
 /** Checks the requested gradients of a backward call. Errors: cu_check_tensor's. */
-static mxk_status cv_check_grads(const cu_cv_param *p, const cu_cv_state *s,
+static mxk_status cv_check_grads(const mxk_conv_param *p, const cu_cv_state *s,
                                  const mxk_backward_args *args, mxk_error_sink *err) {
     static const char *const names[] = {"the data gradient", "the weight gradient",
                                         "the bias gradient"};
@@ -91,7 +91,7 @@ static mxk_status cv_check_grads(const cu_cv_param *p, const cu_cv_state *s,
 /** dW, then dx (one cuDNN pass over the requested directions), then db, each by its request. */
 static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
-    const cu_cv_param *p = param;
+    const mxk_conv_param *p = param;
     cu_cv_state *s = state;
     const mxk_op_req *req = args->req;
     int want_b = !p->no_bias && req[2] != MXK_REQ_NULL;

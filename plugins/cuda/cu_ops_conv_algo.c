@@ -133,7 +133,7 @@ static mxk_status cv_descriptors(cu_cv_state *s, mxk_error_sink *err) {
 mxk_status cu_cv_create_state(const void *param, int32_t dev_type, int32_t dev_id,
                               const mxk_shape *in_shapes, const int32_t *in_types, uint32_t num_in,
                               void **state, mxk_error_sink *err) {
-    const cu_cv_param *p = param;
+    const mxk_conv_param *p = param;
     const char *op = p->deconv ? "Deconvolution" : "Convolution";
     cu_cv_state *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -145,11 +145,11 @@ mxk_status cu_cv_create_state(const void *param, int32_t dev_type, int32_t dev_i
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "cuda %s: data %s does not fit the attributes", op,
                              mxk_sdk_shape_format(&in_shapes[0], d, sizeof d));
     }
-    s->tune = p->tune != CU_CV_TUNE_UNSET
+    s->tune = p->tune != MXK_CONV_TUNE_UNSET
                   ? p->tune
-                  : (int)cv_env_int("MXK_CUDNN_AUTOTUNE", CU_CV_TUNE_LIMITED);
-    if (s->tune > CU_CV_TUNE_FASTEST)
-        s->tune = CU_CV_TUNE_LIMITED;
+                  : (int)cv_env_int("MXK_CUDNN_AUTOTUNE", MXK_CONV_TUNE_LIMITED);
+    if (s->tune > MXK_CONV_TUNE_FASTEST)
+        s->tune = MXK_CONV_TUNE_LIMITED;
     uint64_t mb = (uint64_t)p->workspace_mb;
     int64_t cap = cv_env_int("MXK_CUDNN_WORKSPACE_MB", -1);
     if (cap >= 0 && (uint64_t)cap < mb)
@@ -278,7 +278,7 @@ static mxk_status cv_choose(cu_cv_state *s, cu_cv_dir dir, const cv_perf *r, int
         "cuda %s: no cuDNN %s convolution algorithm %s with a workspace of at most "
         "%zu bytes (the workspace attribute in MB, capped by "
         "MXK_CUDNN_WORKSPACE_MB); consider a larger workspace",
-        s->op, names[dir], s->tune == CU_CV_TUNE_OFF ? "from the heuristics" : "found", cap);
+        s->op, names[dir], s->tune == MXK_CONV_TUNE_OFF ? "from the heuristics" : "found", cap);
 }
 
 /** Queues one direction with its chosen algorithm and workspace ws. Errors: cu_check_dnn's. */
@@ -326,7 +326,7 @@ mxk_status cu_cv_execute(const mxk_op_ctx *ctx, cudnnHandle_t h, cu_cv_state *s,
             cv_perf r[CV_MAX_ALGOS];
             int nr;
             MXK_SDK_CHECK(cv_list(h, s, t, 0, NULL, NULL, 0, r, &nr, err));
-            if (s->tune == CU_CV_TUNE_OFF) {
+            if (s->tune == MXK_CONV_TUNE_OFF) {
                 MXK_SDK_CHECK(cv_choose(s, t->dir, r, nr, s->ws_limit, err));
             } else {
                 trial[t->dir] = cv_trial_bytes(s, r, nr);

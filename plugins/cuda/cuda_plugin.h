@@ -126,5 +126,11 @@ void cu_nccl_shutdown(void);
 mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_rnn.c: RNN on cuDNN. */
 mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers FullyConnected (cu_ops_fc.c). */
+mxk_status cu_register_fc(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers dot and batch_dot (cu_ops_dot.c). */
+mxk_status cu_register_dot(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers Convolution and Deconvolution (cu_ops_conv.c). */
+mxk_status cu_register_conv(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

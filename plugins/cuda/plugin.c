@@ -42,6 +42,9 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_device(reg, err));
     MXK_SDK_CHECK(cu_register_norm(reg, err));
     MXK_SDK_CHECK(cu_register_rnn(reg, err));
+    MXK_SDK_CHECK(cu_register_fc(reg, err));
+    MXK_SDK_CHECK(cu_register_dot(reg, err));
+    MXK_SDK_CHECK(cu_register_conv(reg, err));
     return MXK_OK;
 }
 

@@ -4,3 +4,5 @@
 set(MXK_CUDA_SOURCES plugin.c cu_device.c cu_common.c cu_nccl.c cu_kern_fill.cu)
 list(APPEND MXK_CUDA_SOURCES cu_ops_norm.c cu_kern_norm.cu)
 list(APPEND MXK_CUDA_SOURCES cu_ops_rnn.c)
+list(APPEND MXK_CUDA_SOURCES cu_blas_util.c cu_kern_blas.cu cu_ops_fc.c cu_ops_dot.c)
+list(APPEND MXK_CUDA_SOURCES cu_ops_conv_param.c cu_ops_conv_algo.c cu_ops_conv.c)

@@ -16,8 +16,8 @@
  * `supports` declines and the next backend runs (or reports the operator's
  * error): a kernel of another rank than 1..3, tuple lengths other than the
  * kernel's, values below their minimum or above INT32_MAX, a layout other than
- * unset/None and the channel-first one of the kernel's rank, cudnn_off=True,
- * 3-D deconvolution with dilation.
+ * unset/None and the channel-first one of the kernel's rank, 3-D deconvolution
+ * with dilation. cudnn_off is read into its own field, for the backend it concerns.
  */
 #ifndef MXK_CONV_PARAM_H
 #define MXK_CONV_PARAM_H
@@ -57,6 +57,7 @@ typedef struct mxk_conv_param {
     int64_t workspace_mb; /**< the `workspace` attribute (MB) */
     int32_t no_bias;
     int32_t tune;      /**< enum mxk_conv_tune */
+    int32_t cudnn_off; /**< cudnn_off=True: do not use cuDNN */
     int32_t supported; /**< 0: the backend's `supports` declines whatever the shapes */
 } mxk_conv_param;
 
@@ -123,14 +124,13 @@ static inline mxk_status mxk_conv_parse(const mxk_attrs *attrs, int deconv, mxk_
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "num_group", &p->num_group, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "workspace", &p->workspace_mb, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "no_bias", &p->no_bias, err));
-    int32_t cudnn_off = 0;
     if (mxk_sdk_attr_is_set(attrs, "cudnn_off"))
-        MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "cudnn_off", &cudnn_off, err));
+        MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "cudnn_off", &p->cudnn_off, err));
     p->tune = mxk_conv_tune_of(attrs);
     const char *layout = mxk_sdk_attr_raw(attrs, "layout");
     if (layout != NULL && strcmp(layout, "None") != 0 && strcmp(layout, layouts[p->nd - 1]) != 0)
         p->supported = 0;
-    if (cudnn_off || p->num_filter < 1 || p->num_filter > INT32_MAX || p->num_group < 1 ||
+    if (p->num_filter < 1 || p->num_filter > INT32_MAX || p->num_group < 1 ||
         p->num_group > INT32_MAX || p->workspace_mb < 0)
         p->supported = 0;
     return MXK_OK;
@@ -164,6 +164,27 @@ static inline int mxk_conv_axis(const mxk_conv_param *p, int i, int64_t x, int64
     }
     *out = s * (x - 1) + dk - 2 * *pad + adj;
     return (adj == 0 || adj < s) && *out > 0 && *out <= INT32_MAX && *pad <= INT32_MAX;
+}
+
+/**
+ * 1 when the inputs of a kernel call match the operator's: `num_in` is 2 without
+ * bias, else 3; the weight is (F, C/G, k...) for Convolution and (C, F/G, k...)
+ * for Deconvolution, with C = in_shapes[0].dims[1]; the bias is (F). An unknown
+ * (ndim 0) weight or bias shape is taken as inferred.
+ */
+static inline int mxk_conv_inputs_ok(const mxk_conv_param *p, const mxk_shape *in_shapes,
+                                     uint32_t num_in) {
+    if (num_in != (p->no_bias ? 2u : 3u) || in_shapes[0].ndim < 2)
+        return 0;
+    const int64_t C = in_shapes[0].dims[1], F = p->num_filter, G = p->num_group;
+    int64_t w[2 + MXK_CONV_MAX_ND] = {p->deconv ? C : F, p->deconv ? F / G : C / G};
+    for (int i = 0; i < p->nd; i++)
+        w[2 + i] = p->kernel[i];
+    mxk_shape ws = mxk_sdk_shape_from(w, p->nd + 2);
+    if (in_shapes[1].ndim != 0 && !mxk_sdk_shape_equal(&in_shapes[1], &ws))
+        return 0;
+    mxk_shape bs = mxk_sdk_shape1(F);
+    return p->no_bias || in_shapes[2].ndim == 0 || mxk_sdk_shape_equal(&in_shapes[2], &bs);
 }
 
 #endif /* MXK_CONV_PARAM_H */

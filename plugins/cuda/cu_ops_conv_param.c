@@ -12,7 +12,7 @@
  * upstream's cudnn_deconvolution-inl.h. 1-D runs as 2-D (cuDNN's descriptors
  * have at least four dims) with a leading spatial axis of 1.
  * Declined (the operator's error, or the next backend): what mxk_conv_parse
- * marks unsupported (cudnn_off=True among it: MXNet's non-cuDNN GPU path is not
+ * marks unsupported, cudnn_off=True (MXNet's non-cuDNN GPU path is not
  * provided), non-float32 data, empty tensors, tensors of more than INT32_MAX
  * elements and every shape the operator rejects.
  */
@@ -101,16 +101,6 @@ int32_t cu_cv_supports(const void *param, const mxk_shape *in_shapes, const int3
                        uint32_t num_in) {
     const mxk_conv_param *p = param;
     cu_cv_geom g;
-    if (!p->supported || num_in != (p->no_bias ? 2u : 3u) || !cu_all_f32(in_types, num_in) ||
-        !cu_cv_geom_of(p, &in_shapes[0], &g))
-        return 0;
-    const int64_t C = in_shapes[0].dims[1], F = p->num_filter, G = p->num_group;
-    int64_t w[2 + MXK_CONV_MAX_ND] = {p->deconv ? C : F, p->deconv ? F / G : C / G};
-    for (int i = 0; i < p->nd; i++)
-        w[2 + i] = p->kernel[i];
-    mxk_shape ws = mxk_sdk_shape_from(w, p->nd + 2);
-    if (in_shapes[1].ndim != 0 && !mxk_sdk_shape_equal(&in_shapes[1], &ws))
-        return 0;
-    mxk_shape bs = mxk_sdk_shape1(F);
-    return p->no_bias || in_shapes[2].ndim == 0 || mxk_sdk_shape_equal(&in_shapes[2], &bs);
+    return p->supported && !p->cudnn_off && cu_all_f32(in_types, num_in) &&
+           cu_cv_geom_of(p, &in_shapes[0], &g) && mxk_conv_inputs_ok(p, in_shapes, num_in);
 }

@@ -112,6 +112,14 @@ int64_t cu_shape_size(const mxk_shape *s);
 /** Registers the "gpu" device backend (device count 0 without a GPU; still registered). */
 mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
+/* --- cu_nccl.c: the multi-GPU reduce on NCCL --------------------------------------- */
+
+/** Sets the device definition's `reduce` slot (ABI 1.4) to the NCCL reduce. */
+void cu_nccl_install(mxk_device_def *def);
+
+/** Destroys the NCCL communicators and streams (from mxk_plugin_shutdown). */
+void cu_nccl_shutdown(void);
+
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
 #endif /* MXK_CUDA_PLUGIN_H */

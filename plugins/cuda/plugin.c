@@ -42,3 +42,8 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_device(reg, err));
     return MXK_OK;
 }
+
+/** Releases the NCCL communicators at process exit. */
+MXK_PLUGIN_EXPORT void mxk_plugin_shutdown(void) {
+    cu_nccl_shutdown();
+}

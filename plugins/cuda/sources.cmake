@@ -4,4 +4,5 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
+  cu_nccl.c
   cu_kern_fill.cu)

@@ -40,5 +40,8 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_sdk_set_host(args->host);
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(cu_register_device(reg, err));
+    MXK_SDK_CHECK(cu_register_random(reg, err));
+    MXK_SDK_CHECK(cu_register_dropout(reg, err));
+    MXK_SDK_CHECK(cu_register_optimizer(reg, err));
     return MXK_OK;
 }

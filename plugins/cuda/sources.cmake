@@ -4,4 +4,9 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
-  cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_ops_random.c
+  cu_kern_random.cu
+  cu_ops_dropout.c
+  cu_ops_optimizer.c
+  cu_kern_optimizer.cu)

@@ -38,11 +38,13 @@ extern "C" cudaError_t cu_launch_optimizer(int32_t rule, mxk_opt_hparams h, cons
                                            int32_t req, uint64_t n, cudaStream_t stream) {
     unsigned grid = cu_blocks(n);
     if (rule == CU_OPT_SGD)
-        cu_optimizer_kernel<CU_OPT_SGD><<<grid, CU_THREADS, 0, stream>>>(h, w, g, m, v, out, req, n);
+        cu_optimizer_kernel<CU_OPT_SGD>
+            <<<grid, CU_THREADS, 0, stream>>>(h, w, g, m, v, out, req, n);
     else if (rule == CU_OPT_SGD_MOM)
         cu_optimizer_kernel<CU_OPT_SGD_MOM>
             <<<grid, CU_THREADS, 0, stream>>>(h, w, g, m, v, out, req, n);
     else
-        cu_optimizer_kernel<CU_OPT_ADAM><<<grid, CU_THREADS, 0, stream>>>(h, w, g, m, v, out, req, n);
+        cu_optimizer_kernel<CU_OPT_ADAM>
+            <<<grid, CU_THREADS, 0, stream>>>(h, w, g, m, v, out, req, n);
     return cu_launched();
 }

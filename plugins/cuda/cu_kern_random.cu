@@ -49,8 +49,8 @@ static __device__ inline float cu_float_sample(int32_t kind, mxk_philox_block x,
 
 /** One thread per block of four samples: out[4 b + j] for the float samplers. */
 template <typename T>
-__global__ void cu_random_float_kernel(int32_t kind, T *out, uint64_t n, cu_philox_pos pos,
-                                       float a, float b) {
+__global__ void cu_random_float_kernel(int32_t kind, T *out, uint64_t n, cu_philox_pos pos, float a,
+                                       float b) {
     CU_KERNEL_LOOP(blk, (n + 3) / 4) {
         mxk_philox_block x = cu_block(pos, blk);
         for (uint32_t j = 0; j < 4 && blk * 4 + j < n; j++)
@@ -91,7 +91,8 @@ __global__ void cu_random_gamma_kernel(T *out, uint64_t n, cu_philox_pos pos, fl
                                        float beta) {
     CU_KERNEL_LOOP(i, n) {
         mxk_philox_block x = cu_block(pos, i);
-        float g = (float)(cu_gamma1(mxk_philox_bits64(x, 0), mxk_philox_bits64(x, 1), alpha) * beta);
+        float g =
+            (float)(cu_gamma1(mxk_philox_bits64(x, 0), mxk_philox_bits64(x, 1), alpha) * beta);
         out[i] = cu_from_float<T>(g);
     }
 }
@@ -161,8 +162,8 @@ extern "C" cudaError_t cu_launch_random_randint(void *out, int32_t dtype, uint64
 
 /** One thread per block of four elements: the mask (or 1 when inactive) and y = x m. */
 __global__ void cu_dropout_forward_kernel(const float *x, float *y, int32_t y_req, float *m,
-                                          int32_t m_req, uint64_t n, cu_philox_pos pos,
-                                          float keep, float scale, int32_t active) {
+                                          int32_t m_req, uint64_t n, cu_philox_pos pos, float keep,
+                                          float scale, int32_t active) {
     CU_KERNEL_LOOP(blk, (n + 3) / 4) {
         mxk_philox_block r = {{0u, 0u, 0u, 0u}};
         if (active)
@@ -204,7 +205,7 @@ __global__ void cu_dropout_draw_kernel(float *u, uint64_t ns, cu_philox_pos pos,
 extern "C" cudaError_t cu_launch_dropout_draw(float *u, uint64_t ns, cu_philox_pos pos, float keep,
                                               float scale, cudaStream_t stream) {
     cu_dropout_draw_kernel<<<cu_blocks((ns + 3) / 4), CU_THREADS, 0, stream>>>(u, ns, pos, keep,
-                                                                              scale);
+                                                                               scale);
     return cu_launched();
 }
 
@@ -241,7 +242,7 @@ extern "C" cudaError_t cu_launch_dropout_broadcast(const float *x, float *y, int
                                                    uint64_t n, mxk_shape data, mxk_shape draw,
                                                    cudaStream_t stream) {
     cu_dropout_broadcast_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(x, y, y_req, m, m_req, u,
-                                                                        n, data, draw);
+                                                                         n, data, draw);
     return cu_launched();
 }
 

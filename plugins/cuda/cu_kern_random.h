@@ -1,6 +1,7 @@
 /*
- * cuda plugin: launchers of the random kernels (cu_kern_random.cu) for the samplers
- * (cu_ops_random.c) and Dropout (cu_ops_dropout.c). Every launcher computes its
+ * cuda plugin: launchers of the random kernels (cu_kern_random.cu, cu_kern_sample.cu)
+ * for the samplers (cu_ops_random.c), _sample_multinomial and _shuffle
+ * (cu_ops_sample.c) and Dropout (cu_ops_dropout.c). Every launcher computes its
  * numbers from a reservation of Philox-4x32-10 blocks of the operator's random
  * stream (host->random_reserve), block b being philox(key, counter + b), with the
  * value mappings of abi/mxk_philox.h and plugins/common/mxk_random.h: element i of
@@ -69,12 +70,43 @@ cudaError_t cu_launch_dropout_draw(float *u, uint64_t ns, cu_philox_pos pos, flo
  * y = x u[j] (y may be x; NULL: not written), m = u[j] (NULL: not written).
  */
 cudaError_t cu_launch_dropout_broadcast(const float *x, float *y, int32_t y_req, float *m,
-                                        int32_t m_req, const float *u, uint64_t n,
-                                        mxk_shape data, mxk_shape draw, cudaStream_t stream);
+                                        int32_t m_req, const float *u, uint64_t n, mxk_shape data,
+                                        mxk_shape draw, cudaStream_t stream);
 
 /** dx = dy * mask by req over n elements (dx may be dy). */
 cudaError_t cu_launch_dropout_backward(const float *dy, const float *mask, float *dx, uint64_t n,
                                        int32_t req, cudaStream_t stream);
+
+/**
+ * _sample_multinomial: for distribution i < n (k probabilities at dist + i k) and
+ * sample j < m, draws u uniform in [0, 1) from word 0 of block i m + j (n m blocks,
+ * as the host's one-number draws) and writes the first class c whose cumulative
+ * probability (summed in double, compared in float32) reaches u (k - 1 when none)
+ * to out[i m + j] (dtype uint8, int32, float16, float32 or float64; NULL: not
+ * written) and, when prob
+ * is not NULL, log(dist[c]) to prob[i m + j].
+ */
+cudaError_t cu_launch_multinomial(const float *dist, void *out, int32_t dtype, float *prob,
+                                  uint64_t n, uint64_t k, uint64_t m, cu_philox_pos pos,
+                                  cudaStream_t stream);
+
+/**
+ * _sample_multinomial's backward: dx[i k + c] += dprob[i m + j] / dist[i k + c] with
+ * c = out[i m + j] (dx zeroed first by the caller unless adding; indices outside [0,
+ * k) are skipped).
+ */
+cudaError_t cu_launch_multinomial_backward(const float *dist, const void *out, int32_t dtype,
+                                           const float *dprob, float *dx, uint64_t n, uint64_t k,
+                                           uint64_t m, cudaStream_t stream);
+
+/**
+ * _shuffle in place on y (rows rows of row_bytes bytes): Fisher-Yates as the host,
+ * step t = 0 .. rows - 2 swapping row rows - 1 - t with row bits_t mod (rows - t),
+ * bits_t the 64-bit integer t of the reservation (ceil((rows - 1) / 2) blocks). One
+ * thread block runs the steps in order.
+ */
+cudaError_t cu_launch_shuffle(void *y, uint64_t rows, uint64_t row_bytes, cu_philox_pos pos,
+                              cudaStream_t stream);
 
 #ifdef __cplusplus
 }

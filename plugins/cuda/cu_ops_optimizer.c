@@ -30,8 +30,7 @@ static mxk_status opt_get(const mxk_attrs *attrs, const char *key, float *v, mxk
 }
 
 /** Parses the hyper-parameters of rule `rule` (the operator's defaults when absent). */
-static mxk_status opt_parse(const mxk_attrs *attrs, int32_t rule, void **out,
-                            mxk_error_sink *err) {
+static mxk_status opt_parse(const mxk_attrs *attrs, int32_t rule, void **out, mxk_error_sink *err) {
     cu_opt_param p = {.rule = rule,
                       .h = {.lr = 0.0f,
                             .wd = 0.0f,
@@ -112,8 +111,8 @@ mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
     static const struct {
         const char *name;
         mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"sgd_update", sgd_parse}, {"sgd_mom_update", sgd_mom_parse},
-               {"adam_update", adam_parse}};
+    } ops[] = {
+        {"sgd_update", sgd_parse}, {"sgd_mom_update", sgd_mom_parse}, {"adam_update", adam_parse}};
     for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
         mxk_op_kernel_def k;
         mxk_sdk_kernel_def_init(&k);

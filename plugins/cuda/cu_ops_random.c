@@ -109,8 +109,8 @@ static mxk_status rnd_forward(const mxk_op_ctx *ctx, const void *param, void *st
         rc = cu_launch_random_randint(y->data, y->dtype, n, cu_random_reserve(rng, (n + 1) / 2),
                                       p->low, range, st);
     } else if (p->op == CU_RND_GAMMA) {
-        rc = cu_launch_random_gamma(y->data, y->dtype, n, cu_random_reserve(rng, n), p->a, p->b,
-                                    st);
+        rc =
+            cu_launch_random_gamma(y->data, y->dtype, n, cu_random_reserve(rng, n), p->a, p->b, st);
     } else {
         static const int32_t kinds[] = {CU_RAND_UNIFORM, CU_RAND_NORMAL, 0, CU_RAND_EXPONENTIAL};
         rc = cu_launch_random_float(kinds[p->op], y->data, y->dtype, n,

@@ -7,6 +7,11 @@ set(MXK_CUDA_SOURCES
   cu_kern_fill.cu
   cu_ops_random.c
   cu_kern_random.cu
+  cu_ops_sample.c
+  cu_kern_sample.cu
   cu_ops_dropout.c
   cu_ops_optimizer.c
-  cu_kern_optimizer.cu)
+  cu_kern_optimizer.cu
+  cu_ops_loss.c
+  cu_ops_regression.c
+  cu_kern_loss.cu)

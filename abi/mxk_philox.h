@@ -101,20 +101,19 @@ MXK_PHILOX_QUALIFIER float mxk_philox_uniform(uint32_t x, float lo, float hi) {
 }
 
 /**
- * Output j (0..3) of block x as a normal(mean, std) float by Box-Muller on word
- * pairs: u_k = (x_k + 0.5) 2^-32, r = sqrt(-2 log u_p), t = 2 pi u_{p+1} with
- * p = j & 2, z = r cos t (j even) or r sin t (j odd), mean + std z.
+ * Outputs 2h and 2h + 1 (h = 0, 1) of block x as normal(mean, std) floats, by
+ * Box-Muller on the word pair (x_2h, x_2h+1): u_k = (x_k + 0.5) 2^-32,
+ * r = sqrt(-2 log u_2h), t = 2 pi u_2h+1, out = mean + std {r cos t, r sin t}.
  */
-MXK_PHILOX_QUALIFIER float mxk_philox_normal(mxk_philox_block x, uint32_t j, float mean,
-                                             float std) {
+MXK_PHILOX_QUALIFIER void mxk_philox_normal2(mxk_philox_block x, uint32_t h, float mean, float std,
+                                             float out[2]) {
     const double two_pi = 6.283185307179586476925286766559;
     const double inv_2_32 = 1.0 / 4294967296.0;
-    uint32_t p = j & 2u;
-    double u0 = ((double)x.v[p] + 0.5) * inv_2_32;
-    double u1 = ((double)x.v[p + 1] + 0.5) * inv_2_32;
+    double u0 = ((double)x.v[2 * h] + 0.5) * inv_2_32;
+    double u1 = ((double)x.v[2 * h + 1] + 0.5) * inv_2_32;
     double r = sqrt(-2.0 * log(u0)), t = two_pi * u1;
-    double z = r * ((j & 1u) ? sin(t) : cos(t));
-    return (float)mxk_philox_add_rn((double)mean, mxk_philox_mul_rn((double)std, z));
+    out[0] = (float)mxk_philox_add_rn((double)mean, mxk_philox_mul_rn((double)std, r * cos(t)));
+    out[1] = (float)mxk_philox_add_rn((double)mean, mxk_philox_mul_rn((double)std, r * sin(t)));
 }
 
 /** 64 random bits from half h (0: words 0 and 1, 1: words 2 and 3) of block x, low word first. */

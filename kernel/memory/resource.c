@@ -35,7 +35,7 @@
  * short: a draw of n numbers uses blocks counter + 0 .. ceil(n/4)-1, output i from block
  * i / 4, word i % 4, and advances the counter by ceil(n/4); drawing n then m numbers
  * equals drawing n + m numbers at once only when n is a multiple of 4. The per-element
- * mappings are mxk_philox.h's (mxk_philox_uniform, mxk_philox_normal), which device
+ * mappings are mxk_philox.h's (mxk_philox_uniform, mxk_philox_normal2), which device
  * kernels share.
  */
 #include "resource.h"
@@ -419,8 +419,13 @@ void mxki_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, flo
     uint64_t nblocks = n / 4 + (n % 4 != 0);
     for (uint64_t b = 0; b < nblocks; b++) {
         mxk_philox_block x = res_block(rng, b);
-        for (uint32_t j = 0; j < 4 && b * 4 + j < n; j++)
-            out[b * 4 + j] = mxk_philox_normal(x, j, mean, std);
+        for (uint32_t h = 0; h < 2 && b * 4 + 2 * h < n; h++) {
+            float z[2];
+            mxk_philox_normal2(x, h, mean, std, z);
+            out[b * 4 + 2 * h] = z[0];
+            if (b * 4 + 2 * h + 1 < n)
+                out[b * 4 + 2 * h + 1] = z[1];
+        }
     }
     res_advance(rng, nblocks);
 }

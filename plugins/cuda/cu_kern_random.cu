@@ -37,24 +37,26 @@ template <> __device__ inline __half cu_from_float<__half>(float v) {
     return __float2half_rn(v);
 }
 
-/** Sample j (0..3) of block x for a float sampler. */
-static __device__ inline float cu_float_sample(int32_t kind, mxk_philox_block x, uint32_t j,
-                                               float a, float b) {
-    if (kind == CU_RAND_NORMAL)
-        return mxk_philox_normal(x, j, a, b);
-    if (kind == CU_RAND_EXPONENTIAL)
-        return mxk_random_exponential(mxk_philox_uniform(x.v[j], 0.0f, 1.0f), a);
-    return mxk_philox_uniform(x.v[j], a, b);
-}
-
 /** One thread per block of four samples: out[4 b + j] for the float samplers. */
 template <typename T>
 __global__ void cu_random_float_kernel(int32_t kind, T *out, uint64_t n, cu_philox_pos pos, float a,
                                        float b) {
     CU_KERNEL_LOOP(blk, (n + 3) / 4) {
         mxk_philox_block x = cu_block(pos, blk);
-        for (uint32_t j = 0; j < 4 && blk * 4 + j < n; j++)
-            out[blk * 4 + j] = cu_from_float<T>(cu_float_sample(kind, x, j, a, b));
+        float z[2] = {0.0f, 0.0f};
+        for (uint32_t j = 0; j < 4 && blk * 4 + j < n; j++) {
+            float v;
+            if (kind == CU_RAND_NORMAL) {
+                if ((j & 1u) == 0)
+                    mxk_philox_normal2(x, j / 2, a, b, z);
+                v = z[j & 1u];
+            } else if (kind == CU_RAND_EXPONENTIAL) {
+                v = mxk_random_exponential(mxk_philox_uniform(x.v[j], 0.0f, 1.0f), a);
+            } else {
+                v = mxk_philox_uniform(x.v[j], a, b);
+            }
+            out[blk * 4 + j] = cu_from_float<T>(v);
+        }
     }
 }
 
@@ -74,7 +76,9 @@ static __device__ double cu_gamma1(uint64_t key, uint64_t counter, double alpha)
     const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
     for (uint64_t t = 1;; t++) {
         mxk_philox_block x = mxk_philox4x32_10(mxk_philox_counter(counter, 0, t), key);
-        float z = mxk_philox_normal(x, 0, 0.0f, 1.0f);
+        float zz[2];
+        mxk_philox_normal2(x, 0, 0.0f, 1.0f, zz);
+        float z = zz[0];
         double v = 1.0 + c * z;
         if (v <= 0.0)
             continue;

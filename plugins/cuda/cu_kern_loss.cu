@@ -23,45 +23,54 @@
 /** Threads of a warp. */
 #define CU_WARP 32
 
-/** The maximum of v over the warp (every lane gets it). */
-static __device__ inline float cu_warp_max(float v) {
-    for (int o = CU_WARP / 2; o > 0; o /= 2)
+/** The maximum of v over the W lanes of a group (every lane gets it; W 1 or 32). */
+template <int W> static __device__ inline float cu_group_max(float v) {
+    for (int o = W / 2; o > 0; o /= 2)
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
-/** The sum of v over the warp (every lane gets it). */
-static __device__ inline double cu_warp_sum(double v) {
-    for (int o = CU_WARP / 2; o > 0; o /= 2)
+/** The sum of v over the W lanes of a group (every lane gets it; W 1 or 32). */
+template <int W> static __device__ inline double cu_group_sum(double v) {
+    for (int o = W / 2; o > 0; o /= 2)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-/** for (w over [0, n) groups): one warp per group, grid-stride; declares `w` and `lane`. */
-#define CU_WARP_LOOP(w, lane, n)                                                                   \
-    const unsigned lane = threadIdx.x % CU_WARP;                                                   \
-    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / CU_WARP;                 \
-         w < (uint64_t)(n); w += (uint64_t)gridDim.x * blockDim.x / CU_WARP)
+/**
+ * for (w over [0, n) groups): W threads per group (a warp, or one thread),
+ * grid-stride; declares `w` and `lane`. A warp's lanes share w, so the loop stays
+ * converged for the shuffles.
+ */
+#define CU_GROUP_LOOP(W, w, lane, n)                                                               \
+    const unsigned lane = threadIdx.x % (W);                                                       \
+    for (uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / (W); w < (uint64_t)(n);  \
+         w += (uint64_t)gridDim.x * blockDim.x / (W))
 
 /** Blocks for n warp-sized groups at CU_THREADS threads per block. */
 static unsigned cu_warp_blocks(uint64_t n) {
     return cu_blocks(n * CU_WARP);
 }
 
-/** Softmax of group w = (o, r) into y; every lane reads x[i] before writing y[i]. */
+/**
+ * Softmax of group w = (o, r) into y by W threads; every lane reads x[i] before
+ * writing y[i]. W = 32 (a warp per group) for contiguous groups, W = 1 for strided
+ * ones (inner > 1), whose neighbouring threads then read neighbouring elements.
+ */
+template <int W>
 __global__ void cu_softmax_groups_kernel(const float *x, float *y, int32_t req, uint64_t outer,
                                          uint64_t k, uint64_t inner) {
-    CU_WARP_LOOP(w, lane, outer * inner) {
+    CU_GROUP_LOOP(W, w, lane, outer * inner) {
         const uint64_t st = inner, base = (w / inner) * k * inner + w % inner;
         float mx = -INFINITY;
-        for (uint64_t j = lane; j < k; j += CU_WARP)
+        for (uint64_t j = lane; j < k; j += W)
             mx = fmaxf(mx, x[base + j * st]);
-        mx = cu_warp_max(mx);
+        mx = cu_group_max<W>(mx);
         double sum = 0.0;
-        for (uint64_t j = lane; j < k; j += CU_WARP)
+        for (uint64_t j = lane; j < k; j += W)
             sum += (double)expf(x[base + j * st] - mx);
-        float inv = (float)(1.0 / cu_warp_sum(sum));
-        for (uint64_t j = lane; j < k; j += CU_WARP)
+        float inv = (float)(1.0 / cu_group_sum<W>(sum));
+        for (uint64_t j = lane; j < k; j += W)
             cu_store(&y[base + j * st], expf(x[base + j * st] - mx) * inv, req);
     }
 }
@@ -69,8 +78,12 @@ __global__ void cu_softmax_groups_kernel(const float *x, float *y, int32_t req, 
 extern "C" cudaError_t cu_launch_softmax_groups(const float *x, float *y, int32_t req,
                                                 uint64_t outer, uint64_t k, uint64_t inner,
                                                 cudaStream_t stream) {
-    cu_softmax_groups_kernel<<<cu_warp_blocks(outer * inner), CU_THREADS, 0, stream>>>(
-        x, y, req, outer, k, inner);
+    if (inner > 1)
+        cu_softmax_groups_kernel<1>
+            <<<cu_blocks(outer * inner), CU_THREADS, 0, stream>>>(x, y, req, outer, k, inner);
+    else
+        cu_softmax_groups_kernel<CU_WARP>
+            <<<cu_warp_blocks(outer), CU_THREADS, 0, stream>>>(x, y, req, outer, k, inner);
     return cu_launched();
 }
 
@@ -198,18 +211,18 @@ static __device__ inline void cu_row_softmax_stats(const float *x, uint64_t k, u
     float m = -INFINITY;
     for (uint64_t j = lane; j < k; j += CU_WARP)
         m = fmaxf(m, x[j]);
-    m = cu_warp_max(m);
+    m = cu_group_max<CU_WARP>(m);
     double s = 0.0;
     for (uint64_t j = lane; j < k; j += CU_WARP)
         s += exp((double)x[j] - m);
     *mx = m;
-    *sum = cu_warp_sum(s);
+    *sum = cu_group_sum<CU_WARP>(s);
 }
 
 /** One warp per row: *acc += -log(max(p_label, 1e-8)). */
 __global__ void cu_sce_rows_kernel(const float *x, const float *lab, uint64_t n, uint64_t k,
                                    double *acc) {
-    CU_WARP_LOOP(r, lane, n) {
+    CU_GROUP_LOOP(CU_WARP, r, lane, n) {
         const float *xr = x + r * k;
         float mx;
         double sum;
@@ -243,7 +256,7 @@ extern "C" cudaError_t cu_launch_sce_store(const double *acc, float *out, int32_
 __global__ void cu_sce_grad_kernel(const float *x, const float *lab, const float *dy, float *g,
                                    int32_t req, uint64_t n, uint64_t k) {
     const double s = dy[0];
-    CU_WARP_LOOP(r, lane, n) {
+    CU_GROUP_LOOP(CU_WARP, r, lane, n) {
         const float *xr = x + r * k;
         float mx;
         double sum;

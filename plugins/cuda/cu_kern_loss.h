@@ -19,7 +19,8 @@ extern "C" {
 /**
  * Softmax of each group of k elements of stride `inner` (outer x inner groups,
  * group (o, r) starting at o k inner + r) of x into y by req; y may be x. One warp
- * per group; the sum of exponentials in double, as cpu-blas.
+ * per group when inner is 1, else one thread; the sum of exponentials in double,
+ * as cpu-blas.
  */
 cudaError_t cu_launch_softmax_groups(const float *x, float *y, int32_t req, uint64_t outer,
                                      uint64_t k, uint64_t inner, cudaStream_t stream);

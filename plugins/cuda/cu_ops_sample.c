@@ -10,8 +10,9 @@
  * attribute; with get_prob the backward scatters d prob / p into d data (atomics).
  * An index outside [0, k) met by the backward is skipped on the GPU (cpu-blas
  * reports it). _shuffle: any dtype, copied (unless in place) then permuted on one
- * thread block; not differentiable. Neither kernel handles ADD (the executor
- * writes into a temporary and adds; cpu-blas refuses AddTo for _shuffle).
+ * thread block; not differentiable; ADD is refused ("Shuffle does not support
+ * AddTo", as cpu-blas). _sample_multinomial does not handle ADD (the executor
+ * writes into a temporary and adds).
  */
 #include <stdlib.h>
 
@@ -152,6 +153,7 @@ mxk_status cu_register_sample(mxk_registrar *reg, mxk_error_sink *err) {
     MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "_shuffle";
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO; /* so ADD is refused, as cpu-blas does */
     k.forward = sh_forward;
     return cu_register_kernel(reg, &k, err);
 }

@@ -29,10 +29,11 @@ static __device__ inline mxk_philox_block cu_block(cu_philox_pos pos, uint64_t b
     return mxk_philox4x32_10(mxk_philox_counter(pos.counter_lo, pos.counter_hi, b), pos.key);
 }
 
-/** Converts a float32 sample to the output type (float16: round to nearest even). */
+/** Converts a float32 sample to the output type. */
 template <typename T> static __device__ inline T cu_from_float(float v) {
     return (T)v;
 }
+/** float16: __float2half_rn, the rounding of the host's conversion. */
 template <> __device__ inline __half cu_from_float<__half>(float v) {
     return __float2half_rn(v);
 }

@@ -91,7 +91,8 @@ void mxki_resource_shutdown(void);
  *   X_b = mxk_philox4x32_10(mxk_philox_counter(C_lo, C_hi, b), K), b = 0 .. ceil(n/4)-1,
  * output i coming from block i / 4, word x_{i%4}; the unused words of the last block are
  * discarded and C advances by ceil(n/4). All arithmetic below is IEEE binary64 without
- * contraction (CUDA: use __dmul_rn/__dadd_rn or -fmad=false). NULL rng or out: no-op.
+ * contraction (mxk_philox.h's mxk_philox_uniform and mxk_philox_normal2 compute one
+ * element or pair, on the host and on a device). NULL rng or out: no-op.
  * Not thread-safe per stream (the slot's engine variable serialises its users).
  */
 

@@ -132,5 +132,18 @@ mxk_status cu_register_fc(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_dot(mxk_registrar *reg, mxk_error_sink *err);
 /** Registers Convolution and Deconvolution (cu_ops_conv.c). */
 mxk_status cu_register_conv(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_random.c: _random_uniform, _random_normal, _random_gamma, _random_exponential,
+ * _random_randint. */
+mxk_status cu_register_random(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sample.c: _sample_multinomial, _shuffle. */
+mxk_status cu_register_sample(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_dropout.c: Dropout. */
+mxk_status cu_register_dropout(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_optimizer.c: sgd_update, sgd_mom_update, adam_update. */
+mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_loss.c: SoftmaxOutput, softmax_cross_entropy. */
+mxk_status cu_register_loss(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_regression.c: Linear/Logistic/MAERegressionOutput, SVMOutput. */
+mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

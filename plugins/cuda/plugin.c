@@ -45,6 +45,12 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_fc(reg, err));
     MXK_SDK_CHECK(cu_register_dot(reg, err));
     MXK_SDK_CHECK(cu_register_conv(reg, err));
+    MXK_SDK_CHECK(cu_register_random(reg, err));
+    MXK_SDK_CHECK(cu_register_sample(reg, err));
+    MXK_SDK_CHECK(cu_register_dropout(reg, err));
+    MXK_SDK_CHECK(cu_register_optimizer(reg, err));
+    MXK_SDK_CHECK(cu_register_loss(reg, err));
+    MXK_SDK_CHECK(cu_register_regression(reg, err));
     return MXK_OK;
 }
 

@@ -93,7 +93,7 @@ static mxk_status so_attr_dtype(const mxk_attrs *attrs, so_param *p, mxk_error_s
 static mxk_status so_parse_kind(const mxk_attrs *attrs, so_kind kind, void **out,
                                 mxk_error_sink *err) {
     so_param p = {.kind = kind, .dtype = MXK_FLOAT32, .ret = SO_VALUE};
-    MXK_SDK_CHECK(cb_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
     if (kind == SO_ARGMIN) {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
         return cbt_param_new(&p, sizeof p, out, err);

@@ -114,4 +114,7 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** cu_ops_layout.c: transpose, SwapAxis, slice, slice_axis, slice_like, reverse, Crop. */
+mxk_status cu_register_layout(mxk_registrar *reg, mxk_error_sink *err);
+
 #endif /* MXK_CUDA_PLUGIN_H */

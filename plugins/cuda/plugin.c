@@ -40,5 +40,6 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_sdk_set_host(args->host);
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(cu_register_device(reg, err));
+    MXK_SDK_CHECK(cu_register_layout(reg, err));
     return MXK_OK;
 }

@@ -4,4 +4,7 @@ set(MXK_CUDA_SOURCES
   plugin.c
   cu_device.c
   cu_common.c
-  cu_kern_fill.cu)
+  cu_kern_fill.cu
+  cu_layout.c
+  cu_kern_layout.cu
+  cu_ops_layout.c)

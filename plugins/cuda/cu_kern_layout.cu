@@ -1,0 +1,120 @@
+/*
+ * cuda plugin: the strided copy and sum kernels of the data-movement operators
+ * (cu_kern_layout.h). One thread per destination element (grid-stride): the
+ * element's index is split into per-dim indices, innermost first, giving its
+ * source and destination offsets. Upstream: MXNet src/operator/tensor/
+ * matrix_op-inl.h (Transpose, slice, tile, repeat, reverse kernels) and
+ * broadcast_reduce_op.h (broadcast and its reduce-sum backward).
+ */
+#include <cuda_fp16.h>
+
+#include "cu_kern_layout.h"
+#include "cu_launch.cuh"
+#include "mxk_sdk.h"
+
+/** Elements of the leading `nd` dims of a view. */
+static uint64_t cu_view_count(const cu_view *v, int32_t first, int32_t nd) {
+    uint64_t n = 1;
+    for (int32_t d = first; d < first + nd; d++)
+        n *= (uint64_t)v->dims[d];
+    return n;
+}
+
+/** Source and destination offsets of index i over dims [first, first + nd) of v. */
+__device__ static void cu_view_offsets(const cu_view &v, int32_t first, int32_t nd, uint64_t i,
+                                       int64_t *so, int64_t *dso) {
+    int64_t s = 0, t = 0;
+    for (int32_t d = first + nd - 1; d >= first; d--) {
+        uint64_t n = (uint64_t)v.dims[d];
+        int64_t q = (int64_t)(i % n);
+        i /= n;
+        s += q * v.src[d];
+        t += q * v.dst[d];
+    }
+    *so = s;
+    *dso = t;
+}
+
+/** a + b in T's arithmetic (float16 through float, integers wrapping as the hardware does). */
+template <typename T> __device__ static T cu_add(T a, T b) {
+    return (T)(a + b);
+}
+/** float16 sum, rounded to nearest. */
+template <> __device__ __half cu_add<__half>(__half a, __half b) {
+    return __float2half_rn(__half2float(a) + __half2float(b));
+}
+
+/** dst[map] (=|+=) src[map] over the view for element type T. */
+template <typename T>
+__global__ void cu_view_copy_kernel(cu_view v, const T *src, T *dst, int add, uint64_t n) {
+    CU_KERNEL_LOOP(i, n) {
+        int64_t so, dso;
+        cu_view_offsets(v, 0, v.ndim, i, &so, &dso);
+        T x = src[v.src_off + so];
+        T *y = &dst[v.dst_off + dso];
+        *y = add ? cu_add<T>(*y, x) : x;
+    }
+}
+
+/** Launches cu_view_copy_kernel for element type T. */
+template <typename T>
+static cudaError_t cu_view_copy_as(const cu_view *v, const void *src, void *dst, int add,
+                                   cudaStream_t stream) {
+    uint64_t n = cu_view_count(v, 0, v->ndim);
+    cu_view_copy_kernel<T>
+        <<<cu_blocks(n), CU_THREADS, 0, stream>>>(*v, (const T *)src, (T *)dst, add, n);
+    return cu_launched();
+}
+
+extern "C" cudaError_t cu_launch_view_copy(const cu_view *v, const void *src, void *dst,
+                                           int32_t dtype, int add, cudaStream_t stream) {
+    if (!add) /* a copy moves bits: by element size */
+        dtype = dtype == MXK_FLOAT64   ? MXK_INT64
+                : dtype == MXK_FLOAT32 ? MXK_INT32
+                : dtype == MXK_UINT8   ? MXK_INT8
+                                       : dtype;
+    switch (dtype) {
+    case MXK_FLOAT32:
+        return cu_view_copy_as<float>(v, src, dst, add, stream);
+    case MXK_FLOAT64:
+        return cu_view_copy_as<double>(v, src, dst, add, stream);
+    case MXK_FLOAT16:
+        return add ? cu_view_copy_as<__half>(v, src, dst, add, stream)
+                   : cu_view_copy_as<uint16_t>(v, src, dst, add, stream);
+    case MXK_UINT8:
+        return cu_view_copy_as<uint8_t>(v, src, dst, add, stream);
+    case MXK_INT8:
+        return cu_view_copy_as<int8_t>(v, src, dst, add, stream);
+    case MXK_INT32:
+        return cu_view_copy_as<int32_t>(v, src, dst, add, stream);
+    case MXK_INT64:
+        return cu_view_copy_as<int64_t>(v, src, dst, add, stream);
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+/** dst[kept] (=|+=) sum over the reduced dims of src, one thread per kept index. */
+__global__ void cu_view_sum_kernel(cu_view v, const float *src, float *dst, int add, uint64_t n,
+                                   uint64_t r) {
+    CU_KERNEL_LOOP(i, n) {
+        int64_t so, dso;
+        cu_view_offsets(v, 0, v.ndim, i, &so, &dso);
+        const float *x = src + v.src_off + so;
+        float acc = 0.0f;
+        for (uint64_t k = 0; k < r; k++) {
+            int64_t ro, unused;
+            cu_view_offsets(v, v.ndim, v.nred, k, &ro, &unused);
+            acc += x[ro];
+        }
+        float *y = &dst[v.dst_off + dso];
+        *y = add ? *y + acc : acc;
+    }
+}
+
+extern "C" cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, float *dst, int add,
+                                          cudaStream_t stream) {
+    uint64_t n = cu_view_count(v, 0, v->ndim), r = cu_view_count(v, v->ndim, v->nred);
+    cu_view_sum_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(*v, src, dst, add, n, r);
+    return cu_launched();
+}

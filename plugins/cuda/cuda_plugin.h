@@ -116,5 +116,9 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
 /** cu_ops_layout.c: transpose, SwapAxis, slice, slice_axis, slice_like, reverse, Crop. */
 mxk_status cu_register_layout(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_broadcast.c: broadcast_to, broadcast_axis, broadcast_like, tile, repeat. */
+mxk_status cu_register_broadcast(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_concat.c: Concat, SliceChannel, stack. */
+mxk_status cu_register_concat(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -41,5 +41,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(cu_register_device(reg, err));
     MXK_SDK_CHECK(cu_register_layout(reg, err));
+    MXK_SDK_CHECK(cu_register_broadcast(reg, err));
+    MXK_SDK_CHECK(cu_register_concat(reg, err));
     return MXK_OK;
 }

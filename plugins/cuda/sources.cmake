@@ -7,4 +7,6 @@ set(MXK_CUDA_SOURCES
   cu_kern_fill.cu
   cu_layout.c
   cu_kern_layout.cu
-  cu_ops_layout.c)
+  cu_ops_layout.c
+  cu_ops_broadcast.c
+  cu_ops_concat.c)

@@ -6,7 +6,11 @@
  *     mode (MXNet src/operator/tensor/indexing_op.h, take_::kRaise/kWrap/kClip,
  *     and the TakeRspKernel / pick kernels' clip and wrap arithmetic);
  *   - slice's per-axis selection (src/operator/tensor/matrix_op-inl.h,
- *     GetIndexRange and SetSliceOpOutputDimSize).
+ *     GetIndexRange and SetSliceOpOutputDimSize);
+ *   - the blocks take, pick and gather_nd / scatter_nd move (indexing_op.h
+ *     TakeKernel, gather_nd / scatter_nd kernels; broadcast_reduce_op.h pick);
+ *   - argmax / argmin along a strided row (broadcast_reduce_op.h
+ *     SearchAxisCompute with mshadow's red::maximum / red::minimum).
  */
 #ifndef MXK_INDEX_H
 #define MXK_INDEX_H
@@ -72,6 +76,55 @@ MXK_HD int64_t mxk_idx_slice_range(int32_t has_begin, int64_t begin, int32_t has
     *first = b;
     *stride = s;
     return n;
+}
+
+/**
+ * take and pick move blocks between a big tensor, seen as (outer, size, inner)
+ * around the indexed axis, and a small one: take's block b (b < outer * n, of
+ * `inner` elements) reads index element b % n of the n indices, pick's block b
+ * (b < outer * inner, one element) reads index element b. Returns which.
+ */
+MXK_HD uint64_t mxk_idx_take_index(int32_t pick, uint64_t b, uint64_t n) {
+    return pick ? b : b % n;
+}
+
+/**
+ * The big tensor's element offset of block b (see mxk_idx_take_index) whose index
+ * value is v: row mxk_idx_pos(v) of outer row b / n (take) or b / inner (pick),
+ * plus pick's position within the inner dims. RAISE addresses as WRAP (the caller
+ * checked the range).
+ */
+MXK_HD uint64_t mxk_idx_take_offset(int32_t pick, uint64_t b, uint64_t n, uint64_t size,
+                                    uint64_t inner, double v, mxk_idx_mode mode) {
+    uint64_t o = pick ? b / inner : b / n;
+    uint64_t pos =
+        (uint64_t)mxk_idx_pos(v, (int64_t)size, mode == MXK_IDX_CLIP ? MXK_IDX_CLIP : MXK_IDX_WRAP);
+    return (o * size + pos) * inner + (pick ? b % inner : 0);
+}
+
+/**
+ * gather_nd / scatter_nd: the position an index value v in [-size, size)
+ * addresses along an axis of `size`, (int)(v + size) % size as MXNet's kernels
+ * compute it; other values are wrapped into [0, size) too, so no value addresses
+ * memory outside the axis.
+ */
+MXK_HD int64_t mxk_idx_nd_pos(double v, int64_t size) {
+    return mxk_idx_pos(v + (double)size, size, MXK_IDX_WRAP);
+}
+
+/**
+ * The position of the first maximum (minimize = 0) or minimum (minimize = 1) of
+ * the n floats x[0], x[stride], ...; the first NaN wins, as mshadow's red::maximum
+ * and red::minimum propagate NaN.
+ */
+MXK_HD uint64_t mxk_idx_arg_best(const float *x, uint64_t n, uint64_t stride, int32_t minimize) {
+    uint64_t best = 0;
+    for (uint64_t j = 1; j < n && !isnan(x[best * stride]); j++) {
+        float c = x[j * stride], b = x[best * stride];
+        if ((minimize ? c < b : c > b) || isnan(c))
+            best = j;
+    }
+    return best;
 }
 
 #endif /* MXK_INDEX_H */

@@ -294,15 +294,6 @@ static mxk_status so_view_of(const so_param *p, const mxk_shape *s, so_view *v,
     return MXK_OK;
 }
 
-/** argmin of one row (first minimum; the first NaN wins). */
-static int64_t so_argmin_row(const float *x, uint64_t n, uint64_t stride) {
-    uint64_t best = 0;
-    for (uint64_t j = 1; j < n && !isnan(x[best * stride]); j++)
-        if (x[j * stride] < x[best * stride] || isnan(x[j * stride]))
-            best = j;
-    return (int64_t)best;
-}
-
 /** Writes one sorted row's outputs (values, indices, or mask) by request. */
 static void so_write_row(const so_param *p, const so_view *v, const so_item *items, uint64_t o,
                          uint64_t in, const mxk_forward_args *args) {
@@ -343,7 +334,7 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         for (uint64_t o = 0; o < v.outer; o++)
             for (uint64_t in = 0; in < v.inner; in++)
                 cbt_store(args->out_data[0]->data, args->out_data[0]->dtype, o * v.inner + in,
-                          (double)so_argmin_row(x + o * v.n * v.inner + in, v.n, v.inner),
+                          (double)mxk_idx_arg_best(x + o * v.n * v.inner + in, v.n, v.inner, 1),
                           args->req[0]);
         return MXK_OK;
     }

@@ -304,13 +304,13 @@ static mxk_status nd_check_bounds(const tk_geom *g, const mxk_tensor *it, mxk_er
 
 /**
  * Element offset in the big tensor of index tuple i (bounds checked before): each
- * index v addresses (int)(v + size) % size, as MXNet's gather_nd kernel.
+ * index v addresses (int)(v + size) % size, as MXNet's gather_nd kernel (mxk_idx_nd_pos).
  */
 static uint64_t nd_offset(const tk_geom *g, const mxk_tensor *it, uint64_t i) {
     uint64_t off = 0;
     for (int64_t j = 0; j < g->m; j++) {
         double v = cbt_load(it->data, it->dtype, (uint64_t)j * g->n + i);
-        off += (uint64_t)(g->strides[j] * ((int64_t)(v + (double)g->dims[j]) % g->dims[j]));
+        off += (uint64_t)(g->strides[j] * mxk_idx_nd_pos(v, g->dims[j]));
     }
     return off;
 }
@@ -325,11 +325,9 @@ static uint64_t nd_offset(const tk_geom *g, const mxk_tensor *it, uint64_t i) {
 static uint64_t tk_block(const tk_param *p, const tk_geom *g, const mxk_tensor *it, uint64_t b) {
     if (p->kind == TK_GATHER || p->kind == TK_SCATTER)
         return nd_offset(g, it, b);
-    mxk_idx_mode mode = p->mode == MXK_IDX_CLIP ? MXK_IDX_CLIP : MXK_IDX_WRAP;
-    uint64_t o = p->kind == TK_TAKE ? b / g->n : b / g->inner;
-    uint64_t pos = (uint64_t)mxk_idx_pos(
-        cbt_load(it->data, it->dtype, p->kind == TK_TAKE ? b % g->n : b), (int64_t)g->size, mode);
-    return (o * g->size + pos) * g->inner + (p->kind == TK_TAKE ? 0 : b % g->inner);
+    int32_t pick = p->kind == TK_PICK;
+    double v = cbt_load(it->data, it->dtype, mxk_idx_take_index(pick, b, g->n));
+    return mxk_idx_take_offset(pick, b, g->n, g->size, g->inner, v, p->mode);
 }
 
 /**

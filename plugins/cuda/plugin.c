@@ -43,5 +43,6 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_layout(reg, err));
     MXK_SDK_CHECK(cu_register_broadcast(reg, err));
     MXK_SDK_CHECK(cu_register_concat(reg, err));
+    MXK_SDK_CHECK(cu_register_index(reg, err));
     return MXK_OK;
 }

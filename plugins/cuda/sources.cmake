@@ -9,4 +9,6 @@ set(MXK_CUDA_SOURCES
   cu_kern_layout.cu
   cu_ops_layout.c
   cu_ops_broadcast.c
-  cu_ops_concat.c)
+  cu_ops_concat.c
+  cu_kern_index.cu
+  cu_ops_index.c)

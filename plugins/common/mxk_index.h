@@ -10,7 +10,8 @@
  *   - the blocks take, pick and gather_nd / scatter_nd move (indexing_op.h
  *     TakeKernel, gather_nd / scatter_nd kernels; broadcast_reduce_op.h pick);
  *   - argmax / argmin along a strided row (broadcast_reduce_op.h
- *     SearchAxisCompute with mshadow's red::maximum / red::minimum).
+ *     SearchAxisCompute with mshadow's red::maximum / red::minimum);
+ *   - the order topk / sort / argsort sort a row by (ordering_op-inl.h).
  */
 #ifndef MXK_INDEX_H
 #define MXK_INDEX_H
@@ -125,6 +126,21 @@ MXK_HD uint64_t mxk_idx_arg_best(const float *x, uint64_t n, uint64_t stride, in
             best = j;
     }
     return best;
+}
+
+/**
+ * Whether element (xv at position xi) sorts before (yv at yi) in topk / sort /
+ * argsort: ascending puts NaN last, descending first; ties (and two NaNs) keep
+ * position order, so the order is total and every sort algorithm gives the same
+ * result (MXNet's std::sort leaves ties unspecified).
+ */
+MXK_HD int mxk_idx_sort_before(float xv, int64_t xi, float yv, int64_t yi, int32_t ascend) {
+    int xn = isnan(xv) != 0, yn = isnan(yv) != 0;
+    if (xn != yn)
+        return ascend ? yn : xn;
+    if (!xn && xv != yv)
+        return ascend ? xv < yv : xv > yv;
+    return xi < yi;
 }
 
 #endif /* MXK_INDEX_H */

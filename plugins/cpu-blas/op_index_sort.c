@@ -19,7 +19,6 @@
  * std::sort leaves the order of ties unspecified. An index dtype that cannot
  * represent every position is refused, as MXNet.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,26 +236,20 @@ typedef struct so_item {
     int64_t i;
 } so_item;
 
-/** Ascending by value (NaN last), ties by position. */
+/** Ascending by value (NaN last), ties by position (mxk_idx_sort_before). */
 static int so_cmp_asc(const void *a, const void *b) {
     const so_item *x = a, *y = b;
-    int xn = isnan(x->v), yn = isnan(y->v);
-    if (xn != yn)
-        return xn - yn;
-    if (!xn && x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    return mxk_idx_sort_before(x->v, x->i, y->v, y->i, 1)   ? -1
+           : mxk_idx_sort_before(y->v, y->i, x->v, x->i, 1) ? 1
+                                                            : 0;
 }
 
-/** Descending by value (NaN first), ties by position. */
+/** Descending by value (NaN first), ties by position (mxk_idx_sort_before). */
 static int so_cmp_desc(const void *a, const void *b) {
     const so_item *x = a, *y = b;
-    int xn = isnan(x->v), yn = isnan(y->v);
-    if (xn != yn)
-        return yn - xn;
-    if (!xn && x->v != y->v)
-        return x->v > y->v ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    return mxk_idx_sort_before(x->v, x->i, y->v, y->i, 0)   ? -1
+           : mxk_idx_sort_before(y->v, y->i, x->v, x->i, 0) ? 1
+                                                            : 0;
 }
 
 /** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */

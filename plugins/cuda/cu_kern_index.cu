@@ -8,20 +8,10 @@
  * atomicAdd, so sums over repeated indices may round differently from the CPU's
  * sequential order.
  */
-#include <cuda_fp16.h>
-
+#include "cu_dtype.cuh"
 #include "cu_kern_index.h"
 #include "cu_launch.cuh"
 #include "mxk_index.h"
-
-/** Element i of an index tensor of element type T as a double. */
-template <typename T> __device__ static double cu_idx_load(const void *p, uint64_t i) {
-    return (double)((const T *)p)[i];
-}
-/** float16 index element as a double. */
-template <> __device__ double cu_idx_load<__half>(const void *p, uint64_t i) {
-    return (double)__half2float(((const __half *)p)[i]);
-}
 
 /** The big tensor's offset of the first element of block b. */
 template <typename I>
@@ -30,11 +20,11 @@ __device__ static uint64_t cu_take_block(const cu_take_geom &g, const void *idx,
         int64_t off = 0;
         for (int32_t j = 0; j < g.m; j++)
             off += g.strides[j] *
-                   mxk_idx_nd_pos(cu_idx_load<I>(idx, (uint64_t)j * g.nblocks + b), g.dims[j]);
+                   mxk_idx_nd_pos(cu_load<I>(idx, (uint64_t)j * g.nblocks + b), g.dims[j]);
         return (uint64_t)off;
     }
     int32_t pick = g.kind == CU_PICK;
-    double v = cu_idx_load<I>(idx, mxk_idx_take_index(pick, b, g.n));
+    double v = cu_load<I>(idx, mxk_idx_take_index(pick, b, g.n));
     return mxk_idx_take_offset(pick, b, g.n, g.size, g.inner, v, (mxk_idx_mode)g.mode);
 }
 
@@ -64,31 +54,10 @@ static cudaError_t cu_take_as(const cu_take_geom *g, const void *idx, float *big
     return cu_launched();
 }
 
-/** Calls F<I>(args...) for the index element type of mxk dtype `dtype`. */
-#define CU_IDX_DISPATCH(dtype, F, ...)                                                             \
-    switch (dtype) {                                                                               \
-    case MXK_FLOAT32:                                                                              \
-        return F<float>(__VA_ARGS__);                                                              \
-    case MXK_FLOAT64:                                                                              \
-        return F<double>(__VA_ARGS__);                                                             \
-    case MXK_FLOAT16:                                                                              \
-        return F<__half>(__VA_ARGS__);                                                             \
-    case MXK_UINT8:                                                                                \
-        return F<uint8_t>(__VA_ARGS__);                                                            \
-    case MXK_INT8:                                                                                 \
-        return F<int8_t>(__VA_ARGS__);                                                             \
-    case MXK_INT32:                                                                                \
-        return F<int32_t>(__VA_ARGS__);                                                            \
-    case MXK_INT64:                                                                                \
-        return F<int64_t>(__VA_ARGS__);                                                            \
-    default:                                                                                       \
-        return cudaErrorInvalidValue;                                                              \
-    }
-
 extern "C" cudaError_t cu_launch_take(const cu_take_geom *g, const void *idx, int32_t idx_dtype,
                                       float *big, float *small, int32_t dir, int add,
                                       cudaStream_t stream) {
-    CU_IDX_DISPATCH(idx_dtype, cu_take_as, g, idx, big, small, dir, add, stream)
+    CU_DTYPE_DISPATCH(idx_dtype, cu_take_as, g, idx, big, small, dir, add, stream)
 }
 
 /** one_hot element e = (i, j) of element type T. */
@@ -130,7 +99,7 @@ static cudaError_t cu_one_hot_as(const float *x, void *out, uint64_t n, int64_t 
 extern "C" cudaError_t cu_launch_one_hot(const float *x, void *out, int32_t out_dtype, uint64_t n,
                                          int64_t depth, uint64_t on_bits, uint64_t off_bits,
                                          int add, cudaStream_t stream) {
-    CU_IDX_DISPATCH(out_dtype, cu_one_hot_as, x, out, n, depth, on_bits, off_bits, add, stream)
+    CU_DTYPE_DISPATCH(out_dtype, cu_one_hot_as, x, out, n, depth, on_bits, off_bits, add, stream)
 }
 
 /** where element i: cond ? a : b (NULL reads 0). */
@@ -138,7 +107,7 @@ template <typename C>
 __global__ void cu_where_kernel(const void *cond, uint64_t per, const float *a, const float *b,
                                 float *out, int add, uint64_t n) {
     CU_KERNEL_LOOP(i, n) {
-        int c = cu_idx_load<C>(cond, i / per) != 0.0;
+        int c = cu_load<C>(cond, i / per) != 0.0;
         const float *src = c ? a : b;
         float v = src != NULL ? src[i] : 0.0f;
         out[i] = add ? out[i] + v : v;
@@ -156,5 +125,5 @@ static cudaError_t cu_where_as(const void *cond, uint64_t per, const float *a, c
 extern "C" cudaError_t cu_launch_where(const void *cond, int32_t cond_dtype, uint64_t per,
                                        const float *a, const float *b, float *out, uint64_t n,
                                        int add, cudaStream_t stream) {
-    CU_IDX_DISPATCH(cond_dtype, cu_where_as, cond, per, a, b, out, n, add, stream)
+    CU_DTYPE_DISPATCH(cond_dtype, cu_where_as, cond, per, a, b, out, n, add, stream)
 }

@@ -11,4 +11,6 @@ set(MXK_CUDA_SOURCES
   cu_ops_broadcast.c
   cu_ops_concat.c
   cu_kern_index.cu
-  cu_ops_index.c)
+  cu_ops_index.c
+  cu_kern_sort.cu
+  cu_ops_sort.c)

@@ -11,7 +11,8 @@
  *     TakeKernel, gather_nd / scatter_nd kernels; broadcast_reduce_op.h pick);
  *   - argmax / argmin along a strided row (broadcast_reduce_op.h
  *     SearchAxisCompute with mshadow's red::maximum / red::minimum);
- *   - the order topk / sort / argsort sort a row by (ordering_op-inl.h).
+ *   - the order topk / sort / argsort sort a row by (ordering_op-inl.h);
+ *   - the Sequence* operators' step rows and lengths (src/operator/sequence_*-inl.h).
  */
 #ifndef MXK_INDEX_H
 #define MXK_INDEX_H
@@ -141,6 +142,26 @@ MXK_HD int mxk_idx_sort_before(float xv, int64_t xi, float yv, int64_t yi, int32
     if (!xn && xv != yv)
         return ascend ? xv < yv : xv > yv;
     return xi < yi;
+}
+
+/**
+ * The element offset of row (step s, batch element b) of Sequence* data laid out
+ * (seq, batch, rest) for axis 0 or (batch, seq, rest) for axis 1.
+ */
+MXK_HD uint64_t mxk_idx_seq_row(int32_t axis, int64_t seq, int64_t batch, int64_t rest, int64_t s,
+                                int64_t b) {
+    int64_t r = axis ? b * seq + s : s * batch + b;
+    return (uint64_t)(r * rest);
+}
+
+/**
+ * The steps a Sequence* length value l covers: truncated toward zero (MXNet's
+ * static_cast), clamped to [lo, seq]; NaN gives lo.
+ */
+MXK_HD int64_t mxk_idx_seq_len(double l, int64_t seq, int64_t lo) {
+    if (isnan(l) || l < (double)lo)
+        return lo;
+    return l >= (double)seq ? seq : (int64_t)l;
 }
 
 #endif /* MXK_INDEX_H */

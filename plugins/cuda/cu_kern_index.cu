@@ -1,12 +1,12 @@
 /*
  * cuda plugin: the indexing kernels (cu_kern_index.h): take / pick / Embedding /
- * gather_nd / scatter_nd block moves, one_hot and where, one thread per element
- * of the small tensor (grid-stride). Index arithmetic is mxk_index.h's, shared
- * with cpu-blas. Upstream: MXNet src/operator/tensor/indexing_op.h / .cu
- * (TakeKernel, EmbeddingOpForward, AddTakeGrad, gather_nd, scatter_nd, one_hot),
- * broadcast_reduce_op.h (pick) and control_flow_op.h (where). Scatters add with
- * atomicAdd, so sums over repeated indices may round differently from the CPU's
- * sequential order.
+ * gather_nd / scatter_nd block moves, one_hot, where and the Sequence* mappings,
+ * one thread per element of the small tensor (grid-stride). Index arithmetic is mxk_index.h's,
+ * shared with cpu-blas. Upstream: MXNet src/operator/tensor/indexing_op.h / .cu (TakeKernel,
+ * EmbeddingOpForward, AddTakeGrad, gather_nd, scatter_nd, one_hot), broadcast_reduce_op.h (pick),
+ * control_flow_op.h (where) and src/operator/sequence_mask-inl.h, sequence_last-inl.h,
+ * sequence_reverse-inl.h. Scatters add with atomicAdd, so sums over repeated indices may round
+ * differently from the CPU's sequential order.
  */
 #include "cu_dtype.cuh"
 #include "cu_kern_index.h"
@@ -126,4 +126,58 @@ extern "C" cudaError_t cu_launch_where(const void *cond, int32_t cond_dtype, uin
                                        const float *a, const float *b, float *out, uint64_t n,
                                        int add, cudaStream_t stream) {
     CU_DTYPE_DISPATCH(cond_dtype, cu_where_as, cond, per, a, b, out, n, add, stream)
+}
+
+/** Length of batch element b of a Sequence* call (lengths of element type L). */
+template <typename L> __device__ static int64_t cu_seq_len(const cu_seq_call &c, int64_t b) {
+    int64_t lo = c.kind == CU_SEQ_LAST || c.kind == CU_SEQ_LAST_GRAD ? 1 : 0;
+    return c.len == NULL ? c.seq : mxk_idx_seq_len(cu_load<L>(c.len, (uint64_t)b), c.seq, lo);
+}
+
+/**
+ * One element of a Sequence* mapping: MASK / REVERSE walk the data layout (e over
+ * seq * batch * rest), LAST / LAST_GRAD the (batch, rest) side.
+ */
+template <typename L>
+__global__ void cu_seq_kernel(cu_seq_call c, const float *src, float *dst, uint64_t total) {
+    CU_KERNEL_LOOP(e, total) {
+        uint64_t r = e / (uint64_t)c.rest, j = e % (uint64_t)c.rest;
+        if (c.kind == CU_SEQ_LAST || c.kind == CU_SEQ_LAST_GRAD) {
+            int64_t b = (int64_t)r;
+            uint64_t d =
+                mxk_idx_seq_row(c.axis, c.seq, c.batch, c.rest, cu_seq_len<L>(c, b) - 1, b) + j;
+            if (c.kind == CU_SEQ_LAST)
+                dst[e] = c.add ? dst[e] + src[d] : src[d];
+            else
+                dst[d] += src[e];
+            continue;
+        }
+        int64_t s = c.axis ? (int64_t)(r % (uint64_t)c.seq) : (int64_t)(r / (uint64_t)c.batch);
+        int64_t b = c.axis ? (int64_t)(r / (uint64_t)c.seq) : (int64_t)(r % (uint64_t)c.batch);
+        int64_t len = cu_seq_len<L>(c, b);
+        float v;
+        if (c.kind == CU_SEQ_MASK)
+            v = s >= len ? c.fill : src[e];
+        else
+            v = src[mxk_idx_seq_row(c.axis, c.seq, c.batch, c.rest, s < len ? len - 1 - s : s, b) +
+                    j];
+        dst[e] = c.add ? dst[e] + v : v;
+    }
+}
+
+/** Launches cu_seq_kernel for length element type L. */
+template <typename L>
+static cudaError_t cu_seq_as(const cu_seq_call *c, const float *src, float *dst,
+                             cudaStream_t stream) {
+    uint64_t rows = c->kind == CU_SEQ_LAST || c->kind == CU_SEQ_LAST_GRAD
+                        ? (uint64_t)c->batch
+                        : (uint64_t)(c->seq * c->batch);
+    uint64_t total = rows * (uint64_t)c->rest;
+    cu_seq_kernel<L><<<cu_blocks(total), CU_THREADS, 0, stream>>>(*c, src, dst, total);
+    return cu_launched();
+}
+
+extern "C" cudaError_t cu_launch_sequence(const cu_seq_call *c, const float *src, float *dst,
+                                          cudaStream_t stream) {
+    CU_DTYPE_DISPATCH(c->len == NULL ? MXK_FLOAT32 : c->len_dtype, cu_seq_as, c, src, dst, stream)
 }

@@ -1,8 +1,8 @@
 /*
  * cuda plugin: launchers of the indexing kernels (cu_kern_index.cu) for
- * cu_ops_index.c: take / pick / Embedding / gather_nd / scatter_nd block moves,
- * one_hot and where. Index tensors may be of any mxk dtype (values converted to
- * double, as cpu-blas's cbt_load reads them); data is float32.
+ * cu_ops_index.c and cu_ops_sequence.c: take / pick / Embedding / gather_nd /
+ * scatter_nd block moves, one_hot, where and the Sequence* mappings. Index tensors may be of any
+ * mxk dtype (values converted to double, as cpu-blas's cbt_load reads them); data is float32.
  */
 #ifndef MXK_CU_KERN_INDEX_H
 #define MXK_CU_KERN_INDEX_H
@@ -67,6 +67,33 @@ cudaError_t cu_launch_one_hot(const float *x, void *out, int32_t out_dtype, uint
  */
 cudaError_t cu_launch_where(const void *cond, int32_t cond_dtype, uint64_t per, const float *a,
                             const float *b, float *out, uint64_t n, int add, cudaStream_t stream);
+
+/** The Sequence* mappings (cu_seq_call.kind). */
+typedef enum cu_seq_kind {
+    CU_SEQ_MASK = 0,      /**< dst = src, steps at or past the length = fill */
+    CU_SEQ_REVERSE = 1,   /**< dst step s = src step length - 1 - s (s < length), else s */
+    CU_SEQ_LAST = 2,      /**< dst (batch, rest) = src step length - 1 */
+    CU_SEQ_LAST_GRAD = 3, /**< dst step length - 1 += src (batch, rest); dst cleared before */
+} cu_seq_kind;
+
+/**
+ * One Sequence* mapping over data of (seq, batch, rest) (axis 0) or (batch, seq,
+ * rest) (axis 1), float32; lengths of dtype len_dtype (NULL: full), clamped to
+ * [1 (last) or 0, seq] (mxk_idx_seq_len).
+ */
+typedef struct cu_seq_call {
+    int32_t kind; /**< cu_seq_kind */
+    int32_t axis;
+    int64_t seq, batch, rest;
+    const void *len;
+    int32_t len_dtype;
+    float fill;
+    int add; /**< 1: dst += (ADD requests) */
+} cu_seq_call;
+
+/** Runs a Sequence* mapping from src to dst (MASK may run in place). */
+cudaError_t cu_launch_sequence(const cu_seq_call *c, const float *src, float *dst,
+                               cudaStream_t stream);
 
 #ifdef __cplusplus
 }

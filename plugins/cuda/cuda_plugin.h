@@ -124,5 +124,7 @@ mxk_status cu_register_concat(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_index(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_sort.c: argmax, argmax_channel, argmin, topk, sort, argsort. */
 mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sequence.c: SequenceMask, SequenceLast, SequenceReverse. */
+mxk_status cu_register_sequence(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

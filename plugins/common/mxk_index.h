@@ -12,7 +12,8 @@
  *   - argmax / argmin along a strided row (broadcast_reduce_op.h
  *     SearchAxisCompute with mshadow's red::maximum / red::minimum);
  *   - the order topk / sort / argsort sort a row by (ordering_op-inl.h);
- *   - the Sequence* operators' step rows and lengths (src/operator/sequence_*-inl.h).
+ *   - the Sequence* operators' step rows and lengths (src/operator/sequence_*-inl.h);
+ *   - Pad's source index per dim (src/operator/pad-inl.h, pad.cc / pad.cu).
  */
 #ifndef MXK_INDEX_H
 #define MXK_INDEX_H
@@ -162,6 +163,30 @@ MXK_HD int64_t mxk_idx_seq_len(double l, int64_t seq, int64_t lo) {
     if (isnan(l) || l < (double)lo)
         return lo;
     return l >= (double)seq ? seq : (int64_t)l;
+}
+
+/** Pad's modes, in the operator's enum order. */
+typedef enum mxk_pad_mode {
+    MXK_PAD_CONSTANT = 0,
+    MXK_PAD_EDGE = 1,
+    MXK_PAD_REFLECT = 2
+} mxk_pad_mode;
+
+/**
+ * The input index Pad's output index j reads along a dim of n input elements
+ * padded by `before`: j - before inside; outside, -1 (constant: the fill value),
+ * the border (edge) or the mirror without repeating the border (reflect: -1 reads
+ * 1; the operator keeps widths below n).
+ */
+MXK_HD int64_t mxk_idx_pad_pos(int64_t j, int64_t before, int64_t n, mxk_pad_mode mode) {
+    int64_t k = j - before;
+    if (k >= 0 && k < n)
+        return k;
+    if (mode == MXK_PAD_CONSTANT)
+        return -1;
+    if (mode == MXK_PAD_EDGE)
+        return k < 0 ? 0 : n - 1;
+    return k < 0 ? -k : 2 * (n - 1) - k;
 }
 
 #endif /* MXK_INDEX_H */

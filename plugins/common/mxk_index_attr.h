@@ -4,7 +4,8 @@
  * dmlc-core include/dmlc/optional.h: "None" = absent), e.g. slice_axis `end` and
  * topk `axis`, and tuples of them in mxnet::Tuple's text form (include/mxnet/tuple.h:
  * "(a,b)", "[a,b]", a bare "a", trailing comma), e.g. slice `begin`/`end`/`step`
- * "(0,None,-1)". The operators declare these attributes MXK_ATTR_STRING.
+ * "(0,None,-1)", and Pad's pad_width (more integers than an mxk_shape holds).
+ * The operators declare these attributes MXK_ATTR_STRING.
  */
 #ifndef MXK_INDEX_ATTR_H
 #define MXK_INDEX_ATTR_H
@@ -114,6 +115,43 @@ bad:
     return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                          "attribute '%s': expected a tuple of integers or None, got '%s'", key,
                          raw);
+}
+
+/**
+ * Parses `raw`, the attribute `key`, a tuple of at most `max` integers >= 0
+ * ("(0,0,1,1)", "[0, 0, 1, 1]", bare "1, 2"), into values[0..*n): Pad's pad_width.
+ * Errors (MXK_ERR_INVALID_ARGUMENT): "attribute 'pad_width': expected at most 10
+ * integers >= 0, got 'x'"; "... expected a tuple of integers, got 'x'".
+ */
+static inline mxk_status mxk_idx_attr_widths(const char *key, const char *raw, int32_t max,
+                                             int32_t *n, int64_t *values, mxk_error_sink *err) {
+    const char *s = raw;
+    char close = 0;
+    while (*s == ' ')
+        s++;
+    if (*s == '(' || *s == '[')
+        close = *s++ == '(' ? ')' : ']';
+    for (*n = 0;;) {
+        while (*s == ' ')
+            s++;
+        if (*s == close || (*s == '\0' && !close))
+            break;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || v < 0 || *n == max)
+            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                                 "attribute '%s': expected at most %d integers >= 0, got '%s'", key,
+                                 (int)max, raw);
+        values[(*n)++] = v;
+        for (s = end; *s == ' '; s++) {
+        }
+        if (*s == ',')
+            s++;
+    }
+    if (close && (*s != close || s[1] != '\0'))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "attribute '%s': expected a tuple of integers, got '%s'", key, raw);
+    return MXK_OK;
 }
 
 #endif /* MXK_INDEX_ATTR_H */

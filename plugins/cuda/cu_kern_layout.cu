@@ -3,14 +3,15 @@
  * (cu_kern_layout.h). One thread per destination element (grid-stride): the
  * element's index is split into per-dim indices, innermost first, giving its
  * source and destination offsets. Upstream: MXNet src/operator/tensor/
- * matrix_op-inl.h (Transpose, slice, tile, repeat, reverse kernels) and
- * broadcast_reduce_op.h (broadcast and its reduce-sum backward).
+ * matrix_op-inl.h (Transpose, slice, tile, repeat, reverse kernels),
+ * broadcast_reduce_op.h (broadcast and its reduce-sum backward) and pad.cu (Pad;
+ * its edge / reflect gradient adds with atomicAdd, several outputs reading one
+ * input element).
  */
-#include <cuda_fp16.h>
-
+#include "cu_dtype.cuh"
 #include "cu_kern_layout.h"
 #include "cu_launch.cuh"
-#include "mxk_sdk.h"
+#include "mxk_index.h"
 
 /** Elements of the leading `nd` dims of a view. */
 static uint64_t cu_view_count(const cu_view *v, int32_t first, int32_t nd) {
@@ -116,5 +117,67 @@ extern "C" cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, fl
                                           cudaStream_t stream) {
     uint64_t n = cu_view_count(v, 0, v->ndim), r = cu_view_count(v, v->ndim, v->nred);
     cu_view_sum_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(*v, src, dst, add, n, r);
+    return cu_launched();
+}
+
+/** The input offset output element e of Pad reads, or -1 for a constant position. */
+__device__ static int64_t cu_pad_source(const cu_pad_geom &g, uint64_t e) {
+    int64_t off = 0, stride = 1;
+    for (int32_t d = g.ndim - 1; d >= 0; d--) {
+        uint64_t n = (uint64_t)g.out_dims[d];
+        int64_t k =
+            mxk_idx_pad_pos((int64_t)(e % n), g.before[d], g.in_dims[d], (mxk_pad_mode)g.mode);
+        e /= n;
+        if (k < 0)
+            return -1;
+        off += k * stride;
+        stride *= g.in_dims[d];
+    }
+    return off;
+}
+
+/** Pad forward for element type T. */
+template <typename T>
+__global__ void cu_pad_kernel(cu_pad_geom g, const T *in, T *out, T fill, int add, uint64_t total) {
+    CU_KERNEL_LOOP(e, total) {
+        int64_t s = cu_pad_source(g, e);
+        T v = s < 0 ? fill : in[s];
+        out[e] = add ? cu_add<T>(out[e], v) : v;
+    }
+}
+
+/** Launches cu_pad_kernel for element type T with the low bytes of fill_bits. */
+template <typename T>
+static cudaError_t cu_pad_as(const cu_pad_geom *g, const void *in, void *out, uint64_t fill_bits,
+                             int add, cudaStream_t stream) {
+    T fill;
+    memcpy((void *)&fill, &fill_bits, sizeof fill); /* the low bytes: little-endian hosts */
+    uint64_t total = 1;
+    for (int32_t d = 0; d < g->ndim; d++)
+        total *= (uint64_t)g->out_dims[d];
+    cu_pad_kernel<T><<<cu_blocks(total), CU_THREADS, 0, stream>>>(*g, (const T *)in, (T *)out, fill,
+                                                                  add, total);
+    return cu_launched();
+}
+
+extern "C" cudaError_t cu_launch_pad(const cu_pad_geom *g, const void *in, void *out, int32_t dtype,
+                                     uint64_t fill_bits, int add, cudaStream_t stream){
+    CU_DTYPE_DISPATCH(dtype, cu_pad_as, g, in, out, fill_bits, add, stream)}
+
+/** Pad backward: each output gradient element added to the input element it read. */
+__global__ void cu_pad_grad_kernel(cu_pad_geom g, const float *dy, float *dx, uint64_t total) {
+    CU_KERNEL_LOOP(e, total) {
+        int64_t s = cu_pad_source(g, e);
+        if (s >= 0)
+            atomicAdd(&dx[s], dy[e]);
+    }
+}
+
+extern "C" cudaError_t cu_launch_pad_grad(const cu_pad_geom *g, const float *dy, float *dx,
+                                          cudaStream_t stream) {
+    uint64_t total = 1;
+    for (int32_t d = 0; d < g->ndim; d++)
+        total *= (uint64_t)g->out_dims[d];
+    cu_pad_grad_kernel<<<cu_blocks(total), CU_THREADS, 0, stream>>>(*g, dy, dx, total);
     return cu_launched();
 }

@@ -22,6 +22,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "mxk_sdk.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,6 +60,27 @@ cudaError_t cu_launch_view_copy(const cu_view *v, const void *src, void *dst, in
  * over the trailing v->nred dims, stored into dst (add = 0) or added (add = 1).
  */
 cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, float *dst, int add,
+                               cudaStream_t stream);
+
+/**
+ * Pad's geometry (passed by value): output dim d of out_dims[d] elements reads
+ * input index mxk_idx_pad_pos(j, before[d], in_dims[d], mode) (mxk_index.h).
+ */
+typedef struct cu_pad_geom {
+    int32_t ndim;
+    int32_t mode; /**< mxk_pad_mode */
+    int64_t out_dims[MXK_MAX_NDIM], in_dims[MXK_MAX_NDIM], before[MXK_MAX_NDIM];
+} cu_pad_geom;
+
+/**
+ * Pad forward: out (=|+=) the padded input (constant positions: the element whose
+ * bit pattern is fill_bits), elements of mxk dtype `dtype`.
+ */
+cudaError_t cu_launch_pad(const cu_pad_geom *g, const void *in, void *out, int32_t dtype,
+                          uint64_t fill_bits, int add, cudaStream_t stream);
+
+/** Pad backward: dx[source of e] += dy[e] for every output position e reading the input. */
+cudaError_t cu_launch_pad_grad(const cu_pad_geom *g, const float *dy, float *dx,
                                cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -14,4 +14,5 @@ set(MXK_CUDA_SOURCES
   cu_ops_index.c
   cu_kern_sort.cu
   cu_ops_sort.c
-  cu_ops_sequence.c)
+  cu_ops_sequence.c
+  cu_ops_pad.c)

@@ -113,10 +113,52 @@ __global__ void cu_view_sum_kernel(cu_view v, const float *src, float *dst, int 
     }
 }
 
+/** Threads of a block of cu_view_sum_block_kernel (a power of two). */
+#define CU_SUM_THREADS 256
+
+/**
+ * dst[kept] (=|+=) sum over the reduced dims of src, one block per kept index:
+ * each thread sums a fixed stride of the reduced elements, then a tree in shared
+ * memory adds the partial sums (a fixed order: deterministic).
+ */
+__global__ void cu_view_sum_block_kernel(cu_view v, const float *src, float *dst, int add,
+                                         uint64_t n, uint64_t r) {
+    __shared__ float part[CU_SUM_THREADS];
+    for (uint64_t i = blockIdx.x; i < n; i += gridDim.x) {
+        int64_t so, dso;
+        cu_view_offsets(v, 0, v.ndim, i, &so, &dso);
+        const float *x = src + v.src_off + so;
+        float acc = 0.0f;
+        for (uint64_t k = threadIdx.x; k < r; k += CU_SUM_THREADS) {
+            int64_t ro, unused;
+            cu_view_offsets(v, v.ndim, v.nred, k, &ro, &unused);
+            acc += x[ro];
+        }
+        part[threadIdx.x] = acc;
+        __syncthreads();
+        for (unsigned h = CU_SUM_THREADS / 2; h > 0; h >>= 1) {
+            if (threadIdx.x < h)
+                part[threadIdx.x] += part[threadIdx.x + h];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            float *y = &dst[v.dst_off + dso];
+            *y = add ? *y + part[0] : part[0];
+        }
+        __syncthreads(); /* part is reused by the next index */
+    }
+}
+
 extern "C" cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, float *dst, int add,
                                           cudaStream_t stream) {
     uint64_t n = cu_view_count(v, 0, v->ndim), r = cu_view_count(v, v->ndim, v->nred);
-    cu_view_sum_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(*v, src, dst, add, n, r);
+    if (r >= CU_SUM_THREADS && n < (uint64_t)CU_MAX_BLOCKS * CU_THREADS / CU_SUM_THREADS) {
+        /* long sums over few outputs: a block each */
+        unsigned grid = n > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : (unsigned)n;
+        cu_view_sum_block_kernel<<<grid, CU_SUM_THREADS, 0, stream>>>(*v, src, dst, add, n, r);
+    } else {
+        cu_view_sum_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(*v, src, dst, add, n, r);
+    }
     return cu_launched();
 }
 

@@ -58,6 +58,8 @@ cudaError_t cu_launch_view_copy(const cu_view *v, const void *src, void *dst, in
 /**
  * Float32 sum view: for each index of the leading v->ndim dims, the sum of src
  * over the trailing v->nred dims, stored into dst (add = 0) or added (add = 1).
+ * Long sums (at least 256 elements) over few outputs run one block per output,
+ * the others one thread per output; both add in a fixed order (deterministic).
  */
 cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, float *dst, int add,
                                cudaStream_t stream);

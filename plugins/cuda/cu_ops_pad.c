@@ -8,10 +8,11 @@
  * it read, with atomicAdd where several read one) and
  * src/operator/nn/upsampling-inl.h (nearest: input i repeated by OH / H_i along H
  * and OW / W_i along W into its channel block (multi_input_mode concat) or into
- * all channels (sum); as gather views, the gradient a deterministic block sum).
- * UpSampling bilinear (a depthwise Deconvolution with a learned weight) is
- * declined. Forward takes every dtype, backward float32.
+ * all channels (sum); as gather views, the gradient a deterministic block sum;
+ * bilinear: data and weight, the depthwise transposed convolution of
+ * cu_kern_upsample.h, float32). Pad's forward takes every dtype, the rest float32.
  */
+#include "cu_kern_upsample.h"
 #include "cu_layout.h"
 #include "mxk_fill_value.h"
 #include "mxk_index.h"
@@ -114,11 +115,79 @@ static mxk_status pd_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** Parsed attributes of UpSampling (nearest). */
+/** Parsed attributes of UpSampling. */
 typedef struct cu_us_param {
-    int64_t num_args;
-    int32_t sum; /**< multi_input_mode sum */
+    int64_t num_args; /**< bilinear: 2 (data, weight) */
+    int32_t sum;      /**< nearest: multi_input_mode sum */
+    int32_t bilinear; /**< sample_type */
+    int64_t scale;
 } cu_us_param;
+
+/** The bilinear geometry of data shape d (N, C, H, W); MXK_ERR_SHAPE unless 4-D. */
+static mxk_status us_bilinear_geom(const cu_us_param *p, const mxk_shape *d, cu_bilinear_geom *g,
+                                   mxk_error_sink *err) {
+    if (d->ndim != 4)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "UpSampling: needs 4-D data, got %d dims",
+                             (int)d->ndim);
+    *g = (cu_bilinear_geom){.n = d->dims[0],
+                            .c = d->dims[1],
+                            .h = d->dims[2],
+                            .w = d->dims[3],
+                            .scale = p->scale,
+                            .k = 2 * p->scale - p->scale % 2,
+                            .pad = p->scale / 2}; /* ceil((scale - 1) / 2) */
+    return MXK_OK;
+}
+
+/** Fails unless t is present and float32. */
+static mxk_status us_need_f32(const mxk_tensor *t, const char *what, mxk_error_sink *err) {
+    MXK_SDK_CHECK(cu_need(t, "UpSampling", what, err));
+    if (t->dtype != MXK_FLOAT32)
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "UpSampling: %s: expected float32, got %s", what,
+                             mxk_sdk_dtype_name(t->dtype));
+    return MXK_OK;
+}
+
+/** bilinear forward: y (=|+=) the transposed convolution of data with weight. */
+static mxk_status us_bilinear_forward(const mxk_op_ctx *ctx, const cu_us_param *p,
+                                      const mxk_forward_args *args, mxk_error_sink *err) {
+    const mxk_tensor *x = args->in_data[0], *w = args->in_data[1], *y = args->out_data[0];
+    MXK_SDK_CHECK(us_need_f32(x, "data", err));
+    MXK_SDK_CHECK(us_need_f32(w, "weight", err));
+    MXK_SDK_CHECK(us_need_f32(y, "the output", err));
+    cu_bilinear_geom g;
+    MXK_SDK_CHECK(us_bilinear_geom(p, &x->shape, &g, err));
+    MXK_SDK_CHECK(cu_enter(ctx, err));
+    CU_CHECK(cu_launch_bilinear(&g, x->data, w->data, y->data, args->req[0] == MXK_REQ_ADD,
+                                cu_stream(ctx)),
+             "UpSampling bilinear", err);
+    return MXK_OK;
+}
+
+/** bilinear backward: the data and weight gradients by their requests. */
+static mxk_status us_bilinear_backward(const mxk_op_ctx *ctx, const cu_us_param *p,
+                                       const mxk_backward_args *args, mxk_error_sink *err) {
+    const mxk_tensor *dy = args->out_grad[0], *x = args->in_data[0], *w = args->in_data[1];
+    MXK_SDK_CHECK(us_need_f32(dy, "the output gradient", err));
+    MXK_SDK_CHECK(us_need_f32(x, "data", err));
+    MXK_SDK_CHECK(us_need_f32(w, "weight", err));
+    cu_bilinear_geom g;
+    MXK_SDK_CHECK(us_bilinear_geom(p, &x->shape, &g, err));
+    MXK_SDK_CHECK(cu_enter(ctx, err));
+    if (args->req[0] != MXK_REQ_NULL) {
+        MXK_SDK_CHECK(us_need_f32(args->in_grad[0], "the data gradient", err));
+        CU_CHECK(cu_launch_bilinear_dx(&g, dy->data, w->data, args->in_grad[0]->data,
+                                       args->req[0] == MXK_REQ_ADD, cu_stream(ctx)),
+                 "UpSampling bilinear data gradient", err);
+    }
+    if (args->req[1] != MXK_REQ_NULL) {
+        MXK_SDK_CHECK(us_need_f32(args->in_grad[1], "the weight gradient", err));
+        CU_CHECK(cu_launch_bilinear_dw(&g, dy->data, x->data, args->in_grad[1]->data,
+                                       args->req[1] == MXK_REQ_ADD, cu_stream(ctx)),
+                 "UpSampling bilinear weight gradient", err);
+    }
+    return MXK_OK;
+}
 
 /**
  * The view of input `a` (N, C, H, W) into the output (N, CO, OH, OW) at channel
@@ -144,7 +213,10 @@ static mxk_status us_view(const mxk_shape *in, const mxk_shape *out, int64_t cof
     return MXK_OK;
 }
 
-/** UpSampling forward: each input repeated into its channel block (concat) or added (sum). */
+/**
+ * UpSampling forward: nearest repeats each input into its channel block (concat)
+ * or adds it (sum); bilinear convolves.
+ */
 static mxk_status us_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const cu_us_param *p = param;
@@ -154,6 +226,8 @@ static mxk_status us_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
+    if (p->bilinear)
+        return us_bilinear_forward(ctx, p, args, err);
     const mxk_tensor *y = args->out_data[0];
     MXK_SDK_CHECK(cu_need(y, "UpSampling", "the output", err));
     int64_t coff = 0;
@@ -170,13 +244,18 @@ static mxk_status us_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     return MXK_OK;
 }
 
-/** UpSampling backward: each input gradient sums its blocks of the output gradient. */
+/**
+ * UpSampling backward: nearest sums each input's blocks of the output gradient;
+ * bilinear gives the data and weight gradients.
+ */
 static mxk_status us_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const cu_us_param *p = param;
     if (args->num_in != (uint32_t)p->num_args || args->num_out_grad != 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "UpSampling: expected %lld arguments",
                              (long long)p->num_args);
+    if (p->bilinear)
+        return us_bilinear_backward(ctx, p, args, err);
     const mxk_tensor *dy = args->out_grad[0];
     MXK_SDK_CHECK(cu_need(dy, "UpSampling", "the output gradient", err));
     int64_t coff = 0;
@@ -200,16 +279,15 @@ static mxk_status us_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** parse_param of UpSampling: nearest only (bilinear is a Deconvolution, declined). */
+/** parse_param of UpSampling: sample_type, scale, multi_input_mode, num_args. */
 static mxk_status us_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_us_param p = {0};
-    int32_t bilinear = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "sample_type", "nearest|bilinear", &bilinear, err));
-    if (bilinear)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED,
-                             "UpSampling: sample_type bilinear is not supported on the GPU");
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "sample_type", "nearest|bilinear", &p.bilinear, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "scale", &p.scale, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "multi_input_mode", "concat|sum", &p.sum, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "num_args", &p.num_args, err));
+    if (p.bilinear) /* upstream's set_num_inputs: always data and weight */
+        p.num_args = 2;
     return cu_param_dup(&p, sizeof p, out, err);
 }
 

@@ -126,7 +126,7 @@ mxk_status cu_register_index(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_sequence.c: SequenceMask, SequenceLast, SequenceReverse. */
 mxk_status cu_register_sequence(mxk_registrar *reg, mxk_error_sink *err);
-/** cu_ops_pad.c: Pad, UpSampling (nearest). */
+/** cu_ops_pad.c: Pad, UpSampling (nearest, bilinear). */
 mxk_status cu_register_pad(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -15,4 +15,5 @@ set(MXK_CUDA_SOURCES
   cu_kern_sort.cu
   cu_ops_sort.c
   cu_ops_sequence.c
+  cu_kern_upsample.cu
   cu_ops_pad.c)

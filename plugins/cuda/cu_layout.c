@@ -6,7 +6,6 @@
  */
 #include "cu_layout.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 void cu_view_init(cu_view *v) {
@@ -94,19 +93,6 @@ mxk_status cu_need(const mxk_tensor *t, const char *op, const char *what, mxk_er
     if (t == NULL || t->data == NULL)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "%s: %s is missing", op, what);
     return MXK_OK;
-}
-
-mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
-    void *q = malloc(size);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda: out of memory for parameters");
-    memcpy(q, p, size);
-    *out = q;
-    return MXK_OK;
-}
-
-void cu_param_free(void *param) {
-    free(param);
 }
 
 int32_t cu_supports_any(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,

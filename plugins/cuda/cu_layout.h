@@ -1,13 +1,15 @@
 /*
  * cuda plugin: host helpers of the data-movement kernels (cu_ops_layout.c,
  * cu_ops_concat.c, cu_ops_broadcast.c): building strided views (cu_kern_layout.h)
- * from shapes, running them by write request, and the parameter objects and
- * registration those kernels share. Semantics of the views: MXNet
- * src/operator/tensor/matrix_op-inl.h and broadcast_reduce_op.h.
+ * from shapes, running them by write request, and the checks and registration
+ * those kernels share (parameter objects: cu_param_dup of cu_blas_util.h).
+ * Semantics of the views: MXNet src/operator/tensor/matrix_op-inl.h and
+ * broadcast_reduce_op.h.
  */
 #ifndef MXK_CU_LAYOUT_H
 #define MXK_CU_LAYOUT_H
 
+#include "cu_blas_util.h"
 #include "cu_kern_layout.h"
 #include "cuda_plugin.h"
 
@@ -61,12 +63,6 @@ mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req r
  * "OP: WHAT is missing" otherwise.
  */
 mxk_status cu_need(const mxk_tensor *t, const char *op, const char *what, mxk_error_sink *err);
-
-/** Allocates a copy of the `size` bytes at p as a parameter object; MXK_ERR_OUT_OF_MEMORY. */
-mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err);
-
-/** Frees a parameter object of cu_param_dup. */
-void cu_param_free(void *param);
 
 /** Accepts every configuration (the data-movement kernels take any dtype). */
 int32_t cu_supports_any(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,

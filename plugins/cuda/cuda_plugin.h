@@ -112,8 +112,26 @@ int64_t cu_shape_size(const mxk_shape *s);
 /** Registers the "gpu" device backend (device count 0 without a GPU; still registered). */
 mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
+/* --- cu_nccl.c: the multi-GPU reduce on NCCL --------------------------------------- */
+
+/** Sets the device definition's `reduce` slot (ABI 1.4) to the NCCL reduce. */
+void cu_nccl_install(mxk_device_def *def);
+
+/** Destroys the NCCL communicators and streams (from mxk_plugin_shutdown). */
+void cu_nccl_shutdown(void);
+
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
 
+/** cu_ops_norm.c: LayerNorm, InstanceNorm, GroupNorm, L2Normalization. */
+mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_rnn.c: RNN on cuDNN. */
+mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers FullyConnected (cu_ops_fc.c). */
+mxk_status cu_register_fc(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers dot and batch_dot (cu_ops_dot.c). */
+mxk_status cu_register_dot(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers Convolution and Deconvolution (cu_ops_conv.c). */
+mxk_status cu_register_conv(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_layout.c: transpose, SwapAxis, slice, slice_axis, slice_like, reverse, Crop. */
 mxk_status cu_register_layout(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_broadcast.c: broadcast_to, broadcast_axis, broadcast_like, tile, repeat. */

@@ -40,6 +40,11 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_sdk_set_host(args->host);
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(cu_register_device(reg, err));
+    MXK_SDK_CHECK(cu_register_norm(reg, err));
+    MXK_SDK_CHECK(cu_register_rnn(reg, err));
+    MXK_SDK_CHECK(cu_register_fc(reg, err));
+    MXK_SDK_CHECK(cu_register_dot(reg, err));
+    MXK_SDK_CHECK(cu_register_conv(reg, err));
     MXK_SDK_CHECK(cu_register_layout(reg, err));
     MXK_SDK_CHECK(cu_register_broadcast(reg, err));
     MXK_SDK_CHECK(cu_register_concat(reg, err));
@@ -48,4 +53,9 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_sequence(reg, err));
     MXK_SDK_CHECK(cu_register_pad(reg, err));
     return MXK_OK;
+}
+
+/** Releases the NCCL communicators at process exit. */
+MXK_PLUGIN_EXPORT void mxk_plugin_shutdown(void) {
+    cu_nccl_shutdown();
 }

@@ -145,5 +145,19 @@ mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_loss(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_regression.c: Linear/Logistic/MAERegressionOutput, SVMOutput. */
 mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_layout.c: transpose, SwapAxis, slice, slice_axis, slice_like, reverse, Crop. */
+mxk_status cu_register_layout(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_broadcast.c: broadcast_to, broadcast_axis, broadcast_like, tile, repeat. */
+mxk_status cu_register_broadcast(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_concat.c: Concat, SliceChannel, stack. */
+mxk_status cu_register_concat(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_index.c: take, pick, gather_nd, scatter_nd, one_hot, where, Embedding. */
+mxk_status cu_register_index(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sort.c: argmax, argmax_channel, argmin, topk, sort, argsort. */
+mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sequence.c: SequenceMask, SequenceLast, SequenceReverse. */
+mxk_status cu_register_sequence(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_pad.c: Pad, UpSampling (nearest, bilinear). */
+mxk_status cu_register_pad(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -51,6 +51,13 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_optimizer(reg, err));
     MXK_SDK_CHECK(cu_register_loss(reg, err));
     MXK_SDK_CHECK(cu_register_regression(reg, err));
+    MXK_SDK_CHECK(cu_register_layout(reg, err));
+    MXK_SDK_CHECK(cu_register_broadcast(reg, err));
+    MXK_SDK_CHECK(cu_register_concat(reg, err));
+    MXK_SDK_CHECK(cu_register_index(reg, err));
+    MXK_SDK_CHECK(cu_register_sort(reg, err));
+    MXK_SDK_CHECK(cu_register_sequence(reg, err));
+    MXK_SDK_CHECK(cu_register_pad(reg, err));
     return MXK_OK;
 }
 

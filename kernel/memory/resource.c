@@ -26,9 +26,10 @@
  *   with MXK_ERR_STATE) nothing can be using the streams and they are reset directly.
  *   The seed is 0 until the first call and again after mxki_resource_shutdown.
  *
- * Key rule: key(s) of device (t, d) = s * 127 + d + (t == MXK_DEV_GPU ? 2^20 : 0),
- * modulo 2^64 (MXNet's seed * 127 + dev_id, with GPUs offset so that cpu(0) and gpu(0)
- * never share a stream; cpu_pinned follows the CPU rule).
+ * Key rule: key(s) of device (t, d) = s * 127 + d modulo 2^64, for every device type
+ * (MXNet's seed * 127 + dev_id, src/resource.cc), so cpu(d) and gpu(d) draw the same
+ * numbers from the same seed and stream position: a seeded Dropout mask, uniform or
+ * normal draw is identical on both devices.
  *
  * Host draws (mxki_random_uniform / mxki_random_normal): the exact mapping from Philox
  * blocks to numbers is specified in resource.h (a device kernel must reproduce it). In
@@ -59,8 +60,6 @@
 #define RES_DEFAULT_GPU_TEMP_COPY 1u
 /** Largest accepted MXK_*_TEMP_COPY. */
 #define RES_MAX_TEMP_COPY 1024u
-/** Offset added to the Philox key of GPU streams (see the key rule). */
-#define RES_GPU_KEY_OFFSET ((uint64_t)1 << 20)
 
 /**
  * A resource slot: one temp-space copy or a device's random stream.
@@ -101,10 +100,7 @@ static uint64_t g_seed;
 
 /** The Philox key of device ctx under `seed` (the key rule in the file comment). */
 static uint64_t res_key(uint64_t seed, mxk_context ctx) {
-    uint64_t key = seed * 127u + (uint64_t)(int64_t)ctx.dev_id;
-    if (ctx.dev_type == MXK_DEV_GPU)
-        key += RES_GPU_KEY_OFFSET;
-    return key;
+    return seed * 127u + (uint64_t)(int64_t)ctx.dev_id;
 }
 
 /**

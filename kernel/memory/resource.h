@@ -13,8 +13,8 @@
  * (the old buffer goes back to the storage pool, after synchronising a non-CPU device).
  *
  * Random streams are Philox-4x32-10 (abi/mxk_philox.h): the key of device
- * (type t, id d) after mxk_random_seed(s) is s * 127 + d + (t == GPU ? 1 << 20 : 0),
- * modulo 2^64; the seed is 0 until the first mxki_resource_seed (and again after
+ * (type t, id d) after mxk_random_seed(s) is s * 127 + d modulo 2^64 whatever the
+ * type (cpu(d) and gpu(d) draw alike); the seed is 0 until the first mxki_resource_seed (and again after
  * mxki_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
  * numbers depend only on the seed and the order of draws on the stream, never on thread
  * count. Each draw starts on a fresh block: drawing n then m numbers equals drawing

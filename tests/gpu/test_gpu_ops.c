@@ -22,11 +22,10 @@
  * cannot serve here). Per-operator exceptions:
  *   - random operators (uniform, normal, randint, exponential, Dropout in
  *     training, ...) are compared by seed identity: before each forward both
- *     devices' streams are seeded to the same Philox key and counter (the key
- *     rule of kernel/memory/resource.c offsets GPU keys by 2^20, so the GPU side
- *     gets the seed whose key equals the CPU's: gpu_seed), and both kernels must
- *     then draw the same numbers (they map Philox blocks to values alike), within
- *     the same tolerance;
+ *     devices are seeded with the same seed, which gives cpu(0) and gpu(0) the
+ *     same Philox key and counter (the key rule of kernel/memory/resource.c), and
+ *     both kernels must then draw the same numbers (they map Philox blocks to
+ *     values alike), within the same tolerance;
  *   - a GPU kernel that declines a configuration (supports, MXK_ERR_UNSUPPORTED)
  *     is counted and listed, not failed; one without a backward where cpu-blas
  *     has one fails.
@@ -76,21 +75,6 @@ typedef struct case_data {
     double rtol, atol;
     uint64_t seed;
 } case_data;
-
-/** Offset of GPU Philox keys in the key rule of kernel/memory/resource.c. */
-#define GPU_KEY_OFFSET ((uint64_t)1 << 20)
-
-/**
- * The seed whose gpu(0) stream key equals cpu(0)'s under `seed`: key(s) = s * 127
- * (+ 2^20 on a GPU) modulo 2^64, and 127 is odd, so s - 2^20 / 127 (modular
- * inverse, by Newton's iteration) gives it.
- */
-static uint64_t gpu_seed(uint64_t seed) {
-    uint64_t inv = 127; /* 127 * 127 = 1 mod 8; each step doubles the correct bits */
-    for (int i = 0; i < 5; i++)
-        inv *= 2 - 127 * inv;
-    return seed - GPU_KEY_OFFSET * inv;
-}
 
 /** Operators whose GPU kernel declined at least one case. */
 static char g_declined[4096];
@@ -244,7 +228,7 @@ static int forward_both(const case_data *d, side s[2], int is_train, mxk_op_req 
         reqs[i] = i < d->num_vis ? req : MXK_REQ_WRITE;
     for (int k = 0; k < 2; k++) {
         if (side_load(&s[k], d, req == MXK_REQ_ADD ? ADD_BASE : 0) != MXK_OK ||
-            mxk_random_seed(k ? gpu_seed(d->seed) : d->seed) != MXK_OK)
+            mxk_random_seed(d->seed) != MXK_OK)
             return fail(d, what, mxk_get_last_error());
         mxk_status rc =
             mxk_op_instance_forward(s[k].inst, is_train, s[k].in, s[k].out, reqs, s[k].aux);

@@ -126,5 +126,13 @@ void cu_nccl_shutdown(void);
 mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_rnn.c: RNN on cuDNN. */
 mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_elemwise.c: the element-wise binary, scalar, broadcast and unary math operators. */
+mxk_status cu_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_reduce.c: sum, mean, max, min, prod, nansum and norm. */
+mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_copy.c: the identities, fills, _arange, shape_array and size_array. */
+mxk_status cu_register_copy(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_convert.c: Cast and add_n. */
+mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

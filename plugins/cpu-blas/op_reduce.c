@@ -18,10 +18,9 @@
  *   norm ord 2 dx = dy x / y (NaN where y = 0, as upstream); ord 1 dx = dy sign(x).
  * The element steps and gradient factors are plugins/common/mxk_math_reduce.h's.
  */
-#include <string.h>
-
 #include "cb_tensor.h"
 #include "mxk_math_reduce.h"
+#include "mxk_reduce_axes.h"
 
 /** Parsed attributes of a reduction. */
 typedef struct sum_param {
@@ -110,35 +109,6 @@ static mxk_status norm_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return sum_parse_kind(a, MXK_RED_NORM, o, e);
 }
 
-/**
- * Marks in red[0..ndim) the axes reduced for an input of `ndim` dims.
- * MXK_ERR_SHAPE for an axis out of range or listed twice.
- */
-static mxk_status sum_reduced_axes(const sum_param *p, int32_t ndim, uint8_t *red,
-                                   mxk_error_sink *err) {
-    if (p->axis.ndim == 0) {
-        memset(red, 1, (size_t)ndim);
-        return MXK_OK;
-    }
-    uint8_t listed[MXK_MAX_NDIM] = {0};
-    for (int32_t i = 0; i < p->axis.ndim; i++) {
-        int64_t a = p->axis.dims[i];
-        int64_t n = a < 0 ? a + ndim : a;
-        if (n < 0 || n >= ndim)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "attribute 'axis': axis %lld is out of range for an input of %d "
-                                 "dims",
-                                 (long long)a, (int)ndim);
-        if (listed[n])
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "attribute 'axis': axis %lld listed twice",
-                                 (long long)a);
-        listed[n] = 1;
-    }
-    for (int32_t i = 0; i < ndim; i++)
-        red[i] = p->exclude ? !listed[i] : listed[i];
-    return MXK_OK;
-}
-
 /** Output shape of the reduction (unknown dims stay unknown). */
 static mxk_status sum_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                   uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
@@ -150,7 +120,7 @@ static mxk_status sum_infer_shape(const void *param, mxk_shape *in, uint32_t num
     if (d->ndim == 0)
         return MXK_OK;
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(sum_reduced_axes(p, d->ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, d->ndim, red, err));
     mxk_shape o = mxk_sdk_shape_unknown();
     for (int32_t i = 0; i < d->ndim; i++) {
         if (!red[i])
@@ -198,7 +168,7 @@ typedef struct sum_plan {
 static mxk_status sum_plan_of(const sum_param *p, const mxk_shape *d, sum_plan *pl,
                               mxk_error_sink *err) {
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(sum_reduced_axes(p, d->ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, d->ndim, red, err));
     int64_t stride[MXK_MAX_NDIM];
     int64_t s = 1;
     for (int32_t i = d->ndim - 1; i >= 0; i--) {

@@ -5,9 +5,9 @@
  * prod, norm) and the backward of the broadcast binary operators (dy times the
  * derivative, summed over the broadcast axes): output element o reduces every
  * element of the reduced index space, for any set of reduced axes. Outputs that
- * reduce few elements get one thread each; the others one block each, whose
- * threads stride over the reduced elements and combine their partial
- * accumulators in shared memory. Accumulation is in double, as cpu-blas's.
+ * reduce few elements, or many outputs, get one thread each; otherwise each
+ * output gets one block, whose threads stride over the reduced elements and
+ * combine their partial accumulators in shared memory. Accumulation is in double, as cpu-blas's.
  *
  * Semantics: MXNet src/operator/tensor/broadcast_reduce_op.h (ReduceAxesComputeImpl,
  * ReduceAxesBackwardUseInOutImpl) and broadcast_reduce-inl.cuh, with the element
@@ -20,6 +20,8 @@
 
 /** Outputs reducing at most this many elements are reduced by one thread each. */
 #define CU_REDUCE_SERIAL_MAX 64
+/** From this many outputs on, one thread per output fills the GPU whatever the reduction. */
+#define CU_REDUCE_SERIAL_OUTPUTS 65536
 
 /** Adds the offsets of element i of index space ix to off[0 .. CU_MAX_OPERANDS). */
 static __device__ __forceinline__ void cu_add_offsets(const cu_index &ix, uint64_t i,
@@ -113,7 +115,7 @@ extern "C" cudaError_t cu_launch_reduce(const cu_reduce_plan *plan, int32_t map,
     a.ord = ord;
     a.code = code;
     a.which = which;
-    if (plan->nred <= CU_REDUCE_SERIAL_MAX) {
+    if (plan->nred <= CU_REDUCE_SERIAL_MAX || plan->nout >= CU_REDUCE_SERIAL_OUTPUTS) {
         cu_reduce_serial_kernel<<<cu_blocks(plan->nout), CU_THREADS, 0, stream>>>(*plan, a, out,
                                                                                   add);
     } else {

@@ -175,7 +175,10 @@ static int reads_inputs(int32_t code) {
     return code != MXK_BIN_ADD && code != MXK_BIN_SUB && !mxk_bin_is_compare(code);
 }
 
-/** Forward of the broadcast form: out (=|+=) f(lhs, rhs) over the output's index space. */
+/**
+ * Forward of the broadcast form: out (=|+=) f(lhs, rhs) over the output's index
+ * space (the same-shape kernel when no operand is broadcast).
+ */
 static mxk_status bcast_forward(const mxk_op_ctx *ctx, const cu_math_op *op,
                                 const mxk_forward_args *args, int add, mxk_error_sink *err) {
     const mxk_tensor *l = args->in_data[0], *r = args->in_data[1], *y = args->out_data[0];
@@ -184,7 +187,9 @@ static mxk_status bcast_forward(const mxk_op_ctx *ctx, const cu_math_op *op,
         ix.dim[d] = y->shape.dims[d];
     MXK_SDK_CHECK(cu_bcast_strides(&l->shape, &y->shape, ix.stride[0], "argument 'lhs'", err));
     MXK_SDK_CHECK(cu_bcast_strides(&r->shape, &y->shape, ix.stride[1], "argument 'rhs'", err));
-    CU_CHECK(cu_launch_binary(op->code, &ix, l->data, r->data, y->data,
+    int same =
+        mxk_sdk_shape_equal(&l->shape, &y->shape) && mxk_sdk_shape_equal(&r->shape, &y->shape);
+    CU_CHECK(cu_launch_binary(op->code, same ? NULL : &ix, l->data, r->data, y->data,
                               (uint64_t)cu_shape_size(&y->shape), add, cu_stream(ctx)),
              op->name, err);
     return MXK_OK;

@@ -11,10 +11,9 @@
  * broadcast_reduce-inl.cuh and broadcast_reduce_norm_value.cu, with the
  * element functions of plugins/common/mxk_math_reduce.h.
  */
-#include <string.h>
-
 #include "cu_ops_math.h"
 #include "mxk_math_reduce.h"
+#include "mxk_reduce_axes.h"
 
 /** A kernel's parameters (the operator's attributes). */
 typedef struct cu_red_param {
@@ -54,35 +53,6 @@ CU_RED_PARSE(nansum_parse, MXK_RED_NANSUM, "nansum")
 CU_RED_PARSE(norm_parse, MXK_RED_NORM, "norm")
 #undef CU_RED_PARSE
 
-/**
- * Marks in red[0..ndim) the axes reduced for an input of `ndim` dims (as
- * cpu-blas's: negative axes count from the end). MXK_ERR_SHAPE for an axis out
- * of range or listed twice.
- */
-static mxk_status red_axes(const cu_red_param *p, int32_t ndim, uint8_t *red, mxk_error_sink *err) {
-    if (p->axis.ndim == 0) {
-        memset(red, 1, (size_t)ndim);
-        return MXK_OK;
-    }
-    uint8_t listed[MXK_MAX_NDIM] = {0};
-    for (int32_t i = 0; i < p->axis.ndim; i++) {
-        int64_t a = p->axis.dims[i];
-        int64_t n = a < 0 ? a + ndim : a;
-        if (n < 0 || n >= ndim)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "attribute 'axis': axis %lld is out of range for an input of %d "
-                                 "dims",
-                                 (long long)a, (int)ndim);
-        if (listed[n])
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "attribute 'axis': axis %lld listed twice",
-                                 (long long)a);
-        listed[n] = 1;
-    }
-    for (int32_t i = 0; i < ndim; i++)
-        red[i] = p->exclude ? !listed[i] : listed[i];
-    return MXK_OK;
-}
-
 /** Accepts float32 data (the operators' only dtype). */
 static int32_t red_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
                             uint32_t num_in) {
@@ -101,7 +71,7 @@ static mxk_status red_forward(const mxk_op_ctx *ctx, const void *param, void *st
     const mxk_tensor *x = args->in_data[0], *y = args->out_data[0];
     MXK_SDK_CHECK(cu_check_f32(x, -1, "argument 'data'", err));
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(red_axes(p, x->shape.ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, x->shape.ndim, red, err));
     int64_t stride[CU_MAX_OPERANDS][MXK_MAX_NDIM] = {{0}};
     cu_dense_strides(&x->shape, stride[0]);
     cu_reduce_plan plan;
@@ -128,7 +98,7 @@ static mxk_status red_backward(const mxk_op_ctx *ctx, const void *param, void *s
     MXK_SDK_CHECK(cu_check_f32(gx, -1, "gradient of 'data'", err));
     const mxk_shape *s = &gx->shape;
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(red_axes(p, s->ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, s->ndim, red, err));
     /* dy's strides in the input's index space: row-major over the kept axes, 0 on reduced */
     cu_index ix = {.ndim = s->ndim};
     int64_t acc = 1;

@@ -10,7 +10,7 @@
  * elemwise_binary_broadcast_op.h (BinaryBroadcastComputeImpl),
  * elemwise_binary_scalar_op.h and elemwise_unary_op.h on mshadow_op.h's functions.
  */
-#include "cu_kern_math.h"
+#include "cu_kern_index.cuh"
 #include "cu_launch.cuh"
 #include "mxk_math_binary.h"
 #include "mxk_math_unary.h"
@@ -20,30 +20,17 @@ static __device__ __forceinline__ void cu_assign(float *p, float v, int add) {
     *p = add ? *p + v : v;
 }
 
-/** The offsets of element i of the index space in operands 0 and 1. */
-static __device__ __forceinline__ void cu_offsets2(const cu_index &ix, uint64_t i, int64_t *o0,
-                                                   int64_t *o1) {
-    int64_t a = 0, b = 0;
-    for (int32_t d = ix.ndim - 1; d >= 0; d--) {
-        uint64_t n = (uint64_t)ix.dim[d];
-        int64_t c = (int64_t)(i % n);
-        i /= n;
-        a += c * ix.stride[0][d];
-        b += c * ix.stride[1][d];
-    }
-    *o0 = a;
-    *o1 = b;
-}
-
 /** out[i] (=|+=) f(l, r); BCAST: operand offsets from ix, else i. */
 template <bool BCAST>
 __global__ void cu_binary_kernel(int32_t code, cu_index ix, const float *l, const float *r,
                                  float *out, uint64_t n, int add) {
     CU_KERNEL_LOOP(i, n) {
-        int64_t lo = (int64_t)i, ro = (int64_t)i;
+        int64_t off[CU_MAX_OPERANDS] = {0};
         if (BCAST)
-            cu_offsets2(ix, i, &lo, &ro);
-        cu_assign(&out[i], mxk_bin_f(code, l[lo], r[ro]), add);
+            cu_index_offsets(ix, i, off);
+        else
+            off[0] = off[1] = (int64_t)i;
+        cu_assign(&out[i], mxk_bin_f(code, l[off[0]], r[off[1]]), add);
     }
 }
 

@@ -13,7 +13,7 @@
  * ReduceAxesBackwardUseInOutImpl) and broadcast_reduce-inl.cuh, with the element
  * functions of plugins/common/mxk_math_reduce.h and mxk_math_binary.h.
  */
-#include "cu_kern_math.h"
+#include "cu_kern_index.cuh"
 #include "cu_launch.cuh"
 #include "mxk_math_binary.h"
 #include "mxk_math_reduce.h"
@@ -22,18 +22,6 @@
 #define CU_REDUCE_SERIAL_MAX 64
 /** From this many outputs on, one thread per output fills the GPU whatever the reduction. */
 #define CU_REDUCE_SERIAL_OUTPUTS 65536
-
-/** Adds the offsets of element i of index space ix to off[0 .. CU_MAX_OPERANDS). */
-static __device__ __forceinline__ void cu_add_offsets(const cu_index &ix, uint64_t i,
-                                                      int64_t *off) {
-    for (int32_t d = ix.ndim - 1; d >= 0; d--) {
-        uint64_t n = (uint64_t)ix.dim[d];
-        int64_t c = (int64_t)(i % n);
-        i /= n;
-        for (int k = 0; k < CU_MAX_OPERANDS; k++)
-            off[k] += c * ix.stride[k][d];
-    }
-}
 
 /** The reduction's operand pointers and function (one kernel argument). */
 struct cu_reduce_args {
@@ -56,13 +44,13 @@ static __device__ __forceinline__ float cu_reduce_value(const cu_reduce_args &a,
 static __device__ double cu_reduce_partial(const cu_reduce_plan &p, const cu_reduce_args &a,
                                            uint64_t o, uint64_t r0, uint64_t step) {
     int64_t base[CU_MAX_OPERANDS] = {0};
-    cu_add_offsets(p.kept, o, base);
+    cu_index_offsets(p.kept, o, base);
     double acc = mxk_red_init(a.kind);
     for (uint64_t r = r0; r < p.nred; r += step) {
         int64_t off[CU_MAX_OPERANDS];
         for (int k = 0; k < CU_MAX_OPERANDS; k++)
             off[k] = base[k];
-        cu_add_offsets(p.red, r, off);
+        cu_index_offsets(p.red, r, off);
         acc = mxk_red_step(a.kind, a.ord, acc, cu_reduce_value(a, off));
     }
     return acc;
@@ -131,7 +119,7 @@ __global__ void cu_reduce_grad_kernel(cu_index ix, int32_t kind, int32_t ord, fl
                                       uint64_t n, int add) {
     CU_KERNEL_LOOP(i, n) {
         int64_t off[CU_MAX_OPERANDS] = {0};
-        cu_add_offsets(ix, i, off);
+        cu_index_offsets(ix, i, off);
         float g = dy[off[0]] * scale;
         if (x != NULL)
             g *= mxk_red_dfactor(kind, ord, x[i], y[off[0]]);

@@ -4,5 +4,4 @@
 set(MXK_CUDA_SOURCES plugin.c cu_device.c cu_common.c cu_nccl.c cu_kern_fill.cu)
 list(APPEND MXK_CUDA_SOURCES cu_ops_norm.c cu_kern_norm.cu)
 list(APPEND MXK_CUDA_SOURCES cu_ops_rnn.c)
-list(APPEND MXK_CUDA_SOURCES cu_ops_math.c cu_ops_elemwise.c cu_ops_reduce.c cu_ops_copy.c cu_ops_convert.c
-  cu_kern_elemwise.cu cu_kern_reduce.cu cu_kern_convert.cu)
+list(APPEND MXK_CUDA_SOURCES cu_ops_math.c cu_ops_elemwise.c cu_ops_reduce.c cu_ops_copy.c cu_ops_convert.c cu_kern_elemwise.cu cu_kern_reduce.cu cu_kern_convert.cu)

@@ -1,7 +1,7 @@
 /*
  * cuda plugin: the offsets of an element of an index space (cu_kern_math.h's
  * cu_index) in its operands, shared by the element-wise and reduction kernels.
- * Semantics: MXNet src/operator/tensor/broadcast_reduce-inl.cuh (unravel, dot).
+ * Semantics: MXNet src/operator/tensor/broadcast_reduce-inl.cuh (unravel_dot).
  */
 #ifndef MXK_CU_KERN_INDEX_CUH
 #define MXK_CU_KERN_INDEX_CUH

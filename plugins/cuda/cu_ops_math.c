@@ -1,6 +1,8 @@
 /*
  * cuda plugin: host helpers of the math family (cu_ops_math.h): checks, zero
- * gradients, broadcast strides, reduction plans and registration.
+ * gradients, broadcast strides, reduction plans and registration. Semantics:
+ * MXNet src/operator/tensor/elemwise_binary_broadcast_op.h (BinaryBroadcastShapeCompact)
+ * and broadcast_reduce_op.h (ReduceAxesComputeImpl).
  */
 #include "cu_ops_math.h"
 

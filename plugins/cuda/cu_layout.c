@@ -78,17 +78,6 @@ mxk_status cu_view_sum(const mxk_op_ctx *ctx, const cu_view *v, const mxk_tensor
     return MXK_OK;
 }
 
-mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req req,
-                        mxk_error_sink *err) {
-    if (req != MXK_REQ_WRITE && req != MXK_REQ_INPLACE)
-        return MXK_OK;
-    MXK_SDK_CHECK(cu_need(g, "gradient", "the argument's gradient", err));
-    MXK_SDK_CHECK(cu_enter(ctx, err));
-    size_t bytes = (size_t)cu_shape_size(&g->shape) * mxk_sdk_dtype_size(g->dtype);
-    CU_CHECK(cudaMemsetAsync(g->data, 0, bytes, cu_stream(ctx)), "cudaMemsetAsync", err);
-    return MXK_OK;
-}
-
 mxk_status cu_need(const mxk_tensor *t, const char *op, const char *what, mxk_error_sink *err) {
     if (t == NULL || t->data == NULL)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "%s: %s is missing", op, what);

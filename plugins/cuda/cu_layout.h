@@ -52,13 +52,6 @@ mxk_status cu_view_sum(const mxk_op_ctx *ctx, const cu_view *v, const mxk_tensor
                        const mxk_tensor *dx, mxk_op_req req, int zero, mxk_error_sink *err);
 
 /**
- * The gradient of an argument that gets none (indices, shape_like, rhs): zeros
- * for WRITE/INPLACE, nothing for ADD and NULL. Errors: cu_check's.
- */
-mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req req,
-                        mxk_error_sink *err);
-
-/**
  * Checks that a tensor the kernel reads or writes is present: MXK_ERR_INVALID_ARGUMENT
  * "OP: WHAT is missing" otherwise.
  */

@@ -107,6 +107,15 @@ mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_e
 /** Number of elements of a shape (1 for ndim 0). */
 int64_t cu_shape_size(const mxk_shape *s);
 
+/**
+ * The gradient of an input that gets none (indices, labels, shape_like, the rhs of a
+ * comparison): zeros on the call's stream for WRITE/INPLACE, nothing for NULL and ADD.
+ * MXK_ERR_INVALID_ARGUMENT "input gradient: missing" when a written gradient has no
+ * memory; errors of cu_check.
+ */
+mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req req,
+                        mxk_error_sink *err);
+
 /* --- cu_device.c: the device backend -------------------------------------------- */
 
 /** Registers the "gpu" device backend (device count 0 without a GPU; still registered). */
@@ -159,5 +168,13 @@ mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_sequence(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_pad.c: Pad, UpSampling (nearest, bilinear). */
 mxk_status cu_register_pad(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_elemwise.c: the element-wise binary, scalar, broadcast and unary math operators. */
+mxk_status cu_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_reduce.c: sum, mean, max, min, prod, nansum and norm. */
+mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_copy.c: the identities, fills, _arange, shape_array and size_array. */
+mxk_status cu_register_copy(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_convert.c: Cast and add_n. */
+mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

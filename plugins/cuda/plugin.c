@@ -58,6 +58,10 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_sort(reg, err));
     MXK_SDK_CHECK(cu_register_sequence(reg, err));
     MXK_SDK_CHECK(cu_register_pad(reg, err));
+    MXK_SDK_CHECK(cu_register_elemwise(reg, err));
+    MXK_SDK_CHECK(cu_register_reduce(reg, err));
+    MXK_SDK_CHECK(cu_register_copy(reg, err));
+    MXK_SDK_CHECK(cu_register_convert(reg, err));
     return MXK_OK;
 }
 

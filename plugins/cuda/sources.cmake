@@ -14,3 +14,4 @@ list(APPEND MXK_CUDA_SOURCES cu_layout.c cu_kern_layout.cu cu_ops_layout.c cu_op
 list(APPEND MXK_CUDA_SOURCES cu_kern_index.cu cu_ops_index.c cu_ops_sequence.c)
 list(APPEND MXK_CUDA_SOURCES cu_kern_sort.cu cu_ops_sort.c)
 list(APPEND MXK_CUDA_SOURCES cu_kern_upsample.cu cu_ops_pad.c)
+list(APPEND MXK_CUDA_SOURCES cu_ops_math.c cu_ops_elemwise.c cu_ops_reduce.c cu_ops_copy.c cu_ops_convert.c cu_kern_elemwise.cu cu_kern_reduce.cu cu_kern_convert.cu)

@@ -13,8 +13,6 @@
  * nothing else). Every request is handled; forward and backward run in place
  * when the operators allow it (no dtype given).
  */
-#include <math.h>
-
 #include "cu_kern_layer.h"
 #include "cu_layer.h"
 

@@ -15,6 +15,7 @@
 
 #include "cu_kern_layer.h"
 #include "cu_launch.cuh"
+#include "cu_req.cuh"
 
 /** v rounded to float, +-inf beyond float's range (cpu-blas cb_norm_f32). */
 static __device__ float cu_bn_f32(double v) {
@@ -23,11 +24,6 @@ static __device__ float cu_bn_f32(double v) {
     if (v < -FLT_MAX)
         return -INFINITY;
     return (float)v;
-}
-
-/** *o = v or *o += v (add). */
-static __device__ __forceinline__ void cu_bn_store(float *o, float v, int add) {
-    *o = add ? *o + v : v;
 }
 
 /** The block's sum of v in shared memory; every thread gets it. */
@@ -53,8 +49,8 @@ static __device__ __forceinline__ int64_t cu_bn_at(const cu_bn_geom &g, int64_t 
 /** Forward of channels blockIdx.x, blockIdx.x + gridDim.x, ... */
 static __global__ void cu_bn_fwd_kernel(cu_bn_geom g, const float *x, float *gamma,
                                         const float *beta, const float *mm, const float *mv,
-                                        float *y, float *mean_out, float *inv_out, int add_y,
-                                        int add_m, int add_v) {
+                                        float *y, float *mean_out, float *inv_out, int32_t req_y,
+                                        int32_t req_m, int32_t req_v) {
     const int64_t M = g.outer * g.inner;
     for (int64_t c = blockIdx.x; c < g.C; c += gridDim.x) {
         double mean, var;
@@ -79,15 +75,15 @@ static __global__ void cu_bn_fwd_kernel(cu_bn_geom g, const float *x, float *gam
         if (y != NULL)
             for (int64_t t = threadIdx.x; t < M; t += blockDim.x) {
                 const int64_t e = cu_bn_at(g, c, t);
-                cu_bn_store(&y[e], x[e] * scale + shift, add_y);
+                cu_store(&y[e], x[e] * scale + shift, req_y);
             }
         if (threadIdx.x == 0) {
             if (g.fix_gamma && gamma[c] != 1.0f)
                 gamma[c] = 1.0f;
             if (mean_out != NULL)
-                cu_bn_store(&mean_out[c], (float)mean, add_m);
+                cu_store(&mean_out[c], (float)mean, req_m);
             if (inv_out != NULL)
-                cu_bn_store(&inv_out[c], cu_bn_f32(inv), add_v);
+                cu_store(&inv_out[c], cu_bn_f32(inv), req_v);
         }
     }
 }
@@ -96,7 +92,7 @@ static __global__ void cu_bn_fwd_kernel(cu_bn_geom g, const float *x, float *gam
 static __global__ void cu_bn_bwd_kernel(cu_bn_geom g, const float *x, const float *gamma,
                                         const float *dy, const float *mean_in, const float *inv_in,
                                         float *mm, float *mv, float *dx, float *dgamma,
-                                        float *dbeta, int add_x, int add_g, int add_b) {
+                                        float *dbeta, int32_t req_x, int32_t req_g, int32_t req_b) {
     const int64_t M = g.outer * g.inner;
     for (int64_t c = blockIdx.x; c < g.C; c += gridDim.x) {
         /* training reads mean_in / inv_in only, so thread 0 may update mm / mv */
@@ -120,9 +116,9 @@ static __global__ void cu_bn_bwd_kernel(cu_bn_geom g, const float *x, const floa
         dot = cu_bn_sum(dot);
         if (threadIdx.x == 0) {
             if (dgamma != NULL)
-                cu_bn_store(&dgamma[c], g.fix_gamma ? 0.0f : cu_bn_f32(dot * inv), add_g);
+                cu_store(&dgamma[c], g.fix_gamma ? 0.0f : cu_bn_f32(dot * inv), req_g);
             if (dbeta != NULL)
-                cu_bn_store(&dbeta[c], cu_bn_f32(sg), add_b);
+                cu_store(&dbeta[c], cu_bn_f32(sg), req_b);
         }
         if (dx == NULL)
             continue;
@@ -131,7 +127,7 @@ static __global__ void cu_bn_bwd_kernel(cu_bn_geom g, const float *x, const floa
         const double k = g.train ? dot * inv * inv / (double)M : 0.0, s = inv * gm;
         for (int64_t t = threadIdx.x; t < M; t += blockDim.x) {
             const int64_t e = cu_bn_at(g, c, t);
-            cu_bn_store(&dx[e], cu_bn_f32((dy[e] - gbar - (x[e] - mean) * k) * s), add_x);
+            cu_store(&dx[e], cu_bn_f32((dy[e] - gbar - (x[e] - mean) * k) * s), req_x);
         }
     }
 }
@@ -144,19 +140,19 @@ static unsigned cu_bn_blocks(int64_t C) {
 extern "C" cudaError_t cu_launch_bn_forward(cu_bn_geom g, const float *x, float *gamma,
                                             const float *beta, const float *moving_mean,
                                             const float *moving_var, float *y, float *mean,
-                                            float *inv, const int add[3], cudaStream_t stream) {
+                                            float *inv, const int32_t req[3], cudaStream_t stream) {
     cu_bn_fwd_kernel<<<cu_bn_blocks(g.C), CU_THREADS, 0, stream>>>(
-        g, x, gamma, beta, moving_mean, moving_var, y, mean, inv, add[0], add[1], add[2]);
+        g, x, gamma, beta, moving_mean, moving_var, y, mean, inv, req[0], req[1], req[2]);
     return cu_launched();
 }
 
 extern "C" cudaError_t cu_launch_bn_backward(cu_bn_geom g, const float *x, const float *gamma,
                                              const float *dy, const float *mean, const float *inv,
                                              float *moving_mean, float *moving_var, float *dx,
-                                             float *dgamma, float *dbeta, const int add[3],
+                                             float *dgamma, float *dbeta, const int32_t req[3],
                                              cudaStream_t stream) {
     cu_bn_bwd_kernel<<<cu_bn_blocks(g.C), CU_THREADS, 0, stream>>>(
-        g, x, gamma, dy, mean, inv, moving_mean, moving_var, dx, dgamma, dbeta, add[0], add[1],
-        add[2]);
+        g, x, gamma, dy, mean, inv, moving_mean, moving_var, dx, dgamma, dbeta, req[0], req[1],
+        req[2]);
     return cu_launched();
 }

@@ -10,6 +10,7 @@
  */
 #include "cu_kern_layer.h"
 #include "cu_launch.cuh"
+#include "cu_req.cuh"
 
 /** The clipped window [*c0, *c1] of channel c. */
 static __device__ __forceinline__ void cu_lrn_window(const cu_lrn_geom &g, int64_t c, int64_t *c0,
@@ -18,14 +19,9 @@ static __device__ __forceinline__ void cu_lrn_window(const cu_lrn_geom &g, int64
     *c1 = c + g.half >= g.C ? g.C - 1 : c + g.half;
 }
 
-/** *o = v or *o += v (add). */
-static __device__ __forceinline__ void cu_lrn_store(float *o, float v, int add) {
-    *o = add ? *o + v : v;
-}
-
 /** Forward: tmp_norm and y of element i = (n, c, s). */
 static __global__ void cu_lrn_fwd_kernel(cu_lrn_geom g, const float *x, float *y, float *tn,
-                                         int add_y, int add_tn) {
+                                         int32_t req_y, int32_t req_tn) {
     CU_KERNEL_LOOP(i, (uint64_t)(g.N * g.C * g.S)) {
         const int64_t s = (int64_t)i % g.S, c = (int64_t)i / g.S % g.C,
                       n = (int64_t)i / (g.S * g.C);
@@ -38,15 +34,15 @@ static __global__ void cu_lrn_fwd_kernel(cu_lrn_geom g, const float *x, float *y
         }
         const float nm = g.k + g.a * acc;
         if (tn != NULL)
-            cu_lrn_store(&tn[i], nm, add_tn);
+            cu_store(&tn[i], nm, req_tn);
         if (y != NULL)
-            cu_lrn_store(&y[i], x[i] * powf(nm, g.nbeta), add_y);
+            cu_store(&y[i], x[i] * powf(nm, g.nbeta), req_y);
     }
 }
 
 /** Backward: dx of element i = (n, c, s). */
 static __global__ void cu_lrn_bwd_kernel(cu_lrn_geom g, const float *x, const float *dy,
-                                         const float *nm, float *dx, int add) {
+                                         const float *nm, float *dx, int32_t req) {
     CU_KERNEL_LOOP(i, (uint64_t)(g.N * g.C * g.S)) {
         const int64_t s = (int64_t)i % g.S, c = (int64_t)i / g.S % g.C,
                       n = (int64_t)i / (g.S * g.C);
@@ -58,22 +54,22 @@ static __global__ void cu_lrn_bwd_kernel(cu_lrn_geom g, const float *x, const fl
             acc += dy[e] * x[e] * powf(nm[e], g.nbeta1);
         }
         const float v = dy[i] * powf(nm[i], g.nbeta) - g.coef * x[i] * acc;
-        cu_lrn_store(&dx[i], v, add);
+        cu_store(&dx[i], v, req);
     }
 }
 
 extern "C" cudaError_t cu_launch_lrn_forward(cu_lrn_geom g, const float *x, float *y,
-                                             float *tmp_norm, const int add[2],
+                                             float *tmp_norm, const int32_t req[2],
                                              cudaStream_t stream) {
     cu_lrn_fwd_kernel<<<cu_blocks((uint64_t)(g.N * g.C * g.S)), CU_THREADS, 0, stream>>>(
-        g, x, y, tmp_norm, add[0], add[1]);
+        g, x, y, tmp_norm, req[0], req[1]);
     return cu_launched();
 }
 
 extern "C" cudaError_t cu_launch_lrn_backward(cu_lrn_geom g, const float *x, const float *dy,
-                                              const float *norm, float *dx, int add,
+                                              const float *norm, float *dx, int32_t req,
                                               cudaStream_t stream) {
     cu_lrn_bwd_kernel<<<cu_blocks((uint64_t)(g.N * g.C * g.S)), CU_THREADS, 0, stream>>>(
-        g, x, dy, norm, dx, add);
+        g, x, dy, norm, dx, req);
     return cu_launched();
 }

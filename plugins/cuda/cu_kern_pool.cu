@@ -19,6 +19,7 @@
 
 #include "cu_kern_layer.h"
 #include "cu_launch.cuh"
+#include "cu_req.cuh"
 #include "mxk_pool.h"
 
 /** Offset of the first element of plane nc in a tensor of `size` elements per plane. */
@@ -57,7 +58,7 @@ static __device__ void cu_pool_split(const cu_pool_geom &g, int64_t i, int64_t s
 }
 
 /** Forward: output i = the reduction of its window (cpu-blas pl_reduce). */
-static __global__ void cu_pool_fwd_kernel(cu_pool_geom g, const float *x, float *y, int add) {
+static __global__ void cu_pool_fwd_kernel(cu_pool_geom g, const float *x, float *y, int32_t req) {
     const int64_t S = g.D * g.H * g.W, OS = g.OD * g.OH * g.OW;
     CU_KERNEL_LOOP(i, (uint64_t)(g.N * g.C * OS)) {
         int64_t nc, o;
@@ -80,7 +81,7 @@ static __global__ void cu_pool_fwd_kernel(cu_pool_geom g, const float *x, float 
             v = w.size > 0 ? v / w.size : 0.0f;
         else if (g.type == MXK_POOL_LP)
             v = mxk_pool_root(g.p_value, v);
-        y[i] = add ? y[i] + v : v;
+        cu_store(&y[i], v, req);
     }
 }
 
@@ -108,7 +109,7 @@ static __device__ int64_t cu_pool_first_max(const cu_pool_geom &g, const cu_pool
 
 /** Backward: input element i gathers the gradients its covering windows route to it. */
 static __global__ void cu_pool_bwd_kernel(cu_pool_geom g, const float *x, const float *y,
-                                          const float *dy, float *dx, int add) {
+                                          const float *dy, float *dx, int32_t req) {
     const int64_t S = g.D * g.H * g.W, OS = g.OD * g.OH * g.OW;
     CU_KERNEL_LOOP(i, (uint64_t)(g.N * g.C * S)) {
         int64_t nc, p;
@@ -119,7 +120,7 @@ static __global__ void cu_pool_bwd_kernel(cu_pool_geom g, const float *x, const 
         cu_pool_cover(h, g.sh, g.ph, g.kh, g.OH, &oh0, &oh1);
         cu_pool_cover(c, g.sw, g.pw, g.kw, g.OW, &ow0, &ow1);
         const int64_t xb = cu_pool_base(g, nc, S), yb = cu_pool_base(g, nc, OS);
-        float acc = add ? dx[i] : 0.0f;
+        float acc = req == MXK_REQ_ADD ? dx[i] : 0.0f;
         for (int64_t od = od0; od <= od1; od++)
             for (int64_t oh = oh0; oh <= oh1; oh++)
                 for (int64_t ow = ow0; ow <= ow1; ow++) {
@@ -159,22 +160,22 @@ static __global__ void cu_pool_max_scatter_kernel(cu_pool_geom g, const float *x
     }
 }
 
-extern "C" cudaError_t cu_launch_pool_forward(cu_pool_geom g, const float *x, float *y, int add,
+extern "C" cudaError_t cu_launch_pool_forward(cu_pool_geom g, const float *x, float *y, int32_t req,
                                               cudaStream_t stream) {
     uint64_t n = (uint64_t)(g.N * g.C * g.OD * g.OH * g.OW);
-    cu_pool_fwd_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(g, x, y, add);
+    cu_pool_fwd_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(g, x, y, req);
     return cu_launched();
 }
 
 extern "C" cudaError_t cu_launch_pool_backward(cu_pool_geom g, const float *x, const float *y,
-                                               const float *dy, float *dx, int add,
+                                               const float *dy, float *dx, int32_t req,
                                                cudaStream_t stream) {
     uint64_t n = (uint64_t)(g.N * g.C * g.D * g.H * g.W);
     if (g.type == MXK_POOL_MAX && g.sd >= g.kd && g.sh >= g.kh && g.sw >= g.kw) {
         /* disjoint windows (global pooling among them): a thread per output, not a
          * scan of the window per input */
         uint64_t on = (uint64_t)(g.N * g.C * g.OD * g.OH * g.OW);
-        if (!add && n > 0) {
+        if (req != MXK_REQ_ADD && n > 0) {
             cudaError_t st = cudaMemsetAsync(dx, 0, n * sizeof(float), stream);
             if (st != cudaSuccess)
                 return st;
@@ -182,6 +183,6 @@ extern "C" cudaError_t cu_launch_pool_backward(cu_pool_geom g, const float *x, c
         cu_pool_max_scatter_kernel<<<cu_blocks(on), CU_THREADS, 0, stream>>>(g, x, y, dy, dx);
         return cu_launched();
     }
-    cu_pool_bwd_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(g, x, y, dy, dx, add);
+    cu_pool_bwd_kernel<<<cu_blocks(n), CU_THREADS, 0, stream>>>(g, x, y, dy, dx, req);
     return cu_launched();
 }

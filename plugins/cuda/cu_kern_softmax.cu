@@ -13,6 +13,7 @@
  */
 #include "cu_kern_layer.h"
 #include "cu_launch.cuh"
+#include "cu_req.cuh"
 #include "mxk_abi_base.h"
 
 #include <cuda_fp16.h>
@@ -26,9 +27,9 @@ static __device__ double cu_sm_load(const void *p, int32_t dt, uint64_t e) {
     return ((const float *)p)[e];
 }
 
-/** Stores v (rounded to dtype dt) into element e, or adds it to the element (add). */
-static __device__ void cu_sm_store(void *p, int32_t dt, uint64_t e, double v, int add) {
-    if (add)
+/** Stores v (rounded to dtype dt) into element e by the request req (ADD: added to it). */
+static __device__ void cu_sm_store(void *p, int32_t dt, uint64_t e, double v, int32_t req) {
+    if (req == MXK_REQ_ADD)
         v += cu_sm_load(p, dt, e);
     if (dt == MXK_FLOAT64)
         ((double *)p)[e] = v;
@@ -107,7 +108,8 @@ template <bool BLOCK> struct cu_sm_lanes {
 
 /** Forward: y = (log_)softmax(x / T) of each row, 0 past its length. */
 template <bool BLOCK>
-static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, void *y, int add) {
+static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, void *y,
+                                             int32_t req) {
     typedef cu_sm_lanes<BLOCK> L;
     const double t = v.temperature;
     for (uint64_t row = L::first_row(); row < v.outer * v.inner; row += L::row_step()) {
@@ -124,7 +126,7 @@ static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, 
         for (uint64_t j = L::first(); j < v.k; j += L::step()) {
             const uint64_t e = base + j * v.inner;
             const double z = (double)x[e] / t - lse;
-            cu_sm_store(y, v.y_dtype, e, j >= len ? 0.0 : (v.log ? z : exp(z)), add);
+            cu_sm_store(y, v.y_dtype, e, j >= len ? 0.0 : (v.log ? z : exp(z)), req);
         }
     }
 }
@@ -132,7 +134,7 @@ static __global__ void cu_softmax_fwd_kernel(cu_softmax_view v, const float *x, 
 /** Backward: softmax dx = y (dy - sum(dy y)) / T; log_softmax dx = (dy - e^y sum(dy)) / T. */
 template <bool BLOCK>
 static __global__ void cu_softmax_bwd_kernel(cu_softmax_view v, const void *dy, const void *y,
-                                             float *dx, int add) {
+                                             float *dx, int32_t req) {
     typedef cu_sm_lanes<BLOCK> L;
     for (uint64_t row = L::first_row(); row < v.outer * v.inner; row += L::row_step()) {
         const uint64_t base = row / v.inner * v.k * v.inner + row % v.inner;
@@ -149,7 +151,7 @@ static __global__ void cu_softmax_bwd_kernel(cu_softmax_view v, const void *dy, 
             const double g = cu_sm_load(dy, v.y_dtype, e), yv = cu_sm_load(y, v.y_dtype, e);
             const double r = j >= len ? 0.0 : (v.log ? g - exp(yv) * s : yv * (g - s));
             const float f = (float)(r / v.temperature);
-            dx[e] = add ? dx[e] + f : f;
+            cu_store(&dx[e], f, req);
         }
     }
 }
@@ -163,22 +165,22 @@ static unsigned cu_sm_blocks(uint64_t rows) {
 }
 
 extern "C" cudaError_t cu_launch_softmax_forward(cu_softmax_view v, const float *x, void *y,
-                                                 int add, cudaStream_t stream) {
+                                                 int32_t req, cudaStream_t stream) {
     const uint64_t rows = v.outer * v.inner;
     if (v.k <= CU_SM_THREAD_ROW_MAX)
-        cu_softmax_fwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, add);
+        cu_softmax_fwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, req);
     else
-        cu_softmax_fwd_kernel<true><<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, add);
+        cu_softmax_fwd_kernel<true><<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, x, y, req);
     return cu_launched();
 }
 
 extern "C" cudaError_t cu_launch_softmax_backward(cu_softmax_view v, const void *dy, const void *y,
-                                                  float *dx, int add, cudaStream_t stream) {
+                                                  float *dx, int32_t req, cudaStream_t stream) {
     const uint64_t rows = v.outer * v.inner;
     if (v.k <= CU_SM_THREAD_ROW_MAX)
-        cu_softmax_bwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, add);
+        cu_softmax_bwd_kernel<false><<<cu_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, req);
     else
         cu_softmax_bwd_kernel<true>
-            <<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, add);
+            <<<cu_sm_blocks(rows), CU_THREADS, 0, stream>>>(v, dy, y, dx, req);
     return cu_launched();
 }

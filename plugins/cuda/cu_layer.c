@@ -3,41 +3,11 @@
  */
 #include "cu_layer.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-mxk_status cu_layer_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
-    void *q = malloc(size);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda: out of memory for a parameter");
-    memcpy(q, p, size);
-    *out = q;
-    return MXK_OK;
-}
-
-void cu_layer_param_free(void *p) {
-    free(p);
-}
-
-mxk_status cu_layer_check_dtype(const mxk_tensor *t, uint64_t n, int32_t dtype, const char *what,
-                                mxk_error_sink *err) {
-    if (t == NULL || (t->data == NULL && n > 0))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "%s is missing", what);
-    if (t->dtype != dtype)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "%s: expected %s, got %s", what,
-                             mxk_sdk_dtype_name(dtype), mxk_sdk_dtype_name(t->dtype));
-    if ((uint64_t)cu_shape_size(&t->shape) != n)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected %llu elements, got %llu", what,
-                             (unsigned long long)n, (unsigned long long)cu_shape_size(&t->shape));
-    return MXK_OK;
-}
+#include "cu_blas_util.h"
 
 int32_t cu_layer_supports_f32(const void *param, const mxk_shape *in_shapes,
                               const int32_t *in_types, uint32_t num_in) {
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
-            return 0;
-    return num_in > 0;
+    return num_in > 0 && cu_all_f32(in_types, num_in);
 }
 
 mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,
@@ -54,7 +24,7 @@ mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,
     k.op_name = op_name;
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = parse;
-    k.free_param = cu_layer_param_free;
+    k.free_param = cu_param_free;
     k.supports = supports != NULL ? supports : cu_layer_supports_f32;
     k.forward = forward;
     k.backward = backward;

@@ -15,6 +15,7 @@
  * declare it.
  */
 #include "cu_kern_layer.h"
+#include "cu_blas_util.h"
 #include "cu_layer.h"
 #include "mxk_act.h"
 
@@ -29,7 +30,7 @@ typedef struct cu_act_param {
 static mxk_status act_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_act_param p = {0};
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", MXK_ACT_TYPES, &p.act, err));
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** LeakyReLU's act_type, slope, lower_bound, upper_bound. Errors: the attribute readers'. */
@@ -43,7 +44,12 @@ static mxk_status lrelu_parse(const mxk_attrs *attrs, void **out, mxk_error_sink
     p.slope = (float)s;
     p.lower = (float)l;
     p.upper = (float)u;
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
+}
+
+/** The operator's name, for messages. */
+static const char *act_name(const cu_act_param *p) {
+    return p->leaky ? "LeakyReLU" : "Activation";
 }
 
 /** The random resource granted to the call (rrelu), or NULL. */
@@ -72,7 +78,7 @@ static mxk_status act_rrelu_forward(const mxk_op_ctx *ctx, const cu_act_param *p
                                     const mxk_forward_args *args, uint64_t n, mxk_error_sink *err) {
     float *mask = NULL;
     if (args->num_out > 1 && args->req[1] != MXK_REQ_NULL) {
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[1], n, "output 'mask'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[1], n, "LeakyReLU", "output 'mask'", err));
         mask = cu_f32(args->out_data[1]);
     }
     cu_rrelu_draw d = {.train = ctx->is_train, .lower = p->lower, .upper = p->upper};
@@ -86,9 +92,9 @@ static mxk_status act_rrelu_forward(const mxk_op_ctx *ctx, const cu_act_param *p
     if (y == NULL && mask == NULL)
         return MXK_OK;
     if (y != NULL)
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[0], n, "output 'output'", err));
-    return cu_check(cu_launch_rrelu_forward(y, mask, cu_f32(args->in_data[0]), n, d,
-                                            cu_add(args->req[0]), cu_stream(ctx)),
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[0], n, "LeakyReLU", "output 'output'", err));
+    return cu_check(cu_launch_rrelu_forward(y, mask, cu_f32(args->in_data[0]), n, d, args->req[0],
+                                            cu_stream(ctx)),
                     "rrelu forward", err);
 }
 
@@ -99,27 +105,26 @@ static mxk_status act_forward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(cu_enter(ctx, err));
     const mxk_tensor *xt = args->in_data[0];
     uint64_t n = (uint64_t)cu_shape_size(&xt->shape);
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, act_name(p), "argument 'data'", err));
     if (p->leaky && p->act == MXK_LR_RRELU)
         return act_rrelu_forward(ctx, p, args, n, err);
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(cu_layer_check(args->out_data[0], n, "output 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_data[0], n, act_name(p), "output 'output'", err));
     float *y = cu_f32(args->out_data[0]);
     const float *x = cu_f32(xt);
     cudaStream_t st = cu_stream(ctx);
     if (!p->leaky)
-        return cu_check(cu_launch_act_forward(p->act, y, x, n, cu_add(req), st),
-                        "Activation forward", err);
+        return cu_check(cu_launch_act_forward(p->act, y, x, n, req, st), "Activation forward", err);
     if (p->act != MXK_LR_PRELU)
-        return cu_check(cu_launch_lrelu_forward(p->act, p->slope, y, x, n, cu_add(req), st),
+        return cu_check(cu_launch_lrelu_forward(p->act, p->slope, y, x, n, req, st),
                         "LeakyReLU forward", err);
     const mxk_tensor *gt = args->in_data[1];
     uint64_t outer, c, inner, gs;
     act_prelu_view(&xt->shape, gt, &outer, &c, &inner, &gs);
-    MXK_SDK_CHECK(cu_layer_check(gt, gs ? c : 1, "argument 'gamma'", err));
-    return cu_check(cu_launch_prelu_forward(y, x, cu_f32(gt), c, inner, gs, n, cu_add(req), st),
+    MXK_SDK_CHECK(cu_check_tensor(gt, gs ? c : 1, act_name(p), "argument 'gamma'", err));
+    return cu_check(cu_launch_prelu_forward(y, x, cu_f32(gt), c, inner, gs, n, req, st),
                     "prelu forward", err);
 }
 
@@ -128,24 +133,25 @@ static mxk_status act_prelu_backward(const mxk_op_ctx *ctx, const mxk_backward_a
                                      mxk_error_sink *err) {
     const mxk_tensor *xt = args->in_data[0], *gt = args->in_data[1];
     uint64_t n = (uint64_t)cu_shape_size(&xt->shape), outer, c, inner, gs;
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->out_grad[0], n, "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, "LeakyReLU", "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_grad[0], n, "LeakyReLU", "gradient of 'output'", err));
     act_prelu_view(&xt->shape, gt, &outer, &c, &inner, &gs);
-    MXK_SDK_CHECK(cu_layer_check(gt, gs ? c : 1, "argument 'gamma'", err));
+    MXK_SDK_CHECK(cu_check_tensor(gt, gs ? c : 1, "LeakyReLU", "argument 'gamma'", err));
     const float *dy = cu_f32(args->out_grad[0]), *x = cu_f32(xt), *g = cu_f32(gt);
     cudaStream_t st = cu_stream(ctx);
     if (args->req[1] != MXK_REQ_NULL) {
-        MXK_SDK_CHECK(cu_layer_check(args->in_grad[1], gs ? c : 1, "gradient of 'gamma'", err));
+        MXK_SDK_CHECK(
+            cu_check_tensor(args->in_grad[1], gs ? c : 1, "LeakyReLU", "gradient of 'gamma'", err));
         MXK_SDK_CHECK(
             cu_check(cu_launch_prelu_backward_gamma(cu_f32(args->in_grad[1]), dy, x, outer, c,
-                                                    inner, gs, cu_add(args->req[1]), st),
+                                                    inner, gs, args->req[1], st),
                      "prelu gamma backward", err));
     }
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(cu_layer_check(args->in_grad[0], n, "gradient of 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_grad[0], n, "LeakyReLU", "gradient of 'data'", err));
     return cu_check(cu_launch_prelu_backward_data(cu_f32(args->in_grad[0]), dy, x, g, c, inner, gs,
-                                                  n, cu_add(args->req[0]), st),
+                                                  n, args->req[0], st),
                     "prelu backward", err);
 }
 
@@ -163,21 +169,22 @@ static mxk_status act_backward(const mxk_op_ctx *ctx, const void *param, void *s
     uint64_t n = (uint64_t)cu_shape_size(&dyt->shape);
     int from_input = p->leaky ? p->act == MXK_LR_GELU : p->act == MXK_ACT_SOFTSIGN;
     const mxk_tensor *rt = from_input ? args->in_data[0] : args->out_data[0];
-    MXK_SDK_CHECK(cu_layer_check(dyt, n, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check(rt, n, from_input ? "argument 'data'" : "output 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->in_grad[0], n, "gradient of 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(dyt, n, act_name(p), "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(rt, n, act_name(p),
+                                  from_input ? "argument 'data'" : "output 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_grad[0], n, act_name(p), "gradient of 'data'", err));
     float *dx = cu_f32(args->in_grad[0]);
     const float *dy = cu_f32(dyt), *r = cu_f32(rt);
     cudaStream_t st = cu_stream(ctx);
     if (!p->leaky)
-        return cu_check(cu_launch_act_backward(p->act, dx, dy, r, n, cu_add(req), st),
+        return cu_check(cu_launch_act_backward(p->act, dx, dy, r, n, req, st),
                         "Activation backward", err);
     const float *mask = NULL;
     if (p->act == MXK_LR_RRELU) {
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[1], n, "output 'mask'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[1], n, act_name(p), "output 'mask'", err));
         mask = cu_f32(args->out_data[1]);
     }
-    return cu_check(cu_launch_lrelu_backward(p->act, p->slope, dx, dy, r, mask, n, cu_add(req), st),
+    return cu_check(cu_launch_lrelu_backward(p->act, p->slope, dx, dy, r, mask, n, req, st),
                     "LeakyReLU backward", err);
 }
 

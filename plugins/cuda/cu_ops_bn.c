@@ -15,6 +15,7 @@
  * Every request is handled (ADD included).
  */
 #include "cu_kern_layer.h"
+#include "cu_blas_util.h"
 #include "cu_layer.h"
 
 /** Parsed attributes. */
@@ -35,7 +36,7 @@ static mxk_status bn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_global_stats", &p.use_global_stats, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
     p.momentum = (float)m;
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /**
@@ -67,8 +68,8 @@ static mxk_status bn_check_aux(uint32_t num_aux, const mxk_tensor *const *aux, i
                                mxk_error_sink *err) {
     if (num_aux != 2)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "BatchNorm expects 2 aux states");
-    MXK_SDK_CHECK(cu_layer_check(aux[0], (uint64_t)C, "auxiliary state 'moving_mean'", err));
-    return cu_layer_check(aux[1], (uint64_t)C, "auxiliary state 'moving_var'", err);
+    MXK_SDK_CHECK(cu_check_tensor(aux[0], C, "BatchNorm", "auxiliary state 'moving_mean'", err));
+    return cu_check_tensor(aux[1], C, "BatchNorm", "auxiliary state 'moving_var'", err);
 }
 
 /** Output i's pointer (checked to hold n elements), or NULL when its request is NULL. */
@@ -77,7 +78,7 @@ static mxk_status bn_out(const mxk_tensor *t, mxk_op_req req, uint64_t n, const 
     *p = NULL;
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(cu_layer_check(t, n, what, err));
+    MXK_SDK_CHECK(cu_check_tensor(t, (int64_t)n, "BatchNorm", what, err));
     *p = cu_f32(t);
     return MXK_OK;
 }
@@ -91,19 +92,19 @@ static mxk_status bn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     cu_bn_geom g;
     MXK_SDK_CHECK(bn_geom_of(param, ctx, &xt->shape, &g, err));
     const uint64_t C = (uint64_t)g.C;
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->in_data[1], C, "argument 'gamma'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->in_data[2], C, "argument 'beta'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, "BatchNorm", "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_data[1], C, "BatchNorm", "argument 'gamma'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_data[2], C, "BatchNorm", "argument 'beta'", err));
     MXK_SDK_CHECK(bn_check_aux(args->num_aux, args->aux, g.C, err));
     const mxk_op_req *req = args->req;
     float *y, *mean, *inv;
     MXK_SDK_CHECK(bn_out(args->out_data[0], req[0], n, "output 'output'", &y, err));
     MXK_SDK_CHECK(bn_out(args->out_data[1], req[1], C, "output 'mean'", &mean, err));
     MXK_SDK_CHECK(bn_out(args->out_data[2], req[2], C, "output 'var'", &inv, err));
-    const int add[3] = {cu_add(req[0]), cu_add(req[1]), cu_add(req[2])};
+    const int32_t rq[3] = {req[0], req[1], req[2]};
     return cu_check(cu_launch_bn_forward(g, cu_f32(xt), cu_f32(args->in_data[1]),
                                          cu_f32(args->in_data[2]), cu_f32(args->aux[0]),
-                                         cu_f32(args->aux[1]), y, mean, inv, add, cu_stream(ctx)),
+                                         cu_f32(args->aux[1]), y, mean, inv, rq, cu_stream(ctx)),
                     "BatchNorm forward", err);
 }
 
@@ -122,8 +123,8 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(bn_check_aux(args->num_aux, args->aux, g.C, err));
     const float *mean = NULL, *inv = NULL;
     if (g.train) {
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[1], C, "output 'mean'", err));
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[2], C, "output 'var'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[1], C, "BatchNorm", "output 'mean'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[2], C, "BatchNorm", "output 'var'", err));
         mean = cu_f32(args->out_data[1]);
         inv = cu_f32(args->out_data[2]);
     }
@@ -134,18 +135,19 @@ static mxk_status bn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(bn_out(args->in_grad[2], req[2], C, "gradient of 'beta'", &dbeta, err));
     const float *x = NULL, *gamma = NULL, *dy = NULL;
     if (dx != NULL || dgamma != NULL || dbeta != NULL) {
-        MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-        MXK_SDK_CHECK(cu_layer_check(args->in_data[1], C, "argument 'gamma'", err));
-        MXK_SDK_CHECK(cu_layer_check(args->out_grad[0], n, "gradient of 'output'", err));
+        MXK_SDK_CHECK(cu_check_tensor(xt, n, "BatchNorm", "argument 'data'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->in_data[1], C, "BatchNorm", "argument 'gamma'", err));
+        MXK_SDK_CHECK(
+            cu_check_tensor(args->out_grad[0], n, "BatchNorm", "gradient of 'output'", err));
         x = cu_f32(xt);
         gamma = cu_f32(args->in_data[1]);
         dy = cu_f32(args->out_grad[0]);
     }
     if (!g.train && dy == NULL)
         return MXK_OK;
-    const int add[3] = {cu_add(req[0]), cu_add(req[1]), cu_add(req[2])};
+    const int32_t rq[3] = {req[0], req[1], req[2]};
     return cu_check(cu_launch_bn_backward(g, x, gamma, dy, mean, inv, cu_f32(args->aux[0]),
-                                          cu_f32(args->aux[1]), dx, dgamma, dbeta, add,
+                                          cu_f32(args->aux[1]), dx, dgamma, dbeta, rq,
                                           cu_stream(ctx)),
                     "BatchNorm backward", err);
 }

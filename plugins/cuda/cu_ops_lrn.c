@@ -12,6 +12,7 @@
  * (ADD included).
  */
 #include "cu_kern_layer.h"
+#include "cu_blas_util.h"
 #include "cu_layer.h"
 
 /** Parsed attributes. */
@@ -27,7 +28,7 @@ static mxk_status lrn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "beta", &p.beta, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "knorm", &p.knorm, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "nsize", &p.nsize, err));
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** The geometry of 4-D data shape d. Errors: MXK_ERR_SHAPE for another rank. */
@@ -56,18 +57,18 @@ static mxk_status lrn_forward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     const mxk_tensor *xt = args->in_data[0];
     const uint64_t n = (uint64_t)cu_shape_size(&xt->shape);
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, "LRN", "argument 'data'", err));
     cu_lrn_geom g;
     MXK_SDK_CHECK(lrn_geom_of(param, &xt->shape, &g, err));
     float *out[2] = {NULL, NULL};
     static const char *const names[2] = {"output 'output'", "output 'tmp_norm'"};
     for (int i = 0; i < 2; i++)
         if (req[i] != MXK_REQ_NULL) {
-            MXK_SDK_CHECK(cu_layer_check(args->out_data[i], n, names[i], err));
+            MXK_SDK_CHECK(cu_check_tensor(args->out_data[i], (int64_t)n, "LRN", names[i], err));
             out[i] = cu_f32(args->out_data[i]);
         }
-    const int add[2] = {cu_add(req[0]), cu_add(req[1])};
-    return cu_check(cu_launch_lrn_forward(g, cu_f32(xt), out[0], out[1], add, cu_stream(ctx)),
+    const int32_t rq[2] = {req[0], req[1]};
+    return cu_check(cu_launch_lrn_forward(g, cu_f32(xt), out[0], out[1], rq, cu_stream(ctx)),
                     "LRN forward", err);
 }
 
@@ -80,15 +81,15 @@ static mxk_status lrn_backward(const mxk_op_ctx *ctx, const void *param, void *s
         return MXK_OK;
     const mxk_tensor *xt = args->in_data[0];
     const uint64_t n = (uint64_t)cu_shape_size(&xt->shape);
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->out_grad[0], n, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->out_data[1], n, "output 'tmp_norm'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->in_grad[0], n, "gradient of 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, "LRN", "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_grad[0], n, "LRN", "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_data[1], n, "LRN", "output 'tmp_norm'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_grad[0], n, "LRN", "gradient of 'data'", err));
     cu_lrn_geom g;
     MXK_SDK_CHECK(lrn_geom_of(param, &xt->shape, &g, err));
     return cu_check(cu_launch_lrn_backward(g, cu_f32(xt), cu_f32(args->out_grad[0]),
-                                           cu_f32(args->out_data[1]), cu_f32(args->in_grad[0]),
-                                           cu_add(req), cu_stream(ctx)),
+                                           cu_f32(args->out_data[1]), cu_f32(args->in_grad[0]), req,
+                                           cu_stream(ctx)),
                     "LRN backward", err);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cu_kern_layer.h"
+#include "cu_blas_util.h"
 #include "cu_layer.h"
 #include "mxk_pool.h"
 
@@ -78,7 +79,7 @@ static mxk_status pool_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
         if (conv != 2) /* same: pad 0, the only value the operator accepts */
             MXK_SDK_CHECK(pool_tuple(attrs, "pad", k.ndim, 0, p.pad, err));
     }
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /**
@@ -125,11 +126,13 @@ static mxk_status pool_forward(const mxk_op_ctx *ctx, const void *param, void *s
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
-    MXK_SDK_CHECK(cu_layer_check(xt, (uint64_t)cu_shape_size(&xt->shape), "argument 'data'", err));
-    MXK_SDK_CHECK(cu_layer_check(yt, (uint64_t)cu_shape_size(&yt->shape), "output 'output'", err));
+    MXK_SDK_CHECK(
+        cu_check_tensor(xt, cu_shape_size(&xt->shape), "Pooling", "argument 'data'", err));
+    MXK_SDK_CHECK(
+        cu_check_tensor(yt, cu_shape_size(&yt->shape), "Pooling", "output 'output'", err));
     cu_pool_geom g;
     MXK_SDK_CHECK(pool_geom_of(param, &xt->shape, &yt->shape, &g, err));
-    return cu_check(cu_launch_pool_forward(g, cu_f32(xt), cu_f32(yt), cu_add(req), cu_stream(ctx)),
+    return cu_check(cu_launch_pool_forward(g, cu_f32(xt), cu_f32(yt), req, cu_stream(ctx)),
                     "Pooling forward", err);
 }
 
@@ -144,20 +147,19 @@ static mxk_status pool_backward(const mxk_op_ctx *ctx, const void *param, void *
     const mxk_tensor *dyt = args->out_grad[0], *dxt = args->in_grad[0];
     const uint64_t n = (uint64_t)cu_shape_size(&dxt->shape),
                    on = (uint64_t)cu_shape_size(&dyt->shape);
-    MXK_SDK_CHECK(cu_layer_check(dyt, on, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check(dxt, n, "gradient of 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(dyt, on, "Pooling", "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(dxt, n, "Pooling", "gradient of 'data'", err));
     const float *x = NULL, *y = NULL;
     if (p->type == MXK_POOL_MAX || p->type == MXK_POOL_LP) {
-        MXK_SDK_CHECK(cu_layer_check(args->in_data[0], n, "argument 'data'", err));
-        MXK_SDK_CHECK(cu_layer_check(args->out_data[0], on, "output 'output'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->in_data[0], n, "Pooling", "argument 'data'", err));
+        MXK_SDK_CHECK(cu_check_tensor(args->out_data[0], on, "Pooling", "output 'output'", err));
         x = cu_f32(args->in_data[0]);
         y = cu_f32(args->out_data[0]);
     }
     cu_pool_geom g;
     MXK_SDK_CHECK(pool_geom_of(p, &dxt->shape, &dyt->shape, &g, err));
-    return cu_check(
-        cu_launch_pool_backward(g, x, y, cu_f32(dyt), cu_f32(dxt), cu_add(req), cu_stream(ctx)),
-        "Pooling backward", err);
+    return cu_check(cu_launch_pool_backward(g, x, y, cu_f32(dyt), cu_f32(dxt), req, cu_stream(ctx)),
+                    "Pooling backward", err);
 }
 
 /** Registers the Pooling kernel. */

@@ -14,6 +14,7 @@
  * when the operators allow it (no dtype given).
  */
 #include "cu_kern_layer.h"
+#include "cu_blas_util.h"
 #include "cu_layer.h"
 
 /** Parsed attributes (the three operators share them). */
@@ -34,7 +35,7 @@ static mxk_status sm_parse_common(const mxk_attrs *attrs, int32_t log, int32_t a
     cu_sm_param p = {.log = log, .act = act, .dtype = -1, .axis = -1, .temperature = 1.0};
     if (act) {
         MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "instance|channel", &p.channel, err));
-        return cu_layer_param_dup(&p, sizeof p, out, err);
+        return cu_param_dup(&p, sizeof p, out, err);
     }
     int32_t dt = 0;
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
@@ -43,7 +44,7 @@ static mxk_status sm_parse_common(const mxk_attrs *attrs, int32_t log, int32_t a
     if (mxk_sdk_attr_is_set(attrs, "temperature"))
         MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "temperature", &p.temperature, err));
     p.dtype = codes[dt];
-    return cu_layer_param_dup(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** parse_param of softmax. */
@@ -65,6 +66,11 @@ static mxk_status sma_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
 static int32_t sm_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
                            uint32_t num_in) {
     return num_in >= 1 && in_types[0] == MXK_FLOAT32;
+}
+
+/** The operator's name, for messages. */
+static const char *sm_name(const cu_sm_param *p) {
+    return p->log ? "log_softmax" : p->act ? "SoftmaxActivation" : "softmax";
 }
 
 /** The output's dtype. */
@@ -119,6 +125,16 @@ static mxk_status sm_view_of(const cu_sm_param *p, const mxk_shape *s, const mxk
     return MXK_OK;
 }
 
+/** Checks that the output (or its gradient) t has the output dtype. Errors: MXK_ERR_TYPE. */
+static mxk_status sm_check_dtype(const cu_sm_param *p, const mxk_tensor *t, const char *what,
+                                 mxk_error_sink *err) {
+    if (t->dtype != sm_out_dtype(p))
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "cuda %s: %s: expected %s, got %s", sm_name(p),
+                             what, mxk_sdk_dtype_name(sm_out_dtype(p)),
+                             mxk_sdk_dtype_name(t->dtype));
+    return MXK_OK;
+}
+
 /** y = (log_)softmax(x / T) by the request; y may be x. */
 static mxk_status sm_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -129,14 +145,14 @@ static mxk_status sm_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         return MXK_OK;
     const mxk_tensor *xt = args->in_data[0];
     uint64_t n = (uint64_t)cu_shape_size(&xt->shape);
-    MXK_SDK_CHECK(cu_layer_check(xt, n, "argument 'data'", err));
-    MXK_SDK_CHECK(
-        cu_layer_check_dtype(args->out_data[0], n, sm_out_dtype(p), "output 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(xt, n, sm_name(p), "argument 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_data[0], n, sm_name(p), "output 'output'", err));
+    MXK_SDK_CHECK(sm_check_dtype(p, args->out_data[0], "output 'output'", err));
     cu_softmax_view v;
     MXK_SDK_CHECK(sm_view_of(p, &xt->shape, p->use_length ? args->in_data[1] : NULL, &v, err));
-    return cu_check(cu_launch_softmax_forward(v, cu_f32(xt), args->out_data[0]->data, cu_add(req),
-                                              cu_stream(ctx)),
-                    "softmax forward", err);
+    return cu_check(
+        cu_launch_softmax_forward(v, cu_f32(xt), args->out_data[0]->data, req, cu_stream(ctx)),
+        "softmax forward", err);
 }
 
 /** dx from dy and y by the request (dx may be dy); length's gradient is 0. */
@@ -156,15 +172,15 @@ static mxk_status sm_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     const mxk_tensor *yt = args->out_data[0];
     uint64_t n = (uint64_t)cu_shape_size(&yt->shape);
-    const int32_t dt = sm_out_dtype(p);
-    MXK_SDK_CHECK(cu_layer_check_dtype(yt, n, dt, "output 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check_dtype(args->out_grad[0], n, dt, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cu_layer_check(args->in_grad[0], n, "gradient of 'data'", err));
+    MXK_SDK_CHECK(cu_check_tensor(yt, n, sm_name(p), "output 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->out_grad[0], n, sm_name(p), "gradient of 'output'", err));
+    MXK_SDK_CHECK(sm_check_dtype(p, yt, "output 'output'", err));
+    MXK_SDK_CHECK(sm_check_dtype(p, args->out_grad[0], "gradient of 'output'", err));
+    MXK_SDK_CHECK(cu_check_tensor(args->in_grad[0], n, sm_name(p), "gradient of 'data'", err));
     cu_softmax_view v;
     MXK_SDK_CHECK(sm_view_of(p, &yt->shape, p->use_length ? args->in_data[1] : NULL, &v, err));
     return cu_check(cu_launch_softmax_backward(v, args->out_grad[0]->data, yt->data,
-                                               cu_f32(args->in_grad[0]), cu_add(req),
-                                               cu_stream(ctx)),
+                                               cu_f32(args->in_grad[0]), req, cu_stream(ctx)),
                     "softmax backward", err);
 }
 

@@ -55,7 +55,7 @@ static __device__ float cu_rrelu_slope(const cu_rrelu_draw &d, uint64_t e) {
     if (!d.train)
         return 0.5f * (d.lower + d.upper);
     mxk_philox_block b =
-        mxk_philox4x32_10(mxk_philox_counter(d.counter_lo, d.counter_hi, e / 4), d.key);
+        mxk_philox4x32_10(mxk_philox_counter(d.pos.counter_lo, d.pos.counter_hi, e / 4), d.pos.key);
     return mxk_philox_uniform(b.v[e % 4], d.lower, d.upper);
 }
 

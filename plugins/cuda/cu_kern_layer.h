@@ -15,6 +15,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cu_kern_random.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,14 +44,14 @@ cudaError_t cu_launch_lrelu_backward(int32_t act, float slope, float *dx, const 
                                      cudaStream_t stream);
 
 /**
- * rrelu's slopes: uniform in [lower, upper) from Philox blocks (key, counter +
- * e/4) in training, as the host's random_uniform maps them; (lower + upper) / 2
+ * rrelu's slopes: uniform in [lower, upper) from the Philox blocks pos + e/4 in
+ * training, as the host's random_uniform maps them; (lower + upper) / 2
  * otherwise.
  */
 typedef struct cu_rrelu_draw {
     int32_t train;
     float lower, upper;
-    uint64_t key, counter_lo, counter_hi;
+    cu_philox_pos pos;
 } cu_rrelu_draw;
 
 /** rrelu: y = x > 0 ? x : s x by `req` and the slopes s into mask, each unless NULL. */

@@ -17,6 +17,7 @@
 #include "cu_kern_layer.h"
 #include "cu_blas_util.h"
 #include "cu_layer.h"
+#include "cu_random.h"
 #include "mxk_act.h"
 
 /** Parsed attributes of either operator (slope and bounds: LeakyReLU only). */
@@ -52,14 +53,6 @@ static const char *act_name(const cu_act_param *p) {
     return p->leaky ? "LeakyReLU" : "Activation";
 }
 
-/** The random resource granted to the call (rrelu), or NULL. */
-static mxk_random *act_random(const mxk_op_ctx *ctx) {
-    for (uint32_t i = 0; i < ctx->num_resources; i++)
-        if (ctx->resources[i]->type == MXK_RESOURCE_RANDOM)
-            return ctx->resources[i]->random;
-    return NULL;
-}
-
 /** The (outer, c, inner) view of prelu's channel axis 1 and gamma's stride (0: shared). */
 static void act_prelu_view(const mxk_shape *s, const mxk_tensor *gamma, uint64_t *outer,
                            uint64_t *c, uint64_t *inner, uint64_t *gs) {
@@ -83,10 +76,10 @@ static mxk_status act_rrelu_forward(const mxk_op_ctx *ctx, const cu_act_param *p
     }
     cu_rrelu_draw d = {.train = ctx->is_train, .lower = p->lower, .upper = p->upper};
     if (d.train) {
-        mxk_random *rng = act_random(ctx);
+        mxk_random *rng = cu_random_stream(ctx, "LeakyReLU rrelu", err);
         if (rng == NULL)
-            return mxk_sdk_error(err, MXK_ERR_STATE, "rrelu: no random resource granted");
-        mxk_sdk_host()->random_reserve(rng, (n + 3) / 4, &d.key, &d.counter_lo, &d.counter_hi);
+            return MXK_ERR_STATE;
+        d.pos = cu_random_reserve(rng, (n + 3) / 4);
     }
     float *y = args->req[0] != MXK_REQ_NULL ? cu_f32(args->out_data[0]) : NULL;
     if (y == NULL && mask == NULL)

@@ -10,19 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
-    void *q = malloc(size);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda: out of memory (parameters)");
-    memcpy(q, p, size);
-    *out = q;
-    return MXK_OK;
-}
-
-void cu_param_free(void *p) {
-    free(p);
-}
-
 mxk_status cu_check_tensor(const mxk_tensor *t, int64_t n, const char *op, const char *what,
                            mxk_error_sink *err) {
     if (t == NULL || (t->data == NULL && n > 0))

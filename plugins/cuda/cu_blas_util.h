@@ -16,16 +16,6 @@
 #include "cuda_plugin.h"
 
 /**
- * Allocates a copy of the `size` bytes at p as a kernel's parameter object
- * (parse_param; freed by cu_param_free). MXK_ERR_OUT_OF_MEMORY "cuda: out of
- * memory (parameters)".
- */
-mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err);
-
-/** Frees a parameter object of cu_param_dup (free_param). */
-void cu_param_free(void *p);
-
-/**
  * Checks that tensor t (named `what`, e.g. "the weight") of operator `op` is
  * present with `n` elements. MXK_ERR_INVALID_ARGUMENT "cuda OP: WHAT is missing",
  * MXK_ERR_SHAPE "cuda OP: WHAT has K elements, expected N".

@@ -157,3 +157,16 @@ mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req r
     CU_CHECK(cudaMemsetAsync(g->data, 0, bytes, cu_stream(ctx)), "zero gradient", err);
     return MXK_OK;
 }
+
+mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
+    void *q = malloc(size);
+    if (q == NULL)
+        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda: out of memory (parameters)");
+    memcpy(q, p, size);
+    *out = q;
+    return MXK_OK;
+}
+
+void cu_param_free(void *p) {
+    free(p);
+}

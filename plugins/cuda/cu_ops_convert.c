@@ -21,14 +21,14 @@ static mxk_status cast_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
     cu_cv_param p = {0};
     MXK_SDK_CHECK(mxk_sdk_attr_enum(
         attrs, "dtype", "float32|float64|float16|uint8|int32|int8|int64", &p.dtype, err));
-    return cu_math_param_new(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** Parses add_n's `num_args`. */
 static mxk_status add_n_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_cv_param p = {0};
     MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_args", 1, CU_ADD_N_MAX, &p.num_args, err));
-    return cu_math_param_new(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** dst (=|+=) src converted to dst's dtype. */
@@ -145,7 +145,7 @@ mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "Cast";
     k.parse_param = cast_parse;
-    k.free_param = cu_math_param_free;
+    k.free_param = cu_param_free;
     k.forward = cast_forward;
     k.backward = cast_backward;
     MXK_SDK_CHECK(cu_register_math_kernel(reg, &k, err));
@@ -153,7 +153,7 @@ mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "add_n";
     k.parse_param = add_n_parse;
-    k.free_param = cu_math_param_free;
+    k.free_param = cu_param_free;
     k.supports = add_n_supports;
     k.forward = add_n_forward;
     k.backward = add_n_backward;

@@ -89,7 +89,7 @@ static mxk_status cp_parse(const char *name, int32_t kind, double value, const m
                                  "Range only supports repeat > 0, received %lld",
                                  (long long)p.repeat);
     }
-    return cu_math_param_new(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per operator (the registrar keeps function pointers only). */
@@ -240,7 +240,7 @@ mxk_status cu_register_copy(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = ops[i].name;
         k.parse_param = ops[i].parse;
-        k.free_param = cu_math_param_free;
+        k.free_param = cu_param_free;
         k.supports = cp_supports;
         k.forward = cp_forward;
         if (ops[i].kind != CU_CP_FILL && ops[i].kind != CU_CP_ARANGE)

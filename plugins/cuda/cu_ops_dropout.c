@@ -29,17 +29,7 @@ static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "p", &p.p, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "training|always", &p.always, err));
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axes", &p.axes, err));
-    cu_do_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda Dropout: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of do_parse. */
-static void do_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** float32 data only. */
@@ -132,7 +122,7 @@ mxk_status cu_register_dropout(mxk_registrar *reg, mxk_error_sink *err) {
     k.op_name = "Dropout";
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = do_parse;
-    k.free_param = do_free;
+    k.free_param = cu_param_free;
     k.supports = do_supports;
     k.forward = do_forward;
     k.backward = do_backward;

@@ -150,7 +150,7 @@ static mxk_status math_parse(int32_t i, const mxk_attrs *attrs, void **out, mxk_
         p.p0 = (float)a;
         p.p1 = (float)b;
     }
-    return cu_math_param_new(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per operator (the registrar keeps function pointers only). */
@@ -391,7 +391,7 @@ mxk_status cu_register_elemwise(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = cu_math_ops[i].name;
         k.parse_param = parse[i];
-        k.free_param = cu_math_param_free;
+        k.free_param = cu_param_free;
         k.supports = math_supports;
         k.forward = math_forward;
         k.backward = math_backward;

@@ -49,17 +49,7 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
         mxk_sdk_attr_enum(attrs, "normalization", "null|batch|valid", &p.normalization, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "out_grad", &p.out_grad, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "smooth_alpha", &p.smooth_alpha, err));
-    cu_smo_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda SoftmaxOutput: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of smo_parse. */
-static void smo_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** float32 data and label only. */
@@ -259,7 +249,7 @@ mxk_status cu_register_loss(mxk_registrar *reg, mxk_error_sink *err) {
     k.op_name = "SoftmaxOutput";
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = smo_parse;
-    k.free_param = smo_free;
+    k.free_param = cu_param_free;
     k.supports = loss_supports;
     k.create_state = loss_create_state;
     k.destroy_state = loss_destroy_state;

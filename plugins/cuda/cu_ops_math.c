@@ -79,16 +79,3 @@ mxk_status cu_register_math_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef,
     kdef->flags |= MXK_KERNEL_SUPPORTS_ADDTO;
     return cu_register_kernel(reg, kdef, err);
 }
-
-void cu_math_param_free(void *param) {
-    free(param);
-}
-
-mxk_status cu_math_param_new(const void *p, size_t size, void **out, mxk_error_sink *err) {
-    void *q = malloc(size);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda: out of memory for parameters");
-    memcpy(q, p, size);
-    *out = q;
-    return MXK_OK;
-}

@@ -46,10 +46,4 @@ void cu_reduce_plan_of(const mxk_shape *space, const uint8_t *red,
 mxk_status cu_register_math_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef,
                                    mxk_error_sink *err);
 
-/** Frees a parameter object of the math family (malloc'ed). */
-void cu_math_param_free(void *param);
-
-/** Allocates a copy of the `size` bytes at p as a parameter object; MXK_ERR_OUT_OF_MEMORY. */
-mxk_status cu_math_param_new(const void *p, size_t size, void **out, mxk_error_sink *err);
-
 #endif /* MXK_CU_OPS_MATH_H */

@@ -53,12 +53,7 @@ static mxk_status cu_norm_parse(const mxk_attrs *attrs, int32_t kind, void **out
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_groups", 1, INT32_MAX, &p.groups, err));
     if (kind == CU_NORM_L2)
         MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "channel|instance|spatial", &p.l2mode, err));
-    cu_norm_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda norm: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** parse_param of LayerNorm. */
@@ -76,11 +71,6 @@ static mxk_status cu_gn_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
 /** parse_param of L2Normalization. */
 static mxk_status cu_l2_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
     return cu_norm_parse(a, CU_NORM_L2, o, e);
-}
-
-/** free_param of every kernel here. */
-static void cu_norm_param_free(void *p) {
-    free(p);
 }
 
 /** Accepts float32 arguments only. */
@@ -322,7 +312,7 @@ mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err) {
         k.op_name = ops[i];
         k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
         k.parse_param = parse[i];
-        k.free_param = cu_norm_param_free;
+        k.free_param = cu_param_free;
         k.supports = cu_norm_supports;
         k.forward = i == CU_NORM_L2 ? cu_l2_forward : cu_moments_forward;
         k.backward = i == CU_NORM_L2 ? cu_l2_backward : cu_moments_backward;

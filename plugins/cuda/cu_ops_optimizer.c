@@ -48,17 +48,7 @@ static mxk_status opt_parse(const mxk_attrs *attrs, int32_t rule, void **out, mx
     MXK_SDK_CHECK(opt_get(attrs, "beta1", &p.h.beta1, err));
     MXK_SDK_CHECK(opt_get(attrs, "beta2", &p.h.beta2, err));
     MXK_SDK_CHECK(opt_get(attrs, "epsilon", &p.h.epsilon, err));
-    cu_opt_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda optimizer: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of opt_parse. */
-static void opt_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per rule. */
@@ -119,7 +109,7 @@ mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
         k.op_name = ops[i].name;
         k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
         k.parse_param = ops[i].parse;
-        k.free_param = opt_free;
+        k.free_param = cu_param_free;
         k.supports = opt_supports;
         k.forward = opt_forward;
         MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));

@@ -64,17 +64,7 @@ static mxk_status rnd_parse(const mxk_attrs *attrs, int32_t op, void **out, mxk_
         if (keys[op][1] != NULL)
             MXK_SDK_CHECK(rnd_float(attrs, keys[op][1], &p.b, err));
     }
-    cu_rnd_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda sampler: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of rnd_parse. */
-static void rnd_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per sampler. */
@@ -134,7 +124,7 @@ mxk_status cu_register_random(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = ops[i].name;
         k.parse_param = ops[i].parse;
-        k.free_param = rnd_free;
+        k.free_param = cu_param_free;
         k.forward = rnd_forward;
         MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
     }

@@ -36,7 +36,7 @@ static mxk_status red_parse(const mxk_attrs *attrs, int32_t kind, const char *na
     } else {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "exclude", &p.exclude, err));
     }
-    return cu_math_param_new(&p, sizeof p, out, err);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per operator (the registrar keeps function pointers only). */
@@ -138,7 +138,7 @@ mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
         mxk_sdk_kernel_def_init(&k);
         k.op_name = ops[i].name;
         k.parse_param = ops[i].parse;
-        k.free_param = cu_math_param_free;
+        k.free_param = cu_param_free;
         k.supports = red_supports;
         k.forward = red_forward;
         k.backward = red_backward;

@@ -47,17 +47,7 @@ static mxk_status reg_parse(const mxk_attrs *attrs, int32_t op, void **out, mxk_
     } else {
         MXK_SDK_CHECK(reg_float(attrs, "grad_scale", &p.grad_scale, err));
     }
-    cu_reg_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda loss: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of reg_parse. */
-static void reg_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per operator. */
@@ -149,7 +139,7 @@ mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err) {
         k.op_name = ops[i].name;
         k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
         k.parse_param = ops[i].parse;
-        k.free_param = reg_free;
+        k.free_param = cu_param_free;
         k.supports = reg_supports;
         k.forward = reg_forward;
         k.backward = reg_backward;

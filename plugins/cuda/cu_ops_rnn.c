@@ -166,17 +166,7 @@ static mxk_status cu_rnn_parse(const mxk_attrs *attrs, void **out, mxk_error_sin
         MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "lstm_state_clip_min", &p.clip_min, err));
         MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "lstm_state_clip_max", &p.clip_max, err));
     }
-    cu_rnn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda RNN: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** free_param. */
-static void cu_rnn_param_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /**
@@ -846,7 +836,7 @@ mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "RNN";
     k.parse_param = cu_rnn_parse;
-    k.free_param = cu_rnn_param_free;
+    k.free_param = cu_param_free;
     k.supports = cu_rnn_supports;
     k.create_state = cu_rnn_create_state;
     k.destroy_state = cu_rnn_destroy_state;

@@ -27,17 +27,7 @@ typedef struct cu_mn_param {
 static mxk_status mn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_mn_param p = {0};
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "get_prob", &p.get_prob, err));
-    cu_mn_param *q = malloc(sizeof *q);
-    if (q == NULL)
-        return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "cuda multinomial: out of memory");
-    *q = p;
-    *out = q;
-    return MXK_OK;
-}
-
-/** Frees a parameter object of mn_parse. */
-static void mn_free(void *p) {
-    free(p);
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** float32 probabilities only. */
@@ -146,7 +136,7 @@ mxk_status cu_register_sample(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_sdk_kernel_def_init(&k);
     k.op_name = "_sample_multinomial";
     k.parse_param = mn_parse;
-    k.free_param = mn_free;
+    k.free_param = cu_param_free;
     k.supports = mn_supports;
     k.forward = mn_forward;
     k.backward = mn_backward;

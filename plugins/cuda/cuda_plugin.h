@@ -104,6 +104,16 @@ cudnnHandle_t cu_dnn(const mxk_op_ctx *ctx, mxk_error_sink *err);
  */
 mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_error_sink *err);
 
+/**
+ * Allocates a copy of the `size` bytes at p as a kernel's parameter object
+ * (parse_param; freed by cu_param_free). MXK_ERR_OUT_OF_MEMORY "cuda: out of
+ * memory (parameters)".
+ */
+mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err);
+
+/** Frees a parameter object of cu_param_dup (free_param). */
+void cu_param_free(void *p);
+
 /** Number of elements of a shape (1 for ndim 0). */
 int64_t cu_shape_size(const mxk_shape *s);
 

@@ -1,7 +1,8 @@
 /*
  * cuda plugin: host-side helpers of the layer kernels (cu_ops_act.c,
  * cu_ops_softmax.c, cu_ops_pool.c, cu_ops_bn.c, cu_ops_lrn.c): float32 access and
- * registration (their parameter objects and tensor checks are cu_blas_util.h's).
+ * registration (their parameter objects are cuda_plugin.h's cu_param_dup, their
+ * tensor checks cu_blas_util.h's cu_check_tensor).
  */
 #ifndef MXK_CU_LAYER_H
 #define MXK_CU_LAYER_H

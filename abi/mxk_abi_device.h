@@ -112,6 +112,20 @@ typedef struct mxk_device_def {
     mxk_status (*host_alloc)(uint64_t bytes, void **ptr, mxk_error_sink *err);
     /** Frees memory from host_alloc; NULL ptr: no-op. Required when host_alloc is set. */
     void (*host_free)(void *ptr);
+    /**
+     * Sums `n` (>= 2) arrays of `count` elements of `dtype`, src[i] on device
+     * src_dev[i] of this type (the ids distinct), into dst on src_dev[0] (dst may be
+     * src[0]); the sources are not modified. The "device" KVStore's reduce when the
+     * values pushed to a key lie on several devices of this type (MXNet's
+     * KVStoreNCCL Reduce, src/kvstore/kvstore_nccl.h: ncclReduce to a root). Called
+     * from an engine function that reads the sources and writes dst; synchronous:
+     * the sum is complete when it returns. Thread-safe. An error (MXK_ERR_BACKEND,
+     * MXK_ERR_UNSUPPORTED for a dtype it cannot sum) fails that push, reported by a
+     * wait on the arrays it writes. NULL: the kernel copies the values to src_dev[0]
+     * and sums them there with the reduce contract's operator (abi/README.md).
+     */
+    mxk_status (*reduce)(uint32_t n, const void *const *src, const int32_t *src_dev, void *dst,
+                         int32_t dtype, uint64_t count, mxk_error_sink *err);
 } mxk_device_def;
 
 #ifdef __cplusplus

@@ -4,11 +4,18 @@
  * constants as Random123, cuRAND and PyTorch). Header-only so that host code and
  * device kernels (CUDA: define MXK_PHILOX_QUALIFIER as __host__ __device__)
  * compute identical numbers: block i of a stream is philox(key, counter + i),
- * independent of which thread computes it.
+ * independent of which thread computes it. The value mappings below (uniform
+ * floats, normal floats, 64-bit integers) are the host's draws
+ * (host->random_uniform / random_normal, kernel/memory/resource.h) element by
+ * element, so a device kernel that computes element i from block i / 4 (i / 2
+ * for 64-bit integers) of a reservation (host->random_reserve) yields the host's
+ * numbers. The arithmetic is binary64 rounded after every operation (never fused
+ * into an FMA: __dmul_rn / __dadd_rn on the device).
  */
 #ifndef MXK_PHILOX_H
 #define MXK_PHILOX_H
 
+#include <math.h>
 #include <stdint.h>
 
 #ifndef MXK_PHILOX_QUALIFIER
@@ -59,6 +66,59 @@ MXK_PHILOX_QUALIFIER mxk_philox_block mxk_philox_counter(uint64_t lo, uint64_t h
 /** Maps 32 random bits to a float in [0, 1) (24 bits of mantissa). */
 MXK_PHILOX_QUALIFIER float mxk_philox_to_unit_float(uint32_t x) {
     return (float)(x >> 8) * (1.0f / 16777216.0f);
+}
+
+/** a * b in binary64, rounded once (never contracted into an FMA). */
+MXK_PHILOX_QUALIFIER double mxk_philox_mul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+/** a + b in binary64, rounded once (never contracted into an FMA). */
+MXK_PHILOX_QUALIFIER double mxk_philox_add_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+/**
+ * The uniform float in [lo, hi) of the 32 random bits x: (float)(lo + (hi - lo) *
+ * to_unit_float(x)) in binary64, a value rounding to hi or above replaced by the
+ * largest float below hi; lo when !(hi > lo).
+ */
+MXK_PHILOX_QUALIFIER float mxk_philox_uniform(uint32_t x, float lo, float hi) {
+    if (!(hi > lo))
+        return lo;
+    double width = (double)hi - (double)lo;
+    float v = (float)mxk_philox_add_rn(
+        (double)lo, mxk_philox_mul_rn(width, (double)mxk_philox_to_unit_float(x)));
+    return v >= hi ? nextafterf(hi, -INFINITY) : v;
+}
+
+/**
+ * Outputs 2h and 2h + 1 (h = 0, 1) of block x as normal(mean, std) floats, by
+ * Box-Muller on the word pair (x_2h, x_2h+1): u_k = (x_k + 0.5) 2^-32,
+ * r = sqrt(-2 log u_2h), t = 2 pi u_2h+1, out = mean + std {r cos t, r sin t}.
+ */
+MXK_PHILOX_QUALIFIER void mxk_philox_normal2(mxk_philox_block x, uint32_t h, float mean, float std,
+                                             float out[2]) {
+    const double two_pi = 6.283185307179586476925286766559;
+    const double inv_2_32 = 1.0 / 4294967296.0;
+    double u0 = ((double)x.v[2 * h] + 0.5) * inv_2_32;
+    double u1 = ((double)x.v[2 * h + 1] + 0.5) * inv_2_32;
+    double r = sqrt(-2.0 * log(u0)), t = two_pi * u1;
+    out[0] = (float)mxk_philox_add_rn((double)mean, mxk_philox_mul_rn((double)std, r * cos(t)));
+    out[1] = (float)mxk_philox_add_rn((double)mean, mxk_philox_mul_rn((double)std, r * sin(t)));
+}
+
+/** 64 random bits from half h (0: words 0 and 1, 1: words 2 and 3) of block x, low word first. */
+MXK_PHILOX_QUALIFIER uint64_t mxk_philox_bits64(mxk_philox_block x, uint32_t h) {
+    return (uint64_t)x.v[2 * h] | (uint64_t)x.v[2 * h + 1] << 32;
 }
 
 #endif /* MXK_PHILOX_H */

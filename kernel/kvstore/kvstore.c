@@ -18,7 +18,11 @@
  *        first. "device" reduces on the first value's device: on a host device the
  *        same host function, elsewhere the ElementWiseSum operator (through
  *        mxk_imperative_invoke) on that device: the reduce contract (KV_REDUCE_OP,
- *        abi/README.md "Operators the kernel calls"). The kernel has no math of its
+ *        abi/README.md "Operators the kernel calls"), after copying the values from
+ *        other devices there. When the values lie on n >= 2 distinct devices of one
+ *        type whose backend has `reduce` (ABI 1.4; the cuda plugin's is NCCL), one
+ *        engine function calls it instead, reading every value where it is (MXNet's
+ *        KVStoreNCCL, src/kvstore/kvstore_nccl.h). The kernel has no math of its
  *        own beyond these adds.
  *     2. exchange  transport->push(key, merged) then transport->pull(key, merged):
  *        two async engine functions writing the buffer's variable. The transport
@@ -197,6 +201,97 @@ static mxk_status kv_sum_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *
             return mxki_sink_set(err, MXK_ERR_TYPE, "KVStore: cannot sum values of dtype %s",
                                  mxk_dtype_name(dt));
     return MXK_OK;
+}
+
+/** Argument of a device backend's multi-device reduce: dst = src[0] + ... + src[n-1]. */
+typedef struct kv_dreduce {
+    const mxk_device_def *def; /**< the backend of the values' device type (has reduce) */
+    mxk_ndarray *dst;          /**< retained view, on src[0]'s device */
+    uint32_t n;
+    const void **ptrs;  /**< n data pointers, filled when the function runs */
+    int32_t *devs;      /**< n device ids */
+    mxk_ndarray *src[]; /**< retained views, one per device */
+} kv_dreduce;
+
+/** Frees a device-reduce argument and its views. */
+static void kv_dreduce_free(void *p) {
+    kv_dreduce *a = p;
+    mxk_ndarray_free(a->dst);
+    for (uint32_t i = 0; i < a->n; i++)
+        mxk_ndarray_free(a->src[i]);
+    free(a->ptrs);
+    free(a->devs);
+    free(a);
+}
+
+/**
+ * Engine function of the reduce across devices of one type through the backend's
+ * `reduce` slot (MXNet's KVStoreNCCL Reduce, upstream src/kvstore/kvstore_nccl.h).
+ */
+static mxk_status kv_dreduce_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink *err) {
+    (void)rctx;
+    kv_dreduce *a = arg;
+    for (uint32_t i = 0; i < a->n; i++) {
+        a->ptrs[i] = mxk_ndarray_ptr(a->src[i]);
+        a->devs[i] = a->src[i]->chunk->ctx.dev_id;
+    }
+    return a->def->reduce(a->n, a->ptrs, a->devs, mxk_ndarray_ptr(a->dst), a->dst->dtype,
+                          mxk_ndarray_size(a->dst), err);
+}
+
+/**
+ * The backend whose `reduce` sums `vals` when they lie on n >= 2 distinct devices of
+ * one non-host type with such a backend; NULL otherwise (the copy-and-sum path).
+ */
+static const mxk_device_def *kv_dreduce_backend(mxk_ndarray *const *vals, uint32_t n) {
+    mxk_context c0 = vals[0]->chunk->ctx;
+    if (n < 2 || kv_is_host(c0))
+        return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (vals[i]->chunk->ctx.dev_type != c0.dev_type ||
+                kv_same_ctx(vals[i]->chunk->ctx, vals[j]->chunk->ctx))
+                return NULL;
+    const mxk_device_def *def = mxki_registry_device(c0.dev_type);
+    return def != NULL && def->reduce != NULL ? def : NULL;
+}
+
+/** Pushes the backend reduce of `vals` into `dst` (on vals[0]'s device). */
+static mxk_status kv_push_dreduce(const mxk_device_def *def, mxk_ndarray *dst,
+                                  mxk_ndarray *const *vals, uint32_t n, int32_t priority) {
+    kv_dreduce *a = calloc(1, sizeof *a + n * sizeof(mxk_ndarray *));
+    mxk_engine_var **rv = calloc(n, sizeof *rv);
+    if (a == NULL || rv == NULL) {
+        free(a);
+        free(rv);
+        return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+    }
+    a->def = def;
+    a->ptrs = calloc(n, sizeof *a->ptrs);
+    a->devs = calloc(n, sizeof *a->devs);
+    a->dst = mxki_ndarray_retain_view(dst);
+    mxk_status st = a->ptrs && a->devs && a->dst
+                        ? MXK_OK
+                        : mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+    for (uint32_t k = 0; st == MXK_OK && k < n; k++) {
+        a->src[k] = mxki_ndarray_retain_view(vals[k]);
+        a->n = k + 1;
+        if (a->src[k] == NULL)
+            st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore push: out of memory");
+        else
+            rv[k] = mxk_ndarray_var(vals[k]);
+    }
+    if (st != MXK_OK) {
+        kv_dreduce_free(a);
+        free(rv);
+        return st;
+    }
+    mxk_engine_var *wv = mxk_ndarray_var(dst);
+    mxk_context c = dst->chunk->ctx;
+    st = mxki_engine_push_sync(kv_dreduce_fn, a, kv_dreduce_free, c.dev_type, c.dev_id, rv, n, &wv,
+                               1, MXK_ENGINE_PROP_NORMAL, priority, "kvstore_device_reduce");
+    free(rv);
+    return st;
 }
 
 /** Argument of a transport push or pull of one key's host buffer. */
@@ -562,6 +657,7 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
     mxk_status st = kv_ensure(&e->merged, e->stored, rctx);
     if (st != MXK_OK)
         return st;
+    const mxk_device_def *ddef = NULL;
     if (kv_is_host(rctx)) {
         kv_sum *a = calloc(1, sizeof *a + n * sizeof(mxk_ndarray *));
         mxk_engine_var **rv = calloc(n, sizeof *rv);
@@ -596,6 +692,9 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
         st = mxki_engine_push_sync(kv_sum_fn, a, kv_sum_free, MXK_DEV_CPU, 0, rv, n, &wv, 1,
                                    MXK_ENGINE_PROP_NORMAL, priority, "kvstore_sum");
         free(rv);
+    } else if ((ddef = kv_dreduce_backend(vals, n)) != NULL) {
+        /* "device" over several devices of one type: the backend's reduce (NCCL) */
+        st = kv_push_dreduce(ddef, e->merged, vals, n, priority);
     } else { /* "device" on a non-host device: the reduce contract there */
         mxk_ndarray **src = calloc(n, sizeof *src);
         if (src == NULL)

@@ -26,15 +26,18 @@
  *   with MXK_ERR_STATE) nothing can be using the streams and they are reset directly.
  *   The seed is 0 until the first call and again after mxki_resource_shutdown.
  *
- * Key rule: key(s) of device (t, d) = s * 127 + d + (t == MXK_DEV_GPU ? 2^20 : 0),
- * modulo 2^64 (MXNet's seed * 127 + dev_id, with GPUs offset so that cpu(0) and gpu(0)
- * never share a stream; cpu_pinned follows the CPU rule).
+ * Key rule: key(s) of device (t, d) = s * 127 + d modulo 2^64, for every device type
+ * (MXNet's seed * 127 + dev_id, src/resource.cc), so cpu(d) and gpu(d) draw the same
+ * numbers from the same seed and stream position: a seeded Dropout mask, uniform or
+ * normal draw is identical on both devices.
  *
  * Host draws (mxki_random_uniform / mxki_random_normal): the exact mapping from Philox
  * blocks to numbers is specified in resource.h (a device kernel must reproduce it). In
  * short: a draw of n numbers uses blocks counter + 0 .. ceil(n/4)-1, output i from block
  * i / 4, word i % 4, and advances the counter by ceil(n/4); drawing n then m numbers
- * equals drawing n + m numbers at once only when n is a multiple of 4.
+ * equals drawing n + m numbers at once only when n is a multiple of 4. The per-element
+ * mappings are mxk_philox.h's (mxk_philox_uniform, mxk_philox_normal2), which device
+ * kernels share.
  */
 #include "resource.h"
 
@@ -46,18 +49,10 @@
 #include "storage.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The draw mappings (resource.h) round every multiply and add separately: no FMA
- * contraction. GCC does not contract under -std=c11 (the kernel's mode); clang needs
- * the pragma. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 /** Default temp-space copies per CPU (and cpu_pinned) device, as MXNET_CPU_TEMP_COPY. */
 #define RES_DEFAULT_CPU_TEMP_COPY 4u
@@ -65,8 +60,6 @@
 #define RES_DEFAULT_GPU_TEMP_COPY 1u
 /** Largest accepted MXK_*_TEMP_COPY. */
 #define RES_MAX_TEMP_COPY 1024u
-/** Offset added to the Philox key of GPU streams (see the key rule). */
-#define RES_GPU_KEY_OFFSET ((uint64_t)1 << 20)
 
 /**
  * A resource slot: one temp-space copy or a device's random stream.
@@ -107,10 +100,7 @@ static uint64_t g_seed;
 
 /** The Philox key of device ctx under `seed` (the key rule in the file comment). */
 static uint64_t res_key(uint64_t seed, mxk_context ctx) {
-    uint64_t key = seed * 127u + (uint64_t)(int64_t)ctx.dev_id;
-    if (ctx.dev_type == MXK_DEV_GPU)
-        key += RES_GPU_KEY_OFFSET;
-    return key;
+    return seed * 127u + (uint64_t)(int64_t)ctx.dev_id;
 }
 
 /**
@@ -405,23 +395,11 @@ static void res_advance(mxk_random *rng, uint64_t n) {
 void mxki_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, float hi) {
     if (rng == NULL || out == NULL || n == 0)
         return;
-    int ordered = hi > lo;
-    double dlo = lo, width = (double)hi - (double)lo;
-    float below_hi = nextafterf(hi, -INFINITY);
     uint64_t nblocks = n / 4 + (n % 4 != 0);
     for (uint64_t b = 0; b < nblocks; b++) {
         mxk_philox_block x = res_block(rng, b);
-        uint64_t base = b * 4;
-        for (uint32_t j = 0; j < 4 && base + j < n; j++) {
-            float v = lo;
-            if (ordered) {
-                double u = mxk_philox_to_unit_float(x.v[j]);
-                v = (float)(dlo + width * u);
-                if (v >= hi)
-                    v = below_hi;
-            }
-            out[base + j] = v;
-        }
+        for (uint32_t j = 0; j < 4 && b * 4 + j < n; j++)
+            out[b * 4 + j] = mxk_philox_uniform(x.v[j], lo, hi);
     }
     res_advance(rng, nblocks);
 }
@@ -434,21 +412,16 @@ void mxki_random_uniform(mxk_random *rng, float *out, uint64_t n, float lo, floa
 void mxki_random_normal(mxk_random *rng, float *out, uint64_t n, float mean, float std) {
     if (rng == NULL || out == NULL || n == 0)
         return;
-    const double two_pi = 6.283185307179586476925286766559;
-    const double inv_2_32 = 1.0 / 4294967296.0;
-    double dmean = mean, dstd = std;
     uint64_t nblocks = n / 4 + (n % 4 != 0);
     for (uint64_t b = 0; b < nblocks; b++) {
         mxk_philox_block x = res_block(rng, b);
-        double u[4];
-        for (int k = 0; k < 4; k++)
-            u[k] = ((double)x.v[k] + 0.5) * inv_2_32;
-        double r0 = sqrt(-2.0 * log(u[0])), t0 = two_pi * u[1];
-        double r1 = sqrt(-2.0 * log(u[2])), t1 = two_pi * u[3];
-        double z[4] = {r0 * cos(t0), r0 * sin(t0), r1 * cos(t1), r1 * sin(t1)};
-        uint64_t base = b * 4;
-        for (uint32_t j = 0; j < 4 && base + j < n; j++)
-            out[base + j] = (float)(dmean + dstd * z[j]);
+        for (uint32_t h = 0; h < 2 && b * 4 + 2 * h < n; h++) {
+            float z[2];
+            mxk_philox_normal2(x, h, mean, std, z);
+            out[b * 4 + 2 * h] = z[0];
+            if (b * 4 + 2 * h + 1 < n)
+                out[b * 4 + 2 * h + 1] = z[1];
+        }
     }
     res_advance(rng, nblocks);
 }

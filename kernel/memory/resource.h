@@ -13,8 +13,8 @@
  * (the old buffer goes back to the storage pool, after synchronising a non-CPU device).
  *
  * Random streams are Philox-4x32-10 (abi/mxk_philox.h): the key of device
- * (type t, id d) after mxk_random_seed(s) is s * 127 + d + (t == GPU ? 1 << 20 : 0),
- * modulo 2^64; the seed is 0 until the first mxki_resource_seed (and again after
+ * (type t, id d) after mxk_random_seed(s) is s * 127 + d modulo 2^64 whatever the
+ * type (cpu(d) and gpu(d) draw alike); the seed is 0 until the first mxki_resource_seed (and again after
  * mxki_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
  * numbers depend only on the seed and the order of draws on the stream, never on thread
  * count. Each draw starts on a fresh block: drawing n then m numbers equals drawing
@@ -91,7 +91,8 @@ void mxki_resource_shutdown(void);
  *   X_b = mxk_philox4x32_10(mxk_philox_counter(C_lo, C_hi, b), K), b = 0 .. ceil(n/4)-1,
  * output i coming from block i / 4, word x_{i%4}; the unused words of the last block are
  * discarded and C advances by ceil(n/4). All arithmetic below is IEEE binary64 without
- * contraction (CUDA: use __dmul_rn/__dadd_rn or -fmad=false). NULL rng or out: no-op.
+ * contraction (mxk_philox.h's mxk_philox_uniform and mxk_philox_normal2 compute one
+ * element or pair, on the host and on a device). NULL rng or out: no-op.
  * Not thread-safe per stream (the slot's engine variable serialises its users).
  */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_math_cast.h"
 #include "mxk_sdk_half.h"
 
 /** Checks presence, device and ndim of a tensor of any dtype (see cb_tensor.h). */
@@ -200,14 +201,6 @@ double cbt_load(const void *p, int32_t dtype, uint64_t i) {
     }
 }
 
-/** Truncates toward zero and saturates to [lo, hi]; NaN gives 0. */
-static double cbt_sat(double v, double lo, double hi) {
-    if (isnan(v))
-        return 0.0;
-    v = trunc(v);
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
 /** Stores v by request (see cb_tensor.h). */
 void cbt_store(void *p, int32_t dtype, uint64_t i, double v, mxk_op_req req) {
     if (req == MXK_REQ_NULL)
@@ -225,17 +218,18 @@ void cbt_store(void *p, int32_t dtype, uint64_t i, double v, mxk_op_req req) {
         ((uint16_t *)p)[i] = mxk_sdk_f32_to_f16((float)v);
         break;
     case MXK_UINT8:
-        ((uint8_t *)p)[i] = (uint8_t)cbt_sat(v, 0, 255);
+        ((uint8_t *)p)[i] = (uint8_t)mxk_cast_saturate(v, 0, 255);
         break;
     case MXK_INT32:
-        ((int32_t *)p)[i] = (int32_t)cbt_sat(v, -2147483648.0, 2147483647.0);
+        ((int32_t *)p)[i] = (int32_t)mxk_cast_saturate(v, -2147483648.0, 2147483647.0);
         break;
     case MXK_INT8:
-        ((int8_t *)p)[i] = (int8_t)cbt_sat(v, -128, 127);
+        ((int8_t *)p)[i] = (int8_t)mxk_cast_saturate(v, -128, 127);
         break;
     case MXK_INT64:
         /* 2^63 is not representable: the largest double below it is the bound */
-        ((int64_t *)p)[i] = (int64_t)cbt_sat(v, -9223372036854775808.0, 9223372036854774784.0);
+        ((int64_t *)p)[i] =
+            (int64_t)mxk_cast_saturate(v, -9223372036854775808.0, 9223372036854774784.0);
         break;
     default:
         break;

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "cb_tensor.h"
+#include "mxk_index.h"
 
 /** Parsed attributes of argmax / argmax_channel (one_hot == 0) or one_hot. */
 typedef struct am_param {
@@ -149,11 +150,7 @@ static mxk_status am_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     for (uint64_t o = 0; o < outer; o++)
         for (uint64_t i = 0; i < inner; i++) {
             const float *row = x + o * k * inner + i;
-            uint64_t best = 0;
-            for (uint64_t j = 1; j < k && !isnan(row[best * inner]); j++)
-                if (row[j * inner] > row[best * inner] || isnan(row[j * inner]))
-                    best = j;
-            mxk_sdk_assign_f32(&y[o * inner + i], (float)best, req);
+            mxk_sdk_assign_f32(&y[o * inner + i], (float)mxk_idx_arg_best(row, k, inner, 0), req);
         }
     return MXK_OK;
 }

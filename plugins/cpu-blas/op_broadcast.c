@@ -11,7 +11,7 @@
  * elemwise_binary_broadcast_op_basic.cc / _extended.cc / _logic.cc, each
  * registered once under its MXNet name with MXNet's aliases (broadcast_plus,
  * broadcast_minus, _npi_maximum, ...). The element functions and their
- * derivatives are those of op_math_binary.h. Backward computes dl = dy * df/dl
+ * derivatives are those of plugins/common/mxk_math_binary.h. Backward computes dl = dy * df/dl
  * and dr = dy * df/dr and sums them over the broadcast axes
  * (ReduceAxesComputeImpl); comparisons have zero gradients. Backward reads
  * out_grad (+ both inputs except for add and sub; nothing for comparisons).
@@ -19,32 +19,33 @@
 #include <math.h>
 
 #include "cb_tensor.h"
-#include "op_math_binary.h"
+#include "mxk_math_binary.h"
 
 /** Static description of one operator; its parameter object. */
 typedef struct bc_info {
     const char *name;
-    int32_t code; /**< enum cbm_code */
+    int32_t code; /**< enum mxk_bin_code */
     const char *alias, *alias2, *alias3;
 } bc_info;
 
 /** The operators, in registration order. */
 static const bc_info bc_ops[] = {
-    {"broadcast_add", CBM_ADD, "broadcast_plus", "_sparse_broadcast_add", "_sparse_broadcast_plus"},
-    {"broadcast_sub", CBM_SUB, "broadcast_minus", "_sparse_broadcast_sub",
+    {"broadcast_add", MXK_BIN_ADD, "broadcast_plus", "_sparse_broadcast_add",
+     "_sparse_broadcast_plus"},
+    {"broadcast_sub", MXK_BIN_SUB, "broadcast_minus", "_sparse_broadcast_sub",
      "_sparse_broadcast_minus"},
-    {"broadcast_mul", CBM_MUL, "_sparse_broadcast_mul", NULL, NULL},
-    {"broadcast_div", CBM_DIV, "_sparse_broadcast_div", NULL, NULL},
-    {"broadcast_power", CBM_POW, NULL, NULL, NULL},
-    {"broadcast_maximum", CBM_MAX, "_npi_maximum", NULL, NULL},
-    {"broadcast_minimum", CBM_MIN, "_npi_minimum", NULL, NULL},
-    {"broadcast_hypot", CBM_HYPOT, NULL, NULL, NULL},
-    {"broadcast_equal", CBM_EQ, NULL, NULL, NULL},
-    {"broadcast_not_equal", CBM_NE, NULL, NULL, NULL},
-    {"broadcast_greater", CBM_GT, NULL, NULL, NULL},
-    {"broadcast_greater_equal", CBM_GE, NULL, NULL, NULL},
-    {"broadcast_lesser", CBM_LT, NULL, NULL, NULL},
-    {"broadcast_lesser_equal", CBM_LE, NULL, NULL, NULL},
+    {"broadcast_mul", MXK_BIN_MUL, "_sparse_broadcast_mul", NULL, NULL},
+    {"broadcast_div", MXK_BIN_DIV, "_sparse_broadcast_div", NULL, NULL},
+    {"broadcast_power", MXK_BIN_POW, NULL, NULL, NULL},
+    {"broadcast_maximum", MXK_BIN_MAX, "_npi_maximum", NULL, NULL},
+    {"broadcast_minimum", MXK_BIN_MIN, "_npi_minimum", NULL, NULL},
+    {"broadcast_hypot", MXK_BIN_HYPOT, NULL, NULL, NULL},
+    {"broadcast_equal", MXK_BIN_EQ, NULL, NULL, NULL},
+    {"broadcast_not_equal", MXK_BIN_NE, NULL, NULL, NULL},
+    {"broadcast_greater", MXK_BIN_GT, NULL, NULL, NULL},
+    {"broadcast_greater_equal", MXK_BIN_GE, NULL, NULL, NULL},
+    {"broadcast_lesser", MXK_BIN_LT, NULL, NULL, NULL},
+    {"broadcast_lesser_equal", MXK_BIN_LE, NULL, NULL, NULL},
 };
 static const char *const bc_args[] = {"lhs", "rhs", NULL};
 
@@ -99,7 +100,7 @@ static mxk_status bc_infer_shape(const void *param, mxk_shape *in, uint32_t num_
 
 /** Whether the gradients read lhs and rhs (all but add, sub and the comparisons). */
 static int bc_reads_inputs(int32_t code) {
-    return code != CBM_ADD && code != CBM_SUB && !cbm_is_compare(code);
+    return code != MXK_BIN_ADD && code != MXK_BIN_SUB && !mxk_bin_is_compare(code);
 }
 
 /** out_grad unless a comparison; both inputs as bc_reads_inputs. */
@@ -107,7 +108,7 @@ static void bc_backward_dependency(const void *param, uint32_t num_visible, uint
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const bc_info *p = param;
-    if (cbm_is_compare(p->code))
+    if (mxk_bin_is_compare(p->code))
         return;
     need_out_grad[0] = 1;
     if (bc_reads_inputs(p->code))
@@ -172,7 +173,7 @@ static mxk_status bc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     bc_walk w;
     bc_walk_init(&w, &yt->shape, &lt->shape, &rt->shape);
     for (uint64_t i = 0; i < n; i++, bc_walk_next(&w))
-        mxk_sdk_assign_f32(&y[i], cbm_f(p->code, l[w.lo], r[w.ro]), req);
+        mxk_sdk_assign_f32(&y[i], mxk_bin_f(p->code, l[w.lo], r[w.ro]), req);
     return MXK_OK;
 }
 
@@ -181,7 +182,7 @@ static mxk_status bc_backward(const mxk_op_ctx *ctx, const void *param, void *st
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const bc_info *p = param;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
-    if (cbm_is_compare(p->code)) {
+    if (mxk_bin_is_compare(p->code)) {
         MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[0], args->req[0], "lhs", err));
         return cbt_zero_grad(args->in_grad[1], args->req[1], "rhs", err);
     }
@@ -229,7 +230,7 @@ static mxk_status bc_backward(const mxk_op_ctx *ctx, const void *param, void *st
         bc_walk_init(&w, &dyt->shape, &pair[0], &pair[1]);
         for (uint64_t i = 0; i < n; i++, bc_walk_next(&w)) {
             float a = v[0] ? v[0][w.lo] : 0.0f, b = v[1] ? v[1][w.ro] : 0.0f;
-            g[k ? w.ro : w.lo] += dy[i] * cbm_df(p->code, k, a, b);
+            g[k ? w.ro : w.lo] += dy[i] * mxk_bin_df(p->code, k, a, b);
         }
     }
     return MXK_OK;

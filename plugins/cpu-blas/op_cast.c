@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_math_cast.h"
 
 /** Parsed attributes. */
 typedef struct cast_param {
@@ -70,17 +71,6 @@ static int64_t cast_load_int(const void *p, int32_t dt, uint64_t i) {
     }
 }
 
-/**
- * A float truncated toward zero as the x86-64 conversion to a `bits`-bit (32 or
- * 64) integer does: NaN or out of range gives the type's minimum.
- */
-static int64_t cast_float_to_int(double v, int bits) {
-    double lim = bits == 64 ? 9223372036854775808.0 : 2147483648.0;
-    if (!(v > -lim - 1.0 && v < lim)) /* NaN too */
-        return bits == 64 ? INT64_MIN : INT32_MIN;
-    return (int64_t)trunc(v);
-}
-
 /** Stores the integer w (=|+=) into element i of integer dtype dt, wrapping modulo 2^bits. */
 static void cast_store_int(void *p, int32_t dt, uint64_t i, int64_t w, mxk_op_req req) {
     uint64_t u = (uint64_t)w;
@@ -116,7 +106,7 @@ static void cast_convert(void *dst, int32_t dt, const void *src, int32_t st, uin
     int bits = dt == MXK_INT64 ? 64 : 32;
     for (uint64_t i = 0; i < n; i++) {
         int64_t w = cast_is_int(st) ? cast_load_int(src, st, i)
-                                    : cast_float_to_int(cbt_load(src, st, i), bits);
+                                    : mxk_cast_float_to_int(cbt_load(src, st, i), bits);
         cast_store_int(dst, dt, i, w, req);
     }
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_random.h"
 
 /** Floats drawn per random_uniform call (stack buffer). */
 #define CB_DO_CHUNK 1024
@@ -176,7 +177,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         float *u = ws;
         mxk_sdk_host()->random_uniform(rng, u, ns, 0.0f, 1.0f);
         for (size_t j = 0; j < ns; j++)
-            u[j] = (u[j] < keep ? 1.0f : 0.0f) * scale;
+            u[j] = mxk_random_dropout_mask(u[j], keep, scale);
         for (size_t i = 0; i < n; i++) {
             float mk = u[do_draw_index(ds, &s, (int64_t)i)];
             float xv = x[i];
@@ -192,7 +193,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         size_t c = n - i0 < CB_DO_CHUNK ? n - i0 : CB_DO_CHUNK;
         mxk_sdk_host()->random_uniform(rng, u, c, 0.0f, 1.0f);
         for (size_t j = 0; j < c; j++)
-            u[j] = (u[j] < keep ? 1.0f : 0.0f) * scale;
+            u[j] = mxk_random_dropout_mask(u[j], keep, scale);
         if (m != NULL)
             mxk_sdk_copy_f32(m + i0, u, c, req[1]);
         if (y != NULL) {

@@ -9,9 +9,9 @@
  * once under its MXNet name with MXNet's aliases (_plus / _add / _Plus for
  * elemwise_add, _Power for _power, _Equal for _equal, ...). Arguments lhs, rhs of
  * the same shape; output `output` of that shape; the element functions are those
- * of op_math_binary.h (comparisons give 1 or 0). Gradients: add (dy, dy), sub
+ * of plugins/common/mxk_math_binary.h (comparisons give 1 or 0). Gradients: add (dy, dy), sub
  * (dy, -dy), mul (dy*rhs, dy*lhs), div (dy/rhs, -dy*lhs/rhs^2), power, maximum,
- * minimum, hypot as cbm_df; comparisons zero. add and sub read only out_grad,
+ * minimum, hypot as mxk_bin_df; comparisons zero. add and sub read only out_grad,
  * comparisons nothing, the others out_grad, lhs and rhs. _grad_add is
  * elemwise_add under the name MXNet's gradient aggregation uses (upstream
  * registers no gradient for it; mxk differentiates it as elemwise_add). Forward
@@ -20,12 +20,12 @@
  */
 #include "cb_loops.h"
 #include "cb_tensor.h"
-#include "op_math_binary.h"
+#include "mxk_math_binary.h"
 
 /** Static description of one operator; its parameter object. */
 typedef struct ew_info {
     const char *name;
-    int32_t code; /**< enum cbm_code */
+    int32_t code; /**< enum mxk_bin_code */
     const char *const *aliases;
     const char *doc;
 } ew_info;
@@ -50,21 +50,21 @@ EW_ALIAS(ew_le_aliases, "_Lesser_Equal")
 
 /** The operators, in registration order. */
 static const ew_info ew_ops[] = {
-    {"elemwise_add", CBM_ADD, ew_add_aliases, "Element-wise sum: lhs + rhs."},
-    {"elemwise_sub", CBM_SUB, ew_sub_aliases, "Element-wise difference: lhs - rhs."},
-    {"elemwise_mul", CBM_MUL, ew_mul_aliases, "Element-wise product: lhs * rhs."},
-    {"elemwise_div", CBM_DIV, ew_div_aliases, "Element-wise quotient: lhs / rhs."},
-    {"_grad_add", CBM_ADD, NULL, "Element-wise sum of gradients: lhs + rhs."},
-    {"_power", CBM_POW, ew_pow_aliases, "Element-wise power: lhs ^ rhs."},
-    {"_maximum", CBM_MAX, ew_max_aliases, "Element-wise maximum of lhs and rhs."},
-    {"_minimum", CBM_MIN, ew_min_aliases, "Element-wise minimum of lhs and rhs."},
-    {"_hypot", CBM_HYPOT, ew_hypot_aliases, "Element-wise sqrt(lhs^2 + rhs^2)."},
-    {"_equal", CBM_EQ, ew_eq_aliases, "1 where lhs == rhs, else 0."},
-    {"_not_equal", CBM_NE, ew_ne_aliases, "1 where lhs != rhs, else 0."},
-    {"_greater", CBM_GT, ew_gt_aliases, "1 where lhs > rhs, else 0."},
-    {"_greater_equal", CBM_GE, ew_ge_aliases, "1 where lhs >= rhs, else 0."},
-    {"_lesser", CBM_LT, ew_lt_aliases, "1 where lhs < rhs, else 0."},
-    {"_lesser_equal", CBM_LE, ew_le_aliases, "1 where lhs <= rhs, else 0."},
+    {"elemwise_add", MXK_BIN_ADD, ew_add_aliases, "Element-wise sum: lhs + rhs."},
+    {"elemwise_sub", MXK_BIN_SUB, ew_sub_aliases, "Element-wise difference: lhs - rhs."},
+    {"elemwise_mul", MXK_BIN_MUL, ew_mul_aliases, "Element-wise product: lhs * rhs."},
+    {"elemwise_div", MXK_BIN_DIV, ew_div_aliases, "Element-wise quotient: lhs / rhs."},
+    {"_grad_add", MXK_BIN_ADD, NULL, "Element-wise sum of gradients: lhs + rhs."},
+    {"_power", MXK_BIN_POW, ew_pow_aliases, "Element-wise power: lhs ^ rhs."},
+    {"_maximum", MXK_BIN_MAX, ew_max_aliases, "Element-wise maximum of lhs and rhs."},
+    {"_minimum", MXK_BIN_MIN, ew_min_aliases, "Element-wise minimum of lhs and rhs."},
+    {"_hypot", MXK_BIN_HYPOT, ew_hypot_aliases, "Element-wise sqrt(lhs^2 + rhs^2)."},
+    {"_equal", MXK_BIN_EQ, ew_eq_aliases, "1 where lhs == rhs, else 0."},
+    {"_not_equal", MXK_BIN_NE, ew_ne_aliases, "1 where lhs != rhs, else 0."},
+    {"_greater", MXK_BIN_GT, ew_gt_aliases, "1 where lhs > rhs, else 0."},
+    {"_greater_equal", MXK_BIN_GE, ew_ge_aliases, "1 where lhs >= rhs, else 0."},
+    {"_lesser", MXK_BIN_LT, ew_lt_aliases, "1 where lhs < rhs, else 0."},
+    {"_lesser_equal", MXK_BIN_LE, ew_le_aliases, "1 where lhs <= rhs, else 0."},
 };
 #define EW_NUM ((int)MXK_SDK_COUNTOF(ew_ops))
 
@@ -116,7 +116,7 @@ static mxk_status ew_infer_type(const void *param, int32_t *in, uint32_t num_in,
 
 /** Whether the gradients read lhs and rhs (all but add, sub and the comparisons). */
 static int ew_reads_inputs(int32_t code) {
-    return code != CBM_ADD && code != CBM_SUB && !cbm_is_compare(code);
+    return code != MXK_BIN_ADD && code != MXK_BIN_SUB && !mxk_bin_is_compare(code);
 }
 
 /** out_grad unless a comparison; lhs and rhs as ew_reads_inputs. */
@@ -124,7 +124,7 @@ static void ew_backward_dependency(const void *param, uint32_t num_visible, uint
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const ew_info *p = param;
-    if (cbm_is_compare(p->code))
+    if (mxk_bin_is_compare(p->code))
         return;
     need_out_grad[0] = 1;
     if (ew_reads_inputs(p->code)) {
@@ -145,10 +145,11 @@ static uint32_t ew_forward_inplace(const void *param, mxk_inplace_pair *pairs, u
 static uint32_t ew_backward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
     const ew_info *p = param;
     uint32_t n = 0;
-    if (cbm_is_compare(p->code))
+    if (mxk_bin_is_compare(p->code))
         return 0;
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0, p->code == CBM_ADD || p->code == CBM_SUB);
-    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 1, p->code == CBM_ADD);
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0,
+                        p->code == MXK_BIN_ADD || p->code == MXK_BIN_SUB);
+    mxk_sdk_inplace_add(pairs, capacity, &n, 0, 1, p->code == MXK_BIN_ADD);
     return n;
 }
 
@@ -161,7 +162,7 @@ CB_DEFINE_BINARY(ew_div, a / b)
 static void ew_generic(int32_t code, float *o, const float *a, const float *b, size_t n,
                        mxk_op_req req) {
     for (size_t i = 0; i < n; i++)
-        mxk_sdk_assign_f32(&o[i], cbm_f(code, a[i], b[i]), req);
+        mxk_sdk_assign_f32(&o[i], mxk_bin_f(code, a[i], b[i]), req);
 }
 
 /** out = lhs op rhs by the request (out may be lhs or rhs). */
@@ -173,9 +174,11 @@ static mxk_status ew_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     float *o = cb_f32(args->out_data[0]);
     size_t n = (size_t)mxk_sdk_shape_count(&args->in_data[0]->shape);
     mxk_op_req req = args->req[0];
-    static const cb_binary_fn fns[] = {
-        [CBM_ADD] = ew_add, [CBM_SUB] = ew_sub, [CBM_MUL] = ew_mul, [CBM_DIV] = ew_div};
-    if (p->code <= CBM_DIV)
+    static const cb_binary_fn fns[] = {[MXK_BIN_ADD] = ew_add,
+                                       [MXK_BIN_SUB] = ew_sub,
+                                       [MXK_BIN_MUL] = ew_mul,
+                                       [MXK_BIN_DIV] = ew_div};
+    if (p->code <= MXK_BIN_DIV)
         cb_binary_parallel(ctx, fns[p->code], o, a, b, 0.0f, n, req);
     else if (req != MXK_REQ_NULL)
         ew_generic(p->code, o, a, b, n, req);
@@ -214,16 +217,16 @@ static void ew_div_rgrad(float *o, const float *dy, const float *l, const float 
 static void ew_grad(int32_t code, int which, float *g, const float *dy, const float *l,
                     const float *r, size_t n, mxk_op_req req) {
     switch (code) {
-    case CBM_ADD:
+    case MXK_BIN_ADD:
         mxk_sdk_copy_f32(g, dy, n, req);
         break;
-    case CBM_SUB:
+    case MXK_BIN_SUB:
         mxk_sdk_scale_f32(g, dy, which == 0 ? 1.0f : -1.0f, n, req);
         break;
-    case CBM_MUL:
+    case MXK_BIN_MUL:
         ew_mul(g, dy, which == 0 ? r : l, 0.0f, n, req);
         break;
-    case CBM_DIV:
+    case MXK_BIN_DIV:
         if (which == 0)
             ew_div(g, dy, r, 0.0f, n, req);
         else
@@ -231,7 +234,7 @@ static void ew_grad(int32_t code, int which, float *g, const float *dy, const fl
         break;
     default:
         for (size_t i = 0; i < n; i++)
-            mxk_sdk_assign_f32(&g[i], dy[i] * cbm_df(code, which, l[i], r[i]), req);
+            mxk_sdk_assign_f32(&g[i], dy[i] * mxk_bin_df(code, which, l[i], r[i]), req);
         break;
     }
 }
@@ -242,7 +245,7 @@ static mxk_status ew_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const ew_info *p = param;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 2, 1, 1, err));
     const mxk_op_req *req = args->req;
-    if (cbm_is_compare(p->code)) {
+    if (mxk_bin_is_compare(p->code)) {
         MXK_SDK_CHECK(cbt_zero_grad(args->in_grad[0], req[0], "lhs", err));
         return cbt_zero_grad(args->in_grad[1], req[1], "rhs", err);
     }

@@ -11,7 +11,7 @@
  * argument `data`, output `output` of its shape, attributes `scalar` (real,
  * default 1) and `is_int` (bool, default True; MXNet 1.9.1 uses it for integer
  * dtypes only, so float32 kernels accept and ignore it). y = f(x, s), or f(s, x)
- * for the r-forms, with the element functions of op_math_binary.h; smooth_l1 with
+ * for the r-forms, with the element functions of plugins/common/mxk_math_binary.h; smooth_l1 with
  * sigma = s: 0.5 (s x)^2 for |x| <= 1/s^2, else |x| - 0.5/s^2 (mshadow_op.h
  * smooth_l1_loss). Gradients dy f'(.): plus, minus, rminus, mul, div read only
  * dy; _rpower_scalar reads the output (dy y log s); comparisons are zero and read
@@ -20,15 +20,12 @@
  */
 #include "cb_loops.h"
 #include "cb_tensor.h"
-#include "op_math_binary.h"
-
-/** Function code of smooth_l1 (after the cbm_code values). */
-#define SC_SMOOTH_L1 100
+#include "mxk_math_binary.h"
 
 /** Static description of one operator. */
 typedef struct sc_info {
     const char *name;
-    int32_t code; /**< enum cbm_code, or SC_SMOOTH_L1 */
+    int32_t code; /**< enum mxk_bin_code, or MXK_BIN_SMOOTH_L1 */
     int32_t swap; /**< 1: y = f(scalar, x) */
     int32_t dep;  /**< what backward reads: 0 dy only, 1 dy and x, 2 dy and y, 3 nothing */
     const char *alias, *alias2;
@@ -36,24 +33,24 @@ typedef struct sc_info {
 
 /** The operators, in registration order. */
 static const sc_info sc_ops[] = {
-    {"_plus_scalar", CBM_ADD, 0, 0, "_PlusScalar", NULL},
-    {"_minus_scalar", CBM_SUB, 0, 0, "_MinusScalar", NULL},
-    {"_rminus_scalar", CBM_SUB, 1, 0, "_RMinusScalar", NULL},
-    {"_mul_scalar", CBM_MUL, 0, 0, "_MulScalar", NULL},
-    {"_div_scalar", CBM_DIV, 0, 0, "_DivScalar", NULL},
-    {"_rdiv_scalar", CBM_DIV, 1, 1, "_RDivScalar", NULL},
-    {"_power_scalar", CBM_POW, 0, 1, "_PowerScalar", NULL},
-    {"_rpower_scalar", CBM_POW, 1, 2, "_RPowerScalar", NULL},
-    {"_maximum_scalar", CBM_MAX, 0, 1, "_MaximumScalar", "_npi_maximum_scalar"},
-    {"_minimum_scalar", CBM_MIN, 0, 1, "_MinimumScalar", "_npi_minimum_scalar"},
-    {"_hypot_scalar", CBM_HYPOT, 0, 1, "_HypotScalar", "_npi_hypot_scalar"},
-    {"_equal_scalar", CBM_EQ, 0, 3, "_EqualScalar", NULL},
-    {"_not_equal_scalar", CBM_NE, 0, 3, "_NotEqualScalar", NULL},
-    {"_greater_scalar", CBM_GT, 0, 3, "_GreaterScalar", NULL},
-    {"_greater_equal_scalar", CBM_GE, 0, 3, "_GreaterEqualScalar", NULL},
-    {"_lesser_scalar", CBM_LT, 0, 3, "_LesserScalar", NULL},
-    {"_lesser_equal_scalar", CBM_LE, 0, 3, "_LesserEqualScalar", NULL},
-    {"smooth_l1", SC_SMOOTH_L1, 0, 1, "_npx_smooth_l1", NULL},
+    {"_plus_scalar", MXK_BIN_ADD, 0, 0, "_PlusScalar", NULL},
+    {"_minus_scalar", MXK_BIN_SUB, 0, 0, "_MinusScalar", NULL},
+    {"_rminus_scalar", MXK_BIN_SUB, 1, 0, "_RMinusScalar", NULL},
+    {"_mul_scalar", MXK_BIN_MUL, 0, 0, "_MulScalar", NULL},
+    {"_div_scalar", MXK_BIN_DIV, 0, 0, "_DivScalar", NULL},
+    {"_rdiv_scalar", MXK_BIN_DIV, 1, 1, "_RDivScalar", NULL},
+    {"_power_scalar", MXK_BIN_POW, 0, 1, "_PowerScalar", NULL},
+    {"_rpower_scalar", MXK_BIN_POW, 1, 2, "_RPowerScalar", NULL},
+    {"_maximum_scalar", MXK_BIN_MAX, 0, 1, "_MaximumScalar", "_npi_maximum_scalar"},
+    {"_minimum_scalar", MXK_BIN_MIN, 0, 1, "_MinimumScalar", "_npi_minimum_scalar"},
+    {"_hypot_scalar", MXK_BIN_HYPOT, 0, 1, "_HypotScalar", "_npi_hypot_scalar"},
+    {"_equal_scalar", MXK_BIN_EQ, 0, 3, "_EqualScalar", NULL},
+    {"_not_equal_scalar", MXK_BIN_NE, 0, 3, "_NotEqualScalar", NULL},
+    {"_greater_scalar", MXK_BIN_GT, 0, 3, "_GreaterScalar", NULL},
+    {"_greater_equal_scalar", MXK_BIN_GE, 0, 3, "_GreaterEqualScalar", NULL},
+    {"_lesser_scalar", MXK_BIN_LT, 0, 3, "_LesserScalar", NULL},
+    {"_lesser_equal_scalar", MXK_BIN_LE, 0, 3, "_LesserEqualScalar", NULL},
+    {"smooth_l1", MXK_BIN_SMOOTH_L1, 0, 1, "_npx_smooth_l1", NULL},
 };
 
 /** Parsed parameters of a scalar operator. */
@@ -140,7 +137,7 @@ static uint32_t sc_backward_inplace(const void *param, mxk_inplace_pair *pairs, 
     uint32_t n = 0;
     if (op->dep != 3)
         mxk_sdk_inplace_add(pairs, capacity, &n, 0, 0,
-                            !op->swap && (op->code == CBM_ADD || op->code == CBM_SUB));
+                            !op->swap && (op->code == MXK_BIN_ADD || op->code == MXK_BIN_SUB));
     return n;
 }
 
@@ -150,38 +147,6 @@ CB_DEFINE_UNARY(sc_rminus, s - x)
 CB_DEFINE_UNARY(sc_mul, (x) * (s))
 CB_DEFINE_UNARY(sc_div, x / s)
 CB_DEFINE_UNARY(sc_rdiv, s / x)
-
-/** smooth_l1 of x with sigma s (mshadow_op.h smooth_l1_loss). */
-static inline float sc_smooth_l1(float x, float s) {
-    float bsq = s * s, ibsq = 1.0f / bsq;
-    if (x > ibsq)
-        return x - 0.5f * ibsq;
-    if (x < -ibsq)
-        return -x - 0.5f * ibsq;
-    return 0.5f * x * x * bsq;
-}
-
-/** Its derivative (smooth_l1_gradient). */
-static inline float sc_smooth_l1_grad(float x, float s) {
-    float bsq = s * s, ibsq = 1.0f / bsq;
-    return x > ibsq ? 1.0f : (x < -ibsq ? -1.0f : bsq * x);
-}
-
-/** y = f(x, s) of the operator. */
-static inline float sc_f(const sc_info *op, float x, float s) {
-    if (op->code == SC_SMOOTH_L1)
-        return sc_smooth_l1(x, s);
-    return op->swap ? cbm_f(op->code, s, x) : cbm_f(op->code, x, s);
-}
-
-/** dy/dx at x (y: the output, read by _rpower_scalar). */
-static inline float sc_df(const sc_info *op, float x, float y, float s) {
-    if (op->code == SC_SMOOTH_L1)
-        return sc_smooth_l1_grad(x, s);
-    if (op->code == CBM_POW && op->swap)
-        return y * logf(s);
-    return op->swap ? cbm_df(op->code, 1, s, x) : cbm_df(op->code, 0, x, s);
-}
 
 /** y = f(x, s) by the request (in place when output == data). */
 static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *state,
@@ -195,13 +160,13 @@ static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     float s = p->scalar;
     cb_unary_fn fn = NULL;
-    if (op->code == CBM_ADD)
+    if (op->code == MXK_BIN_ADD)
         fn = sc_plus;
-    else if (op->code == CBM_SUB)
+    else if (op->code == MXK_BIN_SUB)
         fn = op->swap ? sc_rminus : sc_minus;
-    else if (op->code == CBM_MUL)
+    else if (op->code == MXK_BIN_MUL)
         fn = sc_mul;
-    else if (op->code == CBM_DIV)
+    else if (op->code == MXK_BIN_DIV)
         fn = op->swap ? sc_rdiv : sc_div;
     if (fn != NULL) {
         cb_unary_parallel(ctx, fn, y, x, s, n, req);
@@ -209,7 +174,7 @@ static mxk_status sc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     }
     if (req != MXK_REQ_NULL)
         for (size_t i = 0; i < n; i++) /* reads element i before writing it */
-            mxk_sdk_assign_f32(&y[i], sc_f(op, x[i], s), req);
+            mxk_sdk_assign_f32(&y[i], mxk_scalar_f(op->code, op->swap, x[i], s), req);
     return MXK_OK;
 }
 
@@ -232,10 +197,11 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     size_t n = (size_t)mxk_sdk_shape_count(&dyt->shape);
     float s = p->scalar;
     if (op->dep == 0) { /* plus, minus, rminus, mul: dy times a constant; div: dy / s */
-        if (op->code == CBM_DIV)
+        if (op->code == MXK_BIN_DIV)
             sc_div(dx, dy, s, n, req);
         else
-            mxk_sdk_scale_f32(dx, dy, op->code == CBM_MUL ? s : (op->swap ? -1.0f : 1.0f), n, req);
+            mxk_sdk_scale_f32(dx, dy, op->code == MXK_BIN_MUL ? s : (op->swap ? -1.0f : 1.0f), n,
+                              req);
         return MXK_OK;
     }
     const mxk_tensor *rt = op->dep == 1 ? args->in_data[0] : args->out_data[0];
@@ -245,7 +211,9 @@ static mxk_status sc_backward(const mxk_op_ctx *ctx, const void *param, void *st
                              op->dep == 1 ? "data" : "output");
     const float *r = cb_f32(rt);
     for (size_t i = 0; i < n; i++) /* reads element i before writing it */
-        mxk_sdk_assign_f32(&dx[i], dy[i] * sc_df(op, op->dep == 1 ? r[i] : 0.0f, r[i], s), req);
+        mxk_sdk_assign_f32(
+            &dx[i], dy[i] * mxk_scalar_df(op->code, op->swap, op->dep == 1 ? r[i] : 0.0f, r[i], s),
+            req);
     return MXK_OK;
 }
 

@@ -12,9 +12,9 @@
  * layer doesn't support calculate data gradient"). Alias _npx_embedding.
  * dtype other than float32 is declined by the kernel (supports).
  */
-#include <math.h>
 
 #include "cb_tensor.h"
+#include "mxk_index.h"
 
 /** Parsed attributes. */
 typedef struct emb_param {
@@ -84,13 +84,9 @@ static void emb_backward_dependency(const void *param, uint32_t num_visible, uin
     need_in_data[0] = 1;
 }
 
-/** The weight row of index value v: truncated, clipped into [0, rows). */
+/** The weight row of index value v: truncated, clipped into [0, rows) (take's clip mode). */
 static int64_t emb_row(float v, int64_t rows) {
-    if (!(v > 0.0f)) /* negative, zero and NaN */
-        return 0;
-    if ((double)v >= (double)rows)
-        return rows - 1;
-    return (int64_t)v;
+    return mxk_idx_pos((double)v, rows, MXK_IDX_CLIP);
 }
 
 /** y[i, :] (=|+=) weight[row(data[i]), :]. */

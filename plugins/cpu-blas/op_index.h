@@ -1,48 +1,16 @@
 /*
  * cpu-blas plugin: declarations shared by the index group's files (op_index_*.c,
- * registered from ops_index.c): MXNet's optional-integer attributes, index
- * conversion by mode, the start of a backward, and the per-file registration functions.
- *
- * Optional integers (dmlc::optional<int>, e.g. slice_axis `end`, topk `axis`) and
- * tuples of them (slice `begin`/`end`/`step`, "(0,None,-1)") are declared as
- * MXK_ATTR_STRING attributes and parsed here, "None" meaning absent, as MXNet's
- * parameter parser reads them (dmlc-core include/dmlc/optional.h).
+ * registered from ops_index.c): the start of a backward and the per-file
+ * registration functions. MXNet's optional-integer attributes (mxk_idx_attr_opt_int,
+ * mxk_idx_attr_opt_tuple) and index conversion by mode (mxk_idx_pos) come from
+ * plugins/common (mxk_index_attr.h, mxk_index.h), shared with the cuda plugin.
  */
 #ifndef MXK_CB_OP_INDEX_H
 #define MXK_CB_OP_INDEX_H
 
 #include "cb_tensor.h"
-
-/** Out-of-range index policy (MXNet take_::kRaise/kWrap/kClip, src/operator/tensor/indexing_op.h).
- */
-typedef enum cb_idx_mode { CB_IDX_RAISE = 0, CB_IDX_WRAP = 1, CB_IDX_CLIP = 2 } cb_idx_mode;
-
-/**
- * Reads the optional integer attribute `key`: absent or "None" gives *has = 0;
- * otherwise *has = 1 and *value. Error: MXK_ERR_INVALID_ARGUMENT "attribute 'end':
- * expected an integer or None, got 'x'". Thread-safe.
- */
-mxk_status cb_idx_attr_opt_int(const mxk_attrs *attrs, const char *key, int32_t *has,
-                               int64_t *value, mxk_error_sink *err);
-
-/**
- * Reads the tuple attribute `key` of optional integers ("(1,None,-2)", "[0]", "()",
- * "3") into values[0..*n) with has[i] = 0 for "None" entries; absent gives *n = 0.
- * At most MXK_MAX_NDIM entries. Errors (MXK_ERR_INVALID_ARGUMENT): "attribute
- * 'begin': expected a tuple of integers or None, got 'x'"; "attribute 'begin': more
- * than 8 entries (Slicing axis exceeds data dimensions)". Thread-safe.
- */
-mxk_status cb_idx_attr_opt_tuple(const mxk_attrs *attrs, const char *key, int32_t *n,
-                                 int64_t *values, uint8_t *has, mxk_error_sink *err);
-
-/**
- * The element an index value `v` addresses along an axis of `size` (> 0) elements,
- * as MXNet's take/pick kernels compute it: truncated toward zero, then clipped to
- * [0, size) (CB_IDX_CLIP) or wrapped modulo size (CB_IDX_WRAP, CB_IDX_RAISE after the
- * caller's range check). NaN counts as 0 and huge values saturate, so the result is
- * always in [0, size). Thread-safe.
- */
-int64_t cb_idx_pos(double v, int64_t size, cb_idx_mode mode);
+#include "mxk_index.h"
+#include "mxk_index_attr.h"
 
 /**
  * Common start of the backward of an operator with one data argument (gradient by

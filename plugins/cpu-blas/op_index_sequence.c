@@ -129,10 +129,9 @@ typedef struct sq_view {
     const mxk_tensor *len; /**< NULL: full lengths */
 } sq_view;
 
-/** Row offset (in elements) of step s of batch element b. */
+/** Row offset (in elements) of step s of batch element b (mxk_idx_seq_row). */
 static uint64_t sq_row(const sq_param *p, const sq_view *v, int64_t s, int64_t b) {
-    int64_t r = p->axis ? b * v->seq + s : s * v->batch + b;
-    return (uint64_t)(r * v->rest);
+    return mxk_idx_seq_row((int32_t)p->axis, v->seq, v->batch, v->rest, s, b);
 }
 
 /** The view of data shape `d` and the checked lengths (NULL when not used). */
@@ -160,12 +159,11 @@ static mxk_status sq_view_of(const sq_param *p, const mxk_shape *d, const mxk_te
     return MXK_OK;
 }
 
-/** Length of batch element b (clipped to the sequence). */
+/** Length of batch element b (checked by sq_view_of; clipped to the sequence). */
 static int64_t sq_len(const sq_view *v, int64_t b) {
     if (v->len == NULL)
         return v->seq;
-    double l = trunc(cbt_load(v->len->data, v->len->dtype, (uint64_t)b));
-    return l > (double)v->seq ? v->seq : (int64_t)l;
+    return mxk_idx_seq_len(cbt_load(v->len->data, v->len->dtype, (uint64_t)b), v->seq, 0);
 }
 
 /**

@@ -70,9 +70,9 @@ static const mxk_attr_def sll_attrs[] = {
 /** parse_param of slice: the three tuples; their lengths must agree. */
 static mxk_status sl_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     sl_param p = {.kind = SL_SLICE};
-    MXK_SDK_CHECK(cb_idx_attr_opt_tuple(attrs, "begin", &p.nb, p.begin, p.has_begin, err));
-    MXK_SDK_CHECK(cb_idx_attr_opt_tuple(attrs, "end", &p.ne, p.end, p.has_end, err));
-    MXK_SDK_CHECK(cb_idx_attr_opt_tuple(attrs, "step", &p.ns, p.step, p.has_step, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_tuple(attrs, "begin", &p.nb, p.begin, p.has_begin, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_tuple(attrs, "end", &p.ne, p.end, p.has_end, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_tuple(attrs, "step", &p.ns, p.step, p.has_step, err));
     if (p.nb != p.ne)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "begin and end must have the same length (%d and %d)", (int)p.nb,
@@ -94,7 +94,7 @@ static mxk_status sla_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     int32_t has_end;
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "begin", &p.begin[0], err));
-    MXK_SDK_CHECK(cb_idx_attr_opt_int(attrs, "end", &has_end, &p.end[0], err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_int(attrs, "end", &has_end, &p.end[0], err));
     p.has_begin[0] = 1;
     p.has_end[0] = (uint8_t)has_end;
     return cbt_param_new(&p, sizeof p, out, err);
@@ -121,33 +121,13 @@ static const char *sl_opt_str(int has, int64_t v, char *buf, size_t len) {
 }
 
 /**
- * slice on axis i of size len > 0 (GetIndexRange + SetSliceOpOutputDimSize): start
- * and step into r, the output size into r->out.dims[i] (0 when empty).
+ * slice on axis i of size len > 0 (mxk_idx_slice_range): start and step into r,
+ * the output size into r->out.dims[i] (0 when empty).
  */
 static void sl_axis_range(const sl_param *p, int32_t i, int64_t len, sl_range *r) {
-    int64_t s = i < p->ns && p->has_step[i] ? p->step[i] : 1;
-    int64_t b = p->has_begin[i] ? p->begin[i] : (s < 0 ? len - 1 : 0);
-    int64_t e = p->has_end[i] ? p->end[i] : (s < 0 ? -1 : len);
-    /* a step of len or more selects one element either way: clamped, steps times
-     * strides cannot overflow */
-    s = s > len ? len : (s < -len ? -len : s);
-    if (b < 0)
-        b += len;
-    if (e < 0 && p->has_end[i])
-        e += len;
-    if (b < 0 && s > 0)
-        b = 0;
-    if (b > len - 1 && s < 0)
-        b = len - 1;
-    if (b < 0 || b > len - 1)
-        b = -1;
-    e = e < -1 ? -1 : (e > len ? len : e);
-    int64_t n = 0;
-    if (e != b && b >= 0)
-        n = s > 0 ? (e > b ? (e - b - 1) / s + 1 : 0) : (e < b ? (b - e - 1) / (-s) + 1 : 0);
-    r->begin[i] = b;
-    r->step[i] = s;
-    r->out.dims[i] = n;
+    r->out.dims[i] = mxk_idx_slice_range(p->has_begin[i], p->begin[i], p->has_end[i], p->end[i],
+                                         i < p->ns && p->has_step[i], p->step[i], len, &r->begin[i],
+                                         &r->step[i]);
 }
 
 /** slice_axis (GetSliceAxisParams), for a known axis size. */

@@ -19,7 +19,6 @@
  * std::sort leaves the order of ties unspecified. An index dtype that cannot
  * represent every position is refused, as MXNet.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +92,7 @@ static mxk_status so_attr_dtype(const mxk_attrs *attrs, so_param *p, mxk_error_s
 static mxk_status so_parse_kind(const mxk_attrs *attrs, so_kind kind, void **out,
                                 mxk_error_sink *err) {
     so_param p = {.kind = kind, .dtype = MXK_FLOAT32, .ret = SO_VALUE};
-    MXK_SDK_CHECK(cb_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
     if (kind == SO_ARGMIN) {
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
         return cbt_param_new(&p, sizeof p, out, err);
@@ -237,26 +236,20 @@ typedef struct so_item {
     int64_t i;
 } so_item;
 
-/** Ascending by value (NaN last), ties by position. */
+/** Ascending by value (NaN last), ties by position (mxk_idx_sort_before). */
 static int so_cmp_asc(const void *a, const void *b) {
     const so_item *x = a, *y = b;
-    int xn = isnan(x->v), yn = isnan(y->v);
-    if (xn != yn)
-        return xn - yn;
-    if (!xn && x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    return mxk_idx_sort_before(x->v, x->i, y->v, y->i, 1)   ? -1
+           : mxk_idx_sort_before(y->v, y->i, x->v, x->i, 1) ? 1
+                                                            : 0;
 }
 
-/** Descending by value (NaN first), ties by position. */
+/** Descending by value (NaN first), ties by position (mxk_idx_sort_before). */
 static int so_cmp_desc(const void *a, const void *b) {
     const so_item *x = a, *y = b;
-    int xn = isnan(x->v), yn = isnan(y->v);
-    if (xn != yn)
-        return yn - xn;
-    if (!xn && x->v != y->v)
-        return x->v > y->v ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    return mxk_idx_sort_before(x->v, x->i, y->v, y->i, 0)   ? -1
+           : mxk_idx_sort_before(y->v, y->i, x->v, x->i, 0) ? 1
+                                                            : 0;
 }
 
 /** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
@@ -292,15 +285,6 @@ static mxk_status so_view_of(const so_param *p, const mxk_shape *s, so_view *v,
     }
     v->k = so_k(p, v->n);
     return MXK_OK;
-}
-
-/** argmin of one row (first minimum; the first NaN wins). */
-static int64_t so_argmin_row(const float *x, uint64_t n, uint64_t stride) {
-    uint64_t best = 0;
-    for (uint64_t j = 1; j < n && !isnan(x[best * stride]); j++)
-        if (x[j * stride] < x[best * stride] || isnan(x[j * stride]))
-            best = j;
-    return (int64_t)best;
 }
 
 /** Writes one sorted row's outputs (values, indices, or mask) by request. */
@@ -343,7 +327,7 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         for (uint64_t o = 0; o < v.outer; o++)
             for (uint64_t in = 0; in < v.inner; in++)
                 cbt_store(args->out_data[0]->data, args->out_data[0]->dtype, o * v.inner + in,
-                          (double)so_argmin_row(x + o * v.n * v.inner + in, v.n, v.inner),
+                          (double)mxk_idx_arg_best(x + o * v.n * v.inner + in, v.n, v.inner, 1),
                           args->req[0]);
         return MXK_OK;
     }

@@ -37,7 +37,7 @@ typedef struct tk_param {
     int32_t has_axis; /**< pick: axis not None */
     int64_t axis;
     int32_t keepdims;
-    cb_idx_mode mode;
+    mxk_idx_mode mode;
     mxk_shape shape; /**< scatter_nd: output shape */
 } tk_param;
 
@@ -77,7 +77,7 @@ static mxk_status take_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
     int32_t mode = 0;
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "raise|wrap|clip", &mode, err));
-    p.mode = (cb_idx_mode)mode;
+    p.mode = (mxk_idx_mode)mode;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -85,10 +85,10 @@ static mxk_status take_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
 static mxk_status pick_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     tk_param p = {.kind = TK_PICK};
     int32_t mode = 0;
-    MXK_SDK_CHECK(cb_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
+    MXK_SDK_CHECK(mxk_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "wrap|clip", &mode, err));
-    p.mode = mode == 0 ? CB_IDX_WRAP : CB_IDX_CLIP;
+    p.mode = mode == 0 ? MXK_IDX_WRAP : MXK_IDX_CLIP;
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -304,13 +304,13 @@ static mxk_status nd_check_bounds(const tk_geom *g, const mxk_tensor *it, mxk_er
 
 /**
  * Element offset in the big tensor of index tuple i (bounds checked before): each
- * index v addresses (int)(v + size) % size, as MXNet's gather_nd kernel.
+ * index v addresses (int)(v + size) % size, as MXNet's gather_nd kernel (mxk_idx_nd_pos).
  */
 static uint64_t nd_offset(const tk_geom *g, const mxk_tensor *it, uint64_t i) {
     uint64_t off = 0;
     for (int64_t j = 0; j < g->m; j++) {
         double v = cbt_load(it->data, it->dtype, (uint64_t)j * g->n + i);
-        off += (uint64_t)(g->strides[j] * ((int64_t)(v + (double)g->dims[j]) % g->dims[j]));
+        off += (uint64_t)(g->strides[j] * mxk_idx_nd_pos(v, g->dims[j]));
     }
     return off;
 }
@@ -325,11 +325,9 @@ static uint64_t nd_offset(const tk_geom *g, const mxk_tensor *it, uint64_t i) {
 static uint64_t tk_block(const tk_param *p, const tk_geom *g, const mxk_tensor *it, uint64_t b) {
     if (p->kind == TK_GATHER || p->kind == TK_SCATTER)
         return nd_offset(g, it, b);
-    cb_idx_mode mode = p->mode == CB_IDX_CLIP ? CB_IDX_CLIP : CB_IDX_WRAP;
-    uint64_t o = p->kind == TK_TAKE ? b / g->n : b / g->inner;
-    uint64_t pos = (uint64_t)cb_idx_pos(
-        cbt_load(it->data, it->dtype, p->kind == TK_TAKE ? b % g->n : b), (int64_t)g->size, mode);
-    return (o * g->size + pos) * g->inner + (p->kind == TK_TAKE ? 0 : b % g->inner);
+    int32_t pick = p->kind == TK_PICK;
+    double v = cbt_load(it->data, it->dtype, mxk_idx_take_index(pick, b, g->n));
+    return mxk_idx_take_offset(pick, b, g->n, g->size, g->inner, v, p->mode);
 }
 
 /**
@@ -354,7 +352,7 @@ static void tk_map(const tk_param *p, const tk_geom *g, const mxk_tensor *it, fl
 /** Checks of an index tensor before use; `big` is the data (or scatter_nd output). */
 static mxk_status tk_check_indices(const tk_param *p, const tk_geom *g, const mxk_tensor *it,
                                    mxk_error_sink *err) {
-    if (p->kind == TK_TAKE && p->mode == CB_IDX_RAISE)
+    if (p->kind == TK_TAKE && p->mode == MXK_IDX_RAISE)
         return take_check_raise(it, g->size, err);
     if (p->kind == TK_GATHER || p->kind == TK_SCATTER)
         return nd_check_bounds(g, it, err);

@@ -14,8 +14,8 @@
  * (constant positions give nothing) and reads only it. Forward takes every dtype
  * (output dtype = input dtype; MXNet: real types), backward float32.
  */
-#include <stdlib.h>
-
+#include "mxk_index.h"
+#include "mxk_index_attr.h"
 #include "op_init.h"
 
 /** Most pad_width values (2 per dim of a 5-D input; mxk_shape holds only 8). */
@@ -46,41 +46,6 @@ static const mxk_attr_def pd_attrs[] = {
                  "The value of the padding in constant mode."),
 };
 
-/**
- * Parses pad_width, a tuple of up to PD_MAX_WIDTHS integers >= 0 ("(0,0,1,1)",
- * "[0, 0, 1, 1]"), into p (the tuple is read here: mxk_shape holds only 8 values).
- */
-static mxk_status pd_widths(const char *raw, pd_param *p, mxk_error_sink *err) {
-    const char *s = raw;
-    char close = 0;
-    while (*s == ' ')
-        s++;
-    if (*s == '(' || *s == '[')
-        close = *s++ == '(' ? ')' : ']';
-    for (p->nwidth = 0;;) {
-        while (*s == ' ')
-            s++;
-        if (*s == close || (*s == '\0' && !close))
-            break;
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (end == s || v < 0 || p->nwidth == PD_MAX_WIDTHS)
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "attribute 'pad_width': expected at most %d integers >= 0, got "
-                                 "'%s'",
-                                 PD_MAX_WIDTHS, raw);
-        p->width[p->nwidth++] = v;
-        for (s = end; *s == ' '; s++) {
-        }
-        if (*s == ',')
-            s++;
-    }
-    if (close && (*s != close || s[1] != '\0'))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'pad_width': expected a tuple of integers, got '%s'", raw);
-    return MXK_OK;
-}
-
 /** parse_param. */
 static mxk_status pd_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     pd_param p = {.g = {1, pd_infer_shape, pd_map, 0.0}};
@@ -88,7 +53,7 @@ static mxk_status pd_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     double v;
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "constant|edge|reflect", &p.mode, err));
     MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, "pad_width", &raw, err));
-    MXK_SDK_CHECK(pd_widths(raw, &p, err));
+    MXK_SDK_CHECK(mxk_idx_attr_widths("pad_width", raw, PD_MAX_WIDTHS, &p.nwidth, p.width, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "constant_value", &v, err));
     p.g.fill = v;
     return cbt_param_new(&p, sizeof p, out, err);
@@ -134,24 +99,13 @@ static mxk_status pd_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     return mxk_sdk_shape_assign_named(&out[0], &o, "output", "output", err);
 }
 
-/** The map: output j reads input j - before, outside by mode (constant: the fill value). */
+/** The map: output j reads input j - before, outside by mode (mxk_idx_pad_pos). */
 static void pd_map(const void *param, cbi_map *m) {
     const pd_param *p = param;
-    for (int32_t d = 0; d < m->ndim; d++) {
-        int64_t n = m->in_dims[d], before = p->width[2 * d];
-        for (int64_t j = 0; j < m->out_dims[d]; j++) {
-            int64_t k = j - before;
-            if (k < 0 || k >= n) {
-                if (p->mode == 0)
-                    k = -1;
-                else if (p->mode == 1)
-                    k = k < 0 ? 0 : n - 1;
-                else
-                    k = k < 0 ? -k : 2 * (n - 1) - k;
-            }
-            m->tab[d][j] = k;
-        }
-    }
+    for (int32_t d = 0; d < m->ndim; d++)
+        for (int64_t j = 0; j < m->out_dims[d]; j++)
+            m->tab[d][j] =
+                mxk_idx_pad_pos(j, p->width[2 * d], m->in_dims[d], (mxk_pad_mode)p->mode);
 }
 
 /** Registers Pad. */

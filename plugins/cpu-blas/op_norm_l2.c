@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "cb_tensor.h"
+#include "mxk_norm.h"
 #include "norm_ops.h"
 
 /** The modes, in the order of the enum string. */
@@ -169,7 +170,7 @@ static mxk_status l2_backward(const mxk_op_ctx *ctx, const void *param, void *st
             double n = nrm[o * inner + i];
             for (uint64_t k = 0; k < K; k++) {
                 uint64_t e = base + k * inner;
-                mxk_sdk_assign_f32(&dx[e], cb_norm_f32((dy[e] - y[e] * s) / n), req);
+                mxk_sdk_assign_f32(&dx[e], cb_norm_f32(mxk_norm_l2_dx(dy[e], y[e], s, n)), req);
             }
         }
     return MXK_OK;

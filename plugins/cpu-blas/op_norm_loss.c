@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_loss.h"
 #include "norm_ops.h"
 
 /* --- MakeLoss / make_loss ------------------------------------------------------ */
@@ -181,13 +182,6 @@ static mxk_status svm_forward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** Class index of a float label, -1 when outside [0, k) or NaN (truncated as upstream's cast). */
-static int64_t loss_class(float label, uint64_t k) {
-    if (!(label > -1.0f && label < (float)k))
-        return -1;
-    return (int64_t)label;
-}
-
 /** Backward: the hinge gradients of the file comment by the request; label gradient 0. */
 static mxk_status svm_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                                const mxk_backward_args *args, mxk_error_sink *err) {
@@ -213,15 +207,11 @@ static mxk_status svm_backward(const mxk_op_ctx *ctx, const void *param, void *s
     float *g = cb_f32(args->in_grad[0]);
     const float M = p->margin, C = p->coef;
     for (uint64_t r = 0; r < rows; r++) {
-        int64_t c = loss_class(lab[r], k);
-        for (uint64_t j = 0; j < k; j++) {
-            float s = y[r * k + j], v;
-            if ((int64_t)j == c)
-                v = p->use_linear ? -(float)(M > s) * C : (M > s ? -2.0f * C * (M - s) : 0.0f);
-            else
-                v = p->use_linear ? (float)(M > -s) * C : (M > -s ? 2.0f * C * (M + s) : 0.0f);
-            mxk_sdk_assign_f32(&g[r * k + j], v, req);
-        }
+        int64_t c = mxk_loss_class(lab[r], k);
+        for (uint64_t j = 0; j < k; j++)
+            mxk_sdk_assign_f32(
+                &g[r * k + j],
+                mxk_loss_svm_grad(y[r * k + j], (int64_t)j == c, M, C, p->use_linear), req);
     }
     return MXK_OK;
 }
@@ -268,7 +258,7 @@ static void sce_backward_dependency(const void *param, uint32_t num_visible, uin
  */
 static mxk_status sce_row(const float *x, uint64_t k, float label, uint64_t row, double *p,
                           int64_t *cls, mxk_error_sink *err) {
-    *cls = loss_class(label, k);
+    *cls = mxk_loss_class(label, k);
     if (*cls < 0)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "softmax_cross_entropy: label %g of row %llu is outside [0, %llu)",

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_norm.h"
 #include "norm_ops.h"
 
 /** The three operators of this file. */
@@ -214,7 +215,7 @@ static mxk_status nm_check_len(const mxk_tensor *t, uint64_t n, const char *what
 
 /** Index of gamma / beta for element k of group (o, i). */
 static uint64_t nm_pidx(const nm_param *p, const nm_view *v, uint64_t o, uint64_t k) {
-    return p->kind == NM_LAYER ? k : o % v->P;
+    return mxk_norm_param_index(p->kind == NM_LAYER, v->P, o, k);
 }
 
 /** Forward: the statistics of every group, then the normalised, scaled output. */
@@ -324,7 +325,8 @@ static mxk_status nm_backward(const mxk_op_ctx *ctx, const void *param, void *st
             for (uint64_t k = 0; k < v.K; k++) {
                 uint64_t e = base + k * v.inner, pi = nm_pidx(p, &v, o, k);
                 double xh = (x[e] - m) * inv, g = (double)dy[e] * gamma[pi];
-                mxk_sdk_assign_f32(&dx[e], cb_norm_f32(inv * (g - mg - xh * mgx)), req[0]);
+                mxk_sdk_assign_f32(&dx[e], cb_norm_f32(mxk_norm_moments_dx(inv, g, mg, xh, mgx)),
+                                   req[0]);
             }
         }
     return MXK_OK;

@@ -2,7 +2,8 @@
  * cpu-blas plugin: optimizer update operators sgd_update, sgd_mom_update, adam_update.
  *
  * Semantics: MXNet src/operator/optimizer_op-inl.h (SGDKernel, SGDMomKernel,
- * AdamUpdateKernel) and optimizer_op.cc.
+ * AdamUpdateKernel) and optimizer_op.cc; the per-element rules are
+ * plugins/common/mxk_optimizer.h's, which the GPU kernels share.
  * With r = rescale_grad, c = clip_gradient (clipping off when c < 0):
  *   sgd_update      w' = (1 - lr wd) w - lr clip(r g, c)
  *   sgd_mom_update  m = momentum m - lr wd w - lr clip(r g, c);  w' = w + m
@@ -17,10 +18,10 @@
  * No gradient (no_gradient); `lazy_update` is accepted for MXNet compatibility
  * and has no effect on dense arrays.
  */
-#include <math.h>
 #include <stdio.h>
 
 #include "cb_tensor.h"
+#include "mxk_optimizer.h"
 
 /** The three update rules. */
 enum opt_kind { OPT_SGD, OPT_SGD_MOM, OPT_ADAM };
@@ -28,7 +29,7 @@ enum opt_kind { OPT_SGD, OPT_SGD_MOM, OPT_ADAM };
 /** Parsed attributes of an update operator. */
 typedef struct opt_param {
     int32_t kind; /**< enum opt_kind */
-    float lr, wd, rescale_grad, clip_gradient, momentum, beta1, beta2, epsilon;
+    mxk_opt_hparams h;
 } opt_param;
 
 static const char *const opt_args[] = {"weight", "grad", NULL};
@@ -74,14 +75,14 @@ static mxk_status opt_get(const mxk_attrs *attrs, const char *key, float dflt, f
 /** Parses the attributes of one rule. */
 static mxk_status opt_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk_error_sink *err) {
     opt_param p = {.kind = kind};
-    MXK_SDK_CHECK(opt_get(attrs, "lr", 0.0f, &p.lr, err));
-    MXK_SDK_CHECK(opt_get(attrs, "wd", 0.0f, &p.wd, err));
-    MXK_SDK_CHECK(opt_get(attrs, "rescale_grad", 1.0f, &p.rescale_grad, err));
-    MXK_SDK_CHECK(opt_get(attrs, "clip_gradient", -1.0f, &p.clip_gradient, err));
-    MXK_SDK_CHECK(opt_get(attrs, "momentum", 0.0f, &p.momentum, err));
-    MXK_SDK_CHECK(opt_get(attrs, "beta1", 0.9f, &p.beta1, err));
-    MXK_SDK_CHECK(opt_get(attrs, "beta2", 0.999f, &p.beta2, err));
-    MXK_SDK_CHECK(opt_get(attrs, "epsilon", 1e-8f, &p.epsilon, err));
+    MXK_SDK_CHECK(opt_get(attrs, "lr", 0.0f, &p.h.lr, err));
+    MXK_SDK_CHECK(opt_get(attrs, "wd", 0.0f, &p.h.wd, err));
+    MXK_SDK_CHECK(opt_get(attrs, "rescale_grad", 1.0f, &p.h.rescale_grad, err));
+    MXK_SDK_CHECK(opt_get(attrs, "clip_gradient", -1.0f, &p.h.clip_gradient, err));
+    MXK_SDK_CHECK(opt_get(attrs, "momentum", 0.0f, &p.h.momentum, err));
+    MXK_SDK_CHECK(opt_get(attrs, "beta1", 0.9f, &p.h.beta1, err));
+    MXK_SDK_CHECK(opt_get(attrs, "beta2", 0.999f, &p.h.beta2, err));
+    MXK_SDK_CHECK(opt_get(attrs, "epsilon", 1e-8f, &p.h.epsilon, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -116,13 +117,6 @@ static int32_t opt_no_gradient(const void *param) {
     return 1;
 }
 
-/** clip(x, c) with c < 0 meaning no clipping (MXNet's clip_gradient convention). */
-static inline float opt_clip(float x, float c) {
-    if (c < 0.0f)
-        return x;
-    return x > c ? c : (x < -c ? -c : x);
-}
-
 /** One update call: its tensors, split by element ranges over the kernel's threads. */
 typedef struct opt_run {
     const opt_param *p;
@@ -139,47 +133,32 @@ typedef struct opt_run {
 static void opt_part(void *arg, int64_t b, int64_t e) {
     const opt_run *u = arg;
     const opt_param *p = u->p;
+    const mxk_opt_hparams *h = &p->h;
     const float *w = u->w, *g = u->g;
     float *out = u->out, *m = u->m, *v = u->v;
     const mxk_op_req req = u->req;
-    const float lr = p->lr, wd = p->wd, r = p->rescale_grad, c = p->clip_gradient;
     if (p->kind == OPT_SGD) {
         for (int64_t i = b; i < e; i++)
-            mxk_sdk_assign_f32(&out[i], (1.0f - lr * wd) * w[i] - lr * opt_clip(r * g[i], c), req);
-    } else if (p->kind == OPT_SGD_MOM && c < 0.0f &&
+            mxk_sdk_assign_f32(&out[i], mxk_opt_sgd(h, w[i], g[i]), req);
+    } else if (p->kind == OPT_SGD_MOM && h->clip_gradient < 0.0f &&
                (req == MXK_REQ_WRITE || req == MXK_REQ_INPLACE)) {
         /* the common case (no clipping, a plain store) as loops the compiler
-         * vectorises: the same arithmetic as the general loop below; in place
-         * through one pointer, since a run-time overlap check would send
-         * out == weight to the scalar version */
-        const float mom = p->momentum, lwd = lr * wd;
+         * vectorises: the same rule as the general loop below; in place through
+         * one pointer, since a run-time overlap check would send out == weight to
+         * the scalar version */
+        mxk_opt_hparams hc = *h;
         if (out == w)
-            for (int64_t i = b; i < e; i++) {
-                float wi = out[i];
-                m[i] = mom * m[i] - lwd * wi - lr * (r * g[i]);
-                out[i] = wi + m[i];
-            }
+            for (int64_t i = b; i < e; i++)
+                out[i] = mxk_opt_sgd_mom(&hc, out[i], g[i], &m[i]);
         else
-            for (int64_t i = b; i < e; i++) {
-                float wi = w[i];
-                m[i] = mom * m[i] - lwd * wi - lr * (r * g[i]);
-                out[i] = wi + m[i];
-            }
+            for (int64_t i = b; i < e; i++)
+                out[i] = mxk_opt_sgd_mom(&hc, w[i], g[i], &m[i]);
     } else if (p->kind == OPT_SGD_MOM) {
-        for (int64_t i = b; i < e; i++) {
-            float wi = w[i];
-            m[i] = p->momentum * m[i] - lr * wd * wi - lr * opt_clip(r * g[i], c);
-            mxk_sdk_assign_f32(&out[i], wi + m[i], req);
-        }
+        for (int64_t i = b; i < e; i++)
+            mxk_sdk_assign_f32(&out[i], mxk_opt_sgd_mom(h, w[i], g[i], &m[i]), req);
     } else {
-        const float b1 = p->beta1, b2 = p->beta2, eps = p->epsilon;
-        for (int64_t i = b; i < e; i++) {
-            float wi = w[i];
-            float gi = opt_clip(r * g[i] + wd * wi, c);
-            m[i] = b1 * m[i] + (1.0f - b1) * gi;
-            v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-            mxk_sdk_assign_f32(&out[i], wi - lr * m[i] / (sqrtf(v[i]) + eps), req);
-        }
+        for (int64_t i = b; i < e; i++)
+            mxk_sdk_assign_f32(&out[i], mxk_opt_adam(h, w[i], g[i], &m[i], &v[i]), req);
     }
 }
 

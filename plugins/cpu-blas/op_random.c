@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "cb_tensor.h"
+#include "mxk_random.h"
 #include "op_math_random.h"
 
 /** Samples drawn per chunk. */
@@ -180,9 +181,9 @@ void cbm_random_bits(mxk_random *rng, uint64_t *out, uint64_t n) {
     mxk_sdk_host()->random_reserve(rng, (n + 1) / 2, &key, &lo, &hi);
     for (uint64_t i = 0; i < n; i += 2) {
         mxk_philox_block b = mxk_philox4x32_10(mxk_philox_counter(lo, hi, i / 2), key);
-        out[i] = (uint64_t)b.v[0] | (uint64_t)b.v[1] << 32;
+        out[i] = mxk_philox_bits64(b, 0);
         if (i + 1 < n)
-            out[i + 1] = (uint64_t)b.v[2] | (uint64_t)b.v[3] << 32;
+            out[i + 1] = mxk_philox_bits64(b, 1);
     }
 }
 
@@ -227,7 +228,7 @@ static void rnd_draw(const rnd_param *p, mxk_random *rng, float *buf, uint64_t n
     default:
         h->random_uniform(rng, buf, n, 0.0f, 1.0f);
         for (uint64_t i = 0; i < n; i++)
-            buf[i] = (float)(-log1p(-(double)buf[i]) / p->a);
+            buf[i] = mxk_random_exponential(buf[i], p->a);
         break;
     }
 }
@@ -265,7 +266,7 @@ static mxk_status rnd_forward(const mxk_op_ctx *ctx, const void *param, void *st
         }
         cbm_random_bits(rng, bits, m);
         for (uint64_t j = 0; j < m; j++) {
-            int64_t v = (int64_t)((uint64_t)p->low + (range ? bits[j] % range : 0));
+            int64_t v = mxk_random_randint(bits[j], p->low, range);
             if (y->dtype == MXK_INT64 && req != MXK_REQ_ADD)
                 ((int64_t *)y->data)[i + j] = v; /* exact beyond 2^53 */
             else

@@ -16,21 +16,18 @@
  * MXNet's mshadow_op::eq); prod dx = dy y / x (mshadow_op::rdiv; inf or NaN at x = 0, as upstream);
  *   nansum: NaN elements are skipped, dx = dy where x is not NaN, else 0;
  *   norm ord 2 dx = dy x / y (NaN where y = 0, as upstream); ord 1 dx = dy sign(x).
+ * The element steps and gradient factors are plugins/common/mxk_math_reduce.h's.
  */
-#include <math.h>
-#include <string.h>
-
 #include "cb_tensor.h"
-
-/** The reductions. */
-enum red_kind { RED_SUM, RED_MEAN, RED_NANSUM, RED_MAX, RED_MIN, RED_PROD, RED_NORM };
+#include "mxk_math_reduce.h"
+#include "mxk_reduce_axes.h"
 
 /** Parsed attributes of a reduction. */
 typedef struct sum_param {
     mxk_shape axis;   /**< as given (ndim 0: all axes) */
     int32_t keepdims; /**< keep reduced axes with size 1 */
     int32_t exclude;  /**< reduce the complement of axis */
-    int32_t kind;     /**< enum red_kind */
+    int32_t kind;     /**< enum mxk_red_kind */
     int32_t ord;      /**< norm: 1 or 2 */
 } sum_param;
 
@@ -67,7 +64,7 @@ static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **ou
     sum_param p = {.kind = kind, .ord = 2};
     MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axis", &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "keepdims", &p.keepdims, err));
-    if (kind == RED_NORM) {
+    if (kind == MXK_RED_NORM) {
         int64_t ord;
         int32_t dt = 0;
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "ord", 1, 2, &ord, err));
@@ -85,60 +82,31 @@ static mxk_status sum_parse_kind(const mxk_attrs *attrs, int32_t kind, void **ou
 
 /** parse_param of sum. */
 static mxk_status sum_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_SUM, o, e);
+    return sum_parse_kind(a, MXK_RED_SUM, o, e);
 }
 /** parse_param of mean. */
 static mxk_status mean_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_MEAN, o, e);
+    return sum_parse_kind(a, MXK_RED_MEAN, o, e);
 }
 /** parse_param of max. */
 static mxk_status max_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_MAX, o, e);
+    return sum_parse_kind(a, MXK_RED_MAX, o, e);
 }
 /** parse_param of min. */
 static mxk_status min_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_MIN, o, e);
+    return sum_parse_kind(a, MXK_RED_MIN, o, e);
 }
 /** parse_param of prod. */
 static mxk_status prod_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_PROD, o, e);
+    return sum_parse_kind(a, MXK_RED_PROD, o, e);
 }
 /** parse_param of nansum. */
 static mxk_status nansum_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_NANSUM, o, e);
+    return sum_parse_kind(a, MXK_RED_NANSUM, o, e);
 }
 /** parse_param of norm. */
 static mxk_status norm_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return sum_parse_kind(a, RED_NORM, o, e);
-}
-
-/**
- * Marks in red[0..ndim) the axes reduced for an input of `ndim` dims.
- * MXK_ERR_SHAPE for an axis out of range or listed twice.
- */
-static mxk_status sum_reduced_axes(const sum_param *p, int32_t ndim, uint8_t *red,
-                                   mxk_error_sink *err) {
-    if (p->axis.ndim == 0) {
-        memset(red, 1, (size_t)ndim);
-        return MXK_OK;
-    }
-    uint8_t listed[MXK_MAX_NDIM] = {0};
-    for (int32_t i = 0; i < p->axis.ndim; i++) {
-        int64_t a = p->axis.dims[i];
-        int64_t n = a < 0 ? a + ndim : a;
-        if (n < 0 || n >= ndim)
-            return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                                 "attribute 'axis': axis %lld is out of range for an input of %d "
-                                 "dims",
-                                 (long long)a, (int)ndim);
-        if (listed[n])
-            return mxk_sdk_error(err, MXK_ERR_SHAPE, "attribute 'axis': axis %lld listed twice",
-                                 (long long)a);
-        listed[n] = 1;
-    }
-    for (int32_t i = 0; i < ndim; i++)
-        red[i] = p->exclude ? !listed[i] : listed[i];
-    return MXK_OK;
+    return sum_parse_kind(a, MXK_RED_NORM, o, e);
 }
 
 /** Output shape of the reduction (unknown dims stay unknown). */
@@ -152,7 +120,7 @@ static mxk_status sum_infer_shape(const void *param, mxk_shape *in, uint32_t num
     if (d->ndim == 0)
         return MXK_OK;
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(sum_reduced_axes(p, d->ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, d->ndim, red, err));
     mxk_shape o = mxk_sdk_shape_unknown();
     for (int32_t i = 0; i < d->ndim; i++) {
         if (!red[i])
@@ -179,7 +147,7 @@ static void sum_backward_dependency(const void *param, uint32_t num_visible, uin
                                     uint8_t *need_out_data) {
     const sum_param *p = param;
     need_out_grad[0] = 1;
-    if (p->kind >= RED_NANSUM) {
+    if (p->kind >= MXK_RED_NANSUM) {
         need_in_data[0] = 1;
         need_out_data[0] = 1;
     }
@@ -200,7 +168,7 @@ typedef struct sum_plan {
 static mxk_status sum_plan_of(const sum_param *p, const mxk_shape *d, sum_plan *pl,
                               mxk_error_sink *err) {
     uint8_t red[MXK_MAX_NDIM];
-    MXK_SDK_CHECK(sum_reduced_axes(p, d->ndim, red, err));
+    MXK_SDK_CHECK(mxk_reduce_axes(&p->axis, p->exclude, d->ndim, red, err));
     int64_t stride[MXK_MAX_NDIM];
     int64_t s = 1;
     for (int32_t i = d->ndim - 1; i >= 0; i--) {
@@ -277,59 +245,12 @@ static mxk_status sum_forward(const mxk_op_ctx *ctx, const void *param, void *st
     float *y = cb_f32(args->out_data[0]);
     for (uint64_t o = 0; o < pl.nout; o++) {
         int64_t base = sum_base(&pl, o);
-        double acc = 0.0;
-        switch (p->kind) {
-        case RED_MAX:
-            acc = -INFINITY;
-            SUM_FOR_REDUCED(&pl, base, off, acc = fmax(acc, (double)x[off]));
-            break;
-        case RED_MIN:
-            acc = INFINITY;
-            SUM_FOR_REDUCED(&pl, base, off, acc = fmin(acc, (double)x[off]));
-            break;
-        case RED_PROD:
-            acc = 1.0;
-            SUM_FOR_REDUCED(&pl, base, off, acc *= (double)x[off]);
-            break;
-        case RED_NANSUM:
-            SUM_FOR_REDUCED(&pl, base, off, acc += isnan(x[off]) ? 0.0 : (double)x[off]);
-            break;
-        case RED_NORM:
-            if (p->ord == 1) {
-                SUM_FOR_REDUCED(&pl, base, off, acc += fabs((double)x[off]));
-            } else {
-                SUM_FOR_REDUCED(&pl, base, off, acc += (double)x[off] * x[off]);
-                acc = sqrt(acc);
-            }
-            break;
-        default:
-            SUM_FOR_REDUCED(&pl, base, off, acc += (double)x[off]);
-            if (p->kind == RED_MEAN)
-                acc /= (double)pl.nred;
-            break;
-        }
+        double acc = mxk_red_init(p->kind);
+        SUM_FOR_REDUCED(&pl, base, off, acc = mxk_red_step(p->kind, p->ord, acc, x[off]));
+        acc = mxk_red_finish(p->kind, p->ord, acc, pl.nred);
         mxk_sdk_assign_f32(&y[o], (float)acc, req);
     }
     return MXK_OK;
-}
-
-/** The gradient factor of element x of a reduction with result y. */
-static inline float sum_dfactor(const sum_param *p, float x, float y) {
-    switch (p->kind) {
-    case RED_MAX:
-    case RED_MIN:
-        return x == y ? 1.0f : 0.0f;
-    case RED_PROD:
-        return y / x;
-    case RED_NANSUM:
-        return isnan(x) ? 0.0f : 1.0f;
-    case RED_NORM:
-        if (p->ord == 1)
-            return (float)((x > 0.0f) - (x < 0.0f));
-        return x / y;
-    default:
-        return 1.0f;
-    }
 }
 
 /** dx (=|+=) dy (times the reduction's factor) broadcast back over the reduced axes. */
@@ -352,7 +273,7 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
             err, MXK_ERR_SHAPE, "gradient of 'output': expected %llu elements, got %llu",
             (unsigned long long)pl.nout, (unsigned long long)mxk_sdk_shape_count(&gy->shape));
     const float *x = NULL, *y = NULL;
-    if (p->kind >= RED_NANSUM) {
+    if (p->kind >= MXK_RED_NANSUM) {
         MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
         MXK_SDK_CHECK(cb_check_tensor(args->out_data[0], "output 'output'", err));
         if (mxk_sdk_shape_count(&args->in_data[0]->shape) != mxk_sdk_shape_count(&gx->shape) ||
@@ -363,7 +284,7 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
     }
     const float *dy = cb_f32(gy);
     float *dx = cb_f32(gx);
-    const float scale = p->kind == RED_MEAN ? (float)(1.0 / (double)pl.nred) : 1.0f;
+    const float scale = p->kind == MXK_RED_MEAN ? (float)(1.0 / (double)pl.nred) : 1.0f;
     for (uint64_t o = 0; o < pl.nout; o++) {
         int64_t base = sum_base(&pl, o);
         float g = dy[o] * scale;
@@ -372,7 +293,8 @@ static mxk_status sum_backward(const mxk_op_ctx *ctx, const void *param, void *s
         } else {
             float yo = y[o];
             SUM_FOR_REDUCED(&pl, base, off,
-                            mxk_sdk_assign_f32(&dx[off], g * sum_dfactor(p, x[off], yo), req));
+                            mxk_sdk_assign_f32(
+                                &dx[off], g * mxk_red_dfactor(p->kind, p->ord, x[off], yo), req));
         }
     }
     return MXK_OK;

@@ -14,9 +14,8 @@
  * Backward reads the label and the output; forward may run in place and
  * backward may write d data over the output.
  */
-#include <math.h>
-
 #include "cb_tensor.h"
+#include "mxk_loss.h"
 #include "norm_ops.h"
 
 /** The three losses. */
@@ -104,7 +103,7 @@ static mxk_status reg_forward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     }
     for (size_t i = 0; i < n; i++)
-        mxk_sdk_assign_f32(&y[i], 1.0f / (1.0f + expf(-x[i])), args->req[0]);
+        mxk_sdk_assign_f32(&y[i], mxk_loss_sigmoid(x[i]), args->req[0]);
     return MXK_OK;
 }
 
@@ -127,12 +126,9 @@ static mxk_status reg_backward(const mxk_op_ctx *ctx, const void *param, void *s
     const float scale = p->grad_scale / (float)(n / (uint64_t)lt->shape.dims[0]);
     const float *y = cb_f32(yt), *l = cb_f32(lt);
     float *dx = cb_f32(args->in_grad[0]);
-    for (uint64_t i = 0; i < n; i++) {
-        float d = y[i] - l[i];
-        if (p->kind == REG_MAE)
-            d = (float)((d > 0.0f) - (d < 0.0f));
-        mxk_sdk_assign_f32(&dx[i], scale * d, req);
-    }
+    for (uint64_t i = 0; i < n; i++)
+        mxk_sdk_assign_f32(&dx[i], mxk_loss_regression_grad(y[i], l[i], p->kind == REG_MAE, scale),
+                           req);
     return MXK_OK;
 }
 

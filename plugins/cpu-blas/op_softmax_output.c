@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_loss.h"
 #include "norm_ops.h"
 
 /** normalization values, in the order of the enum string. */
@@ -227,20 +228,6 @@ static mxk_status smo_forward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** Class index of a float label (truncated toward zero); -1 (no class) when out of range or NaN. */
-static int64_t smo_class(float label, size_t k) {
-    if (!(label > -1.0f && label < (float)k))
-        return -1;
-    return (int64_t)label;
-}
-
-/** 1 when a label equals ignore_label after both are truncated to int (as MXNet compares). */
-static int smo_ignored(float label, double ignore) {
-    if (!(label > -2147483648.0f && label < 2147483648.0f))
-        return 0;
-    return (int64_t)label == (int64_t)ignore;
-}
-
 /**
  * Gradient of the data by the request (in place when in_grad == output):
  * probability labels or class labels (see the file comment). The label's
@@ -296,7 +283,7 @@ static mxk_status smo_backward(const mxk_op_ctx *ctx, const void *param, void *s
     } else if (p->normalization == SMO_VALID) {
         size_t cnt = 0;
         for (size_t i = 0; i < ncount; i++)
-            cnt += !smo_ignored(lab[i], p->ignore_label);
+            cnt += !mxk_loss_ignored(lab[i], p->ignore_label);
         valid = cnt == 0 ? 1.0 : (double)cnt;
     }
     double div = valid;
@@ -308,12 +295,11 @@ static mxk_status smo_backward(const mxk_op_ctx *ctx, const void *param, void *s
     for (size_t o = 0; o < v.outer; o++) {
         for (size_t r = 0; r < v.inner; r++) {
             size_t li = o * v.inner + r, base = o * v.k * v.inner + r, st = v.inner;
-            int ignore = p->use_ignore && smo_ignored(lab[li], p->ignore_label);
-            int64_t cls = smo_class(lab[li], v.k);
+            int ignore = p->use_ignore && mxk_loss_ignored(lab[li], p->ignore_label);
+            int64_t cls = mxk_loss_class(lab[li], v.k);
             for (size_t j = 0; j < v.k; j++) {
                 size_t i = base + j * st;
-                float t = (int64_t)j == cls ? 1.0f - a : off;
-                float val = ignore ? 0.0f : (y[i] - t) * scale;
+                float val = mxk_loss_softmax_grad(y[i], (int64_t)j == cls, ignore, a, off, scale);
                 mxk_sdk_assign_f32(&g[i], dy ? val * dy[i] : val, rq);
             }
         }

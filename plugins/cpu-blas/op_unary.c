@@ -9,70 +9,60 @@
  * matrix_op-inl.h (clip: a_min, a_max required; x > a_max gives a_max, else
  * x < a_min gives a_min, so a_min > a_max is accepted) and src/operator/mshadow_op.h,
  * each registered once with MXNet's aliases (_sparse_abs, _npx_erf, _npi_clip, ...).
- * One argument `data`, output `output` of its shape. round rounds half away
- * from zero. Gradients (dy times):
- *   abs sign(x); cos -sin x; sin cos x; log 1/x; rsqrt -x^-1.5/2; square 2x;
- *   reciprocal -1/x^2; log1p 1/(1+x); expm1 e^x; log2 1/(x ln 2); log10
- *   1/(x ln 10); erf 2/sqrt(pi) e^(-x^2); softsign 1/(1+|x|)^2;
- *   clip 1 inside [a_min, a_max], else 0; hard_sigmoid alpha where
- *   0 < alpha x + beta < 1, else 0                         (backward reads x)
- *   exp y; sqrt 1/(2y); tanh 1-y^2; sigmoid y(1-y); relu y > 0   (reads y)
- *   negative -1                                           (reads dy only)
- *   ceil, floor, round, sign: zero gradient               (reads nothing)
+ * One argument `data`, output `output` of its shape. The functions, what each
+ * gradient reads (x, y, dy only or nothing) and the gradients are those of
+ * plugins/common/mxk_math_unary.h, shared with the GPU kernels.
  * Forward and backward may run in place (0 -> 0).
  */
-#include <math.h>
-
 #include "cb_loops.h"
 #include "cb_tensor.h"
+#include "mxk_math_unary.h"
 
-/** Which tensor the gradient formula reads (besides dy). */
-enum un_dep { UN_DEP_NONE, UN_DEP_IN, UN_DEP_OUT, UN_DEP_DY };
+/* The vectorised loops of the functions without parameters (plugins/common/mxk_math_unary.h). */
+CB_DEFINE_UNARY(un_abs, mxk_un_f(MXK_UN_ABS, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_ceil, mxk_un_f(MXK_UN_CEIL, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_cos, mxk_un_f(MXK_UN_COS, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_exp, mxk_un_f(MXK_UN_EXP, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_floor, mxk_un_f(MXK_UN_FLOOR, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_log, mxk_un_f(MXK_UN_LOG, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_round, mxk_un_f(MXK_UN_ROUND, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_rsqrt, mxk_un_f(MXK_UN_RSQRT, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_sign, mxk_un_f(MXK_UN_SIGN, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_sin, mxk_un_f(MXK_UN_SIN, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_sqrt, mxk_un_f(MXK_UN_SQRT, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_square, mxk_un_f(MXK_UN_SQUARE, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_tanh, mxk_un_f(MXK_UN_TANH, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_sigmoid, mxk_un_f(MXK_UN_SIGMOID, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_relu, mxk_un_f(MXK_UN_RELU, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_negative, mxk_un_f(MXK_UN_NEGATIVE, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_reciprocal, mxk_un_f(MXK_UN_RECIPROCAL, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_log1p, mxk_un_f(MXK_UN_LOG1P, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_expm1, mxk_un_f(MXK_UN_EXPM1, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_log2, mxk_un_f(MXK_UN_LOG2, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_log10, mxk_un_f(MXK_UN_LOG10, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_erf, mxk_un_f(MXK_UN_ERF, x, 0.0f, 0.0f))
+CB_DEFINE_UNARY(un_softsign, mxk_un_f(MXK_UN_SOFTSIGN, x, 0.0f, 0.0f))
 
-CB_DEFINE_UNARY(un_abs, fabsf(x))
-CB_DEFINE_UNARY(un_ceil, ceilf(x))
-CB_DEFINE_UNARY(un_cos, cosf(x))
-CB_DEFINE_UNARY(un_exp, expf(x))
-CB_DEFINE_UNARY(un_floor, floorf(x))
-CB_DEFINE_UNARY(un_log, logf(x))
-CB_DEFINE_UNARY(un_round, roundf(x))
-CB_DEFINE_UNARY(un_rsqrt, 1.0f / sqrtf(x))
-CB_DEFINE_UNARY(un_sign, (float)((x > 0.0f) - (x < 0.0f)))
-CB_DEFINE_UNARY(un_sin, sinf(x))
-CB_DEFINE_UNARY(un_sqrt, sqrtf(x))
-CB_DEFINE_UNARY(un_square, (x) * (x))
-CB_DEFINE_UNARY(un_tanh, tanhf(x))
-CB_DEFINE_UNARY(un_sigmoid, 1.0f / (1.0f + expf(-x)))
-CB_DEFINE_UNARY(un_relu, x > 0.0f ? x : 0.0f)
-CB_DEFINE_UNARY(un_negative, -x)
-CB_DEFINE_UNARY(un_reciprocal, 1.0f / x)
-CB_DEFINE_UNARY(un_log1p, log1pf(x))
-CB_DEFINE_UNARY(un_expm1, expm1f(x))
-CB_DEFINE_UNARY(un_log2, log2f(x))
-CB_DEFINE_UNARY(un_log10, log10f(x))
-CB_DEFINE_UNARY(un_erf, erff(x))
-CB_DEFINE_UNARY(un_softsign, x / (1.0f + fabsf(x)))
-
-/* Gradients: a = dy, b = x or y (see the file comment); the constants are upstream's. */
-CB_DEFINE_BINARY(ung_abs, a *(float)((b > 0.0f) - (b < 0.0f)))
-CB_DEFINE_BINARY(ung_cos, -a *sinf(b))
-CB_DEFINE_BINARY(ung_exp, (a) * (b))
-CB_DEFINE_BINARY(ung_log, a / b)
-CB_DEFINE_BINARY(ung_rsqrt, -0.5f * a / (b * sqrtf(b)))
-CB_DEFINE_BINARY(ung_sin, a *cosf(b))
-CB_DEFINE_BINARY(ung_sqrt, 0.5f * a / b)
-CB_DEFINE_BINARY(ung_square, 2.0f * a * b)
-CB_DEFINE_BINARY(ung_tanh, a *(1.0f - b * b))
-CB_DEFINE_BINARY(ung_sigmoid, a *b *(1.0f - b))
-CB_DEFINE_BINARY(ung_relu, b > 0.0f ? a : 0.0f)
-CB_DEFINE_BINARY(ung_negative, ((void)b, -a)) /* b is dy again */
-CB_DEFINE_BINARY(ung_reciprocal, a *(-1.0f / (b * b)))
-CB_DEFINE_BINARY(ung_log1p, a *(1.0f / (1.0f + b)))
-CB_DEFINE_BINARY(ung_expm1, a *expf(b))
-CB_DEFINE_BINARY(ung_log2, a *(1.442695041f / b))
-CB_DEFINE_BINARY(ung_log10, a *(0.4342944819f / b))
-CB_DEFINE_BINARY(ung_erf, a *(1.128379167f * expf(-(b * b)))) /* 2 / sqrt(pi) */
-CB_DEFINE_BINARY(ung_softsign, a *(1.0f / ((1.0f + fabsf(b)) * (1.0f + fabsf(b)))))
+/* Their gradients: a = dy, b = x or y as mxk_un_dep says (dy again for negative). */
+CB_DEFINE_BINARY(ung_abs, mxk_un_grad(MXK_UN_ABS, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_cos, mxk_un_grad(MXK_UN_COS, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_exp, mxk_un_grad(MXK_UN_EXP, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_log, mxk_un_grad(MXK_UN_LOG, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_rsqrt, mxk_un_grad(MXK_UN_RSQRT, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_sin, mxk_un_grad(MXK_UN_SIN, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_sqrt, mxk_un_grad(MXK_UN_SQRT, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_square, mxk_un_grad(MXK_UN_SQUARE, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_tanh, mxk_un_grad(MXK_UN_TANH, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_sigmoid, mxk_un_grad(MXK_UN_SIGMOID, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_relu, mxk_un_grad(MXK_UN_RELU, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_negative, mxk_un_grad(MXK_UN_NEGATIVE, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_reciprocal, mxk_un_grad(MXK_UN_RECIPROCAL, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_log1p, mxk_un_grad(MXK_UN_LOG1P, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_expm1, mxk_un_grad(MXK_UN_EXPM1, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_log2, mxk_un_grad(MXK_UN_LOG2, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_log10, mxk_un_grad(MXK_UN_LOG10, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_erf, mxk_un_grad(MXK_UN_ERF, a, b, 0.0f, 0.0f))
+CB_DEFINE_BINARY(ung_softsign, mxk_un_grad(MXK_UN_SOFTSIGN, a, b, 0.0f, 0.0f))
 
 /** The operators with two real parameters, computed inline (fwd NULL). */
 enum un_param_kind { UN_PLAIN, UN_CLIP, UN_HARD_SIGMOID };
@@ -82,38 +72,38 @@ typedef struct un_info {
     const char *name;
     void (*fwd)(float *, const float *, float, size_t, mxk_op_req);
     void (*grad)(float *, const float *, const float *, float, size_t, mxk_op_req);
-    int32_t dep;       /**< enum un_dep */
+    int32_t code;      /**< enum mxk_un_code */
     const char *alias; /**< MXNet's alias, or NULL */
     int32_t kind;      /**< enum un_param_kind */
     float p0, p1;      /**< clip: a_min, a_max; hard_sigmoid: alpha, beta (a parsed copy) */
 } un_info;
 
 static const un_info un_ops[] = {
-    {"abs", un_abs, ung_abs, UN_DEP_IN, "_sparse_abs", UN_PLAIN, 0, 0},
-    {"ceil", un_ceil, NULL, UN_DEP_NONE, "_sparse_ceil", UN_PLAIN, 0, 0},
-    {"cos", un_cos, ung_cos, UN_DEP_IN, "_sparse_cos", UN_PLAIN, 0, 0},
-    {"exp", un_exp, ung_exp, UN_DEP_OUT, "_sparse_exp", UN_PLAIN, 0, 0},
-    {"floor", un_floor, NULL, UN_DEP_NONE, "_sparse_floor", UN_PLAIN, 0, 0},
-    {"log", un_log, ung_log, UN_DEP_IN, "_sparse_log", UN_PLAIN, 0, 0},
-    {"round", un_round, NULL, UN_DEP_NONE, "_sparse_round", UN_PLAIN, 0, 0},
-    {"rsqrt", un_rsqrt, ung_rsqrt, UN_DEP_IN, "_sparse_rsqrt", UN_PLAIN, 0, 0},
-    {"sign", un_sign, NULL, UN_DEP_NONE, "_sparse_sign", UN_PLAIN, 0, 0},
-    {"sin", un_sin, ung_sin, UN_DEP_IN, "_sparse_sin", UN_PLAIN, 0, 0},
-    {"sqrt", un_sqrt, ung_sqrt, UN_DEP_OUT, "_sparse_sqrt", UN_PLAIN, 0, 0},
-    {"square", un_square, ung_square, UN_DEP_IN, "_sparse_square", UN_PLAIN, 0, 0},
-    {"tanh", un_tanh, ung_tanh, UN_DEP_OUT, "_sparse_tanh", UN_PLAIN, 0, 0},
-    {"sigmoid", un_sigmoid, ung_sigmoid, UN_DEP_OUT, "_sparse_sigmoid", UN_PLAIN, 0, 0},
-    {"relu", un_relu, ung_relu, UN_DEP_OUT, "_sparse_relu", UN_PLAIN, 0, 0},
-    {"negative", un_negative, ung_negative, UN_DEP_DY, "_sparse_negative", UN_PLAIN, 0, 0},
-    {"reciprocal", un_reciprocal, ung_reciprocal, UN_DEP_IN, NULL, UN_PLAIN, 0, 0},
-    {"log1p", un_log1p, ung_log1p, UN_DEP_IN, "_sparse_log1p", UN_PLAIN, 0, 0},
-    {"expm1", un_expm1, ung_expm1, UN_DEP_IN, "_sparse_expm1", UN_PLAIN, 0, 0},
-    {"log2", un_log2, ung_log2, UN_DEP_IN, "_sparse_log2", UN_PLAIN, 0, 0},
-    {"log10", un_log10, ung_log10, UN_DEP_IN, "_sparse_log10", UN_PLAIN, 0, 0},
-    {"erf", un_erf, ung_erf, UN_DEP_IN, "_npx_erf", UN_PLAIN, 0, 0},
-    {"softsign", un_softsign, ung_softsign, UN_DEP_IN, NULL, UN_PLAIN, 0, 0},
-    {"clip", NULL, NULL, UN_DEP_IN, "_sparse_clip", UN_CLIP, 0, 0},
-    {"hard_sigmoid", NULL, NULL, UN_DEP_IN, NULL, UN_HARD_SIGMOID, 0, 0},
+    {"abs", un_abs, ung_abs, MXK_UN_ABS, "_sparse_abs", UN_PLAIN, 0, 0},
+    {"ceil", un_ceil, NULL, MXK_UN_CEIL, "_sparse_ceil", UN_PLAIN, 0, 0},
+    {"cos", un_cos, ung_cos, MXK_UN_COS, "_sparse_cos", UN_PLAIN, 0, 0},
+    {"exp", un_exp, ung_exp, MXK_UN_EXP, "_sparse_exp", UN_PLAIN, 0, 0},
+    {"floor", un_floor, NULL, MXK_UN_FLOOR, "_sparse_floor", UN_PLAIN, 0, 0},
+    {"log", un_log, ung_log, MXK_UN_LOG, "_sparse_log", UN_PLAIN, 0, 0},
+    {"round", un_round, NULL, MXK_UN_ROUND, "_sparse_round", UN_PLAIN, 0, 0},
+    {"rsqrt", un_rsqrt, ung_rsqrt, MXK_UN_RSQRT, "_sparse_rsqrt", UN_PLAIN, 0, 0},
+    {"sign", un_sign, NULL, MXK_UN_SIGN, "_sparse_sign", UN_PLAIN, 0, 0},
+    {"sin", un_sin, ung_sin, MXK_UN_SIN, "_sparse_sin", UN_PLAIN, 0, 0},
+    {"sqrt", un_sqrt, ung_sqrt, MXK_UN_SQRT, "_sparse_sqrt", UN_PLAIN, 0, 0},
+    {"square", un_square, ung_square, MXK_UN_SQUARE, "_sparse_square", UN_PLAIN, 0, 0},
+    {"tanh", un_tanh, ung_tanh, MXK_UN_TANH, "_sparse_tanh", UN_PLAIN, 0, 0},
+    {"sigmoid", un_sigmoid, ung_sigmoid, MXK_UN_SIGMOID, "_sparse_sigmoid", UN_PLAIN, 0, 0},
+    {"relu", un_relu, ung_relu, MXK_UN_RELU, "_sparse_relu", UN_PLAIN, 0, 0},
+    {"negative", un_negative, ung_negative, MXK_UN_NEGATIVE, "_sparse_negative", UN_PLAIN, 0, 0},
+    {"reciprocal", un_reciprocal, ung_reciprocal, MXK_UN_RECIPROCAL, NULL, UN_PLAIN, 0, 0},
+    {"log1p", un_log1p, ung_log1p, MXK_UN_LOG1P, "_sparse_log1p", UN_PLAIN, 0, 0},
+    {"expm1", un_expm1, ung_expm1, MXK_UN_EXPM1, "_sparse_expm1", UN_PLAIN, 0, 0},
+    {"log2", un_log2, ung_log2, MXK_UN_LOG2, "_sparse_log2", UN_PLAIN, 0, 0},
+    {"log10", un_log10, ung_log10, MXK_UN_LOG10, "_sparse_log10", UN_PLAIN, 0, 0},
+    {"erf", un_erf, ung_erf, MXK_UN_ERF, "_npx_erf", UN_PLAIN, 0, 0},
+    {"softsign", un_softsign, ung_softsign, MXK_UN_SOFTSIGN, NULL, UN_PLAIN, 0, 0},
+    {"clip", NULL, NULL, MXK_UN_CLIP, "_sparse_clip", UN_CLIP, 0, 0},
+    {"hard_sigmoid", NULL, NULL, MXK_UN_HARD_SIGMOID, NULL, UN_HARD_SIGMOID, 0, 0},
 };
 #define UN_NUM ((int32_t)MXK_SDK_COUNTOF(un_ops))
 
@@ -190,28 +180,12 @@ static void un_backward_dependency(const void *param, uint32_t num_visible, uint
                                    uint32_t num_out, uint8_t *need_out_grad, uint8_t *need_in_data,
                                    uint8_t *need_out_data) {
     const un_info *p = param;
-    if (p->dep == UN_DEP_NONE)
+    int32_t dep = mxk_un_dep(p->code);
+    if (dep == MXK_UN_DEP_NONE)
         return;
     need_out_grad[0] = 1;
-    need_in_data[0] = p->dep == UN_DEP_IN;
-    need_out_data[0] = p->dep == UN_DEP_OUT;
-}
-
-/** clip (upstream's order of tests) or hard_sigmoid of x. */
-static inline float un_param_f(const un_info *p, float x) {
-    if (p->kind == UN_CLIP)
-        return x > p->p1 ? p->p1 : (x < p->p0 ? p->p0 : x);
-    float r = p->p0 * x + p->p1;
-    r = 1.0f < r ? 1.0f : r;
-    return 0.0f > r ? 0.0f : r;
-}
-
-/** Their derivative at x: 1 or alpha inside the range, else 0. */
-static inline float un_param_df(const un_info *p, float x) {
-    if (p->kind == UN_CLIP)
-        return x > p->p1 || x < p->p0 ? 0.0f : 1.0f;
-    float r = p->p0 * x + p->p1;
-    return r > 0.0f && r < 1.0f ? p->p0 : 0.0f;
+    need_in_data[0] = dep == MXK_UN_DEP_IN;
+    need_out_data[0] = dep == MXK_UN_DEP_OUT;
 }
 
 /** y = f(x) by request (in place when output == data). */
@@ -227,7 +201,7 @@ static mxk_status un_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         return MXK_OK;
     }
     for (size_t i = 0; i < n; i++) /* reads element i before writing it */
-        mxk_sdk_assign_f32(&y[i], un_param_f(p, x[i]), args->req[0]);
+        mxk_sdk_assign_f32(&y[i], mxk_un_f(p->code, x[i], p->p0, p->p1), args->req[0]);
     return MXK_OK;
 }
 
@@ -237,16 +211,17 @@ static mxk_status un_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const un_info *p = param;
     MXK_SDK_CHECK(cb_check_backward_counts(args, 1, 1, 1, err));
     mxk_op_req req = args->req[0];
-    if (p->dep == UN_DEP_NONE)
+    int32_t dep = mxk_un_dep(p->code);
+    if (dep == MXK_UN_DEP_NONE)
         return cbt_zero_grad(args->in_grad[0], req, "data", err);
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *dyt = args->out_grad[0];
-    const mxk_tensor *rt = p->dep == UN_DEP_IN    ? args->in_data[0]
-                           : p->dep == UN_DEP_OUT ? args->out_data[0]
-                                                  : dyt;
+    const mxk_tensor *rt = dep == MXK_UN_DEP_IN    ? args->in_data[0]
+                           : dep == MXK_UN_DEP_OUT ? args->out_data[0]
+                                                   : dyt;
     MXK_SDK_CHECK(cb_check_tensor(dyt, "gradient of 'output'", err));
-    MXK_SDK_CHECK(cb_check_tensor(rt, p->dep == UN_DEP_IN ? "argument 'data'" : "output", err));
+    MXK_SDK_CHECK(cb_check_tensor(rt, dep == MXK_UN_DEP_IN ? "argument 'data'" : "output", err));
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &dyt->shape, "data", err));
     if (mxk_sdk_shape_count(&rt->shape) != mxk_sdk_shape_count(&dyt->shape))
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "output gradient and data differ in size");
@@ -258,7 +233,7 @@ static mxk_status un_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     }
     for (size_t i = 0; i < n; i++) /* reads element i before writing it */
-        mxk_sdk_assign_f32(&dx[i], dy[i] * un_param_df(p, r[i]), req);
+        mxk_sdk_assign_f32(&dx[i], mxk_un_grad(p->code, dy[i], r[i], p->p0, p->p1), req);
     return MXK_OK;
 }
 

@@ -145,3 +145,15 @@ int64_t cu_shape_size(const mxk_shape *s) {
         n *= s->dims[i];
     return n;
 }
+
+mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req req,
+                        mxk_error_sink *err) {
+    if (req != MXK_REQ_WRITE && req != MXK_REQ_INPLACE)
+        return MXK_OK;
+    if (g == NULL || g->data == NULL)
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "input gradient: missing");
+    size_t bytes = (size_t)cu_shape_size(&g->shape) * mxk_sdk_dtype_size(g->dtype);
+    MXK_SDK_CHECK(cu_enter(ctx, err));
+    CU_CHECK(cudaMemsetAsync(g->data, 0, bytes, cu_stream(ctx)), "zero gradient", err);
+    return MXK_OK;
+}

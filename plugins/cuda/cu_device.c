@@ -8,7 +8,8 @@
  * GPUDeviceStorage under the pooled storage manager,
  * src/storage/gpu_device_storage.h, pooled_storage_manager.h). Copies are
  * cudaMemcpyAsync on the caller's stream (peer copies between GPUs with
- * cudaMemcpyPeerAsync), or synchronous without one. Streams are non-blocking CUDA
+ * cudaMemcpyPeerAsync, direct peer access enabled once per pair where the devices
+ * support it), or synchronous without one. Streams are non-blocking CUDA
  * streams. Pinned host memory (the cpu_pinned context) comes from cudaHostAlloc
  * (MXNet's PinnedMemoryStorage). Every function sets its device first and is
  * thread-safe.
@@ -17,6 +18,7 @@
 #include "cu_kernels.h"
 #include "mxk_fill_value.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 /** Alignment of cudaMalloc results that the backend promises (CUDA gives at least 256). */
@@ -104,6 +106,26 @@ static void cu_free(int32_t dev_id, void *ptr) {
         (void)cudaGetLastError();
 }
 
+/** Pairs (dst, src) whose peer access has been tried, bit src of g_peer_tried[dst]. */
+static _Atomic uint64_t g_peer_tried[CU_MAX_DEVICES];
+
+/**
+ * Enables direct access from `dst` to `src`'s memory once per pair
+ * (cudaDeviceEnablePeerAccess, when cudaDeviceCanAccessPeer says the link exists), so
+ * peer copies go over NVLink/PCIe directly instead of staging through the host.
+ * Failures are ignored: cudaMemcpyPeerAsync works either way. Leaves `dst` current.
+ */
+static void cu_enable_peer(int32_t dst, int32_t src) {
+    uint64_t bit = (uint64_t)1 << src;
+    if (atomic_fetch_or(&g_peer_tried[dst], bit) & bit)
+        return;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, dst, src) == cudaSuccess && can &&
+        cudaSetDevice(dst) == cudaSuccess)
+        (void)cudaDeviceEnablePeerAccess(src, 0);
+    (void)cudaGetLastError();
+}
+
 /**
  * Copies `bytes`: host<->device on the device side's GPU, device->device within one
  * GPU or between two (peer copy). With a stream the copy is queued on it (complete
@@ -112,8 +134,10 @@ static void cu_free(int32_t dev_id, void *ptr) {
 static mxk_status cu_copy(mxk_copy_kind kind, void *dst, int32_t dst_dev_id, const void *src,
                           int32_t src_dev_id, uint64_t bytes, void *stream, mxk_error_sink *err) {
     int32_t dev = kind == MXK_COPY_DEVICE_TO_HOST ? src_dev_id : dst_dev_id;
-    if (kind == MXK_COPY_DEVICE_TO_DEVICE && src_dev_id != dst_dev_id)
+    if (kind == MXK_COPY_DEVICE_TO_DEVICE && src_dev_id != dst_dev_id) {
         MXK_SDK_CHECK(cu_set_device(src_dev_id, err));
+        cu_enable_peer(dst_dev_id, src_dev_id);
+    }
     MXK_SDK_CHECK(cu_set_device(dev, err));
     if (bytes == 0)
         return MXK_OK;
@@ -242,5 +266,6 @@ mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err) {
     def.synchronize = cu_synchronize;
     def.host_alloc = cu_host_alloc;
     def.host_free = cu_host_free;
+    cu_nccl_install(&def);
     return reg->register_device(reg, &def, err);
 }

@@ -107,11 +107,74 @@ mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_e
 /** Number of elements of a shape (1 for ndim 0). */
 int64_t cu_shape_size(const mxk_shape *s);
 
+/**
+ * The gradient of an input that gets none (indices, labels, shape_like, the rhs of a
+ * comparison): zeros on the call's stream for WRITE/INPLACE, nothing for NULL and ADD.
+ * MXK_ERR_INVALID_ARGUMENT "input gradient: missing" when a written gradient has no
+ * memory; errors of cu_check.
+ */
+mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req req,
+                        mxk_error_sink *err);
+
 /* --- cu_device.c: the device backend -------------------------------------------- */
 
 /** Registers the "gpu" device backend (device count 0 without a GPU; still registered). */
 mxk_status cu_register_device(mxk_registrar *reg, mxk_error_sink *err);
 
+/* --- cu_nccl.c: the multi-GPU reduce on NCCL --------------------------------------- */
+
+/** Sets the device definition's `reduce` slot (ABI 1.4) to the NCCL reduce. */
+void cu_nccl_install(mxk_device_def *def);
+
+/** Destroys the NCCL communicators and streams (from mxk_plugin_shutdown). */
+void cu_nccl_shutdown(void);
+
 /* --- family registrations (one per cu_ops_*.c file) ------------------------------- */
+
+/** cu_ops_norm.c: LayerNorm, InstanceNorm, GroupNorm, L2Normalization. */
+mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_rnn.c: RNN on cuDNN. */
+mxk_status cu_register_rnn(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers FullyConnected (cu_ops_fc.c). */
+mxk_status cu_register_fc(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers dot and batch_dot (cu_ops_dot.c). */
+mxk_status cu_register_dot(mxk_registrar *reg, mxk_error_sink *err);
+/** Registers Convolution and Deconvolution (cu_ops_conv.c). */
+mxk_status cu_register_conv(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_random.c: _random_uniform, _random_normal, _random_gamma, _random_exponential,
+ * _random_randint. */
+mxk_status cu_register_random(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sample.c: _sample_multinomial, _shuffle. */
+mxk_status cu_register_sample(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_dropout.c: Dropout. */
+mxk_status cu_register_dropout(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_optimizer.c: sgd_update, sgd_mom_update, adam_update. */
+mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_loss.c: SoftmaxOutput, softmax_cross_entropy. */
+mxk_status cu_register_loss(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_regression.c: Linear/Logistic/MAERegressionOutput, SVMOutput. */
+mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_layout.c: transpose, SwapAxis, slice, slice_axis, slice_like, reverse, Crop. */
+mxk_status cu_register_layout(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_broadcast.c: broadcast_to, broadcast_axis, broadcast_like, tile, repeat. */
+mxk_status cu_register_broadcast(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_concat.c: Concat, SliceChannel, stack. */
+mxk_status cu_register_concat(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_index.c: take, pick, gather_nd, scatter_nd, one_hot, where, Embedding. */
+mxk_status cu_register_index(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sort.c: argmax, argmax_channel, argmin, topk, sort, argsort. */
+mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_sequence.c: SequenceMask, SequenceLast, SequenceReverse. */
+mxk_status cu_register_sequence(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_pad.c: Pad, UpSampling (nearest, bilinear). */
+mxk_status cu_register_pad(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_elemwise.c: the element-wise binary, scalar, broadcast and unary math operators. */
+mxk_status cu_register_elemwise(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_reduce.c: sum, mean, max, min, prod, nansum and norm. */
+mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_copy.c: the identities, fills, _arange, shape_array and size_array. */
+mxk_status cu_register_copy(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_convert.c: Cast and add_n. */
+mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -40,5 +40,32 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     mxk_sdk_set_host(args->host);
     mxk_registrar *reg = args->registrar;
     MXK_SDK_CHECK(cu_register_device(reg, err));
+    MXK_SDK_CHECK(cu_register_norm(reg, err));
+    MXK_SDK_CHECK(cu_register_rnn(reg, err));
+    MXK_SDK_CHECK(cu_register_fc(reg, err));
+    MXK_SDK_CHECK(cu_register_dot(reg, err));
+    MXK_SDK_CHECK(cu_register_conv(reg, err));
+    MXK_SDK_CHECK(cu_register_random(reg, err));
+    MXK_SDK_CHECK(cu_register_sample(reg, err));
+    MXK_SDK_CHECK(cu_register_dropout(reg, err));
+    MXK_SDK_CHECK(cu_register_optimizer(reg, err));
+    MXK_SDK_CHECK(cu_register_loss(reg, err));
+    MXK_SDK_CHECK(cu_register_regression(reg, err));
+    MXK_SDK_CHECK(cu_register_layout(reg, err));
+    MXK_SDK_CHECK(cu_register_broadcast(reg, err));
+    MXK_SDK_CHECK(cu_register_concat(reg, err));
+    MXK_SDK_CHECK(cu_register_index(reg, err));
+    MXK_SDK_CHECK(cu_register_sort(reg, err));
+    MXK_SDK_CHECK(cu_register_sequence(reg, err));
+    MXK_SDK_CHECK(cu_register_pad(reg, err));
+    MXK_SDK_CHECK(cu_register_elemwise(reg, err));
+    MXK_SDK_CHECK(cu_register_reduce(reg, err));
+    MXK_SDK_CHECK(cu_register_copy(reg, err));
+    MXK_SDK_CHECK(cu_register_convert(reg, err));
     return MXK_OK;
+}
+
+/** Releases the NCCL communicators at process exit. */
+MXK_PLUGIN_EXPORT void mxk_plugin_shutdown(void) {
+    cu_nccl_shutdown();
 }

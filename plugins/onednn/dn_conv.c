@@ -52,7 +52,7 @@ typedef struct dn_cv_ops {
                                  const dnnl_dims_t);
 } dn_cv_ops;
 
-/** Convolution's and Deconvolution's initialisers, indexed by dn_cv_param.deconv. */
+/** Convolution's and Deconvolution's initialisers, indexed by mxk_conv_param.deconv. */
 static const dn_cv_ops cv_ops[2] = {
     {"Convolution", dnnl_convolution_direct, dnnl_dilated_convolution_forward_desc_init,
      dnnl_dilated_convolution_backward_data_desc_init,
@@ -89,8 +89,8 @@ typedef struct dn_cv_state {
  * (G, O/G, I/G, k...) or (O, I, k...): plain for Convolution (F, C/G, k...);
  * for Deconvolution (C, F/G, k...), i.e. I before O in memory (giohw / iohw).
  */
-static mxk_status cv_user_weights(const dn_cv_param *p, const dn_cv_geom *g, dnnl_memory_desc_t *md,
-                                  mxk_error_sink *err) {
+static mxk_status cv_user_weights(const mxk_conv_param *p, const dn_cv_geom *g,
+                                  dnnl_memory_desc_t *md, mxk_error_sink *err) {
     if (!p->deconv)
         return dn_md_plain(md, g->wei_nd, g->wei, err);
     const int lead = g->wei_nd - p->nd - 2; /* 1 with groups */
@@ -146,7 +146,7 @@ static void cv_destroy_state(void *state) {
  * (training) primitive descriptor and primitive, and the src, weight and dst
  * ports. Errors: dn_check's, MXK_ERR_OUT_OF_MEMORY.
  */
-static mxk_status cv_make_fwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_sink *err) {
+static mxk_status cv_make_fwd(const mxk_conv_param *p, dn_cv_state *s, mxk_error_sink *err) {
     const dn_cv_geom *g = &s->g;
     dnnl_memory_desc_t user_src, user_dst, user_wei;
     DN_CHECK(
@@ -181,7 +181,7 @@ static mxk_status cv_make_fwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_si
 static mxk_status cv_create_state(const void *param, int32_t dev_type, int32_t dev_id,
                                   const mxk_shape *in_shapes, const int32_t *in_types,
                                   uint32_t num_in, void **state, mxk_error_sink *err) {
-    const dn_cv_param *p = param;
+    const mxk_conv_param *p = param;
     dn_cv_state *s = calloc(1, sizeof *s);
     if (s == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "oneDNN convolution: out of memory");
@@ -204,7 +204,7 @@ static mxk_status cv_create_state(const void *param, int32_t dev_type, int32_t d
  * backward-data weight cache and the gradient buffers. On failure the part is
  * freed again. Errors: dn_check's, MXK_ERR_OUT_OF_MEMORY.
  */
-static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_error_sink *err) {
+static mxk_status cv_make_bwd_parts(const mxk_conv_param *p, dn_cv_state *s, mxk_error_sink *err) {
     const dn_cv_geom *g = &s->g;
     dnnl_convolution_desc_t d;
     dnnl_primitive_desc_t pd;
@@ -244,7 +244,7 @@ static mxk_status cv_make_bwd_parts(const dn_cv_param *p, dn_cv_state *s, mxk_er
 }
 
 /** cv_make_bwd_parts, freeing the backward part again when it fails. */
-static mxk_status cv_make_bwd(const dn_cv_param *p, dn_cv_state *s, mxk_error_sink *err) {
+static mxk_status cv_make_bwd(const mxk_conv_param *p, dn_cv_state *s, mxk_error_sink *err) {
     mxk_status rc = cv_make_bwd_parts(p, s, err);
     if (rc != MXK_OK)
         cv_free_bwd(s);
@@ -269,7 +269,7 @@ static mxk_status cv_check(const dn_cv_state *s, const mxk_tensor *t, const dnnl
  */
 static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    const dn_cv_param *p = param;
+    const mxk_conv_param *p = param;
     dn_cv_state *s = state;
     if (args->req[0] == MXK_REQ_NULL)
         return MXK_OK;
@@ -325,8 +325,8 @@ static mxk_status cv_backward_data(const mxk_op_ctx *ctx, dn_cv_state *s,
  * agree, else reordered into scratch slot 2; x into slot 1. Errors: cv_check's,
  * dn_execute's.
  */
-static mxk_status cv_backward_weights(const mxk_op_ctx *ctx, const dn_cv_param *p, dn_cv_state *s,
-                                      const mxk_backward_args *args, void *dy_prim,
+static mxk_status cv_backward_weights(const mxk_op_ctx *ctx, const mxk_conv_param *p,
+                                      dn_cv_state *s, const mxk_backward_args *args, void *dy_prim,
                                       mxk_error_sink *err) {
     const int want_w = args->req[1] != MXK_REQ_NULL;
     const int want_b = !p->no_bias && args->req[2] != MXK_REQ_NULL;
@@ -358,7 +358,7 @@ static mxk_status cv_backward_weights(const mxk_op_ctx *ctx, const dn_cv_param *
  */
 static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
-    const dn_cv_param *p = param;
+    const mxk_conv_param *p = param;
     dn_cv_state *s = state;
     const uint32_t ni = p->no_bias ? 2u : 3u;
     int need_data = 0, need_wb = 0;

@@ -4,6 +4,8 @@
  * with user scratchpads, layout reorders, weight caches) and dn_conv.c (state,
  * forward, backward, registration).
  *
+ * The parameters (mxk_conv_param) and the output-size rule are shared with the
+ * cuda plugin (plugins/common/mxk_conv_param.h).
  * Semantics are the operators' (cpu-blas op_convolution.c; upstream MXNet
  * src/operator/nn/convolution-inl.h, deconvolution-inl.h); the mapping onto
  * oneDNN follows MXNet 1.9.1's src/operator/nn/mkldnn/mkldnn_convolution.cc and
@@ -12,31 +14,8 @@
 #ifndef MXK_ONEDNN_DN_CONV_H
 #define MXK_ONEDNN_DN_CONV_H
 
+#include "mxk_conv_param.h"
 #include "onednn.h"
-
-/** Most spatial axes (3-D: NCDHW). */
-#define DN_CV_MAX_ND 3
-
-/**
- * A kernel's parameters, parsed from either operator's attributes (MXNet's
- * names; per-axis arrays hold `nd` values, in the order of the `kernel`
- * tuple). Owned by the host (parse_param / free_param); read only.
- */
-typedef struct dn_cv_param {
-    int32_t deconv; /**< 1: Deconvolution */
-    int32_t nd;     /**< spatial axes: 1, 2 or 3 */
-    int64_t kernel[DN_CV_MAX_ND];
-    int64_t stride[DN_CV_MAX_ND];
-    int64_t dilate[DN_CV_MAX_ND]; /**< MXNet's dilation (1: dense) */
-    int64_t pad[DN_CV_MAX_ND];
-    int64_t adj[DN_CV_MAX_ND];    /**< Deconvolution output adjustment */
-    int64_t target[DN_CV_MAX_ND]; /**< Deconvolution target_shape */
-    int32_t has_target;           /**< target_shape was given (non-empty, not all zero) */
-    int64_t num_filter;
-    int64_t num_group;
-    int32_t no_bias;
-    int32_t supported; /**< 0: `supports` declines whatever the shapes */
-} dn_cv_param;
 
 /**
  * oneDNN's view of one bound configuration: the logical dims of src (N, C,
@@ -64,7 +43,7 @@ mxk_status dn_cv_parse_deconv(const mxk_attrs *attrs, void **out, mxk_error_sink
  * stride and target_shape reachable, as cpu-blas's shape inference demands), 0
  * otherwise (g is then unspecified).
  */
-int dn_cv_geom_of(const dn_cv_param *p, const mxk_shape *data, dn_cv_geom *g);
+int dn_cv_geom_of(const mxk_conv_param *p, const mxk_shape *data, dn_cv_geom *g);
 
 /** `supports` of both (dn_conv_param.c). */
 int32_t dn_cv_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,

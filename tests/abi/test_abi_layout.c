@@ -143,7 +143,7 @@ PIN_OFF(mxk_device_props, free_memory, 144);
 PIN_OFF(mxk_device_props, alignment, 152);
 PIN_OFF(mxk_device_props, compute_major, 156);
 PIN_OFF(mxk_device_props, compute_minor, 160);
-PIN_SIZE(mxk_device_def, 112);
+PIN_SIZE(mxk_device_def, 120);
 PIN_OFF(mxk_device_def, struct_size, 0);
 PIN_OFF(mxk_device_def, abi_minor, 4);
 PIN_OFF(mxk_device_def, dev_type, 8);
@@ -159,6 +159,7 @@ PIN_OFF(mxk_device_def, stream_destroy, 80);
 PIN_OFF(mxk_device_def, synchronize, 88);
 PIN_OFF(mxk_device_def, host_alloc, 96); /* ABI 1.4 */
 PIN_OFF(mxk_device_def, host_free, 104);
+PIN_OFF(mxk_device_def, reduce, 112);
 PIN_SIZE(mxk_iter_batch, 64);
 PIN_OFF(mxk_iter_batch, struct_size, 0);
 PIN_OFF(mxk_iter_batch, num_data, 4);

@@ -56,6 +56,17 @@ train_checks)
     first_line_is 2 "mxk train: --load-epoch needs --model-prefix" train --load-epoch 9
     # refused before the data is looked for (the data dir does not exist)
     first_line_is 2 "mxk train: bad --ctx 'tpu:0' (e.g. cpu:0,cpu:1)" train --data-dir none --ctx tpu:0
+    # a device that does not exist, refused before any work (the message depends on
+    # whether the cuda plugin is built and how many GPUs it sees)
+    for cmd in train score; do
+        run $cmd --data-dir none --model-prefix none --load-epoch 1 --ctx gpu:1000
+        expect_rc 1
+        head -n 1 "$ERR" | grep -qx \
+            -e "mxk: error: --ctx gpu:1000: no GPU is visible (the cuda plugin reports 0 devices)" \
+            -e "mxk: error: --ctx gpu:1000: no gpu device backend is loaded (the cuda plugin is not installed or was rejected: see mxk plugins)" \
+            -e "mxk: error: --ctx gpu:1000: gpu(1000) does not exist ([0-9]* gpu device(s) visible)" ||
+            fail "$cmd --ctx gpu:1000: $(head -n 1 "$ERR")"
+    done
     first_line_is 2 "mxk train: unknown optimizer 'rmsprop' (sgd, adam)" \
         train --data-dir none --optimizer rmsprop
     first_line_is 2 "mxk train: initializer 'xavier(mag=2)': unknown argument 'mag'" \

@@ -11,7 +11,10 @@
  *                  NULL when absent: loss outputs ignore it)
  *   run.json       {"known": {NAME: SHAPE}, "grad_req": {NAME: "write"|"add"|"null"},
  *                   "is_train": BOOL, "backward": BOOL}
- * binds the symbol on cpu(0) (upstream python/mxnet/symbol/symbol.py Symbol.bind),
+ * binds the symbol on cpu(0), or on the context of the environment variable
+ * MXK_CONFORM_CTX ("gpu:0": the inputs are copied there, the results back; the
+ * GPU variant of the suite, tests/gpu) (upstream python/mxnet/symbol/symbol.py
+ * Symbol.bind),
  * runs forward and, when asked, backward (upstream src/executor/graph_executor.cc),
  * and writes
  *   outputs.params "out:I" (outputs after forward), "aux_fwd:NAME" (aux states
@@ -24,7 +27,9 @@
  *                  "forward"|"backward"} when mxk refused the case.
  * Only the public API (kernel/include/mxk.h) is used. A case mxk refuses is
  * recorded in its info.json, never a crash; the exit status is 0 unless the
- * runner itself could not work (usage, mxk_init, an unwritable case directory).
+ * runner itself could not work (usage, mxk_init, an unwritable case directory),
+ * and 77 with "SKIP: ..." when MXK_CONFORM_CTX names a device that does not exist
+ * (run it without case directories to ask only that).
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -34,6 +39,9 @@
 #include "mxk.h"
 
 #define MAX_PATH 4096
+
+/** The context the cases run on (MXK_CONFORM_CTX, default cpu(0)). */
+static mxk_context g_ctx = {MXK_DEV_CPU, 0};
 
 /** What one case's run produced; the arrays are owned here and freed by case_free. */
 typedef struct conf_case {
@@ -153,11 +161,15 @@ static int infer_shapes(conf_case *c, const json_t *known) {
     return ok;
 }
 
-/** Appends a copy of `src` (after pending work) to the arrays written to outputs.params. */
+/**
+ * Appends a host copy of `src` (after pending work) to the arrays written to
+ * outputs.params.
+ */
 static int save_copy(conf_case *c, const char *prefix, const char *name, mxk_ndarray *src) {
     mxk_shape s = mxk_ndarray_shape(src);
     mxk_ndarray *dst = NULL;
-    if (mxk_ndarray_create(&s, mxk_ndarray_dtype(src), mxk_ndarray_context(src), &dst) != MXK_OK)
+    mxk_context cpu = {MXK_DEV_CPU, 0};
+    if (mxk_ndarray_create(&s, mxk_ndarray_dtype(src), cpu, &dst) != MXK_OK)
         return 0;
     if (mxk_ndarray_copy_to(src, dst) != MXK_OK || mxk_ndarray_wait_to_read(dst) != MXK_OK) {
         mxk_ndarray_free(dst);
@@ -213,9 +225,8 @@ static int bind_case(conf_case *c, const json_t *reqs, mxk_op_req *req) {
         if (req[i] == MXK_REQ_NULL)
             continue;
         mxk_shape s = mxk_ndarray_shape(c->arg_arrays[i]);
-        mxk_context cpu = {MXK_DEV_CPU, 0};
-        if (mxk_ndarray_create(&s, mxk_ndarray_dtype(c->arg_arrays[i]), cpu, &c->grad_arrays[i]) !=
-            MXK_OK) {
+        if (mxk_ndarray_create(&s, mxk_ndarray_dtype(c->arg_arrays[i]), g_ctx,
+                               &c->grad_arrays[i]) != MXK_OK) {
             case_error(c, "inputs");
             return 0;
         }
@@ -237,9 +248,8 @@ static int bind_case(conf_case *c, const json_t *reqs, mxk_op_req *req) {
             return 0;
         }
     }
-    mxk_context cpu = {MXK_DEV_CPU, 0};
-    if (mxk_executor_bind(c->sym, cpu, c->num_args, c->arg_arrays, c->grad_arrays, req, c->num_auxs,
-                          c->aux_arrays, NULL, &c->exec) != MXK_OK) {
+    if (mxk_executor_bind(c->sym, g_ctx, c->num_args, c->arg_arrays, c->grad_arrays, req,
+                          c->num_auxs, c->aux_arrays, NULL, &c->exec) != MXK_OK) {
         case_error(c, "bind");
         return 0;
     }
@@ -266,6 +276,51 @@ static int run_backward(conf_case *c, const mxk_op_req *req) {
     if (!ok)
         case_error(c, "backward");
     return ok;
+}
+
+/** Moves the loaded inputs to g_ctx (copies replace them); 0 with mxk's error set. */
+static int inputs_to_ctx(conf_case *c) {
+    if (g_ctx.dev_type == MXK_DEV_CPU)
+        return 1;
+    for (uint32_t i = 0; i < c->num_in; i++) {
+        mxk_shape s = mxk_ndarray_shape(c->in_arrays[i]);
+        mxk_ndarray *d = NULL;
+        if (mxk_ndarray_create(&s, mxk_ndarray_dtype(c->in_arrays[i]), g_ctx, &d) != MXK_OK)
+            return 0;
+        if (mxk_ndarray_copy_to(c->in_arrays[i], d) != MXK_OK) {
+            mxk_ndarray_free(d);
+            return 0;
+        }
+        mxk_ndarray_free(c->in_arrays[i]);
+        c->in_arrays[i] = d;
+    }
+    return 1;
+}
+
+/**
+ * Reads MXK_CONFORM_CTX ("cpu:N" or "gpu:N") into g_ctx. Returns 0 (after a message)
+ * when it is malformed, 77 when the device does not exist, else 1.
+ */
+static int read_ctx(void) {
+    const char *v = getenv("MXK_CONFORM_CTX");
+    char type[8];
+    int id = 0;
+    if (v == NULL || *v == '\0')
+        return 1;
+    if (sscanf(v, "%3[a-z]:%d", type, &id) != 2 || id < 0 ||
+        (strcmp(type, "cpu") != 0 && strcmp(type, "gpu") != 0)) {
+        fprintf(stderr, "conform_run: MXK_CONFORM_CTX=%s: expected cpu:N or gpu:N\n", v);
+        return 0;
+    }
+    g_ctx.dev_type = strcmp(type, "gpu") == 0 ? MXK_DEV_GPU : MXK_DEV_CPU;
+    g_ctx.dev_id = id;
+    int32_t n = mxk_device_count(g_ctx.dev_type);
+    if (id >= n) {
+        printf("SKIP: MXK_CONFORM_CTX=%s: %s(%d) does not exist (mxk_device_count(%s) == %d)\n", v,
+               type, id, type, (int)n);
+        return 77;
+    }
+    return 1;
 }
 
 /** Loads, infers, binds and runs one case; everything it reached goes to c->info / c->saved. */
@@ -296,7 +351,8 @@ static void run_case(conf_case *c, const char *dir) {
     if (!infer_shapes(c, json_object_get(run, "known")))
         goto out;
     snprintf(path, sizeof(path), "%s/inputs.params", dir);
-    if (mxk_ndarray_load(path, &c->num_in, &c->in_arrays, &c->in_names) != MXK_OK) {
+    if (mxk_ndarray_load(path, &c->num_in, &c->in_arrays, &c->in_names) != MXK_OK ||
+        !inputs_to_ctx(c)) {
         case_error(c, "inputs");
         goto out;
     }
@@ -420,6 +476,11 @@ int main(int argc, char **argv) {
     if (mxk_init(&opt) != MXK_OK) {
         fprintf(stderr, "conform_run: mxk_init: %s\n", mxk_get_last_error());
         return 1;
+    }
+    int ctx_ok = read_ctx();
+    if (ctx_ok != 1) {
+        mxk_shutdown();
+        return ctx_ok == 0 ? 2 : 77;
     }
     int ok = list ? do_list(list) : 1;
     for (int i = first; ok && i < argc; i++)

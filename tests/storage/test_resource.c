@@ -103,7 +103,7 @@ static void test_errors(void) {
     CHECK(f == 7.0f);
 }
 
-/** Before any seed call the seed is 0: key = dev_id (+ 2^20 on GPUs), counter 0. */
+/** Before any seed call the seed is 0: key = dev_id, counter 0. */
 static void test_default_seed(void) {
     mxk_resource_slot *r0 = mxki_resource_get(CPU0, MXK_RESOURCE_RANDOM);
     mxk_resource_slot *r2 = mxki_resource_get(CPU2, MXK_RESOURCE_RANDOM);
@@ -273,7 +273,8 @@ static void test_seed_engine_stopped(void) {
     CHECK_EQ_INT(rng->key, 4 * 127);
 }
 
-/** GPU: key offset 2^20, one temp copy by default, device synchronised before regrowth. */
+/** GPU: the CPU's key rule (gpu(d) and cpu(d) share keys), one temp copy by default,
+ *  device synchronised before regrowth. */
 static void test_gpu(void) {
     atomic_store(&fake.gpu_enabled, 1);
     CHECK_EQ_INT(mxki_resource_seed(5), MXK_OK);
@@ -282,8 +283,9 @@ static void test_gpu(void) {
     CHECK(r != NULL);
     if (r == NULL)
         return;
-    CHECK_EQ_INT(slot_rng(r)->key, 5 * 127 + 1 + (1 << 20));
+    CHECK_EQ_INT(slot_rng(r)->key, 5 * 127 + 1);
     CHECK_EQ_INT(slot_rng(mxki_resource_get(CPU0, MXK_RESOURCE_RANDOM))->key, 5 * 127);
+    CHECK_EQ_INT(slot_rng(mxki_resource_get(GPU0, MXK_RESOURCE_RANDOM))->key, 5 * 127);
     mxk_resource_slot *t = mxki_resource_get(GPU0, MXK_RESOURCE_TEMP_SPACE);
     CHECK(t != NULL && mxki_resource_get(GPU0, MXK_RESOURCE_TEMP_SPACE) == t);
     const mxk_resource *v = NULL;
@@ -302,7 +304,7 @@ static void test_gpu(void) {
     CHECK_EQ_INT(mxki_engine_wait_all(), MXK_OK);
     mxk_resource_slot *r3 = mxki_resource_get(CPU3, MXK_RESOURCE_RANDOM);
     CHECK_EQ_INT(slot_rng(r3)->key, 7 * 127 + 3);
-    CHECK_EQ_INT(slot_rng(r)->key, 7 * 127 + 1 + (1 << 20));
+    CHECK_EQ_INT(slot_rng(r)->key, 7 * 127 + 1);
     CHECK_EQ_INT(slot_rng(mxki_resource_get(CPU2, MXK_RESOURCE_RANDOM))->key, 7 * 127 + 2);
     /* Seeds wrap modulo 2^64. */
     CHECK_EQ_INT(mxki_resource_seed(UINT64_MAX), MXK_OK);

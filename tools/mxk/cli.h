@@ -228,6 +228,15 @@ int cli_no_arguments(const cli_command *cmd, int argc, char **argv);
 int cli_init_library(const cli_globals *g);
 
 /**
+ * Checks, with the library initialised, that every context of a --ctx list exists:
+ * "--ctx gpu:0: no GPU is visible (the cuda plugin reports 0 devices)", "--ctx
+ * gpu:0: no gpu device backend is loaded (...)" when the cuda plugin is absent,
+ * "--ctx gpu:3: gpu(3) does not exist (2 gpu device(s) visible)". Returns CLI_OK,
+ * or CLI_ERROR after printing the message.
+ */
+int cli_check_ctx(const mxk_context *ctx, uint32_t n);
+
+/**
  * Initialises the library (cli_init_library), runs body(g, arg) and shuts the
  * library down again. Returns the initialisation's error or what body returned.
  */

@@ -429,6 +429,27 @@ static void print_names(const char *label, const char *plugin,
     list_free(&l);
 }
 
+/**
+ * One line per visible GPU under the devices line: "gpu(0)  NAME, 79.1 GiB, compute
+ * capability 9.0" (mxk_device_properties; MXNet's mx.context.num_gpus and
+ * gpu_memory_info).
+ */
+static void print_gpus(void) {
+    int32_t n = mxk_device_count(MXK_DEV_GPU);
+    for (int32_t i = 0; i < n; i++) {
+        mxk_device_props p = {.struct_size = sizeof p};
+        mxk_context c = {MXK_DEV_GPU, i};
+        print_label("");
+        if (mxk_device_properties(c, &p) != MXK_OK) {
+            printf("gpu(%d)  %s\n", (int)i, mxk_get_last_error());
+            continue;
+        }
+        printf("gpu(%d)  %s, %.1f GiB, compute capability %d.%d\n", (int)i, p.name,
+               (double)p.total_memory / (1024.0 * 1024.0 * 1024.0), (int)p.compute_major,
+               (int)p.compute_minor);
+    }
+}
+
 /** Prints plugin i in the human listing. */
 static void print_plugin(const registry_view *v, uint32_t i, int width) {
     const mxk_plugin_record *r = &v->plugins[i];
@@ -456,6 +477,9 @@ static void print_plugin(const registry_view *v, uint32_t i, int width) {
                di->name ? di->name : "", (int)count, count == 1 ? "" : "s");
     }
     puts(any ? "" : "-");
+    for (size_t d = 0; d < v->num_devices; d++)
+        if (same_name(v->devices[d].plugin, r->name) && v->devices[d].dev_type == MXK_DEV_GPU)
+            print_gpus();
 
     str_list ops = {NULL, 0, 0}, labels = {NULL, 0, 0};
     plugin_operators(r->name, &ops);

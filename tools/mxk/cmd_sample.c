@@ -170,6 +170,8 @@ static int sampler_open(sampler *s, const sample_args *a) {
     uint32_t nctx = 0;
     if (!cli_parse_ctx(a->ctx ? a->ctx : "cpu:0", ctx, &nctx) || nctx != 1)
         return cli_usage_error(&cli_cmd_sample, "--ctx needs one context such as cpu:0");
+    if (cli_check_ctx(ctx, nctx) != CLI_OK)
+        return CLI_ERROR;
     if (mxkt_rnn_lm_load(a->model_prefix, &s->c, &s->vocab) != MXK_OK)
         return cli_error("%s", mxk_get_last_error());
     int32_t v = s->c.vocab_size;
@@ -334,6 +336,6 @@ const cli_command cli_cmd_sample = {
     "  --temperature T       > 0: below 1 sharper, above 1 flatter (1)\n"
     "  --seed N              seed of the draws (0)\n"
     "  --batch N             samples drawn side by side, each its own stream (1)\n"
-    "  --ctx CTX             the context, e.g. cpu:0 (cpu:0)\n",
+    "  --ctx CTX             the context, e.g. cpu:0 or gpu:0 (cpu:0)\n",
     run_sample,
 };

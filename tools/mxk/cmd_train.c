@@ -624,8 +624,10 @@ static int train_body(const cli_globals *g, void *arg) {
     mxk_symbol *sym = NULL;
     mxkt_iter *train = NULL, *val = NULL;
     mxkt_module *m = NULL;
-    /* every option is checked before any work: output paths, the checkpoint */
-    int rc = check_output_paths(a->cmd, a->model_prefix, NULL);
+    /* every option is checked before any work: devices, output paths, the checkpoint */
+    int rc = cli_check_ctx(a->contexts, a->num_contexts);
+    if (rc == CLI_OK)
+        rc = check_output_paths(a->cmd, a->model_prefix, NULL);
     if (rc == CLI_OK && a->metrics_log)
         rc = check_metrics_log(a->metrics_log);
     if (rc == CLI_OK && a->load_epoch >= 0)
@@ -770,7 +772,9 @@ static int score_body(const cli_globals *g, void *arg) {
     mxkt_metric *ms = a->metric;
     uint32_t nm = a->num_metrics;
     train_progress bar = {.log = stderr};
-    int rc = load_checkpoint(a, &bar, &sym, &it, &m);
+    int rc = cli_check_ctx(a->contexts, a->num_contexts);
+    if (rc == CLI_OK)
+        rc = load_checkpoint(a, &bar, &sym, &it, &m);
     if (rc == CLI_OK && mxkt_module_score(m, it, ms, nm) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
     train_progress_close(&bar);
@@ -817,7 +821,9 @@ static int predict_body(const cli_globals *g, void *arg) {
     float *out = NULL;
     int64_t rows = 0, width = 0;
     train_progress bar = {.log = stderr};
-    int rc = load_checkpoint(a, &bar, &sym, &it, &m);
+    int rc = cli_check_ctx(a->contexts, a->num_contexts);
+    if (rc == CLI_OK)
+        rc = load_checkpoint(a, &bar, &sym, &it, &m);
     if (rc == CLI_OK && mxkt_module_predict(m, it, &out, &rows, &width) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
     train_progress_close(&bar);
@@ -872,7 +878,8 @@ static int run_predict(const cli_command *self, const cli_globals *g, int argc, 
     "  --batch-size N        batch size (100)\n"                                                   \
     "  --num-examples N      use exactly the first N test examples (all); a last\n"                \
     "                        partial batch is padded, the pad rows not counted\n"                  \
-    "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"                        \
+    "  --ctx LIST            contexts, e.g. cpu:0, gpu:0 or gpu:0,gpu:1 (cpu:0;\n"                 \
+    "                        host batches are copied to each device)\n"                            \
     "  --no-progress         no progress bar, even on a terminal\n"                                \
     "  --data-val FILE       a RecordIO .rec read by ImageRecordIter instead of\n"                 \
     "                        Fashion-MNIST (no augmentation, as mxk train's\n"                     \
@@ -941,7 +948,8 @@ const cli_command cli_cmd_train = {
     "                        default (fit.py's: xavier(gaussian, in, 2)), msra,\n"
     "                        uniform(S), normal(S), one, zero, constant(V) (xavier)\n"
     "  --kv-store TYPE       local or device, used with several contexts (local)\n"
-    "  --ctx LIST            contexts, e.g. cpu:0 or cpu:0,cpu:1 (cpu:0)\n"
+    "  --ctx LIST            contexts, e.g. cpu:0, gpu:0 or gpu:0,gpu:1 (cpu:0):\n"
+    "                        one device per slice of each batch (data parallel)\n"
     "  --model-prefix P      save P-symbol.json and P-%04d.params/.states\n"
     "  --save-period N       save every N epochs (1)\n"
     "  --load-epoch N        resume from P-%04d.params (and .states) at epoch N\n"

@@ -218,6 +218,35 @@ int cli_with_library(const cli_globals *g, int (*body)(const cli_globals *g, voi
     return rc;
 }
 
+/** Whether a device backend is registered for dev_type (the plugin that serves it loaded). */
+static int has_device_backend(int32_t dev_type) {
+    for (uint32_t i = 0; i < mxk_device_backend_count(); i++) {
+        int32_t t = -1;
+        if (mxk_device_get(i, &t, NULL, NULL) == MXK_OK && t == dev_type)
+            return 1;
+    }
+    return 0;
+}
+
+int cli_check_ctx(const mxk_context *ctx, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const char *type = mxk_dev_type_name(ctx[i].dev_type);
+        int id = (int)ctx[i].dev_id;
+        int32_t count = mxk_device_count(ctx[i].dev_type);
+        if (ctx[i].dev_type == MXK_DEV_GPU && !has_device_backend(MXK_DEV_GPU))
+            return cli_error("--ctx gpu:%d: no gpu device backend is loaded (the cuda plugin is "
+                             "not installed or was rejected: see mxk plugins)",
+                             id);
+        if (ctx[i].dev_type == MXK_DEV_GPU && count == 0)
+            return cli_error("--ctx gpu:%d: no GPU is visible (the cuda plugin reports 0 devices)",
+                             id);
+        if (id >= count)
+            return cli_error("--ctx %s:%d: %s(%d) does not exist (%d %s device(s) visible)", type,
+                             id, type, id, (int)count, type);
+    }
+    return CLI_OK;
+}
+
 /** True for the integer dtypes (uint8, int8, int32, int64). */
 int cli_dtype_is_integer(int32_t dtype) {
     return dtype == MXK_UINT8 || dtype == MXK_INT8 || dtype == MXK_INT32 || dtype == MXK_INT64;

@@ -1,10 +1,11 @@
 /*
  * The test kit's fake device backends and registry (tests/kit/CMakeLists.txt).
  *
- * The storage, resource-manager and NDArray tests and the ndarray fuzz target link
- * the kit (the kernel sources they exercise, not libmxk), so the definition of the
- * kernel's mxki_registry_device() (kernel/registry.h) in fake_device.c is the one
- * the kernel code calls, without any plugin or loader. It serves:
+ * The storage, resource-manager, NDArray and engine-stream tests and the ndarray
+ * fuzz target link the kit (the kernel sources they exercise, not libmxk), so the
+ * definition of the kernel's mxki_registry_device() (kernel/registry.h) in
+ * fake_device.c is the one the kernel code calls, without any plugin or loader. It
+ * serves:
  * - MXK_DEV_CPU ("cpu"), `fake.cpu_count` devices (default 1): malloc'd host memory,
  *   memmove copies, host fill;
  * - MXK_DEV_GPU ("gpu"), `fake.gpu_count` devices (default 2), while

@@ -29,9 +29,9 @@
  * Forward honours the write request (MXNet always overwrites).
  */
 #include <float.h>
-#include <math.h>
 
 #include "cb_tensor.h"
+#include "mxk_vision.h"
 #include "op_vision.h"
 
 /** Parsed attributes of both operators. */
@@ -176,19 +176,6 @@ static void ra_backward_dependency(const void *param, uint32_t num_visible, uint
     need_in_data[1] = 1;
 }
 
-/** x clamped to +-2^30 (NaN to 0), so that conversions to int are defined. */
-static double roi_clamp(double x) {
-    if (isnan(x))
-        return 0.0;
-    return x < -1073741824.0 ? -1073741824.0 : (x > 1073741824.0 ? 1073741824.0 : x);
-}
-
-/** The batch index of ROI row r (truncated), or -1 when outside [0, n). */
-static int64_t roi_batch(const float *r, int64_t n) {
-    double b = roi_clamp(trunc((double)r[0]));
-    return b >= 0.0 && b < (double)n ? (int64_t)b : -1;
-}
-
 /** The tensors of one call and the derived sizes. */
 typedef struct roi_geom {
     int64_t n, c, h, w; /**< data dims */
@@ -216,26 +203,14 @@ static void rp_pool(const roi_param *p, const roi_geom *g, const float *x, float
                     mxk_op_req req) {
     for (int64_t n = 0; n < g->r; n++) {
         const float *roi = g->rois + n * 5;
-        int64_t b = roi_batch(roi, g->n);
-        float s = (float)p->scale;
-        int64_t sw = (int64_t)round(roi_clamp(roi[1] * s));
-        int64_t sh = (int64_t)round(roi_clamp(roi[2] * s));
-        int64_t ew = (int64_t)round(roi_clamp(roi[3] * s));
-        int64_t eh = (int64_t)round(roi_clamp(roi[4] * s));
-        int64_t rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1, rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1;
-        float bh = (float)rh / (float)g->ph, bw = (float)rw / (float)g->pw;
+        int64_t b = mxk_vis_roi_batch(roi, g->n);
+        mxk_vis_roi_pool q = mxk_vis_roi_pool_of(roi, (float)p->scale, g->ph, g->pw);
         for (int64_t c = 0; c < g->c; c++) {
             int64_t base = (b * g->c + c) * g->h * g->w;
             for (int64_t i = 0; i < g->ph; i++)
                 for (int64_t j = 0; j < g->pw; j++) {
-                    int64_t hs = (int64_t)floorf((float)i * bh) + sh;
-                    int64_t he = (int64_t)ceilf((float)(i + 1) * bh) + sh;
-                    int64_t ws = (int64_t)floorf((float)j * bw) + sw;
-                    int64_t we = (int64_t)ceilf((float)(j + 1) * bw) + sw;
-                    hs = hs < 0 ? 0 : (hs > g->h ? g->h : hs);
-                    he = he < 0 ? 0 : (he > g->h ? g->h : he);
-                    ws = ws < 0 ? 0 : (ws > g->w ? g->w : ws);
-                    we = we < 0 ? 0 : (we > g->w ? g->w : we);
+                    int64_t hs, he, ws, we;
+                    mxk_vis_roi_pool_bin(&q, i, j, g->h, g->w, &hs, &he, &ws, &we);
                     float best = -FLT_MAX;
                     int64_t arg = -1;
                     if (b < 0 || he <= hs || we <= ws)
@@ -257,76 +232,22 @@ static void rp_pool(const roi_param *p, const roi_geom *g, const float *x, float
     }
 }
 
-/** One ROIAlign bin's sampling layout. */
-typedef struct ra_bin {
-    int64_t b;            /**< batch index, -1: invalid ROI */
-    float sh, sw, bh, bw; /**< ROI start and bin size (float, as MXNet computes them) */
-    int64_t gh, gw;       /**< sampling grid */
-} ra_bin;
-
-/** The sampling layout of ROI row `roi`; MXK_ERR_INVALID_ARGUMENT for an empty aligned ROI. */
-static mxk_status ra_layout(const roi_param *p, const roi_geom *g, int64_t n, ra_bin *rb,
+/** The sampling layout of ROI row `roi`; MXK_ERR_INVALID_ARGUMENT when it cannot be pooled. */
+static mxk_status ra_layout(const roi_param *p, const roi_geom *g, int64_t n, mxk_vis_roi_align *rb,
                             mxk_error_sink *err) {
-    const float *roi = g->rois + n * 5;
-    rb->b = roi_batch(roi, g->n);
-    float off = p->aligned ? 0.5f : 0.0f, s = (float)p->scale;
-    rb->sw = (float)roi_clamp(roi[1] * s - off);
-    rb->sh = (float)roi_clamp(roi[2] * s - off);
-    float rw = (float)roi_clamp(roi[3] * s - off) - rb->sw;
-    float rh = (float)roi_clamp(roi[4] * s - off) - rb->sh;
-    if (p->aligned && rb->b >= 0 && !(rw > 0.0 && rh > 0.0))
+    int bad = mxk_vis_roi_align_of(g->rois + n * 5, g->n, (float)p->scale, p->aligned,
+                                   p->sample_ratio, g->ph, g->pw, rb);
+    if (bad == MXK_VIS_RA_EMPTY)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "rois[%lld]: roi_width > 0 and roi_height > 0 "
                              "required when aligned (got %g, %g)",
-                             (long long)n, rw, rh);
-    if (!p->aligned) {
-        rw = rw > 1.0f ? rw : 1.0f;
-        rh = rh > 1.0f ? rh : 1.0f;
-    }
-    rb->bh = rh / (float)g->ph;
-    rb->bw = rw / (float)g->pw;
-    rb->gh = p->sample_ratio > 0 ? p->sample_ratio : (int64_t)ceilf(rh / (float)g->ph);
-    rb->gw = p->sample_ratio > 0 ? p->sample_ratio : (int64_t)ceilf(rw / (float)g->pw);
-    if (rb->b >= 0 && rb->gh * rb->gw > (1 << 20))
+                             (long long)n, rb->rw, rb->rh);
+    if (bad == MXK_VIS_RA_DENSE)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "rois[%lld]: %lld x %lld sampling points per "
                              "bin, more than 2^20",
                              (long long)n, (long long)rb->gh, (long long)rb->gw);
     return MXK_OK;
-}
-
-/**
- * The bilinear sample at (y, x) of an H x W map: the four positions and weights
- * (roi_align.cc's bilinear_interpolate_gradient); 0 when outside [-1, H] x [-1, W].
- */
-static int ra_sample(double y, double x, int64_t h, int64_t w, int64_t pos[4], double wt[4]) {
-    if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w)
-        return 0;
-    y = y <= 0 ? 0 : y;
-    x = x <= 0 ? 0 : x;
-    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
-    if (yl >= h - 1) {
-        yh = yl = h - 1;
-        y = (double)yl;
-    } else {
-        yh = yl + 1;
-    }
-    if (xl >= w - 1) {
-        xh = xl = w - 1;
-        x = (double)xl;
-    } else {
-        xh = xl + 1;
-    }
-    double ly = y - (double)yl, lx = x - (double)xl, hy = 1.0 - ly, hx = 1.0 - lx;
-    pos[0] = yl * w + xl;
-    pos[1] = yl * w + xh;
-    pos[2] = yh * w + xl;
-    pos[3] = yh * w + xh;
-    wt[0] = hy * hx;
-    wt[1] = hy * lx;
-    wt[2] = ly * hx;
-    wt[3] = ly * lx;
-    return 1;
 }
 
 /**
@@ -337,7 +258,7 @@ static mxk_status ra_run(const roi_param *p, const roi_geom *g, const float *x, 
                          mxk_op_req req, const float *dy, float *dx, mxk_error_sink *err) {
     int64_t hw = g->h * g->w;
     for (int64_t n = 0; n < g->r; n++) {
-        ra_bin rb;
+        mxk_vis_roi_align rb;
         MXK_SDK_CHECK(ra_layout(p, g, n, &rb, err));
         double cnt = (double)(rb.gh * rb.gw);
         for (int64_t c = 0; c < g->oc; c++)
@@ -348,14 +269,12 @@ static mxk_status ra_run(const roi_param *p, const roi_geom *g, const float *x, 
                     int64_t base = (rb.b * g->c + cu) * hw;
                     double acc = 0.0;
                     for (int64_t iy = 0; rb.b >= 0 && iy < rb.gh; iy++) {
-                        float yy =
-                            rb.sh + (float)i * rb.bh + ((float)iy + 0.5f) * rb.bh / (float)rb.gh;
                         for (int64_t ix = 0; ix < rb.gw; ix++) {
-                            float xx = rb.sw + (float)j * rb.bw +
-                                       ((float)ix + 0.5f) * rb.bw / (float)rb.gw;
+                            float yy, xx;
+                            mxk_vis_roi_align_at(&rb, i, j, iy, ix, &yy, &xx);
                             int64_t pos[4];
                             double wt[4];
-                            if (!ra_sample(yy, xx, g->h, g->w, pos, wt))
+                            if (!mxk_vis_roi_sample(yy, xx, g->h, g->w, pos, wt))
                                 continue;
                             for (int k = 0; k < 4; k++) {
                                 if (y != NULL)

@@ -23,9 +23,8 @@
  * clamped to +-2^30 before conversion to integers (C's conversion of NaN or of
  * huge values is undefined); such points are outside the map either way.
  */
-#include <math.h>
-
 #include "cb_tensor.h"
+#include "mxk_vision.h"
 #include "op_vision.h"
 
 /** Which operator a parameter object belongs to. */
@@ -199,13 +198,6 @@ static void st_backward_dependency(const void *param, uint32_t num_visible, uint
     need_out_data[1] = need_out_data[2] = 1;
 }
 
-/** floor(v) as an index clamped to +-2^30 (NaN: -2^30, outside every map). */
-static int64_t smp_floor(float v) {
-    if (!(v >= -1073741824.0f))
-        return -1073741824;
-    return v > 1073741824.0f ? 1073741824 : (int64_t)floorf(v);
-}
-
 /** The sampler's geometry: data (n, c, h, w), output (n, c, oh, ow), grid (n, 2, oh*ow). */
 typedef struct smp_geom {
     int64_t n, c, h, w, oh, ow;
@@ -223,40 +215,29 @@ static void smp_sample(const smp_geom *g, const float *x, const float *grid, flo
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t k = 0; k < ohw; k++) {
             const float *gp = grid + n * 2 * ohw + k;
-            float yr = (gp[ohw] + 1.0f) * (float)(g->h - 1) / 2.0f;
-            float xr = (gp[0] + 1.0f) * (float)(g->w - 1) / 2.0f;
-            int64_t ty = smp_floor(yr), tx = smp_floor(xr);
-            float wy = 1.0f - (yr - (float)ty), wx = 1.0f - (xr - (float)tx);
-            int iny0 = ty >= 0 && ty <= g->h - 1, iny1 = ty + 1 >= 0 && ty + 1 <= g->h - 1;
-            int inx0 = tx >= 0 && tx <= g->w - 1, inx1 = tx + 1 >= 0 && tx + 1 <= g->w - 1;
-            float gy = 0.0f, gx = 0.0f;
+            mxk_vis_point pt = mxk_vis_point_at(gp[0], gp[ohw], g->h, g->w);
+            int64_t at = pt.ty * g->w + pt.tx;
+            float gy = 0.0f, gx = 0.0f, v[4];
             for (int64_t c = 0; c < g->c; c++) {
-                const float *xc = x + (n * g->c + c) * hw;
-                int64_t o = (n * g->c + c) * ohw + k, at = ty * g->w + tx;
-                float tl = iny0 && inx0 ? xc[at] : 0.0f, tr = iny0 && inx1 ? xc[at + 1] : 0.0f;
-                float bl = iny1 && inx0 ? xc[at + g->w] : 0.0f;
-                float br = iny1 && inx1 ? xc[at + g->w + 1] : 0.0f;
+                int64_t o = (n * g->c + c) * ohw + k;
+                mxk_vis_corners(&pt, x + (n * g->c + c) * hw, g->w, v);
                 if (dy == NULL) {
-                    mxk_sdk_assign_f32(&out[o],
-                                       tl * wy * wx + tr * wy * (1.0f - wx) +
-                                           bl * (1.0f - wy) * wx + br * (1.0f - wy) * (1.0f - wx),
-                                       req);
+                    mxk_sdk_assign_f32(&out[o], mxk_vis_interp(&pt, v), req);
                     continue;
                 }
                 float d = dy[o];
                 if (dx != NULL) {
                     float *dc = dx + (n * g->c + c) * hw;
-                    if (iny0 && inx0)
-                        dc[at] += d * wy * wx;
-                    if (iny0 && inx1)
-                        dc[at + 1] += d * wy * (1.0f - wx);
-                    if (iny1 && inx0)
-                        dc[at + g->w] += d * (1.0f - wy) * wx;
-                    if (iny1 && inx1)
-                        dc[at + g->w + 1] += d * (1.0f - wy) * (1.0f - wx);
+                    if (pt.in_y0 && pt.in_x0)
+                        dc[at] += d * pt.wy * pt.wx;
+                    if (pt.in_y0 && pt.in_x1)
+                        dc[at + 1] += d * pt.wy * (1.0f - pt.wx);
+                    if (pt.in_y1 && pt.in_x0)
+                        dc[at + g->w] += d * (1.0f - pt.wy) * pt.wx;
+                    if (pt.in_y1 && pt.in_x1)
+                        dc[at + g->w + 1] += d * (1.0f - pt.wy) * (1.0f - pt.wx);
                 }
-                gy -= d * (tr - br + (tl - tr - bl + br) * wx);
-                gx -= d * (bl - br + (tl - tr - bl + br) * wy);
+                mxk_vis_grid_grad(&pt, v, d, &gy, &gx);
             }
             if (dgrid != NULL) {
                 float *dg = dgrid + n * 2 * ohw + k;
@@ -269,11 +250,9 @@ static void smp_sample(const smp_geom *g, const float *x, const float *grid, flo
 /** The affine target grid (3, H*W): x = -1 + 2 j/(W-1), y = -1 + 2 i/(H-1), 1. */
 static void smp_grid_dst(int64_t th, int64_t tw, float *gd) {
     int64_t m = th * tw;
-    for (int64_t k = 0; k < m; k++) {
-        gd[k] = -1.0f + (float)(k % tw) * (float)(2.0 / (double)(tw - 1));
-        gd[m + k] = -1.0f + (float)(k / tw) * (float)(2.0 / (double)(th - 1));
-        gd[2 * m + k] = 1.0f;
-    }
+    for (int64_t k = 0; k < m; k++)
+        for (int row = 0; row < 3; row++)
+            gd[row * m + k] = mxk_vis_grid_dst(k, th, tw, row);
 }
 
 /** src (N, 2, M) (=|+=) theta (N, 2, 3) . grid_dst (3, M), per sample. */

@@ -196,5 +196,8 @@ mxk_status cu_register_pool(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_bn(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_lrn.c: LRN. */
 mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_vision.c: BilinearSampler, GridGenerator, SpatialTransformer, ROIPooling,
+ * _contrib_ROIAlign. */
+mxk_status cu_register_vision(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -1,0 +1,94 @@
+/*
+ * cuda plugin: launchers of the vision kernels (cu_kern_vision.cu), callable
+ * from the C11 host sources (cu_ops_vision.c): the bilinear sampler, the
+ * sampling grids and region-of-interest pooling. Every launcher queues its
+ * kernels on `stream` and returns the launch status. Pointers are device memory
+ * of float32 elements unless stated; `req` is an output's write request
+ * (mxk_op_req: ADD accumulates, WRITE and INPLACE store; a NULL request is never
+ * launched). Gradients that several outputs scatter into (the sampler's and the
+ * ROI operators' data gradient) are accumulated with atomic adds into memory
+ * the caller has zeroed (or holds the values to add to, for ADD).
+ */
+#ifndef MXK_CU_KERN_VISION_H
+#define MXK_CU_KERN_VISION_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The sampler's geometry: data (n, c, h, w), output (n, c, oh, ow), grid (n, 2, oh*ow). */
+typedef struct cu_smp_geom {
+    int64_t n, c, h, w, oh, ow;
+} cu_smp_geom;
+
+/** Bilinear sampling: y = data x sampled at the grid, by `req`. */
+cudaError_t cu_launch_smp_forward(cu_smp_geom g, const float *x, const float *grid, float *y,
+                                  int32_t req, cudaStream_t stream);
+
+/**
+ * The sampler's backward from dy: dx (unless NULL) += dy's share at the four
+ * neighbours of every point; dgrid (unless NULL) the derivative wrt the grid, by
+ * greq.
+ */
+cudaError_t cu_launch_smp_backward(cu_smp_geom g, const float *x, const float *grid,
+                                   const float *dy, float *dx, float *dgrid, int32_t greq,
+                                   cudaStream_t stream);
+
+/** The affine target grid gd (3, th*tw) (mxk_vis_grid_dst), written. */
+cudaError_t cu_launch_grid_dst(int64_t th, int64_t tw, float *gd, cudaStream_t stream);
+
+/** src (n, 2, m) = theta (n, 2, 3) . gd (3, m) per sample, by `req`. */
+cudaError_t cu_launch_affine(const float *theta, const float *gd, int64_t n, int64_t m, float *src,
+                             int32_t req, cudaStream_t stream);
+
+/** dtheta (n, 2, 3) = dsrc (n, 2, m) . gd^T per sample (sums in double), by `req`. */
+cudaError_t cu_launch_affine_grad(const float *dsrc, const float *gd, int64_t n, int64_t m,
+                                  float *dtheta, int32_t req, cudaStream_t stream);
+
+/**
+ * GridGenerator warp: y (n, 2, h, w) = ((flow_x + j) / ((w-1)/2) - 1, (flow_y + i)
+ * / ((h-1)/2) - 1) by `req` (unless y is NULL); gd (2, h, w) = (j, i) written unless NULL.
+ */
+cudaError_t cu_launch_warp(const float *flow, int64_t n, int64_t h, int64_t w, float *y, float *gd,
+                           int32_t req, cudaStream_t stream);
+
+/** GridGenerator warp's backward: dx = dy / ((w-1)/2, (h-1)/2) by `req`. */
+cudaError_t cu_launch_warp_grad(const float *dy, int64_t n, int64_t h, int64_t w, float *dx,
+                                int32_t req, cudaStream_t stream);
+
+/**
+ * One ROI call: data (n, c, h, w), rois (r, 5), output (r, oc, ph, pw);
+ * spatial_scale and, for ROIAlign, sample_ratio, aligned, position_sensitive.
+ */
+typedef struct cu_roi_geom {
+    int64_t n, c, h, w, r, oc, ph, pw;
+    float scale;
+    int32_t aligned, position_sensitive;
+    int64_t sample_ratio;
+} cu_roi_geom;
+
+/** ROIPooling: y (unless NULL) by `req` and maxidx (int32, unless NULL) written. */
+cudaError_t cu_launch_roi_pool(cu_roi_geom g, const float *x, const float *rois, float *y,
+                               int32_t req, int32_t *maxidx, cudaStream_t stream);
+
+/** ROIPooling's backward: dx[maxidx[k]] += dy[k] for the ny outputs (maxidx in [0, nx)). */
+cudaError_t cu_launch_roi_pool_grad(const float *dy, const int32_t *maxidx, uint64_t ny, float *dx,
+                                    uint64_t nx, cudaStream_t stream);
+
+/** ROIAlign: y by `req` (0 for a ROI that cannot be pooled). */
+cudaError_t cu_launch_roi_align(cu_roi_geom g, const float *x, const float *rois, float *y,
+                                int32_t req, cudaStream_t stream);
+
+/** ROIAlign's backward: dx += dy's share at every sampled position. */
+cudaError_t cu_launch_roi_align_grad(cu_roi_geom g, const float *rois, const float *dy, float *dx,
+                                     cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXK_CU_KERN_VISION_H */

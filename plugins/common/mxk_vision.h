@@ -7,9 +7,11 @@
  * Semantics: MXNet src/operator/bilinear_sampler-inl.h, bilinear_sampler.cc
  * (source point and weights of BilinearSamplerForward / Backward),
  * src/operator/grid_generator-inl.h (the affine target grid),
- * src/operator/roi_pooling.cc (ROIPoolForward's rounded corners and bins) and
+ * src/operator/roi_pooling.cc (ROIPoolForward's rounded corners and bins),
  * src/operator/contrib/roi_align.cc (the bin layout and
- * bilinear_interpolate_gradient).
+ * bilinear_interpolate_gradient) and the SSD operators'
+ * src/operator/contrib/multibox_prior.cc (anchor boxes), multibox_target.cc
+ * (IoU, box encoding) and multibox_detection.cc (IoU, box decoding, score order).
  */
 #ifndef MXK_VISION_H
 #define MXK_VISION_H
@@ -226,6 +228,76 @@ MXK_HD int mxk_vis_roi_sample(double y, double x, int64_t h, int64_t w, int64_t 
     wt[2] = ly * hx;
     wt[3] = ly * lx;
     return 1;
+}
+
+/**
+ * IoU of boxes a and b ([xmin, ymin, xmax, ymax]): 0 when the union is not positive
+ * (multibox_detection.cc's CalculateOverlap) or, with `zero_only`, when it is zero
+ * (multibox_target-inl.h's safe_divide).
+ */
+MXK_HD float mxk_vis_iou(const float *a, const float *b, int zero_only) {
+    float w = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), h = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+    float i = (w > 0.0f ? w : 0.0f) * (h > 0.0f ? h : 0.0f);
+    float u = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i;
+    return (zero_only ? u == 0.0f : u <= 0.0f) ? 0.0f : i / u;
+}
+
+/**
+ * MultiBoxPrior's anchor of one size and ratio (square root already taken) centred at
+ * (cy, cx) on an h x w map: [xmin, ymin, xmax, ymax] into box, clipped to [0, 1]
+ * with clip.
+ */
+MXK_HD void mxk_vis_prior_box(float cy, float cx, float size, float sqrt_ratio, int64_t h,
+                              int64_t w, int clip, float box[4]) {
+    float hw = size * (float)h / (float)w * sqrt_ratio / 2.0f, hh = size / sqrt_ratio / 2.0f;
+    box[0] = cx - hw;
+    box[1] = cy - hh;
+    box[2] = cx + hw;
+    box[3] = cy + hh;
+    for (int j = 0; clip && j < 4; j++)
+        box[j] = box[j] < 0.0f ? 0.0f : (box[j] > 1.0f ? 1.0f : box[j]);
+}
+
+/**
+ * MultiBoxTarget's regression target t of ground truth g ([xmin, ymin, xmax, ymax])
+ * against anchor a, divided by the variances var.
+ */
+MXK_HD void mxk_vis_encode(const float *a, const float *g, const float *var, float t[4]) {
+    float aw = a[2] - a[0], ah = a[3] - a[1], ax = (a[0] + a[2]) * 0.5f, ay = (a[1] + a[3]) * 0.5f;
+    float gw = g[2] - g[0], gh = g[3] - g[1], gx = (g[0] + g[2]) * 0.5f, gy = (g[1] + g[3]) * 0.5f;
+    t[0] = (gx - ax) / aw / var[0];
+    t[1] = (gy - ay) / ah / var[1];
+    t[2] = logf(gw / aw) / var[2];
+    t[3] = logf(gh / ah) / var[3];
+}
+
+/**
+ * MultiBoxDetection's box of prediction l against anchor a with the variances var:
+ * [xmin, ymin, xmax, ymax] into box, clipped to [0, 1] with clip.
+ */
+MXK_HD void mxk_vis_decode(const float *a, const float *l, const float *var, int clip,
+                           float box[4]) {
+    float aw = a[2] - a[0], ah = a[3] - a[1], ax = (a[0] + a[2]) / 2.0f, ay = (a[1] + a[3]) / 2.0f;
+    float ox = l[0] * var[0] * aw + ax, oy = l[1] * var[1] * ah + ay;
+    float ow = expf(l[2] * var[2]) * aw / 2.0f, oh = expf(l[3] * var[3]) * ah / 2.0f;
+    box[0] = ox - ow;
+    box[1] = oy - oh;
+    box[2] = ox + ow;
+    box[3] = oy + oh;
+    for (int k = 0; clip && k < 4; k++)
+        box[k] = fmaxf(0.0f, fminf(1.0f, box[k]));
+}
+
+/**
+ * The order of a score sort, as std::stable_sort by descending score: -1 when
+ * (va, ia) comes before (vb, ib), 1 after, 0 for the same element.
+ */
+MXK_HD int mxk_vis_score_cmp(float va, int64_t ia, float vb, int64_t ib) {
+    if (va > vb)
+        return -1;
+    if (va < vb)
+        return 1;
+    return (ia > ib) - (ia < ib);
 }
 
 #endif /* MXK_VISION_H */

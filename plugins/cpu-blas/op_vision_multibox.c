@@ -32,10 +32,9 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_vision.h"
+#include "mxk_vision_attr.h"
 #include "op_vision.h"
-
-/** Most values of a real-tuple attribute. */
-#define MB_MAX_TUPLE 64
 
 /** Which operator a parameter object belongs to. */
 enum mb_kind { MB_PRIOR, MB_TARGET, MB_DETECTION };
@@ -44,7 +43,7 @@ enum mb_kind { MB_PRIOR, MB_TARGET, MB_DETECTION };
 typedef struct mb_param {
     int32_t kind; /**< enum mb_kind */
     /* MultiBoxPrior */
-    float sizes[MB_MAX_TUPLE], ratios[MB_MAX_TUPLE], steps[2], offsets[2];
+    float sizes[MXK_VIS_MAX_TUPLE], ratios[MXK_VIS_MAX_TUPLE], steps[2], offsets[2];
     int32_t num_sizes, num_ratios, clip;
     /* MultiBoxTarget and MultiBoxDetection */
     float var[4];
@@ -102,47 +101,6 @@ static const mxk_attr_def dt_attrs[] = {
                  "Keep maximum top k detections before nms, -1 for no limit."),
 };
 
-/**
- * Parses real-tuple attribute `key` ("(0.1, 0.2)", "[1]", "0.5", "()") into at most
- * `cap` floats; *n is the count. MXK_ERR_INVALID_ARGUMENT naming the attribute for
- * anything else or more than `cap` values.
- */
-static mxk_status mb_tuple(const mxk_attrs *attrs, const char *key, float *out, int32_t cap,
-                           int32_t *n, mxk_error_sink *err) {
-    const char *raw, *p;
-    MXK_SDK_CHECK(mxk_sdk_attr_string(attrs, key, &raw, err));
-    p = raw;
-    while (*p == ' ')
-        p++;
-    char close = *p == '(' ? ')' : (*p == '[' ? ']' : 0);
-    if (close)
-        p++;
-    *n = 0;
-    for (;;) {
-        while (*p == ' ')
-            p++;
-        if (close && *p == close && p[1 + strspn(p + 1, " ")] == 0)
-            return MXK_OK;
-        if (!close && *p == 0 && *n > 0)
-            return MXK_OK;
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || *n >= cap || !isfinite(v))
-            break;
-        out[(*n)++] = (float)v;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (*p == ',')
-            p++;
-        else if (*p != close)
-            break;
-    }
-    return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                         "attribute '%s': expected a tuple of at most %d finite reals, got '%s'",
-                         key, (int)cap, raw);
-}
-
 /** Reads real attribute `key` as float. */
 static mxk_status mb_float(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err) {
     double d;
@@ -151,27 +109,17 @@ static mxk_status mb_float(const mxk_attrs *attrs, const char *key, float *v, mx
     return MXK_OK;
 }
 
-/** Reads `variances`: exactly 4 values ("Variance size must be 4"). */
-static mxk_status mb_variances(const mxk_attrs *attrs, mb_param *p, mxk_error_sink *err) {
-    float v[MB_MAX_TUPLE];
-    int32_t n;
-    MXK_SDK_CHECK(mb_tuple(attrs, "variances", v, MB_MAX_TUPLE, &n, err));
-    if (n != 4)
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'variances': Variance size must be 4, got %d", (int)n);
-    memcpy(p->var, v, sizeof p->var);
-    return MXK_OK;
-}
-
 /** parse_param of _contrib_MultiBoxPrior (the checks of MultiBoxPriorOp's constructor). */
 static mxk_status pr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     mb_param p = {.kind = MB_PRIOR};
     int32_t ns, no;
-    MXK_SDK_CHECK(mb_tuple(attrs, "sizes", p.sizes, MB_MAX_TUPLE, &p.num_sizes, err));
-    MXK_SDK_CHECK(mb_tuple(attrs, "ratios", p.ratios, MB_MAX_TUPLE, &p.num_ratios, err));
+    MXK_SDK_CHECK(
+        mxk_vis_attr_tuple(attrs, "sizes", p.sizes, MXK_VIS_MAX_TUPLE, &p.num_sizes, err));
+    MXK_SDK_CHECK(
+        mxk_vis_attr_tuple(attrs, "ratios", p.ratios, MXK_VIS_MAX_TUPLE, &p.num_ratios, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "clip", &p.clip, err));
-    MXK_SDK_CHECK(mb_tuple(attrs, "steps", p.steps, 2, &ns, err));
-    MXK_SDK_CHECK(mb_tuple(attrs, "offsets", p.offsets, 2, &no, err));
+    MXK_SDK_CHECK(mxk_vis_attr_tuple(attrs, "steps", p.steps, 2, &ns, err));
+    MXK_SDK_CHECK(mxk_vis_attr_tuple(attrs, "offsets", p.offsets, 2, &no, err));
     if (p.num_sizes == 0 || p.num_ratios == 0)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attributes 'sizes' and 'ratios': at least one value each");
@@ -195,7 +143,7 @@ static mxk_status tg_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mb_float(attrs, "ignore_label", &p.ignore_label, err));
     MXK_SDK_CHECK(mb_float(attrs, "negative_mining_ratio", &p.neg_ratio, err));
     MXK_SDK_CHECK(mb_float(attrs, "negative_mining_thresh", &p.neg_thresh, err));
-    MXK_SDK_CHECK(mb_variances(attrs, &p, err));
+    MXK_SDK_CHECK(mxk_vis_attr_variances(attrs, p.var, err));
     if (p.neg_ratio > 0.0f && !(p.neg_thresh > 0.0f))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'negative_mining_thresh': must be > 0 with negative "
@@ -211,7 +159,7 @@ static mxk_status dt_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     MXK_SDK_CHECK(mb_float(attrs, "threshold", &p.threshold, err));
     MXK_SDK_CHECK(mb_float(attrs, "nms_threshold", &p.nms_threshold, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "force_suppress", &p.force_suppress, err));
-    MXK_SDK_CHECK(mb_variances(attrs, &p, err));
+    MXK_SDK_CHECK(mxk_vis_attr_variances(attrs, p.var, err));
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "nms_topk", &p.nms_topk, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
@@ -286,29 +234,13 @@ static void pr_forward(const mb_param *p, int64_t h, int64_t w, float *out, mxk_
                 float size = i < p->num_sizes ? p->sizes[i] : p->sizes[0];
                 float ratio =
                     sqrtf(i < p->num_sizes ? p->ratios[0] : p->ratios[i - p->num_sizes + 1]);
-                float hw = size * (float)h / (float)w * ratio / 2.0f, hh = size / ratio / 2.0f;
-                float box[4] = {cx - hw, cy - hh, cx + hw, cy + hh};
-                for (int j = 0; j < 4; j++) {
-                    float v = box[j];
-                    if (p->clip)
-                        v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
-                    mxk_sdk_assign_f32(&out[k + j], v, req);
-                }
+                float box[4];
+                mxk_vis_prior_box(cy, cx, size, ratio, h, w, p->clip, box);
+                for (int j = 0; j < 4; j++)
+                    mxk_sdk_assign_f32(&out[k + j], box[j], req);
             }
         }
     }
-}
-
-/**
- * IoU of boxes a and b ([xmin, ymin, xmax, ymax]): 0 when the union is not positive
- * (multibox_detection.cc's CalculateOverlap) or, with `zero_only`, when it is zero
- * (multibox_target-inl.h's safe_divide).
- */
-static float mb_iou(const float *a, const float *b, int zero_only) {
-    float w = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), h = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
-    float i = (w > 0.0f ? w : 0.0f) * (h > 0.0f ? h : 0.0f);
-    float u = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i;
-    return (zero_only ? u == 0.0f : u <= 0.0f) ? 0.0f : i / u;
 }
 
 /** One element of a score sort: value (descending) and original position. */
@@ -320,11 +252,7 @@ typedef struct mb_sort {
 /** Descending by value, then by index (a stable sort, as std::stable_sort upstream). */
 static int mb_sort_cmp(const void *x, const void *y) {
     const mb_sort *a = x, *b = y;
-    if (a->value > b->value)
-        return -1;
-    if (a->value < b->value)
-        return 1;
-    return (a->index > b->index) - (a->index < b->index);
+    return mxk_vis_score_cmp(a->value, a->index, b->value, b->index);
 }
 
 /** Scratch of MultiBoxTarget for one batch element. */
@@ -376,7 +304,7 @@ static mxk_status tg_batch(const mb_param *p, tg_work *w, const float *anchor, c
         return MXK_OK;
     for (int64_t j = 0; j < na; j++) {
         for (int64_t k = 0; k < ng; k++)
-            w->iou[j * nl + k] = mb_iou(anchor + j * 4, label + k * lw + 1, 1);
+            w->iou[j * nl + k] = mxk_vis_iou(anchor + j * 4, label + k * lw + 1, 1);
         w->match_iou[j] = -1.0f;
         w->match_gt[j] = -1;
         w->flag[j] = -1;
@@ -456,15 +384,7 @@ static mxk_status tg_batch(const mb_param *p, tg_work *w, const float *anchor, c
             continue;
         const float *g = label + w->match_gt[j] * lw, *a = anchor + j * 4;
         cls[j] = g[0] + 1.0f;
-        float aw = a[2] - a[0], ah = a[3] - a[1], ax = (a[0] + a[2]) * 0.5f,
-              ay = (a[1] + a[3]) * 0.5f;
-        float gw = g[3] - g[1], gh = g[4] - g[2], gx = (g[1] + g[3]) * 0.5f,
-              gy = (g[2] + g[4]) * 0.5f;
-        float *t = loc + j * 4;
-        t[0] = (gx - ax) / aw / p->var[0];
-        t[1] = (gy - ay) / ah / p->var[1];
-        t[2] = logf(gw / aw) / p->var[2];
-        t[3] = logf(gh / ah) / p->var[3];
+        mxk_vis_encode(a, g + 1, p->var, loc + j * 4);
         for (int k = 0; k < 4; k++)
             mask[j * 4 + k] = 1.0f;
     }
@@ -524,16 +444,9 @@ static void dt_batch(const mb_param *p, const float *cls, const float *lp, const
         if (id > 0 && score < p->threshold)
             id = 0;
         float *o = tmp + i * 6;
-        const float *a = anchor + i * 4, *l = lp + i * 4;
-        float aw = a[2] - a[0], ah = a[3] - a[1], ax = (a[0] + a[2]) / 2.0f,
-              ay = (a[1] + a[3]) / 2.0f;
-        float ox = l[0] * p->var[0] * aw + ax, oy = l[1] * p->var[1] * ah + ay;
-        float ow = expf(l[2] * p->var[2]) * aw / 2.0f, oh = expf(l[3] * p->var[3]) * ah / 2.0f;
-        float box[4] = {ox - ow, oy - oh, ox + ow, oy + oh};
         o[0] = (float)(id - 1);
         o[1] = score;
-        for (int k = 0; k < 4; k++)
-            o[2 + k] = p->clip ? fmaxf(0.0f, fminf(1.0f, box[k])) : box[k];
+        mxk_vis_decode(anchor + i * 4, lp + i * 4, p->var, p->clip, o + 2);
     }
     int64_t valid = 0;
     for (int64_t i = 0; i < na; i++)
@@ -560,7 +473,7 @@ static void dt_batch(const mb_param *p, const float *cls, const float *lp, const
             continue;
         for (int64_t j = i + 1; j < keep; j++)
             if (out[j * 6] >= 0.0f && (p->force_suppress || out[i * 6] == out[j * 6]) &&
-                mb_iou(out + i * 6 + 2, out + j * 6 + 2, 0) >= p->nms_threshold)
+                mxk_vis_iou(out + i * 6 + 2, out + j * 6 + 2, 0) >= p->nms_threshold)
                 out[j * 6] = -1.0f;
     }
 }

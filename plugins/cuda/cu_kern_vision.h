@@ -1,7 +1,8 @@
 /*
- * cuda plugin: launchers of the vision kernels (cu_kern_vision.cu), callable
- * from the C11 host sources (cu_ops_vision.c): the bilinear sampler, the
- * sampling grids and region-of-interest pooling. Every launcher queues its
+ * cuda plugin: launchers of the vision kernels (cu_kern_vision.cu,
+ * cu_kern_vision_multibox.cu), callable from the C11 host sources (cu_ops_vision.c,
+ * cu_ops_vision_multibox.c): the bilinear sampler, the sampling grids, ROI pooling
+ * and the SSD operators. Every launcher queues its
  * kernels on `stream` and returns the launch status. Pointers are device memory
  * of float32 elements unless stated; `req` is an output's write request
  * (mxk_op_req: ADD accumulates, WRITE and INPLACE store; a NULL request is never
@@ -86,6 +87,43 @@ cudaError_t cu_launch_roi_align(cu_roi_geom g, const float *x, const float *rois
 /** ROIAlign's backward: dx += dy's share at every sampled position. */
 cudaError_t cu_launch_roi_align_grad(cu_roi_geom g, const float *rois, const float *dy, float *dx,
                                      cudaStream_t stream);
+
+/* --- cu_kern_vision_multibox.cu: the SSD operators ------------------------------ */
+
+/** Most sizes (ratios) of MultiBoxPrior (mxk_vision_attr.h's MXK_VIS_MAX_TUPLE). */
+#define CU_PRIOR_MAX 64
+
+/**
+ * MultiBoxPrior on an h x w map: num_sizes + num_ratios - 1 anchors per location,
+ * centres ((r + oy) sy, (c + ox) sx); sqrt_ratios holds the ratios' square roots.
+ * Passed by value.
+ */
+typedef struct cu_prior_geom {
+    int64_t h, w;
+    int32_t num_sizes, num_ratios, clip;
+    float sy, sx, oy, ox;
+    float sizes[CU_PRIOR_MAX], sqrt_ratios[CU_PRIOR_MAX];
+} cu_prior_geom;
+
+/** MultiBoxPrior's output (1, h*w*anchors, 4) by `req`. */
+cudaError_t cu_launch_prior(const cu_prior_geom *g, float *out, int32_t req, cudaStream_t stream);
+
+/** One MultiBoxDetection call: cls_prob (nb, nc, na), loc_pred (nb, 4na), anchor (1, na, 4). */
+typedef struct cu_det_geom {
+    int64_t nb, nc, na;
+    float threshold, nms_threshold;
+    int32_t clip, force_suppress;
+    int64_t nms_topk;
+    float var[4];
+} cu_det_geom;
+
+/**
+ * MultiBoxDetection's output (nb, na, 6), written, one thread block per batch
+ * element; tmp (nb, na, 6) and order (nb, na; int32) are scratch.
+ */
+cudaError_t cu_launch_detection(cu_det_geom g, const float *cls, const float *loc,
+                                const float *anchor, float *out, float *tmp, int32_t *order,
+                                cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -199,5 +199,7 @@ mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_vision.c: BilinearSampler, GridGenerator, SpatialTransformer, ROIPooling,
  * _contrib_ROIAlign. */
 mxk_status cu_register_vision(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_vision_multibox.c: _contrib_MultiBoxPrior, _contrib_MultiBoxDetection. */
+mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

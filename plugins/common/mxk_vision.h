@@ -11,7 +11,9 @@
  * src/operator/contrib/roi_align.cc (the bin layout and
  * bilinear_interpolate_gradient) and the SSD operators'
  * src/operator/contrib/multibox_prior.cc (anchor boxes), multibox_target.cc
- * (IoU, box encoding) and multibox_detection.cc (IoU, box decoding, score order).
+ * (IoU, box encoding) and multibox_detection.cc (IoU, box decoding, score order),
+ * and box_nms's src/operator/contrib/bounding_box-inl.h (class ids, box overlap,
+ * format conversion).
  */
 #ifndef MXK_VISION_H
 #define MXK_VISION_H
@@ -298,6 +300,45 @@ MXK_HD int mxk_vis_score_cmp(float va, int64_t ia, float vb, int64_t ib) {
     if (va < vb)
         return 1;
     return (ia > ib) - (ia < ib);
+}
+
+/* box_nms (src/operator/contrib/bounding_box-inl.h) */
+
+/** A class value as C++'s static_cast<int> gives it on x86-64 (NaN, out of range: INT32_MIN). */
+MXK_HD int64_t mxk_vis_nms_class(float v) {
+    return v > -2147483649.0f && v < 2147483648.0f ? (int64_t)v : INT32_MIN;
+}
+
+/** Intersection length of the 1-D extents at a[0], a[2] and b[0], b[2] (corner or center). */
+MXK_HD float mxk_vis_nms_intersect(const float *a, const float *b, int center) {
+    float al = center ? a[0] - a[2] / 2 : a[0], ar = center ? a[0] + a[2] / 2 : a[2];
+    float bl = center ? b[0] - b[2] / 2 : b[0], br = center ? b[0] + b[2] / 2 : b[2];
+    float w = (ar < br ? ar : br) - (al > bl ? al : bl);
+    return w > 0 ? w : 0.0f;
+}
+
+/** Box area (0 for a negative width or height). */
+MXK_HD float mxk_vis_nms_area(const float *b, int center) {
+    float w = center ? b[2] : b[2] - b[0], h = center ? b[3] : b[3] - b[1];
+    return w < 0 || h < 0 ? 0.0f : w * h;
+}
+
+/** Converts the coordinates of one output row between formats (skipped when the first < 0). */
+MXK_HD void mxk_vis_nms_convert(float *c, int to_center) {
+    if (c[0] < 0)
+        return;
+    float a = c[0], b = c[1], x = c[2], y = c[3];
+    if (to_center) {
+        c[0] = (a + x) / 2;
+        c[1] = (b + y) / 2;
+        c[2] = x - a;
+        c[3] = y - b;
+    } else {
+        c[0] = a - x / 2;
+        c[1] = b - y / 2;
+        c[2] = a + x / 2;
+        c[3] = b + y / 2;
+    }
 }
 
 #endif /* MXK_VISION_H */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_vision.h"
 #include "op_vision.h"
 
 /** Parsed attributes. */
@@ -148,25 +149,6 @@ static void nms_backward_dependency(const void *param, uint32_t num_visible, uin
     need_out_data[0] = need_out_data[1] = 1;
 }
 
-/** A class value as C++'s static_cast<int> gives it on x86-64 (NaN, out of range: INT32_MIN). */
-static int64_t nms_class(float v) {
-    return v > -2147483649.0f && v < 2147483648.0f ? (int64_t)v : INT32_MIN;
-}
-
-/** Intersection length of the 1-D extents at a[0], a[2] and b[0], b[2] (corner or center). */
-static float nms_intersect(const float *a, const float *b, int center) {
-    float al = center ? a[0] - a[2] / 2 : a[0], ar = center ? a[0] + a[2] / 2 : a[2];
-    float bl = center ? b[0] - b[2] / 2 : b[0], br = center ? b[0] + b[2] / 2 : b[2];
-    float w = (ar < br ? ar : br) - (al > bl ? al : bl);
-    return w > 0 ? w : 0.0f;
-}
-
-/** Box area (0 for a negative width or height). */
-static float nms_area(const float *b, int center) {
-    float w = center ? b[2] : b[2] - b[0], h = center ? b[3] : b[3] - b[1];
-    return w < 0 || h < 0 ? 0.0f : w * h;
-}
-
 /** One candidate: score and flat row index. */
 typedef struct nms_cand {
     float score;
@@ -176,29 +158,7 @@ typedef struct nms_cand {
 /** Descending score, ties in row order (std::stable_sort upstream). */
 static int nms_cmp(const void *x, const void *y) {
     const nms_cand *a = x, *b = y;
-    if (a->score > b->score)
-        return -1;
-    if (a->score < b->score)
-        return 1;
-    return (a->row > b->row) - (a->row < b->row);
-}
-
-/** Converts the coordinates of one output row between formats (skipped when the first < 0). */
-static void nms_convert(float *c, int to_center) {
-    if (c[0] < 0)
-        return;
-    float a = c[0], b = c[1], x = c[2], y = c[3];
-    if (to_center) {
-        c[0] = (a + x) / 2;
-        c[1] = (b + y) / 2;
-        c[2] = x - a;
-        c[3] = y - b;
-    } else {
-        c[0] = a - x / 2;
-        c[1] = b - y / 2;
-        c[2] = a + x / 2;
-        c[3] = b + y / 2;
-    }
+    return mxk_vis_score_cmp(a->score, a->row, b->score, b->row);
 }
 
 /** NMS of one batch element's `nc` sorted candidates into out / rec (both prefilled -1). */
@@ -206,7 +166,7 @@ static void nms_batch(const nms_param *p, const float *x, int64_t w, nms_cand *c
                       float *area, float *out, float *rec) {
     int center = p->in_format == 1;
     for (int64_t i = 0; i < nc; i++)
-        area[i] = nms_area(x + c[i].row * w + p->coord_start, center);
+        area[i] = mxk_vis_nms_area(x + c[i].row * w + p->coord_start, center);
     for (int64_t r = 0; r < nc; r++) {
         if (c[r].row < 0)
             continue;
@@ -216,10 +176,11 @@ static void nms_batch(const nms_param *p, const float *x, int64_t w, nms_cand *c
                 continue;
             const float *qb = x + c[q].row * w;
             if (!p->force_suppress && p->id_index >= 0 &&
-                nms_class(rb[p->id_index]) != nms_class(qb[p->id_index]))
+                mxk_vis_nms_class(rb[p->id_index]) != mxk_vis_nms_class(qb[p->id_index]))
                 continue;
-            float in = nms_intersect(rb + p->coord_start, qb + p->coord_start, center) *
-                       nms_intersect(rb + p->coord_start + 1, qb + p->coord_start + 1, center);
+            float in =
+                mxk_vis_nms_intersect(rb + p->coord_start, qb + p->coord_start, center) *
+                mxk_vis_nms_intersect(rb + p->coord_start + 1, qb + p->coord_start + 1, center);
             if (in / (area[r] + area[q] - in) > p->overlap_thresh)
                 c[q].row = -1;
         }
@@ -274,7 +235,7 @@ static mxk_status nms_forward(const mxk_op_ctx *ctx, const void *param, void *st
     }
     if (p->in_format != p->out_format)
         for (int64_t i = 0; i < total; i++)
-            nms_convert(out + i * w + p->coord_start, p->out_format == 1);
+            mxk_vis_nms_convert(out + i * w + p->coord_start, p->out_format == 1);
     return MXK_OK;
 }
 

@@ -1,9 +1,10 @@
 /*
  * cuda plugin: launchers of the vision kernels (cu_kern_vision.cu,
- * cu_kern_vision_multibox.cu), callable from the C11 host sources (cu_ops_vision.c,
- * cu_ops_vision_multibox.c): the bilinear sampler, the sampling grids, ROI pooling
- * and the SSD operators. Every launcher queues its
- * kernels on `stream` and returns the launch status. Pointers are device memory
+ * cu_kern_vision_multibox.cu, cu_kern_vision_nms.cu), callable from the C11 host
+ * sources (cu_ops_vision.c, cu_ops_vision_multibox.c, cu_ops_vision_nms.c): the
+ * bilinear sampler, the sampling grids, ROI pooling, the SSD operators and
+ * box_nms. Every launcher queues its kernels on `stream` and returns the launch
+ * status. Pointers are device memory
  * of float32 elements unless stated; `req` is an output's write request
  * (mxk_op_req: ADD accumulates, WRITE and INPLACE store; a NULL request is never
  * launched). Gradients that several outputs scatter into (the sampler's and the
@@ -124,6 +125,37 @@ typedef struct cu_det_geom {
 cudaError_t cu_launch_detection(cu_det_geom g, const float *cls, const float *loc,
                                 const float *anchor, float *out, float *tmp, int32_t *order,
                                 cudaStream_t stream);
+
+/* --- cu_kern_vision_nms.cu: _contrib_box_nms ------------------------------------ */
+
+/**
+ * One box_nms call: nb batch elements of n boxes of width w; the attributes
+ * (formats: 0 corner, 1 center); topk already clipped to [0, n] (-1: n).
+ */
+typedef struct cu_nms_geom {
+    int64_t nb, n, w, topk;
+    int64_t coord_start, score_index, id_index, background_id;
+    float overlap_thresh, valid_thresh;
+    int32_t force_suppress, in_format, out_format;
+} cu_nms_geom;
+
+/** Bytes of cu_launch_nms's scratch. */
+uint64_t cu_nms_scratch_bytes(const cu_nms_geom *g);
+
+/**
+ * box_nms forward: out (nb, n, w) and rec (nb, n) written, one thread block per
+ * batch element (topk 0: the input and 0, 1, 2, ...); scratch of
+ * cu_nms_scratch_bytes bytes.
+ */
+cudaError_t cu_launch_nms(const cu_nms_geom *g, const float *x, float *out, float *rec,
+                          void *scratch, cudaStream_t stream);
+
+/**
+ * box_nms backward: dx row rec[i] += dy row i for the `total` rows of width w
+ * (rec in [0, total); others skipped).
+ */
+cudaError_t cu_launch_nms_grad(const float *dy, const float *rec, int64_t total, int64_t w,
+                               float *dx, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -201,5 +201,7 @@ mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_vision(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_vision_multibox.c: _contrib_MultiBoxPrior, _contrib_MultiBoxDetection. */
 mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_vision_nms.c: _contrib_box_nms. */
+mxk_status cu_register_vision_nms(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

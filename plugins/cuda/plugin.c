@@ -69,6 +69,7 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_lrn(reg, err));
     MXK_SDK_CHECK(cu_register_vision(reg, err));
     MXK_SDK_CHECK(cu_register_vision_multibox(reg, err));
+    MXK_SDK_CHECK(cu_register_vision_nms(reg, err));
     return MXK_OK;
 }
 

@@ -19,5 +19,5 @@ list(APPEND MXK_CUDA_SOURCES cu_layer.c cu_ops_act.c cu_kern_act.cu cu_ops_softm
 # The layer kernels round every product before adding it, as cpu-blas's C does.
 set_source_files_properties(cu_kern_act.cu cu_kern_softmax.cu cu_kern_pool.cu cu_kern_bn.cu
   cu_kern_lrn.cu PROPERTIES COMPILE_OPTIONS -fmad=false)
-list(APPEND MXK_CUDA_SOURCES cu_ops_vision.c cu_kern_vision.cu cu_ops_vision_multibox.c cu_kern_vision_multibox.cu)
-set_source_files_properties(cu_kern_vision.cu cu_kern_vision_multibox.cu PROPERTIES COMPILE_OPTIONS -fmad=false)
+list(APPEND MXK_CUDA_SOURCES cu_ops_vision.c cu_kern_vision.cu cu_ops_vision_multibox.c cu_kern_vision_multibox.cu cu_ops_vision_nms.c cu_kern_vision_nms.cu)
+set_source_files_properties(cu_kern_vision.cu cu_kern_vision_multibox.cu cu_kern_vision_nms.cu PROPERTIES COMPILE_OPTIONS -fmad=false)

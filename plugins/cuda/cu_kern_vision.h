@@ -126,6 +126,28 @@ cudaError_t cu_launch_detection(cu_det_geom g, const float *cls, const float *lo
                                 const float *anchor, float *out, float *tmp, int32_t *order,
                                 cudaStream_t stream);
 
+/**
+ * One MultiBoxTarget call: anchor (1, na, 4), label (nb, nl, lw), cls_pred (nb, nc,
+ * na) and the attributes.
+ */
+typedef struct cu_target_geom {
+    int64_t nb, na, nl, lw, nc;
+    float overlap_threshold, ignore_label, neg_ratio, neg_thresh;
+    float var[4];
+} cu_target_geom;
+
+/** Bytes of cu_launch_target's scratch. */
+uint64_t cu_target_scratch_bytes(const cu_target_geom *g);
+
+/**
+ * MultiBoxTarget's loc_target and loc_mask (nb, 4na) and cls_target (nb, na),
+ * written, one thread block per batch element; scratch of cu_target_scratch_bytes
+ * bytes.
+ */
+cudaError_t cu_launch_target(const cu_target_geom *g, const float *anchor, const float *label,
+                             const float *cls_pred, float *loc, float *mask, float *cls,
+                             void *scratch, cudaStream_t stream);
+
 /* --- cu_kern_vision_nms.cu: _contrib_box_nms ------------------------------------ */
 
 /**

@@ -1,15 +1,26 @@
 /*
- * cuda plugin: _contrib_MultiBoxPrior and _contrib_MultiBoxDetection on the GPU
- * (own CUDA kernels, cu_kern_vision_multibox.cu), for the operators cpu-blas
- * defines (op_vision_multibox.c).
+ * cuda plugin: _contrib_MultiBoxPrior, _contrib_MultiBoxTarget and
+ * _contrib_MultiBoxDetection on the GPU (own CUDA kernels,
+ * cu_kern_vision_multibox.cu), for the operators cpu-blas defines
+ * (op_vision_multibox.c).
  *
  * Semantics are the operators' (upstream MXNet
  * src/operator/contrib/multibox_prior-inl.h, multibox_prior.cu,
- * multibox_detection-inl.h, multibox_detection.cu): float32 data;
- * MultiBoxPrior handles every write request, MultiBoxDetection writes its output
- * (without MXK_KERNEL_SUPPORTS_ADDTO the executor turns an ADD into a WRITE to a
- * temporary and a sum, as for cpu-blas's kernel) into its temp space scratch,
- * one thread block per batch element, and declines more than 2^31 - 1 anchors.
+ * multibox_target-inl.h, multibox_target.cu, multibox_detection-inl.h,
+ * multibox_detection.cu): float32 data; MultiBoxPrior handles every write
+ * request; MultiBoxTarget and MultiBoxDetection write their outputs (without
+ * MXK_KERNEL_SUPPORTS_ADDTO the executor turns an ADD into a WRITE to a
+ * temporary and a sum, as for cpu-blas's kernels), one thread block per batch
+ * element with its scratch in the operator's temp space; MultiBoxDetection
+ * declines more than 2^31 - 1 anchors.
+ *
+ * Differences from cpu-blas: MultiBoxTarget's data-dependent errors (a label
+ * padding row with class -1 but other values not -1; fewer negative candidates
+ * than negative_mining_ratio asks for) are not reported, since the labels are
+ * read on the device only: the rows before the first class -1 are the ground
+ * truths, and every candidate becomes a negative. The negative mining ranks
+ * background probabilities computed with the GPU's expf, so nearly equal
+ * probabilities may rank differently from cpu-blas.
  * Neither is differentiable: the backward zeroes the requested gradients (ADD
  * leaves them as they are, as cpu-blas does).
  */
@@ -25,6 +36,7 @@ typedef struct cu_mb_param {
     cu_prior_geom prior; /**< MultiBoxPrior: all but the map size and steps */
     float steps[2];      /**< MultiBoxPrior: (step_y, step_x), <= 0: 1/h, 1/w */
     cu_det_geom det;     /**< MultiBoxDetection: all but the sizes */
+    cu_target_geom tg;   /**< MultiBoxTarget: all but the sizes */
 } cu_mb_param;
 
 /** parse_param of _contrib_MultiBoxPrior: sizes, ratios, clip, steps, offsets. */
@@ -55,6 +67,18 @@ static mxk_status mb_float(const mxk_attrs *attrs, const char *key, float *v, mx
     MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
     *v = (float)d;
     return MXK_OK;
+}
+
+/** parse_param of _contrib_MultiBoxTarget. */
+static mxk_status tg_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    cu_mb_param p = {0};
+    cu_target_geom *g = &p.tg;
+    MXK_SDK_CHECK(mb_float(attrs, "overlap_threshold", &g->overlap_threshold, err));
+    MXK_SDK_CHECK(mb_float(attrs, "ignore_label", &g->ignore_label, err));
+    MXK_SDK_CHECK(mb_float(attrs, "negative_mining_ratio", &g->neg_ratio, err));
+    MXK_SDK_CHECK(mb_float(attrs, "negative_mining_thresh", &g->neg_thresh, err));
+    MXK_SDK_CHECK(mxk_vis_attr_variances(attrs, g->var, err));
+    return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /** parse_param of _contrib_MultiBoxDetection. */
@@ -128,6 +152,46 @@ static mxk_status dt_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                     "MultiBoxDetection forward", err);
 }
 
+/** MultiBoxTarget forward: the three outputs written (unrequested ones into the scratch). */
+static mxk_status tg_forward(const mxk_op_ctx *ctx, const void *param, void *state,
+                             const mxk_forward_args *args, mxk_error_sink *err) {
+    const cu_mb_param *p = param;
+    static const char op[] = "_contrib_MultiBoxTarget";
+    MXK_SDK_CHECK(cu_enter(ctx, err));
+    const mxk_tensor *at = args->in_data[0], *lt = args->in_data[1], *ct = args->in_data[2];
+    if (at->shape.ndim != 3 || lt->shape.ndim != 3 || ct->shape.ndim != 3)
+        return mxk_sdk_error(err, MXK_ERR_SHAPE, "cuda %s: anchor, label, cls_pred not 3-D", op);
+    cu_target_geom g = p->tg;
+    g.na = at->shape.dims[1];
+    g.nb = lt->shape.dims[0];
+    g.nl = lt->shape.dims[1];
+    g.lw = lt->shape.dims[2];
+    g.nc = ct->shape.dims[1];
+    MXK_SDK_CHECK(cu_check_tensor(at, g.na * 4, op, "argument 'anchor'", err));
+    MXK_SDK_CHECK(cu_check_tensor(lt, g.nb * g.nl * g.lw, op, "argument 'label'", err));
+    MXK_SDK_CHECK(cu_check_tensor(ct, g.nb * g.nc * g.na, op, "argument 'cls_pred'", err));
+    static const char *const names[3] = {"output 'loc_target'", "output 'loc_mask'",
+                                         "output 'cls_target'"};
+    const int64_t count[3] = {g.nb * g.na * 4, g.nb * g.na * 4, g.nb * g.na};
+    uint64_t bytes = cu_target_scratch_bytes(&g), at_sink[3];
+    for (int i = 0; i < 3; i++) {
+        at_sink[i] = bytes;
+        if (args->req[i] == MXK_REQ_NULL)
+            bytes += (uint64_t)count[i] * sizeof(float);
+        else
+            MXK_SDK_CHECK(cu_check_tensor(args->out_data[i], count[i], op, names[i], err));
+    }
+    void *scratch;
+    MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, bytes + 16, &scratch, err));
+    float *dst[3];
+    for (int i = 0; i < 3; i++)
+        dst[i] = args->req[i] == MXK_REQ_NULL ? (float *)((char *)scratch + at_sink[i])
+                                              : cu_f32(args->out_data[i]);
+    return cu_check(cu_launch_target(&g, cu_f32(at), cu_f32(lt), cu_f32(ct), dst[0], dst[1], dst[2],
+                                     scratch, cu_stream(ctx)),
+                    "MultiBoxTarget forward", err);
+}
+
 /** Zero gradients of every input, by request. */
 static mxk_status mb_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
@@ -155,5 +219,10 @@ mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err) 
     k.supports = dt_supports;
     k.forward = dt_forward;
     k.backward = mb_backward;
+    MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
+    k.op_name = "_contrib_MultiBoxTarget";
+    k.parse_param = tg_parse;
+    k.supports = cu_layer_supports_f32;
+    k.forward = tg_forward;
     return cu_register_kernel(reg, &k, err);
 }

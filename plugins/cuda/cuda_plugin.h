@@ -199,7 +199,8 @@ mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_vision.c: BilinearSampler, GridGenerator, SpatialTransformer, ROIPooling,
  * _contrib_ROIAlign. */
 mxk_status cu_register_vision(mxk_registrar *reg, mxk_error_sink *err);
-/** cu_ops_vision_multibox.c: _contrib_MultiBoxPrior, _contrib_MultiBoxDetection. */
+/** cu_ops_vision_multibox.c: _contrib_MultiBoxPrior, _contrib_MultiBoxTarget,
+ * _contrib_MultiBoxDetection. */
 mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_vision_nms.c: _contrib_box_nms. */
 mxk_status cu_register_vision_nms(mxk_registrar *reg, mxk_error_sink *err);

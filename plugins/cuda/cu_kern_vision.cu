@@ -221,6 +221,7 @@ static __global__ void cu_roi_align_grad_kernel(cu_roi_geom g, const float *rois
     cu_roi_align_bin(g, rois, i, NULL, NULL, 0, dy, dx);
 }
 
+/** cu_launch_smp_forward: One thread per output element. */
 extern "C" cudaError_t cu_launch_smp_forward(cu_smp_geom g, const float *x, const float *grid,
                                              float *y, int32_t req, cudaStream_t stream) {
     const uint64_t n = (uint64_t)(g.n * g.c * g.oh * g.ow);
@@ -228,6 +229,7 @@ extern "C" cudaError_t cu_launch_smp_forward(cu_smp_geom g, const float *x, cons
     return cu_launched();
 }
 
+/** cu_launch_smp_backward: One thread per grid point. */
 extern "C" cudaError_t cu_launch_smp_backward(cu_smp_geom g, const float *x, const float *grid,
                                               const float *dy, float *dx, float *dgrid,
                                               int32_t greq, cudaStream_t stream) {
@@ -236,11 +238,13 @@ extern "C" cudaError_t cu_launch_smp_backward(cu_smp_geom g, const float *x, con
     return cu_launched();
 }
 
+/** cu_launch_grid_dst: One thread per grid element. */
 extern "C" cudaError_t cu_launch_grid_dst(int64_t th, int64_t tw, float *gd, cudaStream_t stream) {
     cu_grid_dst_kernel<<<cu_blocks((uint64_t)(3 * th * tw)), CU_THREADS, 0, stream>>>(th, tw, gd);
     return cu_launched();
 }
 
+/** cu_launch_affine: One thread per source coordinate. */
 extern "C" cudaError_t cu_launch_affine(const float *theta, const float *gd, int64_t n, int64_t m,
                                         float *src, int32_t req, cudaStream_t stream) {
     cu_affine_kernel<<<cu_blocks((uint64_t)(n * 2 * m)), CU_THREADS, 0, stream>>>(theta, gd, n, m,
@@ -248,6 +252,7 @@ extern "C" cudaError_t cu_launch_affine(const float *theta, const float *gd, int
     return cu_launched();
 }
 
+/** cu_launch_affine_grad: One block per dtheta element. */
 extern "C" cudaError_t cu_launch_affine_grad(const float *dsrc, const float *gd, int64_t n,
                                              int64_t m, float *dtheta, int32_t req,
                                              cudaStream_t stream) {
@@ -257,6 +262,7 @@ extern "C" cudaError_t cu_launch_affine_grad(const float *dsrc, const float *gd,
     return cu_launched();
 }
 
+/** cu_launch_warp: One thread per grid element. */
 extern "C" cudaError_t cu_launch_warp(const float *flow, int64_t n, int64_t h, int64_t w, float *y,
                                       float *gd, int32_t req, cudaStream_t stream) {
     cu_warp_kernel<<<cu_blocks((uint64_t)((n > 0 ? n : 1) * 2 * h * w)), CU_THREADS, 0, stream>>>(
@@ -264,6 +270,7 @@ extern "C" cudaError_t cu_launch_warp(const float *flow, int64_t n, int64_t h, i
     return cu_launched();
 }
 
+/** cu_launch_warp_grad: One thread per gradient element. */
 extern "C" cudaError_t cu_launch_warp_grad(const float *dy, int64_t n, int64_t h, int64_t w,
                                            float *dx, int32_t req, cudaStream_t stream) {
     cu_warp_grad_kernel<<<cu_blocks((uint64_t)(n * 2 * h * w)), CU_THREADS, 0, stream>>>(
@@ -271,6 +278,7 @@ extern "C" cudaError_t cu_launch_warp_grad(const float *dy, int64_t n, int64_t h
     return cu_launched();
 }
 
+/** cu_launch_roi_pool: One thread per output element. */
 extern "C" cudaError_t cu_launch_roi_pool(cu_roi_geom g, const float *x, const float *rois,
                                           float *y, int32_t req, int32_t *maxidx,
                                           cudaStream_t stream) {
@@ -279,12 +287,14 @@ extern "C" cudaError_t cu_launch_roi_pool(cu_roi_geom g, const float *x, const f
     return cu_launched();
 }
 
+/** cu_launch_roi_pool_grad: One thread per output gradient element. */
 extern "C" cudaError_t cu_launch_roi_pool_grad(const float *dy, const int32_t *maxidx, uint64_t ny,
                                                float *dx, uint64_t nx, cudaStream_t stream) {
     cu_roi_pool_grad_kernel<<<cu_blocks(ny), CU_THREADS, 0, stream>>>(dy, maxidx, ny, dx, nx);
     return cu_launched();
 }
 
+/** cu_launch_roi_align: One thread per output element. */
 extern "C" cudaError_t cu_launch_roi_align(cu_roi_geom g, const float *x, const float *rois,
                                            float *y, int32_t req, cudaStream_t stream) {
     const uint64_t n = (uint64_t)(g.r * g.oc * g.ph * g.pw);
@@ -292,6 +302,7 @@ extern "C" cudaError_t cu_launch_roi_align(cu_roi_geom g, const float *x, const 
     return cu_launched();
 }
 
+/** cu_launch_roi_align_grad: One thread per output gradient element. */
 extern "C" cudaError_t cu_launch_roi_align_grad(cu_roi_geom g, const float *rois, const float *dy,
                                                 float *dx, cudaStream_t stream) {
     const uint64_t n = (uint64_t)(g.r * g.oc * g.ph * g.pw);

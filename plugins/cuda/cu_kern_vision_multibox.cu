@@ -107,6 +107,7 @@ static __global__ void cu_detection_kernel(cu_det_geom g, const float *cls_all,
     }
 }
 
+/** cu_launch_prior: One thread per anchor. */
 extern "C" cudaError_t cu_launch_prior(const cu_prior_geom *g, float *out, int32_t req,
                                        cudaStream_t stream) {
     const uint64_t n = (uint64_t)(g->h * g->w * (g->num_sizes + g->num_ratios - 1));
@@ -114,6 +115,7 @@ extern "C" cudaError_t cu_launch_prior(const cu_prior_geom *g, float *out, int32
     return cu_launched();
 }
 
+/** cu_launch_detection: One block per batch element. */
 extern "C" cudaError_t cu_launch_detection(cu_det_geom g, const float *cls, const float *loc,
                                            const float *anchor, float *out, float *tmp,
                                            int32_t *order, cudaStream_t stream) {
@@ -322,10 +324,12 @@ static __global__ void cu_target_kernel(cu_target_geom g, const float *anchor,
     }
 }
 
+/** cu_target_scratch_bytes: Six int32/float arrays: five of nb*na entries, one of nb*nl. */
 extern "C" uint64_t cu_target_scratch_bytes(const cu_target_geom *g) {
     return (uint64_t)(g->nb * g->na) * 5 * 4 + (uint64_t)(g->nb * g->nl) * 4;
 }
 
+/** cu_launch_target: One block per batch element. */
 extern "C" cudaError_t cu_launch_target(const cu_target_geom *g, const float *anchor,
                                         const float *label, const float *cls_pred, float *loc,
                                         float *mask, float *cls, void *scratch,

@@ -126,10 +126,12 @@ static __global__ void cu_nms_grad_kernel(const float *dy, const float *rec, int
     }
 }
 
+/** cu_nms_scratch_bytes: Four arrays of nb*n int32/float entries. */
 extern "C" uint64_t cu_nms_scratch_bytes(const cu_nms_geom *g) {
     return (uint64_t)(g->nb * g->n) * 4 * sizeof(float);
 }
 
+/** cu_launch_nms: One block per batch element (topk 0: one thread per element). */
 extern "C" cudaError_t cu_launch_nms(const cu_nms_geom *g, const float *x, float *out, float *rec,
                                      void *scratch, cudaStream_t stream) {
     if (g->topk < 1) {
@@ -144,6 +146,7 @@ extern "C" cudaError_t cu_launch_nms(const cu_nms_geom *g, const float *x, float
     return cu_launched();
 }
 
+/** cu_launch_nms_grad: One thread per gradient element. */
 extern "C" cudaError_t cu_launch_nms_grad(const float *dy, const float *rec, int64_t total,
                                           int64_t w, float *dx, cudaStream_t stream) {
     cu_nms_grad_kernel<<<cu_blocks((uint64_t)(total * w)), CU_THREADS, 0, stream>>>(dy, rec, total,

@@ -384,6 +384,7 @@ static mxk_status vis_backward(const mxk_op_ctx *ctx, const void *param, void *s
     return smp_backward(ctx, p, args, err);
 }
 
+/** Registers the sampler, grid and ROI kernels. */
 mxk_status cu_register_vision(mxk_registrar *reg, mxk_error_sink *err) {
     static const struct {
         const char *op;

@@ -208,6 +208,7 @@ static int32_t dt_supports(const void *param, const mxk_shape *in_shapes, const 
            in_shapes[0].dims[2] <= INT32_MAX;
 }
 
+/** Registers the MultiBox kernels. */
 mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err) {
     MXK_SDK_CHECK(cu_layer_register(reg, "_contrib_MultiBoxPrior", pr_parse, NULL, pr_forward,
                                     mb_backward, err));

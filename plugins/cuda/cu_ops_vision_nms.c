@@ -84,6 +84,7 @@ static mxk_status nms_backward(const mxk_op_ctx *ctx, const void *param, void *s
         "box_nms backward", err);
 }
 
+/** Registers the box_nms kernel. */
 mxk_status cu_register_vision_nms(mxk_registrar *reg, mxk_error_sink *err) {
     mxk_op_kernel_def k;
     mxk_sdk_kernel_def_init(&k);

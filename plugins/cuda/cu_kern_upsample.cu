@@ -114,6 +114,8 @@ extern "C" cudaError_t cu_launch_bilinear_dw(const cu_bilinear_geom *g, const fl
                                              const float *x, float *dweight, int add,
                                              cudaStream_t stream) {
     uint64_t cells = (uint64_t)(g->c * g->k * g->k);
+    if (cells == 0)
+        return cudaSuccess;
     unsigned grid = cells > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : (unsigned)cells;
     cu_bilinear_dw_kernel<<<grid, CU_BIL_THREADS, 0, stream>>>(*g, dy, x, dweight, add);
     return cu_launched();

@@ -252,22 +252,6 @@ static int so_cmp_desc(const void *a, const void *b) {
                                                             : 0;
 }
 
-/** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
-static double so_dtype_max(int32_t dtype) {
-    switch (dtype) {
-    case MXK_UINT8:
-        return 255.0;
-    case MXK_INT32:
-        return 2147483647.0;
-    case MXK_FLOAT16:
-        return 2048.0;
-    case MXK_FLOAT32:
-        return 16777216.0;
-    default: /* int64, float64 */
-        return 9007199254740992.0;
-    }
-}
-
 /** The (outer, n, inner) view of a call: rows of n elements `inner` apart. */
 typedef struct so_view {
     uint64_t outer, n, inner, k;
@@ -331,16 +315,9 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                           args->req[0]);
         return MXK_OK;
     }
-    for (uint32_t i = 0; i < args->num_out; i++) { /* the index outputs */
-        int32_t dt = args->out_data[i]->dtype;
-        if ((i == 1 || p->ret == SO_INDICES) && args->req[i] != MXK_REQ_NULL &&
-            (double)v.n > so_dtype_max(dt))
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "'IDType' does not have a sufficient precision to represent the "
-                                 "indices of the input array. The total element_num is %llu, but "
-                                 "the selected index_t (%s) can only represent %.0f elements",
-                                 (unsigned long long)v.n, mxk_sdk_dtype_name(dt), so_dtype_max(dt));
-    }
+    for (uint32_t i = 0; i < args->num_out; i++) /* the index outputs */
+        if ((i == 1 || p->ret == SO_INDICES) && args->req[i] != MXK_REQ_NULL)
+            MXK_SDK_CHECK(mxk_idx_check_positions(args->out_data[i]->dtype, v.n, err));
     so_item *items = malloc(v.n * sizeof *items);
     if (items == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (%llu elements)",

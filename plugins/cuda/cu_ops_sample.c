@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "cu_random.h"
+#include "mxk_random_attr.h"
 
 /** The kernel's parameters of _sample_multinomial. */
 typedef struct cu_mn_param {
@@ -36,17 +37,6 @@ static int32_t mn_supports(const void *param, const mxk_shape *in_shapes, const 
     return num_in == 1 && in_types[0] == MXK_FLOAT32;
 }
 
-/** The (n distributions, k outcomes, m samples each) of data and the indices. */
-static mxk_status mn_sizes(const mxk_shape *data, const mxk_shape *out, uint64_t *n, uint64_t *k,
-                           uint64_t *m, mxk_error_sink *err) {
-    *k = data->ndim > 0 ? (uint64_t)data->dims[data->ndim - 1] : 0;
-    if (*k == 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': no outcomes (last dim 0)");
-    *n = mxk_sdk_shape_count(data) / *k;
-    *m = *n ? mxk_sdk_shape_count(out) / *n : 0;
-    return MXK_OK;
-}
-
 /** Draws the indices (and their log probabilities). */
 static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -57,7 +47,7 @@ static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                              p->get_prob ? 2u : 1u);
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
     uint64_t n = 0, k = 0, m = 0;
-    MXK_SDK_CHECK(mn_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
     float *prob = p->get_prob && args->req[1] != MXK_REQ_NULL ? args->out_data[1]->data : NULL;
     MXK_SDK_CHECK(cu_enter(ctx, err));
     mxk_random *rng = cu_random_stream(ctx, "_sample_multinomial", err);
@@ -88,7 +78,7 @@ static mxk_status mn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     const mxk_tensor *gp = args->out_grad[1], *xt = args->in_data[0], *yt = args->out_data[0];
     uint64_t n = 0, k = 0, m = 0;
-    MXK_SDK_CHECK(mn_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
     if (mxk_sdk_shape_count(&gp->shape) != n * m)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'prob': expected %llu elements",
                              (unsigned long long)(n * m));

@@ -75,34 +75,6 @@ static int32_t so_supports(const void *param, const mxk_shape *in_shapes, const 
     return p->kind == SO_ARGMAX || p->kind == SO_ARGMIN || n <= CU_SORT_MAX;
 }
 
-/** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
-static double so_dtype_max(int32_t dtype) {
-    switch (dtype) {
-    case MXK_UINT8:
-        return 255.0;
-    case MXK_INT32:
-        return 2147483647.0;
-    case MXK_FLOAT16:
-        return 2048.0;
-    case MXK_FLOAT32:
-        return 16777216.0;
-    default: /* int64, float64 */
-        return 9007199254740992.0;
-    }
-}
-
-/** Refuses a position output whose dtype cannot hold n positions (as cpu-blas and MXNet). */
-static mxk_status so_check_dtype(const mxk_tensor *t, uint64_t n, mxk_error_sink *err) {
-    if ((double)n > so_dtype_max(t->dtype))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "'IDType' does not have a sufficient precision to represent the "
-                             "indices of the input array. The total element_num is %llu, but "
-                             "the selected index_t (%s) can only represent %.0f elements",
-                             (unsigned long long)n, mxk_sdk_dtype_name(t->dtype),
-                             so_dtype_max(t->dtype));
-    return MXK_OK;
-}
-
 /** Forward: the extreme positions (argmax / argmin) or the sorted rows' outputs. */
 static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -145,7 +117,7 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         const mxk_tensor *t = args->out_data[i];
         MXK_SDK_CHECK(cu_need(t, op, "an output", err));
         if (i == 1 || p->ret == CU_SORT_INDICES)
-            MXK_SDK_CHECK(so_check_dtype(t, n, err));
+            MXK_SDK_CHECK(mxk_idx_check_positions(t->dtype, n, err));
         if (i == 0) {
             c.out0 = t->data, c.dtype0 = t->dtype, c.add0 = args->req[0] == MXK_REQ_ADD;
         } else {

@@ -2,13 +2,15 @@
  * Attributes and shapes of the random operators shared by the CPU (cpu-blas
  * op_dropout.c, op_math_sample.c) and GPU (cuda cu_ops_dropout.c, cu_ops_sample.c)
  * kernels (host code): Dropout's parameters, their parser and the shape of its
- * shared draw, and the (N, K, M) sizes of a _sample_multinomial call, so both
- * backends read the attributes and split the data alike.
+ * shared draw, the (N, K, M) sizes of a _sample_multinomial call, and _shuffle's
+ * call checks and rows, so both backends read the attributes, split the data and
+ * refuse a call alike.
  *
  * Semantics: MXNet src/operator/nn/dropout-inl.h (DropoutParam: p, mode, axes;
- * the draw of variational dropout has the data shape with `axes` set to 1) and
+ * the draw of variational dropout has the data shape with `axes` set to 1),
  * src/operator/random/sample_multinomial_op.h (N distributions of K outcomes along
- * the last axis, M samples each).
+ * the last axis, M samples each) and src/operator/random/shuffle_op.cc (the rows
+ * along the first axis are permuted; no AddTo).
  */
 #ifndef MXK_RANDOM_ATTR_H
 #define MXK_RANDOM_ATTR_H
@@ -66,6 +68,26 @@ static inline mxk_status mxk_multinomial_sizes(const mxk_shape *data, const mxk_
     *n = mxk_sdk_shape_count(data) / *k;
     *m = *n ? mxk_sdk_shape_count(out) / *n : 0;
     return MXK_OK;
+}
+
+/**
+ * Checks a _shuffle call with a request other than NULL: MXK_ERR_UNSUPPORTED
+ * "Shuffle does not support AddTo" for ADD (as MXNet), MXK_ERR_TYPE for an output
+ * whose dtype is not the data's.
+ */
+static inline mxk_status mxk_shuffle_check(mxk_op_req req, const mxk_tensor *x, const mxk_tensor *y,
+                                           mxk_error_sink *err) {
+    if (req == MXK_REQ_ADD)
+        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "Shuffle does not support AddTo");
+    if (x->dtype != y->dtype)
+        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
+                             mxk_sdk_dtype_name(x->dtype), mxk_sdk_dtype_name(y->dtype));
+    return MXK_OK;
+}
+
+/** The rows _shuffle permutes: the first axis of `s` (1 for a scalar). */
+static inline uint64_t mxk_shuffle_rows(const mxk_shape *s) {
+    return s->ndim ? (uint64_t)s->dims[0] : 1;
 }
 
 #endif /* MXK_RANDOM_ATTR_H */

@@ -198,16 +198,12 @@ static mxk_status sh_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    if (req == MXK_REQ_ADD)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "Shuffle does not support AddTo");
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
-    if (xt->dtype != yt->dtype)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
-                             mxk_sdk_dtype_name(xt->dtype), mxk_sdk_dtype_name(yt->dtype));
+    MXK_SDK_CHECK(mxk_shuffle_check(req, xt, yt, err));
     mxk_random *rng = cbt_random(ctx);
     if (rng == NULL)
         return mxk_sdk_error(err, MXK_ERR_STATE, "no random resource granted");
-    uint64_t rows = xt->shape.ndim ? (uint64_t)xt->shape.dims[0] : 1;
+    uint64_t rows = mxk_shuffle_rows(&xt->shape);
     size_t row_bytes =
         rows ? (size_t)(mxk_sdk_shape_count(&xt->shape) / rows) * mxk_sdk_dtype_size(xt->dtype) : 0;
     unsigned char *y = yt->data;

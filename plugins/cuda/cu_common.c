@@ -1,6 +1,7 @@
 /*
  * cuda plugin: error translation (CUDA runtime, cuBLAS, cuDNN), the per-thread
- * cuBLAS and cuDNN handles, and kernel registration.
+ * cuBLAS and cuDNN handles, kernel registration and what every kernel family uses
+ * (parameter objects, float attributes, float32-only supports).
  */
 #include "cuda_plugin.h"
 
@@ -169,4 +170,19 @@ mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *
 
 void cu_param_free(void *p) {
     free(p);
+}
+
+mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err) {
+    double d;
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
+    *v = (float)d;
+    return MXK_OK;
+}
+
+int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                            uint32_t num_in) {
+    for (uint32_t i = 0; i < num_in; i++)
+        if (in_types[i] != MXK_FLOAT32)
+            return 0;
+    return 1;
 }

@@ -24,12 +24,6 @@ static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** float32 data only. */
-static int32_t do_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                           uint32_t num_in) {
-    return num_in == 1 && in_types[0] == MXK_FLOAT32;
-}
-
 /** Forward (see the file comment). */
 static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -104,7 +98,7 @@ mxk_status cu_register_dropout(mxk_registrar *reg, mxk_error_sink *err) {
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = do_parse;
     k.free_param = cu_param_free;
-    k.supports = do_supports;
+    k.supports = cu_supports_float32;
     k.forward = do_forward;
     k.backward = do_backward;
     return cu_register_kernel(reg, &k, err);

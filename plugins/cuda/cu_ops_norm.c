@@ -51,31 +51,11 @@ static mxk_status cu_norm_parse(const mxk_attrs *attrs, int32_t kind, void **out
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** parse_param of LayerNorm. */
-static mxk_status cu_ln_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, MXK_NORM_LAYER, o, e);
-}
-/** parse_param of InstanceNorm. */
-static mxk_status cu_in_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, MXK_NORM_INSTANCE, o, e);
-}
-/** parse_param of GroupNorm. */
-static mxk_status cu_gn_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, MXK_NORM_GROUP, o, e);
-}
-/** parse_param of L2Normalization. */
-static mxk_status cu_l2_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, MXK_NORM_L2, o, e);
-}
-
-/** Accepts float32 arguments only. */
-static int32_t cu_norm_supports(const void *param, const mxk_shape *in_shapes,
-                                const int32_t *in_types, uint32_t num_in) {
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
-            return 0;
-    return 1;
-}
+/* One parse_param per operator. */
+CU_PARSE_AS(cu_ln_parse, cu_norm_parse, MXK_NORM_LAYER)
+CU_PARSE_AS(cu_in_parse, cu_norm_parse, MXK_NORM_INSTANCE)
+CU_PARSE_AS(cu_gn_parse, cu_norm_parse, MXK_NORM_GROUP)
+CU_PARSE_AS(cu_l2_parse, cu_norm_parse, MXK_NORM_L2)
 
 /**
  * The (outer, K, inner) view of a data shape for the operator (mxk_norm.h, as
@@ -273,7 +253,7 @@ mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err) {
         k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
         k.parse_param = parse[i];
         k.free_param = cu_param_free;
-        k.supports = cu_norm_supports;
+        k.supports = cu_supports_float32;
         k.forward = i == MXK_NORM_L2 ? cu_l2_forward : cu_moments_forward;
         k.backward = i == MXK_NORM_L2 ? cu_l2_backward : cu_moments_backward;
         MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));

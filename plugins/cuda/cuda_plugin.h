@@ -114,6 +114,23 @@ mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *
 /** Frees a parameter object of cu_param_dup (free_param). */
 void cu_param_free(void *p);
 
+/**
+ * Defines parse_param `fn` as `parse(attrs, value, out, err)`: one per operator of
+ * a family whose parser takes the operator's code (the registrar keeps function
+ * pointers only).
+ */
+#define CU_PARSE_AS(fn, parse, value)                                                              \
+    static mxk_status fn(const mxk_attrs *a, void **o, mxk_error_sink *e) {                        \
+        return parse(a, value, o, e);                                                              \
+    }
+
+/** Reads float attribute `key` (validated by the operator) into *v as float32. */
+mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err);
+
+/** supports of a kernel that computes float32 only: 1 when every argument is float32. */
+int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                            uint32_t num_in);
+
 /** Number of elements of a shape (1 for ndim 0). */
 int64_t cu_shape_size(const mxk_shape *s);
 

@@ -159,6 +159,18 @@ mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req r
     return MXK_OK;
 }
 
+mxk_status cu_register_each(mxk_registrar *reg, const mxk_op_kernel_def *tmpl,
+                            const cu_op_entry *ops, size_t n, mxk_error_sink *err) {
+    for (size_t i = 0; i < n; i++) {
+        mxk_op_kernel_def k = *tmpl;
+        k.op_name = ops[i].name;
+        k.parse_param = ops[i].parse;
+        k.free_param = cu_param_free;
+        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
+    }
+    return MXK_OK;
+}
+
 mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
     void *q = malloc(size);
     if (q == NULL)

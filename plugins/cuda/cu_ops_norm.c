@@ -243,20 +243,17 @@ static mxk_status cu_l2_backward(const mxk_op_ctx *ctx, const void *param, void 
 
 /** Registers the GPU kernels of LayerNorm, InstanceNorm, GroupNorm and L2Normalization. */
 mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err) {
-    static const char *const ops[] = {"LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization"};
-    mxk_status (*const parse[])(const mxk_attrs *, void **, mxk_error_sink *) = {
-        cu_ln_parse, cu_in_parse, cu_gn_parse, cu_l2_parse};
-    for (int i = 0; i < 4; i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i];
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = parse[i];
-        k.free_param = cu_param_free;
-        k.supports = cu_supports_float32;
-        k.forward = i == MXK_NORM_L2 ? cu_l2_forward : cu_moments_forward;
-        k.backward = i == MXK_NORM_L2 ? cu_l2_backward : cu_moments_backward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry moments[] = {
+        {"LayerNorm", cu_ln_parse}, {"InstanceNorm", cu_in_parse}, {"GroupNorm", cu_gn_parse}};
+    static const cu_op_entry l2[] = {{"L2Normalization", cu_l2_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = cu_moments_forward;
+    k.backward = cu_moments_backward;
+    MXK_SDK_CHECK(cu_register_each(reg, &k, moments, MXK_SDK_COUNTOF(moments), err));
+    k.forward = cu_l2_forward;
+    k.backward = cu_l2_backward;
+    return cu_register_each(reg, &k, l2, MXK_SDK_COUNTOF(l2), err);
 }

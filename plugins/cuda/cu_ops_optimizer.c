@@ -88,21 +88,12 @@ static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *st
 }
 
 mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {
+    static const cu_op_entry ops[] = {
         {"sgd_update", sgd_parse}, {"sgd_mom_update", sgd_mom_parse}, {"adam_update", adam_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = cu_supports_float32;
-        k.forward = opt_forward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = opt_forward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -98,22 +98,13 @@ static mxk_status rnd_forward(const mxk_op_ctx *ctx, const void *param, void *st
 }
 
 mxk_status cu_register_random(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"_random_uniform", uni_parse},
-               {"_random_normal", nrm_parse},
-               {"_random_gamma", gam_parse},
-               {"_random_exponential", exp_parse},
-               {"_random_randint", int_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.forward = rnd_forward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {{"_random_uniform", uni_parse},
+                                      {"_random_normal", nrm_parse},
+                                      {"_random_gamma", gam_parse},
+                                      {"_random_exponential", exp_parse},
+                                      {"_random_randint", int_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.forward = rnd_forward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

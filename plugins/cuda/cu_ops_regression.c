@@ -107,24 +107,15 @@ static mxk_status reg_backward(const mxk_op_ctx *ctx, const void *param, void *s
 }
 
 mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"LinearRegressionOutput", lin_parse},
-               {"LogisticRegressionOutput", logi_parse},
-               {"MAERegressionOutput", mae_parse},
-               {"SVMOutput", svm_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = cu_supports_float32;
-        k.forward = reg_forward;
-        k.backward = reg_backward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {{"LinearRegressionOutput", lin_parse},
+                                      {"LogisticRegressionOutput", logi_parse},
+                                      {"MAERegressionOutput", mae_parse},
+                                      {"SVMOutput", svm_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = reg_forward;
+    k.backward = reg_backward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -104,6 +104,20 @@ cudnnHandle_t cu_dnn(const mxk_op_ctx *ctx, mxk_error_sink *err);
  */
 mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_error_sink *err);
 
+/** An operator and the parse_param of its kernel. */
+typedef struct cu_op_entry {
+    const char *name;
+    mxk_status (*parse)(const mxk_attrs *attrs, void **out, mxk_error_sink *err);
+} cu_op_entry;
+
+/**
+ * Registers the kernel `tmpl` (flags, supports, forward, backward, ...) once per
+ * operator of ops[0..n), with that operator's op_name and parse_param and
+ * free_param cu_param_free. Errors of cu_register_kernel.
+ */
+mxk_status cu_register_each(mxk_registrar *reg, const mxk_op_kernel_def *tmpl,
+                            const cu_op_entry *ops, size_t n, mxk_error_sink *err);
+
 /**
  * Allocates a copy of the `size` bytes at p as a kernel's parameter object
  * (parse_param; freed by cu_param_free). MXK_ERR_OUT_OF_MEMORY "cuda: out of

@@ -75,19 +75,25 @@ typedef struct mxk_device_def {
      * thread, on that thread, when the worker starts (a compute stream for the normal
      * and priority workers, a copy stream for the copy workers: MXNet's
      * ThreadedEnginePerDevice, src/engine/threaded_engine_perdevice.cc), and hands the
-     * stream to every kernel and copy the worker runs (mxk_op_ctx.stream). NULL
-     * slot: the backend has no streams (CPU).
+     * stream to every kernel and copy the worker runs (mxk_op_ctx.stream). A failure
+     * (message in err) leaves that worker without a stream: every function given to it
+     * then fails with the message. NULL slot: the backend has no streams (CPU).
      */
     mxk_status (*stream_create)(int32_t dev_id, void **stream, mxk_error_sink *err);
-    /** Destroys a stream from stream_create (the engine does, when it stops). */
+    /**
+     * Destroys a stream from stream_create (threaded engine: on the thread that created
+     * it) when the engine stops (nothing is queued on it then; at mxk_shutdown this
+     * follows the plugins' mxk_plugin_shutdown).
+     */
     void (*stream_destroy)(int32_t dev_id, void *stream);
     /**
      * Waits until all work queued on `stream` (NULL: the whole device) is done, and
      * reports a failure of that work (an asynchronous kernel error) as its status.
-     * The threaded engine calls it on a GPU worker's stream after every function the
-     * worker runs synchronously, so the function's writes are complete when the engine
-     * releases its variables (MXNet's RunContext / OnComplete after
-     * Stream::Wait, src/engine/threaded_engine.h).
+     * The threaded engine calls it on a GPU worker's stream, on the worker's thread,
+     * after every function the worker runs synchronously, so the function's writes are
+     * complete when the engine releases its variables (MXNet's RunContext / OnComplete
+     * after Stream::Wait, src/engine/threaded_engine.h); a failure becomes the
+     * function's error, with this message after the operator's name.
      */
     mxk_status (*synchronize)(int32_t dev_id, void *stream, mxk_error_sink *err);
 
@@ -96,9 +102,12 @@ typedef struct mxk_device_def {
      * Allocates `bytes` (> 0) of page-locked host memory, which the backend's copies
      * read and write at full bus speed and asynchronously: the memory of the
      * cpu_pinned context (device type 3, MXNet's PinnedMemoryStorage,
-     * src/storage/pinned_memory_storage.h: cudaHostAlloc). The kernel uses the first
-     * registered backend that sets it; without one, cpu_pinned arrays are ordinary
-     * host memory. MXK_ERR_OUT_OF_MEMORY naming the bytes when it fails. NULL: none.
+     * src/storage/pinned_memory_storage.h: cudaHostAlloc). The kernel's storage
+     * manager uses the GPU backend's (else the CPU backend's) when that backend reports
+     * at least one device; cpu_pinned(N) then names its device N. Without one,
+     * cpu_pinned arrays are ordinary host memory from the CPU backend. The memory is
+     * pooled, and freed (host_free) when the pool is released or at mxk_shutdown.
+     * MXK_ERR_OUT_OF_MEMORY naming the bytes when it fails. NULL: none.
      */
     mxk_status (*host_alloc)(uint64_t bytes, void **ptr, mxk_error_sink *err);
     /** Frees memory from host_alloc; NULL ptr: no-op. Required when host_alloc is set. */

@@ -5,7 +5,8 @@
 #   runtime/  library lifecycle, the error channel, settings from the environment
 #   plugin/   config dir, plugin loader, registrar, registry store, backend
 #             selection, host API for plugins
-#   memory/   storage manager, resource manager, device lookup
+#   memory/   storage manager, resource manager, device lookup, the engine's
+#             stream hooks over the device backends
 #   ndarray/  shapes, NDArray, dtype conversion, .params files, atomic file I/O
 #   engine/   the dependency engine (threaded per-device pools, naive engine)
 #   op/       operator attributes, op instances (kernel selection, calls), imperative
@@ -27,9 +28,11 @@ set(MXK_CORE_SOURCES
   ${k}/ndarray/shape.c ${k}/ndarray/ndarray.c ${k}/ndarray/ndarray_io.c
   ${k}/ndarray/dtype_convert.c ${k}/ndarray/file_io.c
   ${k}/memory/storage.c ${k}/memory/resource.c ${k}/memory/device_lookup.c
+  ${k}/memory/device_streams.c
   ${k}/engine/engine.c ${k}/engine/engine_cached.c ${k}/engine/engine_error.c
   ${k}/engine/engine_naive.c ${k}/engine/engine_op.c ${k}/engine/engine_pool.c
-  ${k}/engine/engine_threaded.c ${k}/engine/engine_var.c ${k}/engine/engine_watchdog.c)
+  ${k}/engine/engine_threaded.c ${k}/engine/engine_var.c ${k}/engine/engine_watchdog.c
+  ${k}/engine/engine_stream.c)
 set(MXK_KERNEL_SOURCES
   ${MXK_CORE_SOURCES}
   ${k}/runtime/runtime.c

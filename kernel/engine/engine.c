@@ -18,14 +18,14 @@
  * before waiting for `pending` to reach zero, so no work slips past a stop.
  */
 static struct {
-    pthread_mutex_t life_mu;           /**< serialises start and stop */
-    bool running;                      /**< guarded by life_mu */
-    atomic_bool accepting;             /**< work is admitted */
-    _Atomic(const engine_impl *) impl; /**< the running engine type */
-    atomic_long pending;               /**< admitted, unfinished work */
-    pthread_mutex_t idle_mu;           /**< pairs with idle_cv */
-    pthread_cond_t idle_cv;            /**< broadcast when pending reaches 0 */
-    _Atomic(mxk_engine_stream_provider) provider;
+    pthread_mutex_t life_mu;                               /**< serialises start and stop */
+    bool running;                                          /**< guarded by life_mu */
+    atomic_bool accepting;                                 /**< work is admitted */
+    _Atomic(const engine_impl *) impl;                     /**< the running engine type */
+    atomic_long pending;                                   /**< admitted, unfinished work */
+    pthread_mutex_t idle_mu;                               /**< pairs with idle_cv */
+    pthread_cond_t idle_cv;                                /**< broadcast when pending reaches 0 */
+    _Atomic(const mxk_engine_stream_hooks *) stream_hooks; /**< NULL: no streams */
 } G = {
     .life_mu = PTHREAD_MUTEX_INITIALIZER,
     .idle_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -58,8 +58,8 @@ void engine_wait_idle(void) {
     pthread_mutex_unlock(&G.idle_mu);
 }
 
-mxk_engine_stream_provider engine_stream_provider(void) {
-    return atomic_load(&G.provider);
+const mxk_engine_stream_hooks *engine_stream_hooks(void) {
+    return atomic_load(&G.stream_hooks);
 }
 
 /** engine_env_int (engine_internal.h): mxki_env_uint64 for a setting of type int, lo >= 0. */
@@ -135,8 +135,8 @@ const engine_impl *engine_current_impl(void) {
     return atomic_load(&G.impl);
 }
 
-void mxki_engine_set_stream_provider(mxk_engine_stream_provider provider) {
-    atomic_store(&G.provider, provider);
+void mxki_engine_set_stream_hooks(const mxk_engine_stream_hooks *hooks) {
+    atomic_store(&G.stream_hooks, hooks);
 }
 
 mxk_status mxki_engine_push(const mxk_engine_push_desc *desc) {

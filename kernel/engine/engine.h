@@ -34,8 +34,21 @@
  *   per-device worker pools; "NaiveEngine": runs every push synchronously in the
  *   pushing thread (for debugging); errors then still follow the rules above
  *   (unlike upstream's NaiveEngine, which loses async errors).
+ * - GPU streams (MXNet's ThreadedEnginePerDevice and RunContext, upstream
+ *   src/engine/threaded_engine_perdevice.cc, src/engine/threaded_engine.h): with
+ *   stream hooks installed (mxki_engine_set_stream_hooks), each GPU worker creates
+ *   its own stream on its thread when it starts (compute streams for the normal and
+ *   priority pools, copy streams for the copy pool; NaiveEngine: one of each per GPU)
+ *   and passes it to every function it runs (mxk_run_ctx.stream). After a sync
+ *   function returns, the engine synchronises the stream before it releases the
+ *   function's variables, so a function is complete when its stream work is; a
+ *   failed synchronisation becomes the function's error ("<operator>: its work on
+ *   gpu(N)'s stream failed: <backend message>"). Async functions complete themselves.
+ *   A failed stream creation makes every function given to that worker fail
+ *   ("<operator> was not run: the worker of gpu(N) has no stream: <message>").
  * - Worker counts: MXK_CPU_WORKER_NTHREADS (default 1), MXK_CPU_PRIORITY_NTHREADS
- *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2), MXK_GPU_COPY_NTHREADS (default 2),
+ *   (default 4), MXK_GPU_WORKER_NTHREADS (default 2: compute streams per GPU and per
+ *   pool), MXK_GPU_COPY_NTHREADS (default 2: copy streams per GPU),
  *   integers in [1, 1024]; MXK_ENGINE_WATCHDOG in [0, 86400]. A bad value fails
  *   mxki_engine_start() ("engine: NAME=\"VALUE\" is invalid: expected an integer in
  *   [MIN, MAX]").
@@ -114,12 +127,31 @@ void mxki_engine_stop(void);
 const char *mxki_engine_type_name(void);
 
 /**
- * Supplies the stream a worker of (dev_type, dev_id) should use; called once per
- * worker thread at its start. Used by device backends that have streams (CUDA).
- * May be set once, before the first push to such a device; NULL (default) gives NULL streams.
+ * Streams of GPU workers (the engine knows no device backend: whoever knows them
+ * installs these hooks; kernel/memory/device_streams.h serves them from the GPU
+ * backend). Every slot is required.
  */
-typedef void *(*mxk_engine_stream_provider)(int32_t dev_type, int32_t dev_id, int is_copy_worker);
-void mxki_engine_set_stream_provider(mxk_engine_stream_provider provider);
+typedef struct mxk_engine_stream_hooks {
+    /**
+     * Creates the stream of one worker of (dev_type, dev_id), called on that worker's
+     * thread when it starts; is_copy_worker: a worker of the copy pool. Sets *stream
+     * (NULL: the device has no streams) and returns MXK_OK, or fails with the message
+     * in err: every function given to that worker then fails with it.
+     */
+    mxk_status (*create)(int32_t dev_type, int32_t dev_id, int is_copy_worker, void **stream,
+                         mxk_error_sink *err);
+    /** Destroys a stream from create, when its worker stops (the engine is idle then). */
+    void (*destroy)(int32_t dev_type, int32_t dev_id, void *stream);
+    /** Waits for the work queued on `stream` and reports its failure (message in err). */
+    mxk_status (*synchronize)(int32_t dev_type, int32_t dev_id, void *stream, mxk_error_sink *err);
+} mxk_engine_stream_hooks;
+
+/**
+ * Installs the stream hooks (NULL: none, the default: NULL streams). `hooks` must
+ * stay valid while the engine runs. Workers started afterwards use them: set them
+ * before the first push to a GPU (mxk_init does, before it starts the engine).
+ */
+void mxki_engine_set_stream_hooks(const mxk_engine_stream_hooks *hooks);
 
 /** Creates a variable. Returns NULL only when out of memory (last error set). */
 mxk_engine_var *mxki_engine_new_var(void);

@@ -12,6 +12,7 @@
  *   engine_naive.c    NaiveEngine: runs every push synchronously in the pushing thread
  *   engine_cached.c   cached ops: built once from a descriptor, pushed many times
  *   engine_watchdog.c the monitor thread reporting functions that run too long
+ *   engine_stream.c   streams of GPU workers: creation, completion of functions, destruction
  *
  * Life of an op on the threaded engine: engine_op_new() validates the descriptor and
  * builds the op with a deduplicated dependency list sorted by variable address;
@@ -103,6 +104,7 @@ struct mxk_async_handle {
 
 struct engine_impl;
 struct engine_pool;
+struct engine_stream;
 
 /** Rendezvous between a thread in mxki_engine_wait_var and the engine granting its op. */
 typedef struct engine_waiter {
@@ -191,8 +193,8 @@ void engine_wait_idle(void);
 /** The running engine type (valid while the caller holds a count from engine_enter). */
 const engine_impl *engine_current_impl(void);
 
-/** The stream provider set by mxki_engine_set_stream_provider (NULL: none). */
-mxk_engine_stream_provider engine_stream_provider(void);
+/** The stream hooks set by mxki_engine_set_stream_hooks (NULL: none). */
+const mxk_engine_stream_hooks *engine_stream_hooks(void);
 
 /**
  * Reads a positive integer setting from the environment into `*out` (`def` when
@@ -235,11 +237,13 @@ engine_op *engine_op_new_exclusive(engine_op_kind kind, mxk_engine_var *var, int
                                    int32_t dev_id);
 
 /**
- * Runs a ready op in the calling thread: inherits an error from its variables,
- * skips it or calls its function, and for sync functions, skips and deletes calls
- * op->impl->op_done(). The op may be gone when this returns.
+ * Runs a ready op in the calling thread with the thread's stream (NULL: none):
+ * inherits an error from its variables, skips it, refuses it (the stream could not
+ * be created) or calls its function; for a sync function it then completes the
+ * stream's work (engine_stream_complete). For sync functions, skips, refusals and
+ * deletes calls op->impl->op_done(). The op may be gone when this returns.
  */
-void engine_run_op(engine_op *op, void *stream);
+void engine_run_op(engine_op *op, const struct engine_stream *stream);
 
 /**
  * Finishes a completed op: frees its argument, releases its requests (recording its
@@ -249,6 +253,48 @@ void engine_op_finish(engine_op *op);
 
 /** Frees an op that was never queued (arg_free is called) and ends its pending count. */
 void engine_op_discard(engine_op *op);
+
+/* ---- engine_stream.c ---- */
+
+/**
+ * The stream of one worker thread (threaded engine) or of one GPU and kind of work
+ * (NaiveEngine): created through the stream hooks, used by every op the thread runs.
+ */
+typedef struct engine_stream {
+    const mxk_engine_stream_hooks *hooks; /**< the hooks that created it; NULL: no stream */
+    int32_t dev_type;
+    int32_t dev_id;
+    void *stream;      /**< the backend's stream; NULL: none */
+    mxk_status failed; /**< MXK_OK, or why the creation failed */
+    char *failed_msg;  /**< the creation's message (owned), when failed */
+} engine_stream;
+
+/**
+ * Opens the stream of a worker of (dev_type, dev_id) with `hooks` (NULL: none) on
+ * the calling thread: only GPU workers get one. A failed creation is kept in the
+ * stream (engine_stream_refuse then fails every op).
+ */
+void engine_stream_open(engine_stream *s, const mxk_engine_stream_hooks *hooks, int32_t dev_type,
+                        int32_t dev_id, int is_copy);
+
+/** Destroys the stream (if any) and frees the kept message; `s` is closed afterwards. */
+void engine_stream_close(engine_stream *s);
+
+/**
+ * When the stream could not be created: records on `op` the error "<op> was not
+ * run: the worker of gpu(N) has no stream: <message>" and returns true (the caller
+ * finishes the op without running it). False otherwise (NULL `s` included).
+ */
+bool engine_stream_refuse(const engine_stream *s, engine_op *op);
+
+/**
+ * After op's sync function returned `st` (message in *sink): synchronises the
+ * stream when there is one, so the op's stream work is complete. Returns `st`, or,
+ * when st was MXK_OK and the synchronisation failed, its code with "<op>: its work
+ * on gpu(N)'s stream failed: <message>" in *sink.
+ */
+mxk_status engine_stream_complete(const engine_stream *s, const engine_op *op, mxk_status st,
+                                  mxk_error_sink *sink);
 
 /* ---- engine_watchdog.c ---- */
 

@@ -19,8 +19,8 @@ static struct {
     pthread_mutex_t run_mu;  /**< held while an op runs (recursive) */
     pthread_mutex_t done_mu; /**< guards ops' naive_done */
     pthread_cond_t done_cv;  /**< signalled when an async op completes */
-    /** GPU streams from the provider, asked once per device and kind (guarded by run_mu). */
-    void *streams[MXK_ENGINE_MAX_GPUS][2];
+    /** GPU streams [dev_id][is_copy], opened on first use (guarded by run_mu). */
+    engine_stream streams[MXK_ENGINE_MAX_GPUS][2];
     bool have_stream[MXK_ENGINE_MAX_GPUS][2];
     int depth;                /**< ops running (nested) in the thread holding run_mu */
     engine_op *deferred_head; /**< deletions waiting for depth 0 (guarded by run_mu) */
@@ -36,25 +36,33 @@ static mxk_status naive_start(void) {
     return MXK_OK;
 }
 
-/** engine_impl.stop: forgets the cached streams (a restart asks the provider again). */
+/** engine_impl.stop: closes the opened streams (a restart opens them again). */
 static void naive_stop(void) {
     pthread_mutex_lock(&N.run_mu);
-    for (int d = 0; d < MXK_ENGINE_MAX_GPUS; d++)
-        N.have_stream[d][0] = N.have_stream[d][1] = false;
+    for (int d = 0; d < MXK_ENGINE_MAX_GPUS; d++) {
+        for (int copy = 0; copy < 2; copy++) {
+            if (N.have_stream[d][copy])
+                engine_stream_close(&N.streams[d][copy]);
+            N.have_stream[d][copy] = false;
+        }
+    }
     pthread_mutex_unlock(&N.run_mu);
 }
 
-/** The stream for an op (run_mu held): NULL on CPU, the provider's on GPU. */
-static void *stream_for(const engine_op *op) {
+/**
+ * The stream for an op (run_mu held): NULL on CPU; on a GPU, the device's copy or
+ * compute stream, opened through the stream hooks on first use.
+ */
+static const engine_stream *stream_for(const engine_op *op) {
     if (op->dev_type != MXK_DEV_GPU)
         return NULL;
     int copy = (op->props & MXK_ENGINE_PROP_COPY) != 0;
     if (!N.have_stream[op->dev_id][copy]) {
-        mxk_engine_stream_provider provider = engine_stream_provider();
-        N.streams[op->dev_id][copy] = provider ? provider(op->dev_type, op->dev_id, copy) : NULL;
+        engine_stream_open(&N.streams[op->dev_id][copy], engine_stream_hooks(), op->dev_type,
+                           op->dev_id, copy);
         N.have_stream[op->dev_id][copy] = true;
     }
-    return N.streams[op->dev_id][copy];
+    return &N.streams[op->dev_id][copy];
 }
 
 /** Runs one op to completion (run_mu held). */

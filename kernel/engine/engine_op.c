@@ -210,8 +210,8 @@ engine_op *engine_op_new_exclusive(engine_op_kind kind, mxk_engine_var *var, int
     return op;
 }
 
-void engine_run_op(engine_op *op, void *stream) {
-    mxk_run_ctx rctx = {op->dev_type, op->dev_id, stream};
+void engine_run_op(engine_op *op, const engine_stream *stream) {
+    mxk_run_ctx rctx = {op->dev_type, op->dev_id, stream != NULL ? stream->stream : NULL};
     engine_op_inherit_error(op);
     if (op->kind == ENGINE_OP_DELETE) {
         if (op->del_fn != NULL)
@@ -223,11 +223,16 @@ void engine_run_op(engine_op *op, void *stream) {
         op->impl->op_done(op); /* skipped: the error flows on to what it writes */
         return;
     }
+    if (engine_stream_refuse(stream, op)) {
+        op->impl->op_done(op);
+        return;
+    }
     engine_watchdog_begin(op);
     if (op->sync_fn != NULL) {
         mxk_error_sink sink;
         mxki_error_sink_clear(&sink);
         mxk_status st = op->sync_fn(op->arg, &rctx, &sink);
+        st = engine_stream_complete(stream, op, st, &sink);
         engine_watchdog_end(op);
         if (st == MXK_OK) {
             engine_op_check_guards(op);

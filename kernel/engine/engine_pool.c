@@ -69,7 +69,6 @@ static engine_op *take_locked(engine_pool *p) {
     return op;
 }
 
-/** Worker thread: fetches its stream once, then runs ops until the pool stops. */
 /**
  * Flushes denormal floats to zero on the calling thread: arithmetic on denormals
  * (values below 2^-126 in float32, which trained recurrent networks produce, e.g. in
@@ -88,13 +87,16 @@ static void flush_denormals(void) {
 #endif
 }
 
+/**
+ * Worker thread: opens its stream (GPU pools), runs ops until the pool stops, then
+ * closes the stream.
+ */
 static void *worker_main(void *arg) {
     engine_pool *p = arg;
     if (p->flush_denormals)
         flush_denormals();
-    void *stream = NULL;
-    if (p->dev_type == MXK_DEV_GPU && p->provider != NULL)
-        stream = p->provider(p->dev_type, p->dev_id, p->is_copy);
+    engine_stream stream;
+    engine_stream_open(&stream, p->hooks, p->dev_type, p->dev_id, p->is_copy);
     pthread_mutex_lock(&p->mu);
     p->nstarted++;
     pthread_cond_broadcast(&p->ready_cv);
@@ -109,10 +111,11 @@ static void *worker_main(void *arg) {
             continue;
         }
         pthread_mutex_unlock(&p->mu);
-        engine_run_op(op, stream);
+        engine_run_op(op, &stream);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
+    engine_stream_close(&stream);
     return NULL;
 }
 
@@ -133,7 +136,7 @@ static void pool_teardown(engine_pool *p, int n) {
 }
 
 engine_pool *engine_pool_create(int nthreads, bool prioritized, int32_t dev_type, int32_t dev_id,
-                                int is_copy, mxk_engine_stream_provider provider,
+                                int is_copy, const mxk_engine_stream_hooks *hooks,
                                 bool flush_denormals) {
     engine_pool *p = calloc(1, sizeof *p);
     pthread_t *threads = calloc((size_t)nthreads, sizeof *threads);
@@ -152,7 +155,7 @@ engine_pool *engine_pool_create(int nthreads, bool prioritized, int32_t dev_type
     p->dev_type = dev_type;
     p->dev_id = dev_id;
     p->is_copy = is_copy;
-    p->provider = provider;
+    p->hooks = hooks;
     p->flush_denormals = flush_denormals;
     for (int i = 0; i < nthreads; i++) {
         int rc = pthread_create(&p->threads[i], NULL, worker_main, p);

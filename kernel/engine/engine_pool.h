@@ -24,24 +24,24 @@ typedef struct engine_pool {
     int nidle;       /**< workers waiting on cv */
     bool stopping;
     int nthreads;
-    int nstarted; /**< workers that have fetched their stream */
+    int nstarted; /**< workers that have opened their stream */
     pthread_t *threads;
     int32_t dev_type; /**< device served: streams are asked for GPU pools only */
     int32_t dev_id;
-    int is_copy; /**< copy workers (passed to the stream provider) */
-    mxk_engine_stream_provider provider;
+    int is_copy;                          /**< copy workers (copy streams) */
+    const mxk_engine_stream_hooks *hooks; /**< creates the GPU workers' streams; NULL: none */
     bool flush_denormals; /**< workers flush denormal floats to zero (MXK_FLUSH_DENORMALS) */
 } engine_pool;
 
 /**
  * Creates a pool and starts its `nthreads` workers; returns once every worker has
- * asked `provider` for its stream (GPU pools). With flush_denormals each worker first
- * sets its floating-point unit to flush denormal results and inputs to zero (x86
- * MXCSR FTZ and DAZ, AArch64 FPCR.FZ); the threads a kernel starts from a worker (a
- * BLAS or OpenMP pool) inherit the mode. NULL on failure, with the last error set.
+ * opened its stream with `hooks` (GPU pools; engine_stream_open). With flush_denormals each worker
+ * first sets its floating-point unit to flush denormal results and inputs to zero (x86 MXCSR FTZ
+ * and DAZ, AArch64 FPCR.FZ); the threads a kernel starts from a worker (a BLAS or OpenMP pool)
+ * inherit the mode. NULL on failure, with the last error set.
  */
 engine_pool *engine_pool_create(int nthreads, bool prioritized, int32_t dev_type, int32_t dev_id,
-                                int is_copy, mxk_engine_stream_provider provider,
+                                int is_copy, const mxk_engine_stream_hooks *hooks,
                                 bool flush_denormals);
 
 /**
@@ -55,7 +55,10 @@ mxk_status engine_pool_reserve(engine_pool *pool);
  */
 void engine_pool_enqueue(engine_pool *pool, engine_op *op);
 
-/** Stops the workers (the queue must be empty), joins them and frees the pool. */
+/**
+ * Stops the workers (the queue must be empty), which close their streams, joins
+ * them and frees the pool.
+ */
 void engine_pool_destroy(engine_pool *pool);
 
 #endif /* MXK_ENGINE_POOL_H */

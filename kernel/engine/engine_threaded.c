@@ -9,8 +9,10 @@
  *     each served by MXK_GPU_WORKER_NTHREADS threads (default 2), and for
  *     MXK_ENGINE_PROP_COPY ops a priority queue served by MXK_GPU_COPY_NTHREADS
  *     threads (default 2).
- * Every pool is created on first use; a GPU worker asks the stream provider for its
- * stream once, when it starts.
+ * Every pool is created on first use. A GPU worker opens its own stream through the
+ * stream hooks when it starts (a compute stream in the normal and priority pools, a
+ * copy stream in the copy pool), synchronises it after every sync function it runs
+ * and destroys it when the engine stops (engine_stream.c).
  */
 #include "engine_pool.h"
 
@@ -86,7 +88,7 @@ static engine_pool *pool_for(const engine_op *op) {
                     : (kind == POOL_PRIORITY ? T.cpu_prio_workers : T.cpu_workers);
         int32_t dev_id = gpu ? op->dev_id : 0;
         p = engine_pool_create(n, kind != POOL_NORMAL, gpu ? MXK_DEV_GPU : MXK_DEV_CPU, dev_id,
-                               kind == POOL_COPY, engine_stream_provider(), T.flush_denormals);
+                               kind == POOL_COPY, engine_stream_hooks(), T.flush_denormals);
         if (p != NULL)
             atomic_store(slot, p);
     }

@@ -105,7 +105,16 @@ extern "C" {
  */
 #define MXK_MAX_OUTPUTS 16
 
-/** A device: type (mxk_dev_type) and ordinal. */
+/**
+ * A device: type (mxk_dev_type) and ordinal, MXNet's Context: cpu(N), gpu(N), and
+ * cpu_pinned(N), page-locked host memory that a GPU copies to and from faster and
+ * asynchronously (MXNet's PinnedMemoryStorage): it comes from the GPU backend's
+ * host_alloc (abi/mxk_abi_device.h, ABI 1.4; N is then a GPU's ordinal), or, without
+ * a GPU backend that has it, is ordinary host memory from the CPU backend (N a CPU
+ * ordinal). For every other purpose a cpu_pinned array is host memory:
+ * mxk_ndarray_data reads it directly, and copies treat it as host memory (a copy to
+ * or from a GPU is the GPU backend's host-to-device or device-to-host copy).
+ */
 typedef struct mxk_context {
     int32_t dev_type;
     int32_t dev_id;

@@ -6,7 +6,11 @@
  * Design
  * - One `storage_dev` per (dev_type, dev_id), created lazily by the first allocation on
  *   that device after the device was validated against the registry (a backend is
- *   registered for dev_type and 0 <= dev_id < device_count()). Devices live in a
+ *   registered for dev_type and 0 <= dev_id < device_count()). cpu_pinned devices are
+ *   served by the backend chosen then (upstream src/storage/storage.cc picks
+ *   PinnedMemoryStorage, cudaHostAlloc, with CUDA and CPU memory without): the
+ *   host_alloc/host_free of the GPU backend (ABI 1.4), else the CPU backend's
+ *   alloc/free; the device keeps that backend until it is forgotten. Devices live in a
  *   prepend-only singly linked list: lookups walk it without a lock (nodes are published
  *   with release stores and never change their key); insertions take `g_devs_lock`.
  * - Block sizes are never stored in device memory (it may be GPU memory): every device
@@ -49,9 +53,11 @@
 #include "env.h"
 #include "error.h"
 #include "mxk_abi_device.h"
+#include "registry.h"
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,14 +162,51 @@ static uint64_t storage_round(const storage_config *cfg, uint64_t bytes) {
 /* ------------------------------------------------------------------------- */
 
 /**
- * Looks up the backend of ctx.dev_type and checks ctx.dev_id against its device count.
+ * The backend of cpu_pinned memory (storage.h): the first of the GPU and CPU backends
+ * with host_alloc and at least one device (*host_alloc = true), else the CPU backend
+ * (its ordinary alloc). ctx.dev_id must be a device of that backend. NULL with the
+ * last error set (MXK_ERR_NOT_FOUND) otherwise.
+ */
+static const mxk_device_def *pinned_backend(mxk_context ctx, bool *host_alloc) {
+    static const int32_t types[] = {MXK_DEV_GPU, MXK_DEV_CPU};
+    const mxk_device_def *def = NULL;
+    for (size_t i = 0; i < sizeof types / sizeof types[0] && def == NULL; i++) {
+        def = mxki_registry_device(types[i]);
+        if (def != NULL && (def->host_alloc == NULL || def->device_count() <= 0))
+            def = NULL;
+    }
+    *host_alloc = def != NULL;
+    if (def == NULL)
+        def = mxki_registry_device(MXK_DEV_CPU);
+    if (def == NULL) {
+        mxk_set_error(MXK_ERR_NOT_FOUND, "storage: no device backend is registered for device "
+                                         "type 1 (cpu), which serves cpu_pinned memory");
+        return NULL;
+    }
+    int32_t count = def->device_count();
+    if (ctx.dev_id < 0 || ctx.dev_id >= count) {
+        mxk_set_error(MXK_ERR_NOT_FOUND,
+                      "storage: device cpu_pinned(%" PRId32 ") does not exist: pinned memory "
+                      "comes from the %s backend, which has %" PRId32 " device(s)",
+                      ctx.dev_id, def->name, count);
+        return NULL;
+    }
+    return def;
+}
+
+/**
+ * Looks up the backend of ctx.dev_type and checks ctx.dev_id against its device count
+ * (cpu_pinned: pinned_backend; *host_alloc says whether it serves host_alloc memory).
  * Returns the backend, or NULL with the last error set: MXK_ERR_NOT_FOUND
  * "storage: no device backend is registered for device type 2 (gpu)" or
  * "storage: device gpu(3) does not exist: the gpu backend has 2 device(s)"
  * (mxki_device_lookup), and MXK_ERR_BACKEND for a backend without alloc/free.
  */
-static const mxk_device_def *storage_validate(mxk_context ctx) {
-    const mxk_device_def *def = mxki_device_lookup("storage", ctx);
+static const mxk_device_def *storage_validate(mxk_context ctx, bool *host_alloc) {
+    *host_alloc = false;
+    const mxk_device_def *def = ctx.dev_type == MXK_DEV_CPU_PINNED
+                                    ? pinned_backend(ctx, host_alloc)
+                                    : mxki_device_lookup("storage", ctx);
     if (def == NULL)
         return NULL;
     if (def->alloc == NULL || def->free == NULL) {
@@ -301,6 +344,7 @@ typedef struct pool_bucket {
 typedef struct storage_dev {
     mxk_context ctx;           /**< the device */
     const mxk_device_def *def; /**< its backend (registry entries never move) */
+    bool host_alloc;           /**< cpu_pinned served by def's host_alloc/host_free */
     pthread_mutex_t lock;      /**< guards the fields below */
     ptr_map live;              /**< handed-out blocks: address -> size */
     pool_bucket *buckets;      /**< sorted by size; empty buckets are kept until release */
@@ -330,7 +374,8 @@ static storage_dev *storage_get(mxk_context ctx) {
     storage_dev *d = storage_find(ctx);
     if (d != NULL)
         return d;
-    const mxk_device_def *def = storage_validate(ctx);
+    bool host_alloc = false;
+    const mxk_device_def *def = storage_validate(ctx, &host_alloc);
     if (def == NULL)
         return NULL;
     pthread_mutex_lock(&g_devs_lock);
@@ -347,6 +392,7 @@ static storage_dev *storage_get(mxk_context ctx) {
         }
         d->ctx = ctx;
         d->def = def;
+        d->host_alloc = host_alloc;
         pthread_mutex_init(&d->lock, NULL);
         d->next = atomic_load_explicit(&g_devs, memory_order_relaxed);
         atomic_store_explicit(&g_devs, d, memory_order_release);
@@ -413,12 +459,20 @@ static void *pool_pop(storage_dev *d, uint64_t size) {
     return d->buckets[i].ptrs[--d->buckets[i].n];
 }
 
+/** Gives block p back to the backend: its host_free for pinned memory, else its free. */
+static void raw_free(storage_dev *d, void *p) {
+    if (d->host_alloc)
+        d->def->host_free(p);
+    else
+        d->def->free(d->ctx.dev_id, p);
+}
+
 /** Frees every pooled block back to the backend and drops the buckets. Lock held. */
 static void pool_release(storage_dev *d) {
     for (size_t i = 0; i < d->nbuckets; i++) {
         pool_bucket *b = &d->buckets[i];
         for (size_t j = 0; j < b->n; j++)
-            d->def->free(d->ctx.dev_id, b->ptrs[j]);
+            raw_free(d, b->ptrs[j]);
         free(b->ptrs);
     }
     free(d->buckets);
@@ -438,7 +492,8 @@ static mxk_status raw_alloc(storage_dev *d, uint64_t bytes, uint64_t size, void 
         mxki_error_sink_clear(&err);
         void *p = NULL;
         d->stats.raw_allocs++;
-        mxk_status st = d->def->alloc(d->ctx.dev_id, size, &p, &err);
+        mxk_status st = d->host_alloc ? d->def->host_alloc(size, &p, &err)
+                                      : d->def->alloc(d->ctx.dev_id, size, &p, &err);
         if (st == MXK_OK && p != NULL) {
             *ptr = p;
             return MXK_OK;
@@ -624,7 +679,7 @@ void mxki_storage_free(mxk_context ctx, void *ptr) {
     ptr_map_remove_at(&d->live, i);
     d->stats.bytes_in_use -= size;
     if (!storage_config_get()->pooled || pool_push(d, ptr, size) != 0)
-        d->def->free(d->ctx.dev_id, ptr);
+        raw_free(d, ptr);
     pthread_mutex_unlock(&d->lock);
 }
 

@@ -26,6 +26,15 @@
  * arrays written without being declared written).
  * The red zones count in the block's size (statistics, rounding).
  *
+ * Pinned memory (cpu_pinned(N), MXNet's PinnedMemoryStorage,
+ * src/storage/pinned_memory_storage.h): served by the first of the GPU and CPU
+ * backends that has host_alloc/host_free (ABI 1.4) and a device; without one, by the
+ * CPU backend's alloc/free, as ordinary host memory. N must be a device of that
+ * backend ("storage: device cpu_pinned(N) does not exist: pinned memory comes from
+ * the gpu backend, which has 2 device(s)"). Pooled and counted apart from cpu(N). The backend is
+ * chosen at the device's first allocation (again after mxki_storage_shutdown forgot
+ * the device).
+ *
  * Block sizes are kept in a host-side map (never in device memory). Statistics per
  * device: see mxk_storage_stats in mxk.h; bytes are rounded sizes (requested sizes
  * with pooling off); raw_allocs counts every call of the backend's alloc, failed ones

@@ -24,8 +24,10 @@
  *   bounce buffer (D2H by one backend, H2D by the other). dtype conversion always
  *   runs on the host (dtype_convert.h).
  * - Functions pushed for a device with a stream use the worker's stream when it is
- *   the stream of the backend device they call, and synchronise it before they
- *   return (as upstream's copy functions do with rctx.get_stream<gpu>()->Wait()).
+ *   the stream of the backend device they call. The engine synchronises that stream
+ *   after the function returns, before it releases the arrays' variables (engine.h),
+ *   so a function synchronises it itself only before the host touches memory the
+ *   stream writes or reads within the function (a bounce buffer it reads or frees).
  * - copy_from_host stages the caller's buffer (malloc + memcpy) before pushing, so
  *   the caller may reuse its buffer at once; copy_to_host and mxk_ndarray_data wait
  *   for the variable (reporting recorded errors once) and then read directly.
@@ -110,26 +112,19 @@ static void *stream_for(const mxk_run_ctx *rctx, const mxk_device_def *def, int3
     return rctx->stream;
 }
 
-/** Synchronises `stream` of def's device dev_id when non-NULL (errors into err). */
-static mxk_status sync_stream(const mxk_device_def *def, int32_t dev_id, void *stream,
-                              mxk_error_sink *err) {
-    if (stream == NULL || def->synchronize == NULL)
-        return MXK_OK;
-    return def->synchronize(dev_id, stream, err);
-}
-
 /**
- * Calls def's copy with the right stream and waits for it. dev_id is the device
- * side of the copy (for DEVICE_TO_DEVICE, the destination) that decides the stream.
+ * Calls def's copy with the right stream; with `host_waits` also waits for it (the
+ * host then reads or frees a buffer of the copy). dev_id is the device side of the
+ * copy (for DEVICE_TO_DEVICE, the destination) that decides the stream.
  */
 static mxk_status backend_copy(const mxk_device_def *def, mxk_copy_kind kind, void *dst,
                                int32_t dst_dev, const void *src, int32_t src_dev, uint64_t bytes,
-                               const mxk_run_ctx *rctx, mxk_error_sink *err) {
+                               const mxk_run_ctx *rctx, bool host_waits, mxk_error_sink *err) {
     int32_t side = kind == MXK_COPY_DEVICE_TO_HOST ? src_dev : dst_dev;
     void *stream = stream_for(rctx, def, side);
     mxk_status st = def->copy(kind, dst, dst_dev, src, src_dev, bytes, stream, err);
-    if (st == MXK_OK)
-        st = sync_stream(def, side, stream, err);
+    if (st == MXK_OK && host_waits && stream != NULL && def->synchronize != NULL)
+        st = def->synchronize(side, stream, err);
     if (st != MXK_OK && err != NULL && err->msg[0] == '\0')
         mxki_sink_set(err, st, "the %s backend's copy of %" PRIu64 " bytes failed (%s)",
                       def->name ? def->name : "device", bytes, mxk_status_name(st));
@@ -187,12 +182,17 @@ static mxk_ndarray *handle_new(mxk_ndarray_chunk *c, uint64_t offset, const mxk_
 }
 
 /**
- * Validates the device of ctx (a backend is registered, dev_id in range) for `who`.
- * Sets the last error and returns its code on failure.
+ * Validates the device of ctx (a backend is registered, dev_id in range) for `who`;
+ * cpu_pinned devices are validated by the storage manager, which chooses their
+ * backend (storage.h). Sets the last error and returns its code on failure.
  */
 static mxk_status check_ctx(mxk_context ctx, const char *who) {
-    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     char cs[48];
+    if (ctx.dev_type == MXK_DEV_CPU_PINNED)
+        return ctx.dev_id >= 0 ? MXK_OK
+                               : mxk_set_error(MXK_ERR_NOT_FOUND, "%s: device %s does not exist",
+                                               who, ctx_str(ctx, cs, sizeof cs));
+    const mxk_device_def *def = mxki_registry_device(ctx.dev_type);
     if (def == NULL)
         return mxk_set_error(MXK_ERR_NOT_FOUND,
                              "%s: no device backend is registered for device type %" PRId32 " (%s)",
@@ -400,7 +400,7 @@ static mxk_status copy_src_to_host(const nd_copy *a, uint64_t bytes, const mxk_r
                              "copy: out of host memory for a %" PRIu64 "-byte bounce buffer",
                              bytes);
     mxk_status st = backend_copy(def, MXK_COPY_DEVICE_TO_HOST, buf, 0, a->src, a->src_ctx.dev_id,
-                                 bytes, rctx, err);
+                                 bytes, rctx, true, err);
     if (st != MXK_OK) {
         free(buf);
         return st;
@@ -410,9 +410,12 @@ static mxk_status copy_src_to_host(const nd_copy *a, uint64_t bytes, const mxk_r
     return MXK_OK;
 }
 
-/** Writes `bytes` of host memory to the destination. */
+/**
+ * Writes `bytes` of host memory to the destination; `host_waits`: `host` is a buffer
+ * the caller frees on return, so the copy must be complete then.
+ */
 static mxk_status copy_host_to_dst(const nd_copy *a, const void *host, uint64_t bytes,
-                                   const mxk_run_ctx *rctx, mxk_error_sink *err) {
+                                   const mxk_run_ctx *rctx, bool host_waits, mxk_error_sink *err) {
     if (is_host_dev(a->dst_ctx.dev_type)) {
         if (host != a->dst)
             memmove(a->dst, host, (size_t)bytes);
@@ -420,7 +423,7 @@ static mxk_status copy_host_to_dst(const nd_copy *a, const void *host, uint64_t 
     }
     const mxk_device_def *def = mxki_registry_device(a->dst_ctx.dev_type);
     return backend_copy(def, MXK_COPY_HOST_TO_DEVICE, a->dst, a->dst_ctx.dev_id, host, 0, bytes,
-                        rctx, err);
+                        rctx, host_waits, err);
 }
 
 /** Engine function of every copy (copy_to, copy_from_host). */
@@ -437,17 +440,17 @@ static mxk_status nd_copy_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
                 return MXK_OK;
             }
             if (src_host)
-                return copy_host_to_dst(a, a->src, sbytes, rctx, err);
+                return copy_host_to_dst(a, a->src, sbytes, rctx, false, err);
             if (dst_host) {
                 const mxk_device_def *def = mxki_registry_device(a->src_ctx.dev_type);
                 return backend_copy(def, MXK_COPY_DEVICE_TO_HOST, a->dst, 0, a->src,
-                                    a->src_ctx.dev_id, sbytes, rctx, err);
+                                    a->src_ctx.dev_id, sbytes, rctx, false, err);
             }
             /* Two device types: bounce through the host. */
         } else {
             const mxk_device_def *def = mxki_registry_device(a->dst_ctx.dev_type);
             return backend_copy(def, MXK_COPY_DEVICE_TO_DEVICE, a->dst, a->dst_ctx.dev_id, a->src,
-                                a->src_ctx.dev_id, sbytes, rctx, err);
+                                a->src_ctx.dev_id, sbytes, rctx, false, err);
         }
     }
     /* General path: source to host, convert on the host if needed, host to destination. */
@@ -473,7 +476,7 @@ static mxk_status nd_copy_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
         mxki_dtype_convert(tmp_dst, a->dst_dtype, hsrc, a->src_dtype, a->count);
         hout = tmp_dst;
     }
-    st = copy_host_to_dst(a, hout, dbytes, rctx, err);
+    st = copy_host_to_dst(a, hout, dbytes, rctx, true, err);
     free(tmp_src);
     free(tmp_dst);
     return st;
@@ -569,7 +572,7 @@ mxk_status mxk_ndarray_copy_to_host(mxk_ndarray *arr, void *dst, uint64_t bytes)
     mxk_error_sink err;
     mxki_error_sink_clear(&err);
     st = backend_copy(def, MXK_COPY_DEVICE_TO_HOST, dst, 0, mxk_ndarray_ptr(arr), ctx.dev_id, bytes,
-                      NULL, &err);
+                      NULL, true, &err);
     if (st != MXK_OK) {
         char cs[48];
         return mxki_set_error_from_sink(&err, "%s: copy from %s failed: ", who,
@@ -636,10 +639,7 @@ static mxk_status nd_fill_fn(void *arg, const mxk_run_ctx *rctx, mxk_error_sink 
     const mxk_device_def *def = mxki_registry_device(a->ctx.dev_type);
     if (def != NULL && def->fill != NULL) {
         void *stream = stream_for(rctx, def, a->ctx.dev_id);
-        mxk_status st = def->fill(a->ctx.dev_id, a->ptr, a->dtype, a->count, a->value, stream, err);
-        if (st == MXK_OK)
-            st = sync_stream(def, a->ctx.dev_id, stream, err);
-        return st;
+        return def->fill(a->ctx.dev_id, a->ptr, a->dtype, a->count, a->value, stream, err);
     }
     mxki_dtype_fill_host(a->ptr, a->dtype, a->count, a->value);
     return MXK_OK;

@@ -365,6 +365,11 @@ static mxk_status register_device(mxk_registrar *reg, const mxk_device_def *def,
                     "register_device: device type %d needs a name and the slots device_count, "
                     "get_properties, alloc, free, copy and fill",
                     def->dev_type);
+    /* ABI 1.4 slots: read only when the plugin's struct covers them. */
+    if (def->struct_size >= END_OF(mxk_device_def, host_alloc) && def->host_alloc != NULL &&
+        (def->struct_size < END_OF(mxk_device_def, host_free) || def->host_free == NULL))
+        return fail(st, err, MXK_ERR_ABI,
+                    "register_device: device type %d: host_alloc needs host_free", def->dev_type);
     const mxk_plugin_entry *owner = mxki_registry_owner_of_device(def->dev_type);
     for (uint32_t i = 0; owner == NULL && i < st->num_devices; i++)
         if (st->devices[i]->def.dev_type == def->dev_type)

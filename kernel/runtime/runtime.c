@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "device_streams.h"
 #include "engine.h"
 #include "env.h"
 #include "error.h"
@@ -76,6 +77,9 @@ mxk_status mxk_init(const mxk_init_options *options) {
      * microseconds: GOMP_SPINCOUNT=3000 unless the user set a policy or count. */
     if (getenv("OMP_WAIT_POLICY") == NULL)
         setenv("GOMP_SPINCOUNT", "3000", 0);
+    /* GPU workers get their streams from the GPU backend, looked up when each worker
+     * starts: the plugins loaded below are served. */
+    mxki_device_streams_install();
     mxk_status rc = mxki_engine_start();
     if (rc == MXK_OK)
         rc = mxki_config_apply(o.config_dir, o.no_plugins);

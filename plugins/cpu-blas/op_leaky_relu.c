@@ -20,32 +20,25 @@
  * Upstream's selu gradient is L (A + y) for y <= 0, which is not the derivative
  * (L A e^x = y + L A); the derivative is used here. Backward reads out_grad and
  * the output (+ mask), or data (gelu), or data and gamma (prelu). Forward may run
- * in place except for prelu and gelu (whose backward needs x).
+ * in place except for prelu and gelu (whose backward needs x). The element
+ * functions are plugins/common/mxk_act.h's, shared with the cuda plugin.
  */
-#include <math.h>
-
 #include "cb_tensor.h"
-
-/** act_type values, in upstream's order of the enum string. */
-enum lr_act { LR_RRELU, LR_LEAKY, LR_PRELU, LR_ELU, LR_SELU, LR_GELU };
-#define LR_ACTS "rrelu|leaky|prelu|elu|selu|gelu"
-
-/** SELU's constants (mshadow_op.h SELU_LAMBDA, SELU_ALPHA). */
-#define LR_SELU_L 1.0507009873554804934193349852946f
-#define LR_SELU_A 1.6732632423543772848170429916717f
+#include "mxk_act.h"
 
 /** rrelu's slopes drawn per chunk when no mask output is requested. */
 #define LR_CHUNK 256
 
 /** Parsed attributes. */
 typedef struct lr_param {
-    int32_t act; /**< enum lr_act */
+    int32_t act; /**< enum mxk_lrelu_type */
     float slope, lower, upper;
 } lr_param;
 
 /** Attribute schema (MXNet 1.9.1 LeakyReLUParam). */
 static const mxk_attr_def lr_attrs[] = {
-    MXK_SDK_ATTR("act_type", MXK_ATTR_ENUM, 0, "leaky", LR_ACTS, "Activation function to apply."),
+    MXK_SDK_ATTR("act_type", MXK_ATTR_ENUM, 0, "leaky", MXK_LR_TYPES,
+                 "Activation function to apply."),
     MXK_SDK_ATTR("slope", MXK_ATTR_FLOAT, 0, "0.25", NULL, "Init slope for the activation."),
     MXK_SDK_ATTR("lower_bound", MXK_ATTR_FLOAT, 0, "0.125", NULL, "Lower bound of random slope."),
     MXK_SDK_ATTR("upper_bound", MXK_ATTR_FLOAT, 0, "0.334", NULL, "Upper bound of random slope."),
@@ -55,11 +48,11 @@ static const mxk_attr_def lr_attrs[] = {
 static mxk_status lr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     lr_param p;
     double s, l, u;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", LR_ACTS, &p.act, err));
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "act_type", MXK_LR_TYPES, &p.act, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "slope", &s, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "lower_bound", &l, err));
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "upper_bound", &u, err));
-    if (p.act == LR_RRELU && !(l <= u))
+    if (p.act == MXK_LR_RRELU && !(l <= u))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute 'lower_bound' (%g) must not exceed 'upper_bound' (%g)", l,
                              u);
@@ -73,14 +66,14 @@ static mxk_status lr_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 static mxk_status lr_list_arguments(const void *param, mxk_name_list *out, mxk_error_sink *err) {
     const lr_param *p = param;
     MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, "data", err));
-    return p->act == LR_PRELU ? mxk_sdk_host()->name_list_add(out, "gamma", err) : MXK_OK;
+    return p->act == MXK_LR_PRELU ? mxk_sdk_host()->name_list_add(out, "gamma", err) : MXK_OK;
 }
 
 /** Outputs: output (+ mask for rrelu). */
 static mxk_status lr_list_outputs(const void *param, mxk_name_list *out, mxk_error_sink *err) {
     const lr_param *p = param;
     MXK_SDK_CHECK(mxk_sdk_host()->name_list_add(out, "output", err));
-    return p->act == LR_RRELU ? mxk_sdk_host()->name_list_add(out, "mask", err) : MXK_OK;
+    return p->act == MXK_LR_RRELU ? mxk_sdk_host()->name_list_add(out, "mask", err) : MXK_OK;
 }
 
 /** Outputs (and mask) = data shape; gamma (C,) inferred, (1,) accepted. */
@@ -89,7 +82,7 @@ static mxk_status lr_infer_shape(const void *param, mxk_shape *in, uint32_t num_
                                  mxk_error_sink *err) {
     const lr_param *p = param;
     MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, 1, NULL, out, num_out, NULL, err));
-    if (p->act != LR_PRELU || in[0].ndim == 0)
+    if (p->act != MXK_LR_PRELU || in[0].ndim == 0)
         return MXK_OK;
     mxk_shape g = mxk_sdk_shape1(in[0].ndim >= 2 ? in[0].dims[1] : 1);
     if (in[1].ndim == 1 && in[1].dims[0] == 1)
@@ -103,56 +96,27 @@ static void lr_backward_dependency(const void *param, uint32_t num_visible, uint
                                    uint8_t *need_out_data) {
     const lr_param *p = param;
     need_out_grad[0] = 1;
-    if (p->act == LR_PRELU || p->act == LR_GELU) {
+    if (p->act == MXK_LR_PRELU || p->act == MXK_LR_GELU) {
         need_in_data[0] = 1;
-        need_in_data[1] = p->act == LR_PRELU;
+        need_in_data[1] = p->act == MXK_LR_PRELU;
         return;
     }
     need_out_data[0] = 1;
-    if (p->act == LR_RRELU)
+    if (p->act == MXK_LR_RRELU)
         need_out_data[1] = 1;
 }
 
 /** Forward in place data -> output, except prelu and gelu. */
 static uint32_t lr_forward_inplace(const void *param, mxk_inplace_pair *pairs, uint32_t capacity) {
     int32_t act = ((const lr_param *)param)->act;
-    return act == LR_PRELU || act == LR_GELU ? 0 : cbt_inplace_00(param, pairs, capacity);
-}
-
-/** y of leaky, elu, selu, gelu at x. */
-static inline float lr_f(const lr_param *p, float x) {
-    switch (p->act) {
-    case LR_LEAKY:
-        return x > 0.0f ? x : p->slope * x;
-    case LR_ELU:
-        return x > 0.0f ? x : p->slope * expm1f(x);
-    case LR_SELU:
-        return LR_SELU_L * (x > 0.0f ? x : LR_SELU_A * expm1f(x));
-    default:
-        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    }
-}
-
-/** dy/dx of leaky, elu, selu from y, and of gelu from x. */
-static inline float lr_df(const lr_param *p, float x, float y) {
-    switch (p->act) {
-    case LR_LEAKY:
-        return y > 0.0f ? 1.0f : p->slope;
-    case LR_ELU:
-        return y > 0.0f ? 1.0f : y + p->slope;
-    case LR_SELU:
-        return y > 0.0f ? LR_SELU_L : y + LR_SELU_L * LR_SELU_A;
-    default:
-        return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-               x * expf(-0.5f * x * x) * 0.39894228040143268f; /* 1 / sqrt(2 pi) */
-    }
+    return act == MXK_LR_PRELU || act == MXK_LR_GELU ? 0 : cbt_inplace_00(param, pairs, capacity);
 }
 
 /** rrelu requests a random stream for forward. */
 static mxk_status lr_forward_resources(const void *param, const mxk_shape *in_shapes,
                                        uint32_t num_in, mxk_resource_request *reqs, uint32_t *num,
                                        mxk_error_sink *err) {
-    if (((const lr_param *)param)->act != LR_RRELU) {
+    if (((const lr_param *)param)->act != MXK_LR_RRELU) {
         *num = 0;
         return MXK_OK;
     }
@@ -198,13 +162,13 @@ static mxk_status lr_rrelu_forward(const mxk_op_ctx *ctx, const lr_param *p, con
 static mxk_status lr_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const lr_param *p = param;
-    uint32_t nin = p->act == LR_PRELU ? 2 : 1, nout = p->act == LR_RRELU ? 2 : 1;
+    uint32_t nin = p->act == MXK_LR_PRELU ? 2 : 1, nout = p->act == MXK_LR_RRELU ? 2 : 1;
     MXK_SDK_CHECK(cbt_check_forward(args, nin, nout, lr_infer_shape, param, 0, err));
     const float *x = cb_f32(args->in_data[0]);
     float *y = cb_f32(args->out_data[0]);
     mxk_op_req req = args->req[0];
     uint64_t n = mxk_sdk_shape_count(&args->in_data[0]->shape);
-    if (p->act == LR_PRELU) {
+    if (p->act == MXK_LR_PRELU) {
         const mxk_tensor *gt = args->in_data[1];
         uint64_t outer, c, inner, gs;
         lr_channels(&args->in_data[0]->shape, gt, &outer, &c, &inner, &gs);
@@ -217,11 +181,11 @@ static mxk_status lr_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                 }
         return MXK_OK;
     }
-    if (p->act == LR_RRELU)
+    if (p->act == MXK_LR_RRELU)
         return lr_rrelu_forward(ctx, p, x, y, req, args->req[1] ? cb_f32(args->out_data[1]) : NULL,
                                 n, err);
     for (uint64_t e = 0; e < n; e++) /* reads element e before writing it */
-        mxk_sdk_assign_f32(&y[e], lr_f(p, x[e]), req);
+        mxk_sdk_assign_f32(&y[e], mxk_lrelu_f(p->act, p->slope, x[e]), req);
     return MXK_OK;
 }
 
@@ -263,21 +227,21 @@ static mxk_status lr_prelu_backward(const mxk_backward_args *args, mxk_error_sin
 static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_backward_args *args, mxk_error_sink *err) {
     const lr_param *p = param;
-    MXK_SDK_CHECK(cb_check_backward_counts(args, p->act == LR_PRELU ? 2 : 1,
-                                           p->act == LR_RRELU ? 2 : 1, 1, err));
-    if (p->act == LR_PRELU)
+    MXK_SDK_CHECK(cb_check_backward_counts(args, p->act == MXK_LR_PRELU ? 2 : 1,
+                                           p->act == MXK_LR_RRELU ? 2 : 1, 1, err));
+    if (p->act == MXK_LR_PRELU)
         return lr_prelu_backward(args, err);
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     const mxk_tensor *dyt = args->out_grad[0];
-    const mxk_tensor *yt = p->act == LR_GELU ? args->in_data[0] : args->out_data[0];
+    const mxk_tensor *yt = p->act == MXK_LR_GELU ? args->in_data[0] : args->out_data[0];
     MXK_SDK_CHECK(cb_check_tensor(dyt, "gradient of 'output'", err));
     MXK_SDK_CHECK(
-        cb_check_tensor(yt, p->act == LR_GELU ? "argument 'data'" : "output 'output'", err));
+        cb_check_tensor(yt, p->act == MXK_LR_GELU ? "argument 'data'" : "output 'output'", err));
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &yt->shape, "data", err));
     const float *mask = NULL;
-    if (p->act == LR_RRELU) {
+    if (p->act == MXK_LR_RRELU) {
         MXK_SDK_CHECK(cb_check_tensor(args->out_data[1], "output 'mask'", err));
         mask = cb_f32(args->out_data[1]);
     }
@@ -285,7 +249,8 @@ static mxk_status lr_backward(const mxk_op_ctx *ctx, const void *param, void *st
     const float *dy = cb_f32(dyt), *y = cb_f32(yt);
     float *dx = cb_f32(args->in_grad[0]);
     for (uint64_t e = 0; e < n; e++) { /* y is x for gelu */
-        float d = p->act == LR_RRELU ? (y[e] > 0.0f ? 1.0f : mask[e]) : lr_df(p, y[e], y[e]);
+        float d = p->act == MXK_LR_RRELU ? (y[e] > 0.0f ? 1.0f : mask[e])
+                                         : mxk_lrelu_df(p->act, p->slope, y[e]);
         mxk_sdk_assign_f32(&dx[e], d * dy[e], req);
     }
     return MXK_OK;

@@ -20,22 +20,23 @@
  * Layouts: channel-first (NCW, NCHW, NCDHW; the default) and channel-last (NWC,
  * NHWC, NDHWC: data (N, x..., C), output (N, o..., C)), as pool.h's CPU kernels.
  * Every call works on three axes (d, h, w): 1-D and 2-D data have leading axes of
- * size 1 (cb_spatial.h).
+ * size 1 (cb_spatial.h). The window arithmetic is plugins/common/mxk_pool.h's,
+ * shared with the cuda plugin.
  * Refused like upstream: pad >= kernel with max or avg pooling (MXNet's MKLDNN
  * pooling, src/operator/nn/mkldnn/mkldnn_pooling.cc: "Check failed: pad_l[0] <
  * kernel[0]"), lp without p_value or with p other than 1..3, 'same' with pad or
  * data other than 3-D.
  */
 #include <float.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cb_spatial.h"
 #include "cb_tensor.h"
+#include "mxk_pool.h"
 
-/** Pool types. */
-enum { PL_MAX = 0, PL_AVG = 1, PL_SUM = 2, PL_LP = 3 };
+/** Pool types (mxk_pool.h). */
+enum { PL_MAX = MXK_POOL_MAX, PL_AVG = MXK_POOL_AVG, PL_SUM = MXK_POOL_SUM, PL_LP = MXK_POOL_LP };
 
 /** Pooling conventions. */
 enum { PL_VALID = 0, PL_FULL = 1, PL_SAME = 2 };
@@ -297,24 +298,13 @@ typedef struct pl_win {
     float size;
 } pl_win;
 
-/** Clips [start, end) of one axis (end = min(start + k, x + pad)); returns the unclipped size. */
-static inline int64_t pl_axis(int64_t o, int64_t s, int64_t pad, int64_t k, int64_t x, int64_t *lo,
-                              int64_t *hi) {
-    int64_t st = o * s - pad, en = st + k < x + pad ? st + k : x + pad;
-    *lo = st < 0 ? 0 : st;
-    *hi = en < x ? en : x;
-    if (*hi < *lo)
-        *hi = *lo;
-    return en - st;
-}
-
 /** The window of output (od, oh, ow) (pool.h). */
 static inline pl_win pl_window(const pl_param *p, const pl_geom *g, int64_t od, int64_t oh,
                                int64_t ow) {
     pl_win w;
-    int64_t padded = pl_axis(od, g->sd, g->pd, g->kd, g->D, &w.d0, &w.d1) *
-                     pl_axis(oh, g->sh, g->ph, g->kh, g->H, &w.h0, &w.h1) *
-                     pl_axis(ow, g->sw, g->pw, g->kw, g->W, &w.w0, &w.w1);
+    int64_t padded = mxk_pool_axis(od, g->sd, g->pd, g->kd, g->D, &w.d0, &w.d1) *
+                     mxk_pool_axis(oh, g->sh, g->ph, g->kh, g->H, &w.h0, &w.h1) *
+                     mxk_pool_axis(ow, g->sw, g->pw, g->kw, g->W, &w.w0, &w.w1);
     int64_t real = (w.d1 - w.d0) * (w.h1 - w.h0) * (w.w1 - w.w0);
     w.size = (float)(p->include_pad ? padded : real);
     return w;
@@ -424,26 +414,6 @@ static int64_t pl_grain(const pl_geom *g) {
     return S >= PL_GRAIN ? 1 : PL_GRAIN / (S > 0 ? S : 1);
 }
 
-/** v^p of lp pooling, p in 1..3 (pool_utils.h a_pow_p: no absolute value). */
-static inline float pl_pow(int64_t p, float v) {
-    return p == 1 ? v : p == 2 ? v * v : v * v * v;
-}
-
-/** The p-th root of lp pooling (pool_utils.h a_root_p). */
-static inline float pl_root(int64_t p, float v) {
-    return p == 1 ? v : p == 2 ? sqrtf(v) : cbrtf(v);
-}
-
-/** dy * (x/y)^(p-1), 0 where y is 0 for p > 1 (pool_utils.h lp_grad). */
-static inline float pl_lp_grad(int64_t p, float dy, float x, float y) {
-    if (p == 1)
-        return dy;
-    if (y == 0.0f)
-        return 0.0f;
-    float r = x / y;
-    return p == 2 ? dy * r : dy * r * r;
-}
-
 /**
  * Reduces one window of plane xp (elements es apart): max, or the sum of v (avg,
  * sum) or v^p (lp), then avg's division and lp's root.
@@ -459,7 +429,7 @@ static float pl_reduce(const pl_param *p, const pl_geom *g, const pl_win *w, con
                     v = row[c * es] > v ? row[c * es] : v;
             else if (p->type == PL_LP)
                 for (int64_t c = w->w0; c < w->w1; c++)
-                    v += pl_pow(p->p_value, row[c * es]);
+                    v += mxk_pool_pow(p->p_value, row[c * es]);
             else
                 for (int64_t c = w->w0; c < w->w1; c++)
                     v += row[c * es];
@@ -467,7 +437,7 @@ static float pl_reduce(const pl_param *p, const pl_geom *g, const pl_win *w, con
     if (p->type == PL_AVG)
         v = w->size > 0 ? v / w->size : 0.0f;
     else if (p->type == PL_LP)
-        v = pl_root(p->p_value, v);
+        v = mxk_pool_root(p->p_value, v);
     return v;
 }
 
@@ -513,7 +483,7 @@ static void pl_route(const pl_param *p, const pl_geom *g, const pl_win *w, const
                         return;
                     }
                 } else if (p->type == PL_LP) {
-                    dxp[i] += pl_lp_grad(p->p_value, gv, xp[i], m);
+                    dxp[i] += mxk_pool_lp_grad(p->p_value, gv, xp[i], m);
                 } else {
                     dxp[i] += gv;
                 }

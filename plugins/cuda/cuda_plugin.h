@@ -217,5 +217,15 @@ mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err);
 mxk_status cu_register_copy(mxk_registrar *reg, mxk_error_sink *err);
 /** cu_ops_convert.c: Cast and add_n. */
 mxk_status cu_register_convert(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_act.c: Activation, LeakyReLU. */
+mxk_status cu_register_act(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_softmax.c: softmax, log_softmax, SoftmaxActivation. */
+mxk_status cu_register_softmax(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_pool.c: Pooling. */
+mxk_status cu_register_pool(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_bn.c: BatchNorm. */
+mxk_status cu_register_bn(mxk_registrar *reg, mxk_error_sink *err);
+/** cu_ops_lrn.c: LRN. */
+mxk_status cu_register_lrn(mxk_registrar *reg, mxk_error_sink *err);
 
 #endif /* MXK_CUDA_PLUGIN_H */

@@ -62,6 +62,11 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     MXK_SDK_CHECK(cu_register_reduce(reg, err));
     MXK_SDK_CHECK(cu_register_copy(reg, err));
     MXK_SDK_CHECK(cu_register_convert(reg, err));
+    MXK_SDK_CHECK(cu_register_act(reg, err));
+    MXK_SDK_CHECK(cu_register_softmax(reg, err));
+    MXK_SDK_CHECK(cu_register_pool(reg, err));
+    MXK_SDK_CHECK(cu_register_bn(reg, err));
+    MXK_SDK_CHECK(cu_register_lrn(reg, err));
     return MXK_OK;
 }
 

@@ -15,3 +15,7 @@ list(APPEND MXK_CUDA_SOURCES cu_kern_index.cu cu_ops_index.c cu_ops_sequence.c)
 list(APPEND MXK_CUDA_SOURCES cu_kern_sort.cu cu_ops_sort.c)
 list(APPEND MXK_CUDA_SOURCES cu_kern_upsample.cu cu_ops_pad.c)
 list(APPEND MXK_CUDA_SOURCES cu_ops_math.c cu_ops_elemwise.c cu_ops_reduce.c cu_ops_copy.c cu_ops_convert.c cu_kern_elemwise.cu cu_kern_reduce.cu cu_kern_convert.cu)
+list(APPEND MXK_CUDA_SOURCES cu_layer.c cu_ops_act.c cu_kern_act.cu cu_ops_softmax.c cu_kern_softmax.cu cu_ops_pool.c cu_kern_pool.cu cu_ops_bn.c cu_kern_bn.cu cu_ops_lrn.c cu_kern_lrn.cu)
+# The layer kernels round every product before adding it, as cpu-blas's C does.
+set_source_files_properties(cu_kern_act.cu cu_kern_softmax.cu cu_kern_pool.cu cu_kern_bn.cu
+  cu_kern_lrn.cu PROPERTIES COMPILE_OPTIONS -fmad=false)

@@ -252,6 +252,8 @@ PIN_OFF(mxk_plugin_init_args, options, 32);
 
 /* The numeric values of the enums that cross the boundary are part of the ABI too. */
 _Static_assert(MXK_ABI_MAJOR == 1, "this file pins ABI 1.x");
+/* The newest minor pinned here: a new minor pins its appended fields, then bumps this. */
+_Static_assert(MXK_ABI_MINOR == 4, "this file pins the layouts up to ABI 1.4");
 _Static_assert(MXK_FLOAT32 == 0 && MXK_FLOAT64 == 1 && MXK_FLOAT16 == 2 && MXK_UINT8 == 3 &&
                    MXK_INT32 == 4 && MXK_INT8 == 5 && MXK_INT64 == 6,
                "dtype codes are MXNet's");

@@ -15,15 +15,34 @@ static uintptr_t stream_tag(int32_t dev_id, int is_copy) {
     return ((uintptr_t)dev_id << 4) | ((uintptr_t)is_copy << 1) | 1u;
 }
 
-static void *fake_provider(int32_t dev_type, int32_t dev_id, int is_copy) {
+/** Stream hook create: a tagged fake stream per call, counted by device and kind. */
+static mxk_status fake_create(int32_t dev_type, int32_t dev_id, int is_copy, void **stream,
+                              mxk_error_sink *err) {
+    (void)err;
+    *stream = NULL;
     if (dev_type != MXK_DEV_GPU || dev_id < 0 || dev_id >= 4 || (is_copy != 0 && is_copy != 1)) {
         atomic_fetch_add(&g_stream_bad_calls, 1);
-        return NULL;
+        return MXK_OK;
     }
     atomic_fetch_add(&g_stream_calls[dev_id][is_copy], 1);
     uintptr_t serial = (uintptr_t)atomic_fetch_add(&g_stream_serial, 1) + 1;
-    return (void *)((serial << 12) | stream_tag(dev_id, is_copy));
+    *stream = (void *)((serial << 12) | stream_tag(dev_id, is_copy));
+    return MXK_OK;
 }
+
+/** Stream hook destroy: nothing to free. */
+static void fake_destroy(int32_t dev_type, int32_t dev_id, void *stream) {
+    (void)dev_type, (void)dev_id, (void)stream;
+}
+
+/** Stream hook synchronize: the fake streams have no work. */
+static mxk_status fake_synchronize(int32_t dev_type, int32_t dev_id, void *stream,
+                                   mxk_error_sink *err) {
+    (void)dev_type, (void)dev_id, (void)stream, (void)err;
+    return MXK_OK;
+}
+
+static const mxk_engine_stream_hooks fake_hooks = {fake_create, fake_destroy, fake_synchronize};
 
 /** What a function saw of its run context. */
 typedef struct ctx_probe {
@@ -59,7 +78,7 @@ static int calls(int dev, int copy) {
 }
 
 static void test_device_pools_and_streams(void) {
-    mxki_engine_set_stream_provider(fake_provider);
+    mxki_engine_set_stream_hooks(&fake_hooks);
     ctx_probe p;
     run_probe(&p, MXK_DEV_CPU, 0, 0);
     CHECK(p.dev_type == MXK_DEV_CPU && p.dev_id == 0 && p.stream == NULL);

@@ -6,6 +6,7 @@
 #include "fake_device.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +36,30 @@ void fake_device_reset(void) {
     atomic_store(&fake.fail_next, 0);
     atomic_store(&fake.fail_code, MXK_ERR_OUT_OF_MEMORY);
     atomic_store(&fake.gpu_fail_copies, 0);
+    atomic_store(&fake.gpu_pinned, 0);
+    atomic_store(&fake.gpu_fail_stream_creates, 0);
+    atomic_store(&fake.gpu_fail_syncs, 0);
     atomic_store(&fake.alloc_calls, 0);
     atomic_store(&fake.allocs, 0);
     atomic_store(&fake.frees, 0);
     atomic_store(&fake.last_alloc_bytes, 0);
     atomic_store(&fake.syncs, 0);
-    atomic_int *per_kind[] = {&fake.cpu_allocs, &fake.cpu_frees, &fake.cpu_copy, &fake.cpu_fill,
-                              &fake.gpu_allocs, &fake.gpu_frees, &fake.gpu_fill, &fake.gpu_h2d,
-                              &fake.gpu_d2h,    &fake.gpu_d2d};
+    atomic_int *per_kind[] = {&fake.cpu_allocs,
+                              &fake.cpu_frees,
+                              &fake.cpu_copy,
+                              &fake.cpu_fill,
+                              &fake.gpu_allocs,
+                              &fake.gpu_frees,
+                              &fake.gpu_fill,
+                              &fake.gpu_h2d,
+                              &fake.gpu_d2h,
+                              &fake.gpu_d2d,
+                              &fake.gpu_host_allocs,
+                              &fake.gpu_host_frees,
+                              &fake.gpu_stream_creates,
+                              &fake.gpu_stream_destroys,
+                              &fake.gpu_stream_syncs,
+                              &fake.gpu_stream_wrong_thread};
     for (size_t i = 0; i < sizeof per_kind / sizeof per_kind[0]; i++)
         atomic_store(per_kind[i], 0);
 }
@@ -233,25 +250,99 @@ static mxk_status gpu_fill(int32_t dev_id, void *ptr, int32_t dtype, uint64_t co
     return st;
 }
 
-static const mxk_device_def gpu_def = {
-    .struct_size = sizeof(mxk_device_def),
-    .abi_minor = MXK_ABI_MINOR,
-    .dev_type = MXK_DEV_GPU,
-    .name = "gpu",
-    .device_count = gpu_count,
-    .get_properties = fake_props,
-    .alloc = gpu_alloc,
-    .free = gpu_free,
-    .copy = gpu_copy,
-    .fill = gpu_fill,
-    .synchronize = fake_sync,
-};
+/* ---- GPU streams ---------------------------------------------------------- */
+
+/** A fake stream: its creator and the work queued on it. */
+typedef struct fake_stream {
+    pthread_t creator;
+    int32_t dev_id;
+    atomic_int pending; /**< queued work not yet synchronised */
+} fake_stream;
+
+/** Counts a call on `s` from another thread than its creator's. */
+static void check_creator(const fake_stream *s) {
+    if (!pthread_equal(s->creator, pthread_self()))
+        atomic_fetch_add(&fake.gpu_stream_wrong_thread, 1);
+}
+
+/** stream_create of the GPU backend: a fake stream, or an injected failure. */
+static mxk_status gpu_stream_create(int32_t dev_id, void **stream, mxk_error_sink *err) {
+    if (take_one(&fake.gpu_fail_stream_creates))
+        return mxki_sink_set(err, MXK_ERR_BACKEND, "fake gpu: no stream left on %d", (int)dev_id);
+    fake_stream *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return mxki_sink_set(err, MXK_ERR_OUT_OF_MEMORY, "fake gpu: malloc failed");
+    s->creator = pthread_self();
+    s->dev_id = dev_id;
+    atomic_fetch_add(&fake.gpu_stream_creates, 1);
+    *stream = s;
+    return MXK_OK;
+}
+
+/** stream_destroy of the GPU backend. */
+static void gpu_stream_destroy(int32_t dev_id, void *stream) {
+    fake_stream *s = stream;
+    check_creator(s);
+    atomic_fetch_add(&fake.gpu_stream_destroys, 1);
+    free(s);
+}
+
+/**
+ * synchronize of the GPU backend: with a stream, completes its queued work (or fails
+ * it: gpu_fail_syncs); without one, counts a device synchronisation (fake_sync).
+ */
+static mxk_status gpu_sync(int32_t dev_id, void *stream, mxk_error_sink *err) {
+    fake_stream *s = stream;
+    if (s == NULL)
+        return fake_sync(dev_id, stream, err);
+    check_creator(s);
+    atomic_fetch_add(&fake.gpu_stream_syncs, 1);
+    int pending = atomic_exchange(&s->pending, 0);
+    if (pending > 0 && take_one(&fake.gpu_fail_syncs))
+        return mxki_sink_set(err, MXK_ERR_BACKEND, "fake gpu: asynchronous fault on the stream");
+    return MXK_OK;
+}
+
+void fake_gpu_stream_queue(void *stream) {
+    atomic_fetch_add(&((fake_stream *)stream)->pending, 1);
+}
+
+int fake_gpu_stream_pending(const void *stream) {
+    return atomic_load(&((fake_stream *)stream)->pending);
+}
+
+int fake_gpu_stream_is_callers(const void *stream) {
+    return stream != NULL && pthread_equal(((const fake_stream *)stream)->creator, pthread_self());
+}
+
+/* ---- GPU pinned host memory ---------------------------------------------- */
+
+/** host_alloc of the GPU backend (while fake.gpu_pinned): unscrambled host memory. */
+static mxk_status gpu_host_alloc(uint64_t bytes, void **ptr, mxk_error_sink *err) {
+    return block_alloc(0, bytes, ptr, err, &fake.gpu_host_allocs);
+}
+
+/** host_free of the GPU backend. */
+static void gpu_host_free(void *ptr) {
+    block_free(ptr, &fake.gpu_host_frees);
+}
+
+/** The GPU backend; gpu_pinned_def adds host_alloc / host_free (fake.gpu_pinned). */
+#define FAKE_GPU_DEF                                                                               \
+    .struct_size = sizeof(mxk_device_def), .abi_minor = MXK_ABI_MINOR, .dev_type = MXK_DEV_GPU,    \
+    .name = "gpu", .device_count = gpu_count, .get_properties = fake_props, .alloc = gpu_alloc,    \
+    .free = gpu_free, .copy = gpu_copy, .fill = gpu_fill, .stream_create = gpu_stream_create,      \
+    .stream_destroy = gpu_stream_destroy, .synchronize = gpu_sync
+
+static const mxk_device_def gpu_def = {FAKE_GPU_DEF};
+static const mxk_device_def gpu_pinned_def = {FAKE_GPU_DEF, .host_alloc = gpu_host_alloc,
+                                              .host_free = gpu_host_free};
 
 /** Test-local registry: the fake CPU backend, and the fake GPU one while enabled. */
 const mxk_device_def *mxki_registry_device(int32_t dev_type) {
     if (dev_type == MXK_DEV_CPU)
         return &cpu_def;
     if (dev_type == MXK_DEV_GPU && atomic_load(&fake.gpu_enabled))
-        return &gpu_def;
+        return atomic_load(&fake.gpu_pinned) ? &gpu_pinned_def : &gpu_def;
     return NULL;
 }

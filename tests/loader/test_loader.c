@@ -85,9 +85,9 @@ static void test_same_file_twice_is_one_plugin(void) {
 static void test_abi_major_mismatch(void) {
     uint32_t n = mxk_plugin_count(), ops = mxk_op_count();
     CHECK_EQ_INT(mxk_load_plugin(tp("major"), NULL), MXK_ERR_ABI);
-    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.3; this host implements ABI 1.3 "
+    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.4; this host implements ABI 1.4 "
                                          "(major versions must match)");
-    CHECK(rejected_with("was built for ABI 2.3"));
+    CHECK(rejected_with("was built for ABI 2.4"));
     CHECK_EQ_INT(mxk_plugin_count(), n);
     CHECK_EQ_INT(mxk_op_count(), ops);
 }
@@ -95,9 +95,9 @@ static void test_abi_major_mismatch(void) {
 static void test_needs_newer_host_minor(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("newer"), NULL), MXK_ERR_ABI);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "plugin 'tp-newer' needs a host with ABI minor >= 4; this host implements "
-                   "ABI 1.3");
-    CHECK(rejected_with("needs a host with ABI minor >= 4"));
+                   "plugin 'tp-newer' needs a host with ABI minor >= 5; this host implements "
+                   "ABI 1.4");
+    CHECK(rejected_with("needs a host with ABI minor >= 5"));
 }
 
 static void test_older_minor_short_structs(void) {
@@ -127,6 +127,24 @@ static void test_older_minor_short_structs(void) {
     mxk_ndarray_free(x);
     mxk_ndarray_free(y);
     mxk_op_instance_free(inst);
+    /* Its GPU backend (an ABI 1.3 struct) is registered; host_alloc, after the end of
+     * the struct, reads as NULL, so cpu_pinned arrays are ordinary host memory. */
+    CHECK_EQ_INT(mxk_device_count(MXK_DEV_GPU), 1);
+    mxk_ndarray *p = NULL;
+    CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU_PINNED, 0}, 3.0, &p),
+                 MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(p, h, sizeof h), MXK_OK);
+    CHECK_NEAR(h[0], 3.0f, 0);
+    mxk_ndarray_free(p);
+}
+
+static void test_host_alloc_needs_host_free(void) {
+    uint32_t n = mxk_plugin_count();
+    CHECK_EQ_INT(mxk_load_plugin(tp("nohostfree"), NULL), MXK_ERR_ABI);
+    CHECK_CONTAINS(mxk_get_last_error(),
+                   "register_device: device type 2: host_alloc needs host_free");
+    CHECK(rejected_with("host_alloc needs host_free"));
+    CHECK_EQ_INT(mxk_plugin_count(), n);
 }
 
 static void test_missing_entry_points(void) {
@@ -385,6 +403,7 @@ int main(void) {
     MXK_RUN(test_same_file_twice_is_one_plugin);
     MXK_RUN(test_abi_major_mismatch);
     MXK_RUN(test_needs_newer_host_minor);
+    MXK_RUN(test_host_alloc_needs_host_free);
     MXK_RUN(test_older_minor_short_structs);
     MXK_RUN(test_missing_entry_points);
     MXK_RUN(test_not_a_shared_object);

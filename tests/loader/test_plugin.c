@@ -13,8 +13,12 @@
  *   TP_MAJOR       "tp-major": built for ABI major 2.
  *   TP_NEWER_MINOR "tp-newer": needs a host minor newer than this one.
  *   TP_OLD_MINOR   "tp-old": short structs (an older minor): op and kernel defs
- *                  end right after their last required slot; the bytes after it
- *                  hold poison that the kernel must never read.
+ *                  end right after their last required slot, and a GPU device
+ *                  backend (no streams) ends where ABI 1.3 ended it (before
+ *                  host_alloc); the bytes after them hold poison that the kernel
+ *                  must never read.
+ *   TP_NO_HOST_FREE "tp-nohostfree": a GPU device backend with host_alloc but
+ *                  without host_free (rejected).
  *   TP_NO_INIT     "tp-noinit": exports info but no init.
  *   TP_INIT_FAIL   "tp-initfail": registers ShouldVanish, then fails.
  *   TP_DUP_OP      "tp-dup": registers an operator named TestOp (clash).
@@ -73,6 +77,10 @@ static mxk_status fwd_beta(const mxk_op_ctx *ctx, const void *param, void *state
 }
 #endif
 
+#if defined(TP_VALID) || defined(TP_OLD_MINOR) || defined(TP_NO_HOST_FREE)
+#define TP_DEVICE
+#endif
+
 #ifdef TP_VALID
 /* StatefulOp: y = x + 1 with a state object that detects concurrent calls (the ABI
  * promises that calls sharing one state never run at the same time). */
@@ -114,7 +122,10 @@ static mxk_status test_var_attrs(const void *param, uint32_t index, mxk_name_lis
     return st;
 }
 
-/* A malloc-based CPU device for tests that load no cpu-blas. */
+#endif
+
+#ifdef TP_DEVICE
+/* A malloc-based device for tests that load no cpu-blas (tp-valid's CPU, tp-old's GPU). */
 static int32_t dev_count(void) {
     return 1;
 }
@@ -142,6 +153,13 @@ static mxk_status dev_fill(int32_t id, void *ptr, int32_t dtype, uint64_t count,
     for (uint64_t i = 0; i < count; i++)
         ((float *)ptr)[i] = (float)v;
     return MXK_OK;
+}
+#endif
+
+#ifdef TP_NO_HOST_FREE
+/* host_alloc of tp-nohostfree, which the registrar must refuse without host_free. */
+static mxk_status dev_host_alloc(uint64_t bytes, void **ptr, mxk_error_sink *err) {
+    return dev_alloc(0, bytes, ptr, err);
 }
 #endif
 
@@ -323,6 +341,34 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     k.forward = fwd_beta;
     rc = reg->register_kernel(reg, &k, err);
 #endif
+#if defined(TP_OLD_MINOR) || defined(TP_NO_HOST_FREE)
+    /* A GPU backend without streams. tp-old: as ABI 1.3 wrote it, poison after the
+     * end (host_alloc would be garbage); tp-nohostfree: host_alloc without host_free. */
+    struct {
+        mxk_device_def def;
+    } gpu;
+    memset(&gpu, 0xA5, sizeof gpu);
+    gpu.def.struct_size = (uint32_t)offsetof(mxk_device_def, host_alloc);
+    gpu.def.abi_minor = 3;
+    gpu.def.dev_type = MXK_DEV_GPU;
+    gpu.def.name = "gpu";
+    gpu.def.device_count = dev_count;
+    gpu.def.get_properties = dev_props;
+    gpu.def.alloc = dev_alloc;
+    gpu.def.free = dev_free;
+    gpu.def.copy = dev_copy;
+    gpu.def.fill = dev_fill;
+    gpu.def.stream_create = NULL;
+    gpu.def.stream_destroy = NULL;
+    gpu.def.synchronize = NULL;
+#ifdef TP_NO_HOST_FREE
+    gpu.def.struct_size = sizeof gpu.def;
+    gpu.def.abi_minor = MXK_ABI_MINOR;
+    gpu.def.host_alloc = dev_host_alloc;
+    gpu.def.host_free = NULL;
+#endif
+    rc = reg->register_device(reg, &gpu.def, err);
+#endif
 #ifdef TP_OLD_MINOR
     /* Structs as an older minor wrote them: short, with poison after the end. */
     struct {
@@ -333,7 +379,8 @@ MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
     size_t op_size = offsetof(mxk_op_def, infer_shape) + sizeof tmp.infer_shape;
     memcpy(&op.def, &tmp, op_size);
     op.def.struct_size = (uint32_t)op_size;
-    rc = reg->register_op(reg, &op.def, err);
+    if (rc == MXK_OK)
+        rc = reg->register_op(reg, &op.def, err);
     mxk_op_kernel_def k;
     memset(&k, 0xA5, sizeof k);
     size_t k_size = offsetof(mxk_op_kernel_def, forward) + sizeof k.forward;

@@ -47,8 +47,12 @@ static void test_create_and_properties(void) {
     CHECK(a == NULL);
     CHECK_EQ_INT(mxk_ndarray_create(&s, 9, nd_cpu(), &a), MXK_ERR_TYPE);
     CHECK_CONTAINS(mxki_last_error_message(), "unknown dtype code 9");
-    CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU_PINNED, 0}, &a),
+    /* cpu_pinned(1): the fake GPU has no host_alloc, so pinned memory is the CPU's. */
+    CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, (mxk_context){MXK_DEV_CPU_PINNED, 1}, &a),
                  MXK_ERR_NOT_FOUND);
+    CHECK_CONTAINS(mxki_last_error_message(),
+                   "storage: device cpu_pinned(1) does not exist: pinned memory comes from the "
+                   "cpu backend, which has 1 device(s)");
     CHECK_EQ_INT(mxk_ndarray_create(&s, MXK_FLOAT32, nd_gpu(2), &a), MXK_ERR_NOT_FOUND);
     CHECK_CONTAINS(mxki_last_error_message(), "gpu(2)");
     mxk_shape neg = nd_shape(2, 2, -1, 0, 0);

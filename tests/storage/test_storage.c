@@ -439,6 +439,64 @@ static void test_shutdown(void) {
     CHECK_EQ_INT(atomic_load(&fake.live_blocks), 0);
 }
 
+/**
+ * cpu_pinned memory comes from the GPU backend's host_alloc / host_free when it has
+ * them (ABI 1.4), else from the CPU backend; pooled and counted on its own.
+ */
+static void test_pinned(void) {
+    const mxk_context pinned = {MXK_DEV_CPU_PINNED, 0}, pinned1 = {MXK_DEV_CPU_PINNED, 1};
+    mxki_storage_shutdown(); /* every device forgotten: the backend is chosen again */
+    atomic_store(&fake.gpu_enabled, 1);
+    atomic_store(&fake.gpu_pinned, 1);
+    int gpu_allocs = atomic_load(&fake.gpu_allocs), cpu_allocs = atomic_load(&fake.cpu_allocs);
+    void *p = NULL;
+    CHECK_EQ_INT(mxki_storage_alloc(pinned, 100, &p), MXK_OK);
+    CHECK(p != NULL);
+    memset(p, 7, 100); /* host memory, unscrambled */
+    CHECK_EQ_INT(atomic_load(&fake.gpu_host_allocs), 1);
+    CHECK_EQ_INT(atomic_load(&fake.gpu_allocs), gpu_allocs);
+    CHECK_EQ_INT(atomic_load(&fake.cpu_allocs), cpu_allocs);
+    CHECK_EQ_INT(stats_of(pinned).bytes_in_use, expected_round(100));
+    /* cpu_pinned(1): GPU 1 of the fake's 2. */
+    void *q = NULL;
+    CHECK_EQ_INT(mxki_storage_alloc(pinned1, 10, &q), MXK_OK);
+    CHECK_EQ_INT(atomic_load(&fake.gpu_host_allocs), 2);
+    mxki_storage_free(pinned, p);
+    mxki_storage_free(pinned1, q);
+    mxki_storage_release_pool(pinned);
+    mxki_storage_release_pool(pinned1);
+    CHECK_EQ_INT(atomic_load(&fake.gpu_host_frees), 2);
+    mxk_context pinned5 = {MXK_DEV_CPU_PINNED, 5};
+    CHECK_EQ_INT(mxki_storage_alloc(pinned5, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxki_last_error_message(), "storage: device cpu_pinned(5) does not exist: "
+                                            "pinned memory comes from the gpu backend, which "
+                                            "has 2 device(s)") == 0);
+
+    /* Without host_alloc (or without a GPU): the CPU backend's memory. */
+    mxki_storage_shutdown();
+    atomic_store(&fake.gpu_pinned, 0);
+    CHECK_EQ_INT(mxki_storage_alloc(pinned, 100, &p), MXK_OK);
+    CHECK_EQ_INT(atomic_load(&fake.gpu_host_allocs), 2);
+    CHECK_EQ_INT(atomic_load(&fake.cpu_allocs), cpu_allocs + 1);
+    mxki_storage_free(pinned, p);
+    mxki_storage_shutdown();
+    atomic_store(&fake.gpu_pinned, 1);
+    atomic_store(&fake.gpu_count, 0);
+    CHECK_EQ_INT(mxki_storage_alloc(pinned, 100, &p), MXK_OK);
+    CHECK_EQ_INT(atomic_load(&fake.gpu_host_allocs), 2);
+    CHECK_EQ_INT(atomic_load(&fake.cpu_allocs), cpu_allocs + 2);
+    mxki_storage_free(pinned, p);
+    CHECK_EQ_INT(mxki_storage_alloc(pinned5, 16, &p), MXK_ERR_NOT_FOUND);
+    CHECK(strcmp(mxki_last_error_message(), "storage: device cpu_pinned(5) does not exist: "
+                                            "pinned memory comes from the cpu backend, which "
+                                            "has 2 device(s)") == 0);
+    mxki_storage_shutdown();
+    atomic_store(&fake.gpu_count, 2);
+    atomic_store(&fake.gpu_pinned, 0);
+    atomic_store(&fake.gpu_enabled, 0);
+    CHECK_EQ_INT(atomic_load(&fake.live_blocks), 0);
+}
+
 /** An invalid configuration variable makes allocations fail, naming it. */
 static void test_config_error(void) {
     const char *var = getenv("MXK_TEST_EXPECT_CONFIG_ERROR");
@@ -475,5 +533,6 @@ int main(void) {
     MXK_RUN(test_many_blocks);
     MXK_RUN(test_threads);
     MXK_RUN(test_shutdown);
+    MXK_RUN(test_pinned);
     return MXK_TEST_EXIT();
 }

@@ -191,10 +191,14 @@ mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mx
     return MXK_OK;
 }
 
-int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                            uint32_t num_in) {
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
+int cu_all_f32(const int32_t *types, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (types[i] != MXK_FLOAT32)
             return 0;
     return 1;
+}
+
+int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                            uint32_t num_in) {
+    return cu_all_f32(in_types, num_in);
 }

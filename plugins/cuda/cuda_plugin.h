@@ -141,6 +141,9 @@ void cu_param_free(void *p);
 /** Reads float attribute `key` (validated by the operator) into *v as float32. */
 mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err);
 
+/** 1 when every one of the n types is float32. */
+int cu_all_f32(const int32_t *types, uint32_t n);
+
 /** supports of a kernel that computes float32 only: 1 when every argument is float32. */
 int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
                             uint32_t num_in);

@@ -5,7 +5,10 @@
  * topk `axis`, and tuples of them in mxnet::Tuple's text form (include/mxnet/tuple.h:
  * "(a,b)", "[a,b]", a bare "a", trailing comma), e.g. slice `begin`/`end`/`step`
  * "(0,None,-1)", and Pad's pad_width (more integers than an mxk_shape holds).
- * The operators declare these attributes MXK_ATTR_STRING.
+ * The operators declare these attributes MXK_ATTR_STRING. Also the position
+ * dtype attribute of topk and argsort and the check that the dtype of a position
+ * output holds a row's positions, with MXNet's message
+ * (src/operator/tensor/ordering_op-inl.h: TopKParam, ArgSortParam).
  */
 #ifndef MXK_INDEX_ATTR_H
 #define MXK_INDEX_ATTR_H
@@ -151,6 +154,51 @@ static inline mxk_status mxk_idx_attr_widths(const char *key, const char *raw, i
     if (close && (*s != close || s[1] != '\0'))
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "attribute '%s': expected a tuple of integers, got '%s'", key, raw);
+    return MXK_OK;
+}
+
+/** Position dtypes of topk and argsort (their `dtype` attribute), in MXNet's enum order. */
+#define MXK_IDX_DTYPES "uint8|int32|int64|float16|float32|float64"
+
+/** Reads the `dtype` attribute (MXK_IDX_DTYPES) of topk or argsort as a dtype code. */
+static inline mxk_status mxk_idx_attr_dtype(const mxk_attrs *attrs, int32_t *dtype,
+                                            mxk_error_sink *err) {
+    static const int32_t codes[] = {MXK_UINT8,   MXK_INT32,   MXK_INT64,
+                                    MXK_FLOAT16, MXK_FLOAT32, MXK_FLOAT64};
+    int32_t i = 0;
+    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "dtype", MXK_IDX_DTYPES, &i, err));
+    *dtype = codes[i];
+    return MXK_OK;
+}
+
+/** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
+static inline double mxk_idx_dtype_max(int32_t dtype) {
+    switch (dtype) {
+    case MXK_UINT8:
+        return 255.0;
+    case MXK_INT32:
+        return 2147483647.0;
+    case MXK_FLOAT16:
+        return 2048.0;
+    case MXK_FLOAT32:
+        return 16777216.0;
+    default: /* int64, float64 */
+        return 9007199254740992.0;
+    }
+}
+
+/**
+ * Refuses an index output of `dtype` that cannot hold n positions.
+ * MXK_ERR_INVALID_ARGUMENT with MXNet's message.
+ */
+static inline mxk_status mxk_idx_check_positions(int32_t dtype, uint64_t n, mxk_error_sink *err) {
+    if ((double)n > mxk_idx_dtype_max(dtype))
+        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
+                             "'IDType' does not have a sufficient precision to represent the "
+                             "indices of the input array. The total element_num is %llu, but "
+                             "the selected index_t (%s) can only represent %.0f elements",
+                             (unsigned long long)n, mxk_sdk_dtype_name(dtype),
+                             mxk_idx_dtype_max(dtype));
     return MXK_OK;
 }
 

@@ -19,20 +19,13 @@
  * on the stack, so nothing is allocated per call.
  */
 #include <math.h>
-#include <string.h>
 
 #include "cb_tensor.h"
 #include "mxk_random.h"
+#include "mxk_random_attr.h"
 
 /** Floats drawn per random_uniform call (stack buffer). */
 #define CB_DO_CHUNK 1024
-
-/** Parsed attributes of Dropout. */
-typedef struct do_param {
-    double p;       /**< drop probability in [0, 1] */
-    int32_t always; /**< mode == always */
-    mxk_shape axes; /**< shared axes (ndim 0: none) */
-} do_param;
 
 static const char *const do_args[] = {"data", NULL};
 static const char *const do_outs[] = {"output", "mask", NULL};
@@ -49,16 +42,10 @@ static const mxk_attr_def do_attrs[] = {
     MXK_SDK_ATTR("cudnn_off", MXK_ATTR_BOOL, 0, "False", NULL, "Turn off cuDNN (ignored)."),
 };
 
-/** Parses p (in [0, 1]), mode and axes. */
+/** Parses p (in [0, 1]), mode and axes (mxk_dropout_parse). */
 static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    do_param p;
-    memset(&p, 0, sizeof p);
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "p", &p.p, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "training|always", &p.always, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axes", &p.axes, err));
-    if (!(p.p >= 0.0 && p.p <= 1.0))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "attribute 'p': must be in [0, 1], got %g", p.p);
+    mxk_dropout_param p;
+    MXK_SDK_CHECK(mxk_dropout_parse(attrs, &p, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
@@ -66,7 +53,7 @@ static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
 static mxk_status do_infer_shape(const void *param, mxk_shape *in, uint32_t num_in, mxk_shape *out,
                                  uint32_t num_out, mxk_shape *aux, uint32_t num_aux,
                                  mxk_error_sink *err) {
-    const do_param *p = param;
+    const mxk_dropout_param *p = param;
     if (num_in != 1 || num_out != 2)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "Dropout expects 1 argument and 2 outputs");
@@ -97,25 +84,14 @@ static void do_backward_dependency(const void *param, uint32_t num_visible, uint
     need_out_data[1] = 1;
 }
 
-/** The draw shape: data shape with the shared axes set to 1. */
-static mxk_shape do_draw_shape(const do_param *p, const mxk_shape *d) {
-    mxk_shape s = *d;
-    for (int32_t i = 0; i < p->axes.ndim; i++) {
-        int64_t a = p->axes.dims[i] < 0 ? p->axes.dims[i] + d->ndim : p->axes.dims[i];
-        if (a >= 0 && a < d->ndim)
-            s.dims[a] = 1;
-    }
-    return s;
-}
-
 /** Forward resources: a random stream, plus temp space for the shared draw with axes. */
 static mxk_status do_resources(const void *param, const mxk_shape *in_shapes, uint32_t num_in,
                                mxk_resource_request *reqs, uint32_t *num, mxk_error_sink *err) {
-    const do_param *p = param;
+    const mxk_dropout_param *p = param;
     uint32_t cap = *num, n = 0;
     mxk_sdk_resource_add(reqs, cap, &n, MXK_RESOURCE_RANDOM, 0);
     if (p->axes.ndim > 0 && num_in == 1 && mxk_sdk_shape_is_known(&in_shapes[0])) {
-        mxk_shape s = do_draw_shape(p, &in_shapes[0]);
+        mxk_shape s = mxk_dropout_draw_shape(p, &in_shapes[0]);
         mxk_sdk_resource_add(reqs, cap, &n, MXK_RESOURCE_TEMP_SPACE,
                              mxk_sdk_shape_count(&s) * sizeof(float));
     }
@@ -147,7 +123,7 @@ static int64_t do_draw_index(const mxk_shape *d, const mxk_shape *s, int64_t i) 
 /** Forward (see the file comment). */
 static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    const do_param *p = param;
+    const mxk_dropout_param *p = param;
     MXK_SDK_CHECK(cb_check_forward(args, 1, 2, do_args, do_outs, do_infer_shape, param, err));
     const mxk_op_req *req = args->req;
     const float *x = cb_f32(args->in_data[0]);
@@ -170,7 +146,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     /* p = 1: upstream's mask is {0,1} * (1/0), NaN everywhere (dropout-inl.h); kept so */
     const float scale = keep > 0.0f ? 1.0f / keep : INFINITY;
     if (p->axes.ndim > 0) {
-        mxk_shape s = do_draw_shape(p, ds);
+        mxk_shape s = mxk_dropout_draw_shape(p, ds);
         size_t ns = (size_t)mxk_sdk_shape_count(&s);
         void *ws = NULL;
         MXK_SDK_CHECK(mxk_sdk_host()->temp_space(ctx, ns * sizeof(float), &ws, err));

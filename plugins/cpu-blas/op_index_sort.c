@@ -41,11 +41,6 @@ typedef struct so_param {
     int32_t keepdims; /**< argmin */
 } so_param;
 
-/** Index dtypes of topk / argsort, in MXNet's enum order. */
-#define SO_DTYPES "uint8|int32|int64|float16|float32|float64"
-static const int32_t so_dtype_codes[] = {MXK_UINT8,   MXK_INT32,   MXK_INT64,
-                                         MXK_FLOAT16, MXK_FLOAT32, MXK_FLOAT64};
-
 static const char *const so_args[] = {"data", NULL};
 
 /** Attribute schema of topk (TopKParam). */
@@ -59,7 +54,7 @@ static const mxk_attr_def topk_attrs[] = {
                  "The return type."),
     MXK_SDK_ATTR("is_ascend", MXK_ATTR_BOOL, 0, "False", NULL,
                  "Whether to choose k largest or k smallest elements."),
-    MXK_SDK_ATTR("dtype", MXK_ATTR_ENUM, 0, "float32", SO_DTYPES,
+    MXK_SDK_ATTR("dtype", MXK_ATTR_ENUM, 0, "float32", MXK_IDX_DTYPES,
                  "DType of the output indices when ret_typ is \"indices\" or \"both\"."),
 };
 /** Attribute schema of argsort (ArgSortParam); sort (SortParam) has its first two. */
@@ -69,7 +64,8 @@ static const mxk_attr_def argsort_attrs[] = {
                  "is used. Default is -1."),
     MXK_SDK_ATTR("is_ascend", MXK_ATTR_BOOL, 0, "True", NULL,
                  "Whether to sort in ascending or descending order."),
-    MXK_SDK_ATTR("dtype", MXK_ATTR_ENUM, 0, "float32", SO_DTYPES, "DType of the output indices."),
+    MXK_SDK_ATTR("dtype", MXK_ATTR_ENUM, 0, "float32", MXK_IDX_DTYPES,
+                 "DType of the output indices."),
 };
 /** Attribute schema of argmin (ReduceAxisParam). */
 static const mxk_attr_def argmin_attrs[] = {
@@ -79,14 +75,6 @@ static const mxk_attr_def argmin_attrs[] = {
                  "If this is set to `True`, the reduced axis is left in the result as dimension "
                  "with size one."),
 };
-
-/** Reads the index dtype attribute into p->dtype. */
-static mxk_status so_attr_dtype(const mxk_attrs *attrs, so_param *p, mxk_error_sink *err) {
-    int32_t i = 0;
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "dtype", SO_DTYPES, &i, err));
-    p->dtype = so_dtype_codes[i];
-    return MXK_OK;
-}
 
 /** parse_param of the four operators (the kind by attribute set). */
 static mxk_status so_parse_kind(const mxk_attrs *attrs, so_kind kind, void **out,
@@ -107,7 +95,7 @@ static mxk_status so_parse_kind(const mxk_attrs *attrs, so_kind kind, void **out
         p.ret = SO_INDICES;
     }
     if (kind != SO_SORT)
-        MXK_SDK_CHECK(so_attr_dtype(attrs, &p, err));
+        MXK_SDK_CHECK(mxk_idx_attr_dtype(attrs, &p.dtype, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 /* parse_param of topk, sort, argsort, argmin */
@@ -252,22 +240,6 @@ static int so_cmp_desc(const void *a, const void *b) {
                                                             : 0;
 }
 
-/** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
-static double so_dtype_max(int32_t dtype) {
-    switch (dtype) {
-    case MXK_UINT8:
-        return 255.0;
-    case MXK_INT32:
-        return 2147483647.0;
-    case MXK_FLOAT16:
-        return 2048.0;
-    case MXK_FLOAT32:
-        return 16777216.0;
-    default: /* int64, float64 */
-        return 9007199254740992.0;
-    }
-}
-
 /** The (outer, n, inner) view of a call: rows of n elements `inner` apart. */
 typedef struct so_view {
     uint64_t outer, n, inner, k;
@@ -331,16 +303,9 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                           args->req[0]);
         return MXK_OK;
     }
-    for (uint32_t i = 0; i < args->num_out; i++) { /* the index outputs */
-        int32_t dt = args->out_data[i]->dtype;
-        if ((i == 1 || p->ret == SO_INDICES) && args->req[i] != MXK_REQ_NULL &&
-            (double)v.n > so_dtype_max(dt))
-            return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                                 "'IDType' does not have a sufficient precision to represent the "
-                                 "indices of the input array. The total element_num is %llu, but "
-                                 "the selected index_t (%s) can only represent %.0f elements",
-                                 (unsigned long long)v.n, mxk_sdk_dtype_name(dt), so_dtype_max(dt));
-    }
+    for (uint32_t i = 0; i < args->num_out; i++) /* the index outputs */
+        if ((i == 1 || p->ret == SO_INDICES) && args->req[i] != MXK_REQ_NULL)
+            MXK_SDK_CHECK(mxk_idx_check_positions(args->out_data[i]->dtype, v.n, err));
     so_item *items = malloc(v.n * sizeof *items);
     if (items == NULL)
         return mxk_sdk_error(err, MXK_ERR_OUT_OF_MEMORY, "out of memory (%llu elements)",

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "cb_tensor.h"
+#include "mxk_random.h"
+#include "mxk_random_attr.h"
 #include "op_math_random.h"
 
 /** Parsed attributes of _sample_multinomial. */
@@ -110,17 +112,6 @@ static void mn_backward_dependency(const void *param, uint32_t num_visible, uint
     need_out_data[0] = 1;
 }
 
-/** The (N distributions, K outcomes, M samples each) of a call. */
-static mxk_status mn_sizes(const mxk_shape *data, const mxk_shape *out, uint64_t *n, uint64_t *k,
-                           uint64_t *m, mxk_error_sink *err) {
-    *k = (uint64_t)data->dims[data->ndim - 1];
-    if (*k == 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': no outcomes (last dim 0)");
-    *n = mxk_sdk_shape_count(data) / *k;
-    *m = *n ? mxk_sdk_shape_count(out) / *n : 0;
-    return MXK_OK;
-}
-
 /** Draws the indices (and their log probabilities). */
 static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -136,7 +127,7 @@ static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     if (rng == NULL)
         return mxk_sdk_error(err, MXK_ERR_STATE, "no random resource granted");
     uint64_t n, k, m;
-    MXK_SDK_CHECK(mn_sizes(&args->in_data[0]->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&args->in_data[0]->shape, &yt->shape, &n, &k, &m, err));
     const float *dist = cb_f32(args->in_data[0]);
     float *prob = p->get_prob && args->req[1] != MXK_REQ_NULL ? cb_f32(args->out_data[1]) : NULL;
     for (uint64_t i = 0; i < n; i++) {
@@ -144,15 +135,7 @@ static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         for (uint64_t j = 0; j < m; j++) {
             float u;
             mxk_sdk_host()->random_uniform(rng, &u, 1, 0.0f, 1.0f);
-            double acc = 0.0;
-            uint64_t c = 0;
-            for (; c < k; c++) {
-                acc += d[c];
-                if (!((float)acc < u))
-                    break;
-            }
-            if (c == k)
-                c = k - 1;
+            uint64_t c = mxk_random_multinomial(d, k, u);
             cbt_store(yt->data, yt->dtype, i * m + j, (double)c, args->req[0]);
             if (prob != NULL)
                 mxk_sdk_assign_f32(&prob[i * m + j], logf(d[c]), args->req[1]);
@@ -176,7 +159,7 @@ static mxk_status mn_backward(const mxk_op_ctx *ctx, const void *param, void *st
     MXK_SDK_CHECK(cbt_check_any(yt, "output 'output0'", err));
     MXK_SDK_CHECK(cb_check_grad(args->in_grad[0], req, &xt->shape, "data", err));
     uint64_t n, k, m;
-    MXK_SDK_CHECK(mn_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
     if (mxk_sdk_shape_count(&gp->shape) != n * m)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'prob': expected %llu elements",
                              (unsigned long long)(n * m));
@@ -215,16 +198,12 @@ static mxk_status sh_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    if (req == MXK_REQ_ADD)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "Shuffle does not support AddTo");
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
-    if (xt->dtype != yt->dtype)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
-                             mxk_sdk_dtype_name(xt->dtype), mxk_sdk_dtype_name(yt->dtype));
+    MXK_SDK_CHECK(mxk_shuffle_check(req, xt, yt, err));
     mxk_random *rng = cbt_random(ctx);
     if (rng == NULL)
         return mxk_sdk_error(err, MXK_ERR_STATE, "no random resource granted");
-    uint64_t rows = xt->shape.ndim ? (uint64_t)xt->shape.dims[0] : 1;
+    uint64_t rows = mxk_shuffle_rows(&xt->shape);
     size_t row_bytes =
         rows ? (size_t)(mxk_sdk_shape_count(&xt->shape) / rows) * mxk_sdk_dtype_size(xt->dtype) : 0;
     unsigned char *y = yt->data;

@@ -19,8 +19,7 @@
 #include "mxk_norm.h"
 #include "norm_ops.h"
 
-/** The modes, in the order of the enum string. */
-enum l2_mode { L2_CHANNEL, L2_INSTANCE, L2_SPATIAL };
+/** The modes, in the order of enum mxk_norm_l2_mode. */
 #define L2_MODES "channel|instance|spatial"
 
 /** Parsed attributes. */
@@ -53,8 +52,8 @@ static mxk_status l2_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cbt_param_new(&p, sizeof p, out, err);
 }
 
-/** The (outer, K, inner) view of a data shape and the norm's shape; MXK_ERR_SHAPE for a shape
- * not fully known or fewer than 3 dims in channel / spatial mode. */
+/** The (outer, K, inner) view of a data shape and the norm's shape (mxk_norm_l2_view);
+ * MXK_ERR_SHAPE for a shape not fully known or fewer than 3 dims in channel / spatial mode. */
 static mxk_status l2_view(const l2_param *p, const mxk_shape *d, uint64_t *outer, uint64_t *K,
                           uint64_t *inner, mxk_shape *norm, mxk_error_sink *err) {
     if (!mxk_sdk_shape_is_known(d)) {
@@ -62,27 +61,10 @@ static mxk_status l2_view(const l2_param *p, const mxk_shape *d, uint64_t *outer
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "L2Normalization: shape %s is not fully known",
                              mxk_sdk_shape_format(d, b, sizeof b));
     }
-    if (p->mode == L2_INSTANCE) {
-        *outer = (uint64_t)d->dims[0];
-        *K = mxk_sdk_shape_prod(d, 1, d->ndim);
-        *inner = 1;
-        *norm = mxk_sdk_shape1(d->dims[0]);
-        return MXK_OK;
-    }
-    if (d->ndim < 3)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "L2Normalization: At least 3 dimensions required in %s mode, got %d",
-                             p->mode == L2_CHANNEL ? "channel" : "spatial", (int)d->ndim);
-    uint64_t N = (uint64_t)d->dims[0], C = (uint64_t)d->dims[1];
-    uint64_t rest = mxk_sdk_shape_prod(d, 2, d->ndim);
-    if (p->mode == L2_CHANNEL) {
-        *outer = N, *K = C, *inner = rest;
-        *norm = *d;
-        norm->dims[1] = 1;
-    } else {
-        *outer = N * C, *K = rest, *inner = 1;
-        *norm = mxk_sdk_shape2((int64_t)N, (int64_t)C);
-    }
+    mxk_norm_view v;
+    MXK_SDK_CHECK(mxk_norm_l2_view(p->mode, d, &v, err));
+    *outer = v.outer, *K = v.K, *inner = v.inner;
+    *norm = v.stat;
     return MXK_OK;
 }
 

@@ -36,12 +36,9 @@
 #include "mxk_norm.h"
 #include "norm_ops.h"
 
-/** The three operators of this file. */
-enum nm_kind { NM_LAYER, NM_INSTANCE, NM_GROUP };
-
 /** Parsed attributes (those an operator does not have keep their zero). */
 typedef struct nm_param {
-    int32_t kind;            /**< enum nm_kind */
+    int32_t kind;            /**< MXK_NORM_LAYER, _INSTANCE or _GROUP */
     int32_t output_mean_var; /**< LayerNorm, GroupNorm */
     double eps;              /**< float32 in upstream: the value rounded to float */
     int64_t axis;            /**< LayerNorm */
@@ -87,26 +84,26 @@ static mxk_status nm_parse(const mxk_attrs *attrs, int32_t kind, void **out, mxk
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "attribute 'eps': must be >= 0, got %g",
                              (double)eps);
     p.eps = eps;
-    if (kind == NM_LAYER)
+    if (kind == MXK_NORM_LAYER)
         MXK_SDK_CHECK(
             mxk_sdk_attr_int_range(attrs, "axis", -MXK_MAX_NDIM, MXK_MAX_NDIM - 1, &p.axis, err));
-    if (kind == NM_GROUP)
+    if (kind == MXK_NORM_GROUP)
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_groups", 1, INT32_MAX, &p.groups, err));
-    if (kind != NM_INSTANCE)
+    if (kind != MXK_NORM_INSTANCE)
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "output_mean_var", &p.output_mean_var, err));
     return cbt_param_new(&p, sizeof p, out, err);
 }
 /** parse_param of LayerNorm. */
 static mxk_status ln_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return nm_parse(a, NM_LAYER, o, e);
+    return nm_parse(a, MXK_NORM_LAYER, o, e);
 }
 /** parse_param of InstanceNorm. */
 static mxk_status in_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return nm_parse(a, NM_INSTANCE, o, e);
+    return nm_parse(a, MXK_NORM_INSTANCE, o, e);
 }
 /** parse_param of GroupNorm. */
 static mxk_status gn_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return nm_parse(a, NM_GROUP, o, e);
+    return nm_parse(a, MXK_NORM_GROUP, o, e);
 }
 
 /** Visible outputs: 3 with output_mean_var, else 1. */
@@ -115,55 +112,20 @@ static uint32_t nm_num_visible(const void *param) {
     return p->output_mean_var ? 3u : 1u;
 }
 
-/** The grouping of a data shape (see the file comment). */
-typedef struct nm_view {
-    uint64_t outer, K, inner;
-    uint64_t P; /**< gamma / beta length */
-} nm_view;
-
 /**
  * Checks a data shape for the operator and computes its view and the statistics'
- * shape. Errors (MXK_ERR_SHAPE): a shape not fully known, LayerNorm's axis out of range,
- * fewer than 3 dims for InstanceNorm / GroupNorm, C not divisible by num_groups.
+ * shape (mxk_norm_moments_view). Errors (MXK_ERR_SHAPE): a shape not fully known,
+ * LayerNorm's axis out of range, fewer than 3 dims for InstanceNorm / GroupNorm, C
+ * not divisible by num_groups.
  */
-static mxk_status nm_view_of(const nm_param *p, const mxk_shape *d, nm_view *v, mxk_shape *stat,
+static mxk_status nm_view_of(const nm_param *p, const mxk_shape *d, mxk_norm_view *v,
                              mxk_error_sink *err) {
     if (!mxk_sdk_shape_is_known(d)) {
         char b[MXK_SDK_SHAPE_STR_MAX];
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': shape %s is not fully known",
                              mxk_sdk_shape_format(d, b, sizeof b));
     }
-    if (p->kind == NM_LAYER) {
-        int64_t a = p->axis < 0 ? p->axis + d->ndim : p->axis;
-        if (a < 0 || a >= d->ndim)
-            return mxk_sdk_error(
-                err, MXK_ERR_SHAPE,
-                "LayerNorm: Channel axis out of range: axis=%lld for %d dimensions",
-                (long long)p->axis, (int)d->ndim);
-        cbt_split(d, (int32_t)a, &v->outer, &v->K, &v->inner);
-        v->P = v->K;
-        *stat = *d;
-        stat->dims[a] = 1;
-        return MXK_OK;
-    }
-    if (d->ndim < 3)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "%s only supports input tensors of rank >= 3, got %d",
-                             p->kind == NM_INSTANCE ? "InstanceNorm" : "GroupNorm", (int)d->ndim);
-    uint64_t N = (uint64_t)d->dims[0], C = (uint64_t)d->dims[1];
-    uint64_t rest = mxk_sdk_shape_prod(d, 2, d->ndim);
-    uint64_t G = p->kind == NM_INSTANCE ? C : (uint64_t)p->groups;
-    if (C % G != 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "GroupNorm: # of channels must be divisible by # of groups: %llu "
-                             "channels, num_groups=%llu",
-                             (unsigned long long)C, (unsigned long long)G);
-    v->outer = N * G;
-    v->K = C / G * rest;
-    v->inner = 1;
-    v->P = G;
-    *stat = mxk_sdk_shape2((int64_t)N, (int64_t)G);
-    return MXK_OK;
+    return mxk_norm_moments_view(p->kind, p->axis, p->groups, d, v, err);
 }
 
 /** Shape inference: output = data; gamma, beta (P,); statistics (see the file comment). */
@@ -173,22 +135,21 @@ static mxk_status nm_infer_shape(const void *param, mxk_shape *in, uint32_t num_
     const nm_param *p = param;
     if (num_in != 3 || num_out != 3)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT, "expected 3 arguments and 3 outputs");
-    const char *const *outs = p->kind == NM_INSTANCE ? nm_outs_var : nm_outs_std;
+    const char *const *outs = p->kind == MXK_NORM_INSTANCE ? nm_outs_var : nm_outs_std;
     MXK_SDK_CHECK(mxk_sdk_infer_shape_same(in, 1, nm_args, out, 1, outs, err));
     if (!mxk_sdk_shape_is_known(&in[0]))
         return MXK_OK;
-    nm_view v;
-    mxk_shape stat;
-    MXK_SDK_CHECK(nm_view_of(p, &in[0], &v, &stat, err));
+    mxk_norm_view v;
+    MXK_SDK_CHECK(nm_view_of(p, &in[0], &v, err));
     mxk_shape c = mxk_sdk_shape1((int64_t)v.P);
-    if (p->kind == NM_LAYER) {
+    if (p->kind == MXK_NORM_LAYER) {
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[1], &c, "argument", "gamma", err));
         MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&in[2], &c, "argument", "beta", err));
     } else {
         in[1] = in[2] = c;
     }
-    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &stat, "output", outs[1], err));
-    return mxk_sdk_shape_assign_named(&out[2], &stat, "output", outs[2], err);
+    MXK_SDK_CHECK(mxk_sdk_shape_assign_named(&out[1], &v.stat, "output", outs[1], err));
+    return mxk_sdk_shape_assign_named(&out[2], &v.stat, "output", outs[2], err);
 }
 
 /** Backward reads out_grad[0], data, gamma and both statistics. */
@@ -214,19 +175,18 @@ static mxk_status nm_check_len(const mxk_tensor *t, uint64_t n, const char *what
 }
 
 /** Index of gamma / beta for element k of group (o, i). */
-static uint64_t nm_pidx(const nm_param *p, const nm_view *v, uint64_t o, uint64_t k) {
-    return mxk_norm_param_index(p->kind == NM_LAYER, v->P, o, k);
+static uint64_t nm_pidx(const nm_param *p, const mxk_norm_view *v, uint64_t o, uint64_t k) {
+    return mxk_norm_param_index(p->kind == MXK_NORM_LAYER, v->P, o, k);
 }
 
 /** Forward: the statistics of every group, then the normalised, scaled output. */
 static mxk_status nm_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
     const nm_param *p = param;
-    const char *const *outs = p->kind == NM_INSTANCE ? nm_outs_var : nm_outs_std;
+    const char *const *outs = p->kind == MXK_NORM_INSTANCE ? nm_outs_var : nm_outs_std;
     MXK_SDK_CHECK(cb_check_forward(args, 3, 3, nm_args, outs, nm_infer_shape, param, err));
-    nm_view v;
-    mxk_shape stat;
-    MXK_SDK_CHECK(nm_view_of(p, &args->in_data[0]->shape, &v, &stat, err));
+    mxk_norm_view v;
+    MXK_SDK_CHECK(nm_view_of(p, &args->in_data[0]->shape, &v, err));
     MXK_SDK_CHECK(nm_check_len(args->in_data[1], v.P, "argument 'gamma'", err));
     MXK_SDK_CHECK(nm_check_len(args->in_data[2], v.P, "argument 'beta'", err));
     const mxk_op_req *req = args->req;
@@ -251,7 +211,8 @@ static mxk_status nm_forward(const mxk_op_ctx *ctx, const void *param, void *sta
             if (mo != NULL)
                 mxk_sdk_assign_f32(&mo[gi], cb_norm_f32(m), req[1]);
             if (so != NULL)
-                mxk_sdk_assign_f32(&so[gi], cb_norm_f32(p->kind == NM_INSTANCE ? var : sd), req[2]);
+                mxk_sdk_assign_f32(&so[gi], cb_norm_f32(p->kind == MXK_NORM_INSTANCE ? var : sd),
+                                   req[2]);
             if (y == NULL)
                 continue;
             float *yp = y + o * v.K * v.inner + i;
@@ -280,14 +241,13 @@ static mxk_status nm_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     MXK_SDK_CHECK(cb_check_tensor(args->in_data[0], "argument 'data'", err));
     const mxk_shape *ds = &args->in_data[0]->shape;
-    nm_view v;
-    mxk_shape stat;
-    MXK_SDK_CHECK(nm_view_of(p, ds, &v, &stat, err));
+    mxk_norm_view v;
+    MXK_SDK_CHECK(nm_view_of(p, ds, &v, err));
     uint64_t n = mxk_sdk_shape_count(ds), ng = v.outer * v.inner;
     MXK_SDK_CHECK(nm_check_len(args->out_grad[0], n, "gradient of 'output'", err));
     MXK_SDK_CHECK(nm_check_len(args->in_data[1], v.P, "argument 'gamma'", err));
     char what[32];
-    snprintf(what, sizeof what, "output '%s'", p->kind == NM_INSTANCE ? "var" : "std");
+    snprintf(what, sizeof what, "output '%s'", p->kind == MXK_NORM_INSTANCE ? "var" : "std");
     MXK_SDK_CHECK(nm_check_len(args->out_data[1], ng, "output 'mean'", err));
     MXK_SDK_CHECK(nm_check_len(args->out_data[2], ng, what, err));
     mxk_shape cs = mxk_sdk_shape1((int64_t)v.P);
@@ -307,7 +267,7 @@ static mxk_status nm_backward(const mxk_op_ctx *ctx, const void *param, void *st
             uint64_t gi = o * v.inner + i, base = o * v.K * v.inner + i;
             double m = mean[gi];
             double inv =
-                p->kind == NM_INSTANCE ? 1.0 / sqrt((double)st[gi] + p->eps) : 1.0 / st[gi];
+                p->kind == MXK_NORM_INSTANCE ? 1.0 / sqrt((double)st[gi] + p->eps) : 1.0 / st[gi];
             double sg = 0.0, sgx = 0.0;
             for (uint64_t k = 0; k < v.K; k++) {
                 uint64_t e = base + k * v.inner, pi = nm_pidx(p, &v, o, k);

@@ -30,13 +30,6 @@ mxk_status cu_dnn_get(const mxk_op_ctx *ctx, cudnnHandle_t *h, mxk_error_sink *e
     return *h != NULL ? MXK_OK : MXK_ERR_BACKEND;
 }
 
-int cu_all_f32(const int32_t *types, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        if (types[i] != MXK_FLOAT32)
-            return 0;
-    return 1;
-}
-
 /** A leading dimension cuBLAS accepts: at least 1. */
 static int64_t gemm_ld(int64_t ld) {
     return ld < 1 ? 1 : ld;

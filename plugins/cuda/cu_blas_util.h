@@ -32,9 +32,6 @@ mxk_status cu_blas_get(const mxk_op_ctx *ctx, cublasHandle_t *h, mxk_error_sink 
 /** The call's cuDNN handle (cu_dnn) as a status, as cu_blas_get. */
 mxk_status cu_dnn_get(const mxk_op_ctx *ctx, cudnnHandle_t *h, mxk_error_sink *err);
 
-/** 1 when every one of the n types is float32. */
-int cu_all_f32(const int32_t *types, uint32_t n);
-
 /** One row-major GEMM (or a batch of them) C = alpha op(A) op(B) + beta C. */
 typedef struct cu_gemm_args {
     int ta, tb;         /**< op(A) = A^T, op(B) = B^T */

@@ -1,6 +1,7 @@
 /*
  * cuda plugin: error translation (CUDA runtime, cuBLAS, cuDNN), the per-thread
- * cuBLAS and cuDNN handles, and kernel registration.
+ * cuBLAS and cuDNN handles, kernel registration and what every kernel family uses
+ * (parameter objects, float attributes, float32-only supports).
  */
 #include "cuda_plugin.h"
 
@@ -158,6 +159,18 @@ mxk_status cu_zero_grad(const mxk_op_ctx *ctx, const mxk_tensor *g, mxk_op_req r
     return MXK_OK;
 }
 
+mxk_status cu_register_each(mxk_registrar *reg, const mxk_op_kernel_def *tmpl,
+                            const cu_op_entry *ops, size_t n, mxk_error_sink *err) {
+    for (size_t i = 0; i < n; i++) {
+        mxk_op_kernel_def k = *tmpl;
+        k.op_name = ops[i].name;
+        k.parse_param = ops[i].parse;
+        k.free_param = cu_param_free;
+        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
+    }
+    return MXK_OK;
+}
+
 mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *err) {
     void *q = malloc(size);
     if (q == NULL)
@@ -169,4 +182,23 @@ mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *
 
 void cu_param_free(void *p) {
     free(p);
+}
+
+mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err) {
+    double d;
+    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
+    *v = (float)d;
+    return MXK_OK;
+}
+
+int cu_all_f32(const int32_t *types, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (types[i] != MXK_FLOAT32)
+            return 0;
+    return 1;
+}
+
+int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                            uint32_t num_in) {
+    return cu_all_f32(in_types, num_in);
 }

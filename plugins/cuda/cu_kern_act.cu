@@ -105,15 +105,9 @@ static __global__ void cu_prelu_bwd_gamma_kernel(float *dg, const float *dy, con
         if (x[e] <= 0.0f)
             acc += (double)dy[e] * x[e];
     }
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s)
-            part[threadIdx.x] += part[threadIdx.x + s];
-        __syncthreads();
-    }
+    double total = cu_block_reduce(acc, part, cu_sum_op());
     if (threadIdx.x == 0)
-        cu_store(&dg[j], (float)part[0], req);
+        cu_store(&dg[j], (float)total, req);
 }
 
 extern "C" cudaError_t cu_launch_act_forward(int32_t act, float *y, const float *x, uint64_t n,

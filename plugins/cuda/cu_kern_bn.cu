@@ -29,16 +29,7 @@ static __device__ float cu_bn_f32(double v) {
 /** The block's sum of v in shared memory; every thread gets it. */
 static __device__ double cu_bn_sum(double v) {
     __shared__ double part[CU_THREADS];
-    part[threadIdx.x] = v;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s)
-            part[threadIdx.x] += part[threadIdx.x + s];
-        __syncthreads();
-    }
-    double r = part[0];
-    __syncthreads(); /* part is reused by the next sum */
-    return r;
+    return cu_block_reduce(v, part, cu_sum_op());
 }
 
 /** Offset of element t (of outer * inner) of channel c. */

@@ -152,7 +152,7 @@ __global__ void cu_view_sum_block_kernel(cu_view v, const float *src, float *dst
 extern "C" cudaError_t cu_launch_view_sum(const cu_view *v, const float *src, float *dst, int add,
                                           cudaStream_t stream) {
     uint64_t n = cu_view_count(v, 0, v->ndim), r = cu_view_count(v, v->ndim, v->nred);
-    if (r >= CU_SUM_THREADS && n < (uint64_t)CU_MAX_BLOCKS * CU_THREADS / CU_SUM_THREADS) {
+    if (n > 0 && r >= CU_SUM_THREADS && n < (uint64_t)CU_MAX_BLOCKS * CU_THREADS / CU_SUM_THREADS) {
         /* long sums over few outputs: a block each */
         unsigned grid = n > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : (unsigned)n;
         cu_view_sum_block_kernel<<<grid, CU_SUM_THREADS, 0, stream>>>(*v, src, dst, add, n, r);

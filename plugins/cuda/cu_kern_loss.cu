@@ -94,15 +94,9 @@ __global__ void cu_count_valid_kernel(const float *lab, uint64_t n, double ignor
     uint64_t c = 0;
     for (uint64_t i = threadIdx.x; i < n; i += blockDim.x)
         c += !mxk_loss_ignored(lab[i], ignore);
-    part[threadIdx.x] = c;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s)
-            part[threadIdx.x] += part[threadIdx.x + s];
-        __syncthreads();
-    }
+    uint64_t total = cu_block_reduce(c, part, cu_sum_op());
     if (threadIdx.x == 0)
-        *count = part[0];
+        *count = total;
 }
 
 extern "C" cudaError_t cu_launch_count_valid(const float *lab, uint64_t n, double ignore,

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-/** The grouping of a moments normalisation (op_norm_moments.c's nm_view). */
+/** The grouping of a normalisation (mxk_norm_view of mxk_norm.h) and what its kernels read. */
 typedef struct cu_norm_view {
     uint64_t outer, K, inner;
     uint64_t P;     /**< gamma / beta length */

@@ -171,9 +171,10 @@ extern "C" cudaError_t cu_launch_pool_backward(cu_pool_geom g, const float *x, c
                                                const float *dy, float *dx, int32_t req,
                                                cudaStream_t stream) {
     uint64_t n = (uint64_t)(g.N * g.C * g.D * g.H * g.W);
-    if (g.type == MXK_POOL_MAX && g.sd >= g.kd && g.sh >= g.kh && g.sw >= g.kw) {
-        /* disjoint windows (global pooling among them): a thread per output, not a
-         * scan of the window per input */
+    if (g.type == MXK_POOL_MAX && (g.sd >= g.kd || g.OD == 1) && (g.sh >= g.kh || g.OH == 1) &&
+        (g.sw >= g.kw || g.OW == 1)) {
+        /* disjoint windows (an axis of one output among them, so global pooling): a
+         * thread per output, not a scan of the window per input */
         uint64_t on = (uint64_t)(g.N * g.C * g.OD * g.OH * g.OW);
         if (req != MXK_REQ_ADD && n > 0) {
             cudaError_t st = cudaMemsetAsync(dx, 0, n * sizeof(float), stream);

@@ -71,21 +71,22 @@ __global__ void cu_reduce_serial_kernel(cu_reduce_plan p, cu_reduce_args a, floa
     }
 }
 
+/** mxk_red_combine of one reduction kind, for cu_block_reduce. */
+struct cu_red_op {
+    int32_t kind;
+    __device__ double operator()(double a, double b) const {
+        return mxk_red_combine(kind, a, b);
+    }
+};
+
 /** One block per output (grid-stride over outputs); CU_THREADS threads per block. */
 __global__ void cu_reduce_block_kernel(cu_reduce_plan p, cu_reduce_args a, float *out, int add) {
     __shared__ double part[CU_THREADS];
     for (uint64_t o = blockIdx.x; o < p.nout; o += gridDim.x) {
-        part[threadIdx.x] = cu_reduce_partial(p, a, o, threadIdx.x, blockDim.x);
-        __syncthreads();
-        for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-            if (threadIdx.x < s)
-                part[threadIdx.x] =
-                    mxk_red_combine(a.kind, part[threadIdx.x], part[threadIdx.x + s]);
-            __syncthreads();
-        }
+        double total = cu_block_reduce(cu_reduce_partial(p, a, o, threadIdx.x, blockDim.x), part,
+                                       cu_red_op{a.kind});
         if (threadIdx.x == 0)
-            cu_reduce_store(p, a, out, o, part[0], add);
-        __syncthreads(); /* part[0] is read before the next output overwrites it */
+            cu_reduce_store(p, a, out, o, total, add);
     }
 }
 

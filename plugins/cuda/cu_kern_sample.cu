@@ -67,15 +67,7 @@ __global__ void cu_multinomial_kernel(const float *dist, void *out, int32_t dtyp
     CU_KERNEL_LOOP(s, n * m) {
         const float *d = dist + (s / m) * k;
         float u = mxk_philox_uniform(cu_sample_block(pos, s).v[0], 0.0f, 1.0f);
-        double acc = 0.0;
-        uint64_t c = 0;
-        for (; c < k; c++) {
-            acc += d[c];
-            if (!((float)acc < u))
-                break;
-        }
-        if (c == k)
-            c = k - 1;
+        uint64_t c = mxk_random_multinomial(d, k, u);
         if (out != NULL)
             cu_index_store(out, dtype, s, c);
         if (prob != NULL)

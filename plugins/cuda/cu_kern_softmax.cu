@@ -64,17 +64,7 @@ static __device__ uint64_t cu_sm_len(const cu_softmax_view &v, uint64_t row) {
 /** The block's reduction of v (sum, or max when `max`) in shared memory; every thread gets it. */
 static __device__ double cu_sm_reduce(double v, int max) {
     __shared__ double part[CU_THREADS];
-    part[threadIdx.x] = v;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s)
-            part[threadIdx.x] = max ? fmax(part[threadIdx.x], part[threadIdx.x + s])
-                                    : part[threadIdx.x] + part[threadIdx.x + s];
-        __syncthreads();
-    }
-    double r = part[0];
-    __syncthreads(); /* part is reused by the next reduction */
-    return r;
+    return max ? cu_block_reduce(v, part, cu_max_op()) : cu_block_reduce(v, part, cu_sum_op());
 }
 
 /**

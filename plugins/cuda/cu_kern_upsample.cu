@@ -97,16 +97,9 @@ __global__ void cu_bilinear_dw_kernel(cu_bilinear_geom g, const float *dy, const
                 acc += dy[((n * g.c + c) * oh_n + oh) * ow_n + ow] *
                        x[((n * g.c + c) * g.h + h) * g.w + w];
         }
-        part[threadIdx.x] = acc;
-        __syncthreads();
-        for (unsigned s = CU_BIL_THREADS / 2; s > 0; s >>= 1) {
-            if (threadIdx.x < s)
-                part[threadIdx.x] += part[threadIdx.x + s];
-            __syncthreads();
-        }
+        float total = cu_block_reduce(acc, part, cu_sum_op());
         if (threadIdx.x == 0)
-            dw[q] = add ? dw[q] + part[0] : part[0];
-        __syncthreads(); /* part is reused by the next element */
+            dw[q] = add ? dw[q] + total : total;
     }
 }
 
@@ -114,6 +107,8 @@ extern "C" cudaError_t cu_launch_bilinear_dw(const cu_bilinear_geom *g, const fl
                                              const float *x, float *dweight, int add,
                                              cudaStream_t stream) {
     uint64_t cells = (uint64_t)(g->c * g->k * g->k);
+    if (cells == 0)
+        return cudaSuccess;
     unsigned grid = cells > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : (unsigned)cells;
     cu_bilinear_dw_kernel<<<grid, CU_BIL_THREADS, 0, stream>>>(*g, dy, x, dweight, add);
     return cu_launched();

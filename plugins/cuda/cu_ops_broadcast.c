@@ -60,6 +60,12 @@ static mxk_status tile_build(const cu_gather_param *g, const mxk_shape *in, cons
     cu_view_init(f);
     for (int32_t d = 0; d < out->ndim; d++) {
         int64_t n = d < shift ? 1 : in->dims[d - shift], s = d < shift ? 0 : is[d - shift];
+        /* an empty input dim: an empty output dim, kept (nonzero stride) so that the
+         * gradient view is empty too */
+        if (n == 0) {
+            cu_view_push(f, 0, 1, 1);
+            continue;
+        }
         if (out->dims[d] % n != 0)
             return mxk_sdk_error(err, MXK_ERR_SHAPE,
                                  "tile: output dim %d (%lld) is not a multiple "

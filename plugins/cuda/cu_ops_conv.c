@@ -33,15 +33,16 @@ static cudnnTensorDescriptor_t cv_out_desc(const mxk_conv_param *p, const cu_cv_
 }
 
 /**
- * Checks a call's data, weight and (unless no_bias) bias against the state's
- * geometry. Errors: cu_check_tensor's.
+ * Checks a call's data, weight and (when `bias`: the forward's, as the backward
+ * does not read it and gets no bias memory) bias against the state's geometry.
+ * Errors: cu_check_tensor's.
  */
 static mxk_status cv_check_inputs(const mxk_conv_param *p, const cu_cv_state *s,
-                                  const mxk_tensor *const *in, mxk_error_sink *err) {
+                                  const mxk_tensor *const *in, int bias, mxk_error_sink *err) {
     MXK_SDK_CHECK(
         cu_check_tensor(in[0], p->deconv ? s->g.fs_count : s->g.img_count, s->op, "the data", err));
     MXK_SDK_CHECK(cu_check_tensor(in[1], s->g.filt_count, s->op, "the weight", err));
-    if (!p->no_bias)
+    if (bias)
         MXK_SDK_CHECK(cu_check_tensor(in[2], s->g.bias_channels, s->op, "the bias", err));
     return MXK_OK;
 }
@@ -54,7 +55,7 @@ static mxk_status cv_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    MXK_SDK_CHECK(cv_check_inputs(p, s, args->in_data, err));
+    MXK_SDK_CHECK(cv_check_inputs(p, s, args->in_data, !p->no_bias, err));
     MXK_SDK_CHECK(cu_check_tensor(args->out_data[0], cv_out_count(p, s), s->op, "the output", err));
     cudnnHandle_t h;
     MXK_SDK_CHECK(cu_dnn_get(ctx, &h, err));
@@ -97,7 +98,7 @@ static mxk_status cv_backward(const mxk_op_ctx *ctx, const void *param, void *st
     int want_b = !p->no_bias && req[2] != MXK_REQ_NULL;
     if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && !want_b)
         return MXK_OK;
-    MXK_SDK_CHECK(cv_check_inputs(p, s, args->in_data, err));
+    MXK_SDK_CHECK(cv_check_inputs(p, s, args->in_data, 0, err));
     MXK_SDK_CHECK(
         cu_check_tensor(args->out_grad[0], cv_out_count(p, s), s->op, "the output gradient", err));
     MXK_SDK_CHECK(cv_check_grads(p, s, args, err));

@@ -15,44 +15,19 @@
 #include <stdlib.h>
 
 #include "cu_random.h"
+#include "mxk_random_attr.h"
 
-/** The kernel's parameters of Dropout. */
-typedef struct cu_do_param {
-    double p;       /**< drop probability in [0, 1] */
-    int32_t always; /**< mode == always */
-    mxk_shape axes; /**< shared axes (ndim 0: none) */
-} cu_do_param;
-
-/** Parses p, mode and axes (validated by the operator). */
+/** Parses p, mode and axes (mxk_dropout_parse, as the operator). */
 static mxk_status do_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
-    cu_do_param p = {0};
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, "p", &p.p, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "training|always", &p.always, err));
-    MXK_SDK_CHECK(mxk_sdk_attr_shape(attrs, "axes", &p.axes, err));
+    mxk_dropout_param p;
+    MXK_SDK_CHECK(mxk_dropout_parse(attrs, &p, err));
     return cu_param_dup(&p, sizeof p, out, err);
-}
-
-/** float32 data only. */
-static int32_t do_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                           uint32_t num_in) {
-    return num_in == 1 && in_types[0] == MXK_FLOAT32;
-}
-
-/** The draw shape: data shape `d` with the shared axes set to 1. */
-static mxk_shape do_draw_shape(const cu_do_param *p, const mxk_shape *d) {
-    mxk_shape s = *d;
-    for (int32_t i = 0; i < p->axes.ndim; i++) {
-        int64_t a = p->axes.dims[i] < 0 ? p->axes.dims[i] + d->ndim : p->axes.dims[i];
-        if (a >= 0 && a < d->ndim)
-            s.dims[a] = 1;
-    }
-    return s;
 }
 
 /** Forward (see the file comment). */
 static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
-    const cu_do_param *p = param;
+    const mxk_dropout_param *p = param;
     if (args->num_in != 1 || args->num_out != 2)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "Dropout expects 1 argument and 2 outputs");
@@ -69,7 +44,7 @@ static mxk_status do_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     const float keep = (float)(1.0 - p->p);
     /* p = 1: upstream's mask is {0,1} * (1/0), NaN everywhere (dropout-inl.h); kept so */
     const float scale = keep > 0.0f ? 1.0f / keep : INFINITY;
-    mxk_shape s = do_draw_shape(p, &xt->shape); /* the data shape without axes */
+    mxk_shape s = mxk_dropout_draw_shape(p, &xt->shape); /* the data shape without axes */
     uint64_t ns = mxk_sdk_shape_count(&s);
     cu_philox_pos pos = {0, 0, 0};
     if (active) { /* the blocks cpu-blas's draw consumes, even when nothing is written */
@@ -123,7 +98,7 @@ mxk_status cu_register_dropout(mxk_registrar *reg, mxk_error_sink *err) {
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = do_parse;
     k.free_param = cu_param_free;
-    k.supports = do_supports;
+    k.supports = cu_supports_float32;
     k.forward = do_forward;
     k.backward = do_backward;
     return cu_register_kernel(reg, &k, err);

@@ -161,15 +161,6 @@ static mxk_status math_parse(int32_t i, const mxk_attrs *attrs, void **out, mxk_
 CU_MATH_OPS(CU_OP_PARSE)
 #undef CU_OP_PARSE
 
-/** Accepts float32 inputs (the operators' only dtype). */
-static int32_t math_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                             uint32_t num_in) {
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
-            return 0;
-    return 1;
-}
-
 /** Whether a binary gradient reads lhs and rhs (all but add, sub and the comparisons). */
 static int reads_inputs(int32_t code) {
     return code != MXK_BIN_ADD && code != MXK_BIN_SUB && !mxk_bin_is_compare(code);
@@ -392,7 +383,7 @@ mxk_status cu_register_elemwise(mxk_registrar *reg, mxk_error_sink *err) {
         k.op_name = cu_math_ops[i].name;
         k.parse_param = parse[i];
         k.free_param = cu_param_free;
-        k.supports = math_supports;
+        k.supports = cu_supports_float32;
         k.forward = math_forward;
         k.backward = math_backward;
         MXK_SDK_CHECK(cu_register_math_kernel(reg, &k, err));

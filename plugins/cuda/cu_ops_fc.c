@@ -62,17 +62,18 @@ static int32_t fc_supports(const void *param, const mxk_shape *in_shapes, const 
 }
 
 /**
- * Checks the call's data and weight (and bias unless no_bias) against the view
- * of the data's shape, which it returns. Errors: cu_check_tensor's.
+ * Checks the call's data and weight (and the bias when `bias`: the forward's,
+ * as the backward does not read it and gets no bias memory) against the view of
+ * the data's shape, which it returns. Errors: cu_check_tensor's.
  */
-static mxk_status fc_check_inputs(const cu_fc_param *p, const mxk_tensor *const *in, cu_fc_dims *m,
-                                  mxk_error_sink *err) {
+static mxk_status fc_check_inputs(const cu_fc_param *p, const mxk_tensor *const *in, int bias,
+                                  cu_fc_dims *m, mxk_error_sink *err) {
     if (in[0] == NULL || in[0]->shape.ndim < 1)
         return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
                              "cuda FullyConnected: the data is missing or has no axes");
     *m = fc_dims_of(p, &in[0]->shape);
     MXK_SDK_CHECK(cu_check_tensor(in[1], m->H * m->K, "FullyConnected", "the weight", err));
-    if (!p->no_bias)
+    if (bias)
         MXK_SDK_CHECK(cu_check_tensor(in[2], m->H, "FullyConnected", "the bias", err));
     return MXK_OK;
 }
@@ -85,7 +86,7 @@ static mxk_status fc_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     if (req == MXK_REQ_NULL)
         return MXK_OK;
     cu_fc_dims m;
-    MXK_SDK_CHECK(fc_check_inputs(p, args->in_data, &m, err));
+    MXK_SDK_CHECK(fc_check_inputs(p, args->in_data, !p->no_bias, &m, err));
     MXK_SDK_CHECK(
         cu_check_tensor(args->out_data[0], m.M * m.H, "FullyConnected", "the output", err));
     if (m.M * m.H == 0)
@@ -132,7 +133,7 @@ static mxk_status fc_backward(const mxk_op_ctx *ctx, const void *param, void *st
     if (req[0] == MXK_REQ_NULL && req[1] == MXK_REQ_NULL && !want_b)
         return MXK_OK;
     cu_fc_dims m;
-    MXK_SDK_CHECK(fc_check_inputs(p, args->in_data, &m, err));
+    MXK_SDK_CHECK(fc_check_inputs(p, args->in_data, 0, &m, err));
     MXK_SDK_CHECK(cu_check_tensor(args->out_grad[0], m.M * m.H, "FullyConnected",
                                   "the output gradient", err));
     MXK_SDK_CHECK(fc_check_grads(p, args, &m, err));

@@ -229,12 +229,6 @@ static mxk_status emb_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** Embedding: float32 data and weight only (as cpu-blas's kernel). */
-static int32_t emb_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                            uint32_t num_in) {
-    return num_in == 2 && in_types[0] == MXK_FLOAT32 && in_types[1] == MXK_FLOAT32;
-}
-
 /** Parsed attributes of one_hot: depth, the on and off bit patterns, output dtype. */
 typedef struct cu_oh_param {
     int64_t depth;
@@ -366,7 +360,7 @@ mxk_status cu_register_index(mxk_registrar *reg, mxk_error_sink *err) {
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = emb_parse;
     k.free_param = cu_param_free;
-    k.supports = emb_supports;
+    k.supports = cu_supports_float32; /* as cpu-blas's Embedding */
     k.forward = tk_forward;
     k.backward = tk_backward;
     return cu_register_kernel(reg, &k, err);

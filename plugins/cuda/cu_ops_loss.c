@@ -52,12 +52,6 @@ static mxk_status smo_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** float32 data and label only. */
-static int32_t loss_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                             uint32_t num_in) {
-    return num_in == 2 && in_types[0] == MXK_FLOAT32 && in_types[1] == MXK_FLOAT32;
-}
-
 /** Allocates the state's device word on dev_id. */
 static mxk_status loss_create_state(const void *param, int32_t dev_type, int32_t dev_id,
                                     const mxk_shape *in_shapes, const int32_t *in_types,
@@ -250,7 +244,7 @@ mxk_status cu_register_loss(mxk_registrar *reg, mxk_error_sink *err) {
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = smo_parse;
     k.free_param = cu_param_free;
-    k.supports = loss_supports;
+    k.supports = cu_supports_float32;
     k.create_state = loss_create_state;
     k.destroy_state = loss_destroy_state;
     k.forward = smo_forward;

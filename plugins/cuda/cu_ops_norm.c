@@ -20,17 +20,12 @@
 
 #include "cu_kern_norm.h"
 #include "cuda_plugin.h"
-
-/** The operators of this file. */
-enum cu_norm_kind { CU_NORM_LAYER, CU_NORM_INSTANCE, CU_NORM_GROUP, CU_NORM_L2 };
-
-/** L2Normalization's modes, in the order of the operator's enum string. */
-enum cu_l2_mode { CU_L2_CHANNEL, CU_L2_INSTANCE, CU_L2_SPATIAL };
+#include "mxk_norm.h"
 
 /** The attributes a kernel reads (those an operator does not have keep their zero). */
 typedef struct cu_norm_param {
-    int32_t kind;   /**< enum cu_norm_kind */
-    int32_t l2mode; /**< enum cu_l2_mode (L2Normalization) */
+    int32_t kind;   /**< enum mxk_norm_kind */
+    int32_t l2mode; /**< enum mxk_norm_l2_mode (L2Normalization) */
     float eps;
     int64_t axis;   /**< LayerNorm */
     int64_t groups; /**< GroupNorm num_groups */
@@ -47,96 +42,41 @@ static mxk_status cu_norm_parse(const mxk_attrs *attrs, int32_t kind, void **out
     double eps;
     MXK_SDK_CHECK(mxk_sdk_attr_float_finite(attrs, "eps", &eps, err));
     p.eps = (float)eps;
-    if (kind == CU_NORM_LAYER)
+    if (kind == MXK_NORM_LAYER)
         MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "axis", &p.axis, err));
-    if (kind == CU_NORM_GROUP)
+    if (kind == MXK_NORM_GROUP)
         MXK_SDK_CHECK(mxk_sdk_attr_int_range(attrs, "num_groups", 1, INT32_MAX, &p.groups, err));
-    if (kind == CU_NORM_L2)
+    if (kind == MXK_NORM_L2)
         MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "mode", "channel|instance|spatial", &p.l2mode, err));
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** parse_param of LayerNorm. */
-static mxk_status cu_ln_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, CU_NORM_LAYER, o, e);
-}
-/** parse_param of InstanceNorm. */
-static mxk_status cu_in_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, CU_NORM_INSTANCE, o, e);
-}
-/** parse_param of GroupNorm. */
-static mxk_status cu_gn_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, CU_NORM_GROUP, o, e);
-}
-/** parse_param of L2Normalization. */
-static mxk_status cu_l2_parse(const mxk_attrs *a, void **o, mxk_error_sink *e) {
-    return cu_norm_parse(a, CU_NORM_L2, o, e);
-}
-
-/** Accepts float32 arguments only. */
-static int32_t cu_norm_supports(const void *param, const mxk_shape *in_shapes,
-                                const int32_t *in_types, uint32_t num_in) {
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
-            return 0;
-    return 1;
-}
+/* One parse_param per operator. */
+CU_PARSE_AS(cu_ln_parse, cu_norm_parse, MXK_NORM_LAYER)
+CU_PARSE_AS(cu_in_parse, cu_norm_parse, MXK_NORM_INSTANCE)
+CU_PARSE_AS(cu_gn_parse, cu_norm_parse, MXK_NORM_GROUP)
+CU_PARSE_AS(cu_l2_parse, cu_norm_parse, MXK_NORM_L2)
 
 /**
- * The (outer, K, inner) view of a data shape for the operator (op_norm_moments.c
- * and op_norm_l2.c's views) and the number of statistics (groups). Errors
- * (MXK_ERR_SHAPE), as cpu-blas: LayerNorm's axis out of range, fewer than 3 dims
- * (InstanceNorm, GroupNorm, L2Normalization channel / spatial), channels not
- * divisible by num_groups.
+ * The (outer, K, inner) view of a data shape for the operator (mxk_norm.h, as
+ * cpu-blas) and the number of statistics (groups). Errors (MXK_ERR_SHAPE), as
+ * cpu-blas: LayerNorm's axis out of range, fewer than 3 dims (InstanceNorm,
+ * GroupNorm, L2Normalization channel / spatial), channels not divisible by num_groups.
  */
 static mxk_status cu_norm_view_of(const cu_norm_param *p, const mxk_shape *d, cu_norm_view *v,
                                   mxk_error_sink *err) {
-    *v = (cu_norm_view){.eps = p->eps, .is_var = p->kind == CU_NORM_INSTANCE};
-    if (p->kind == CU_NORM_LAYER) {
-        int64_t a = p->axis < 0 ? p->axis + d->ndim : p->axis;
-        if (a < 0 || a >= d->ndim)
-            return mxk_sdk_error(
-                err, MXK_ERR_SHAPE,
-                "LayerNorm: Channel axis out of range: axis=%lld for %d dimensions",
-                (long long)p->axis, (int)d->ndim);
-        v->outer = mxk_sdk_shape_prod(d, 0, (int32_t)a);
-        v->K = v->P = (uint64_t)d->dims[a];
-        v->inner = mxk_sdk_shape_prod(d, (int32_t)a + 1, d->ndim);
-        v->per_k = 1;
-        return MXK_OK;
-    }
-    if (p->kind == CU_NORM_L2 && p->l2mode == CU_L2_INSTANCE && d->ndim >= 1) {
-        v->outer = (uint64_t)d->dims[0];
-        v->K = mxk_sdk_shape_prod(d, 1, d->ndim);
-        v->inner = 1;
-        return MXK_OK;
-    }
-    if (d->ndim < 3) {
-        const char *what = p->kind == CU_NORM_INSTANCE ? "InstanceNorm"
-                           : p->kind == CU_NORM_GROUP  ? "GroupNorm"
-                                                       : "L2Normalization";
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "%s: expected at least 3 dimensions, got %d", what,
-                             (int)d->ndim);
-    }
-    uint64_t N = (uint64_t)d->dims[0], C = (uint64_t)d->dims[1];
-    uint64_t rest = mxk_sdk_shape_prod(d, 2, d->ndim);
-    if (p->kind == CU_NORM_L2) {
-        int channel = p->l2mode == CU_L2_CHANNEL;
-        v->outer = channel ? N : N * C;
-        v->K = channel ? C : rest;
-        v->inner = channel ? rest : 1;
-        return MXK_OK;
-    }
-    uint64_t G = p->kind == CU_NORM_INSTANCE ? C : (uint64_t)p->groups;
-    if (C % G != 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE,
-                             "GroupNorm: # of channels must be divisible by # of groups: %llu "
-                             "channels, num_groups=%llu",
-                             (unsigned long long)C, (unsigned long long)G);
-    v->outer = N * G;
-    v->K = C / G * rest;
-    v->inner = 1;
-    v->P = G;
+    mxk_norm_view w;
+    if (p->kind == MXK_NORM_L2)
+        MXK_SDK_CHECK(mxk_norm_l2_view(p->l2mode, d, &w, err));
+    else
+        MXK_SDK_CHECK(mxk_norm_moments_view(p->kind, p->axis, p->groups, d, &w, err));
+    *v = (cu_norm_view){.outer = w.outer,
+                        .K = w.K,
+                        .inner = w.inner,
+                        .P = w.P,
+                        .per_k = p->kind == MXK_NORM_LAYER,
+                        .is_var = p->kind == MXK_NORM_INSTANCE,
+                        .eps = p->eps};
     return MXK_OK;
 }
 
@@ -182,7 +122,7 @@ static mxk_status cu_norm_data(const cu_norm_param *p, const mxk_tensor *x, cu_n
 
 /** Name of the second statistic: var (InstanceNorm) or std. */
 static const char *cu_norm_stat_name(const cu_norm_param *p) {
-    return p->kind == CU_NORM_INSTANCE ? "output 'var'" : "output 'std'";
+    return p->kind == MXK_NORM_INSTANCE ? "output 'var'" : "output 'std'";
 }
 
 /** Moments forward: output, mean and std / var by their requests. */
@@ -303,20 +243,17 @@ static mxk_status cu_l2_backward(const mxk_op_ctx *ctx, const void *param, void 
 
 /** Registers the GPU kernels of LayerNorm, InstanceNorm, GroupNorm and L2Normalization. */
 mxk_status cu_register_norm(mxk_registrar *reg, mxk_error_sink *err) {
-    static const char *const ops[] = {"LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization"};
-    mxk_status (*const parse[])(const mxk_attrs *, void **, mxk_error_sink *) = {
-        cu_ln_parse, cu_in_parse, cu_gn_parse, cu_l2_parse};
-    for (int i = 0; i < 4; i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i];
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = parse[i];
-        k.free_param = cu_param_free;
-        k.supports = cu_norm_supports;
-        k.forward = i == CU_NORM_L2 ? cu_l2_forward : cu_moments_forward;
-        k.backward = i == CU_NORM_L2 ? cu_l2_backward : cu_moments_backward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry moments[] = {
+        {"LayerNorm", cu_ln_parse}, {"InstanceNorm", cu_in_parse}, {"GroupNorm", cu_gn_parse}};
+    static const cu_op_entry l2[] = {{"L2Normalization", cu_l2_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = cu_moments_forward;
+    k.backward = cu_moments_backward;
+    MXK_SDK_CHECK(cu_register_each(reg, &k, moments, MXK_SDK_COUNTOF(moments), err));
+    k.forward = cu_l2_forward;
+    k.backward = cu_l2_backward;
+    return cu_register_each(reg, &k, l2, MXK_SDK_COUNTOF(l2), err);
 }

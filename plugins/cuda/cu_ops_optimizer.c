@@ -52,19 +52,9 @@ static mxk_status opt_parse(const mxk_attrs *attrs, int32_t rule, void **out, mx
 }
 
 /* One parse_param per rule. */
-#define CU_OPT_PARSE(fn, rule)                                                                     \
-    static mxk_status fn(const mxk_attrs *a, void **o, mxk_error_sink *e) {                        \
-        return opt_parse(a, rule, o, e);                                                           \
-    }
-CU_OPT_PARSE(sgd_parse, CU_OPT_SGD)
-CU_OPT_PARSE(sgd_mom_parse, CU_OPT_SGD_MOM)
-CU_OPT_PARSE(adam_parse, CU_OPT_ADAM)
-
-/** float32 weight and gradient only. */
-static int32_t opt_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                            uint32_t num_in) {
-    return num_in == 2 && in_types[0] == MXK_FLOAT32 && in_types[1] == MXK_FLOAT32;
-}
+CU_PARSE_AS(sgd_parse, opt_parse, CU_OPT_SGD)
+CU_PARSE_AS(sgd_mom_parse, opt_parse, CU_OPT_SGD_MOM)
+CU_PARSE_AS(adam_parse, opt_parse, CU_OPT_ADAM)
 
 /** One fused update; checks the counts and sizes of the states. */
 static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *state,
@@ -98,21 +88,12 @@ static mxk_status opt_forward(const mxk_op_ctx *ctx, const void *param, void *st
 }
 
 mxk_status cu_register_optimizer(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {
+    static const cu_op_entry ops[] = {
         {"sgd_update", sgd_parse}, {"sgd_mom_update", sgd_mom_parse}, {"adam_update", adam_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = opt_supports;
-        k.forward = opt_forward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = opt_forward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

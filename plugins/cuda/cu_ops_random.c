@@ -42,15 +42,6 @@ cu_philox_pos cu_random_reserve(mxk_random *rng, uint64_t n_blocks) {
     return pos;
 }
 
-/** Reads float attribute `key` into *v. */
-static mxk_status rnd_float(const mxk_attrs *attrs, const char *key, float *v,
-                            mxk_error_sink *err) {
-    double d;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
-    *v = (float)d;
-    return MXK_OK;
-}
-
 /** Parses the distribution attributes of sampler `op`. */
 static mxk_status rnd_parse(const mxk_attrs *attrs, int32_t op, void **out, mxk_error_sink *err) {
     static const char *const keys[][2] = {
@@ -60,23 +51,19 @@ static mxk_status rnd_parse(const mxk_attrs *attrs, int32_t op, void **out, mxk_
         MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "low", &p.low, err));
         MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "high", &p.high, err));
     } else {
-        MXK_SDK_CHECK(rnd_float(attrs, keys[op][0], &p.a, err));
+        MXK_SDK_CHECK(cu_attr_float32(attrs, keys[op][0], &p.a, err));
         if (keys[op][1] != NULL)
-            MXK_SDK_CHECK(rnd_float(attrs, keys[op][1], &p.b, err));
+            MXK_SDK_CHECK(cu_attr_float32(attrs, keys[op][1], &p.b, err));
     }
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per sampler. */
-#define CU_RND_PARSE(fn, op)                                                                       \
-    static mxk_status fn(const mxk_attrs *a, void **o, mxk_error_sink *e) {                        \
-        return rnd_parse(a, op, o, e);                                                             \
-    }
-CU_RND_PARSE(uni_parse, CU_RND_UNIFORM)
-CU_RND_PARSE(nrm_parse, CU_RND_NORMAL)
-CU_RND_PARSE(gam_parse, CU_RND_GAMMA)
-CU_RND_PARSE(exp_parse, CU_RND_EXPONENTIAL)
-CU_RND_PARSE(int_parse, CU_RND_RANDINT)
+CU_PARSE_AS(uni_parse, rnd_parse, CU_RND_UNIFORM)
+CU_PARSE_AS(nrm_parse, rnd_parse, CU_RND_NORMAL)
+CU_PARSE_AS(gam_parse, rnd_parse, CU_RND_GAMMA)
+CU_PARSE_AS(exp_parse, rnd_parse, CU_RND_EXPONENTIAL)
+CU_PARSE_AS(int_parse, rnd_parse, CU_RND_RANDINT)
 
 /** Fills the output: reserves the stream's blocks and launches the sampler. */
 static mxk_status rnd_forward(const mxk_op_ctx *ctx, const void *param, void *state,
@@ -111,22 +98,13 @@ static mxk_status rnd_forward(const mxk_op_ctx *ctx, const void *param, void *st
 }
 
 mxk_status cu_register_random(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"_random_uniform", uni_parse},
-               {"_random_normal", nrm_parse},
-               {"_random_gamma", gam_parse},
-               {"_random_exponential", exp_parse},
-               {"_random_randint", int_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.forward = rnd_forward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {{"_random_uniform", uni_parse},
+                                      {"_random_normal", nrm_parse},
+                                      {"_random_gamma", gam_parse},
+                                      {"_random_exponential", exp_parse},
+                                      {"_random_randint", int_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.forward = rnd_forward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -53,12 +53,6 @@ CU_RED_PARSE(nansum_parse, MXK_RED_NANSUM, "nansum")
 CU_RED_PARSE(norm_parse, MXK_RED_NORM, "norm")
 #undef CU_RED_PARSE
 
-/** Accepts float32 data (the operators' only dtype). */
-static int32_t red_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                            uint32_t num_in) {
-    return num_in == 1 && in_types[0] == MXK_FLOAT32;
-}
-
 /** y (=|+=) the reduction of x over the reduced axes. */
 static mxk_status red_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                               const mxk_forward_args *args, mxk_error_sink *err) {
@@ -127,22 +121,14 @@ static mxk_status red_backward(const mxk_op_ctx *ctx, const void *param, void *s
 
 /** Registers the GPU kernels of the reductions. */
 mxk_status cu_register_reduce(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"sum", sum_parse},  {"mean", mean_parse}, {"max", max_parse},
-               {"min", min_parse},  {"prod", prod_parse}, {"nansum", nansum_parse},
-               {"norm", norm_parse}};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = red_supports;
-        k.forward = red_forward;
-        k.backward = red_backward;
-        MXK_SDK_CHECK(cu_register_math_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {
+        {"sum", sum_parse},   {"mean", mean_parse},     {"max", max_parse},  {"min", min_parse},
+        {"prod", prod_parse}, {"nansum", nansum_parse}, {"norm", norm_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = red_forward;
+    k.backward = red_backward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -28,43 +28,24 @@ typedef struct cu_reg_param {
     int32_t use_linear; /**< SVMOutput */
 } cu_reg_param;
 
-/** Reads float attribute `key` into *v (validated by the operator). */
-static mxk_status reg_float(const mxk_attrs *attrs, const char *key, float *v,
-                            mxk_error_sink *err) {
-    double d;
-    MXK_SDK_CHECK(mxk_sdk_attr_float(attrs, key, &d, err));
-    *v = (float)d;
-    return MXK_OK;
-}
-
 /** Parses the attributes of operator `op`. */
 static mxk_status reg_parse(const mxk_attrs *attrs, int32_t op, void **out, mxk_error_sink *err) {
     cu_reg_param p = {.op = op};
     if (op == CU_REG_SVM) {
-        MXK_SDK_CHECK(reg_float(attrs, "margin", &p.margin, err));
-        MXK_SDK_CHECK(reg_float(attrs, "regularization_coefficient", &p.coef, err));
+        MXK_SDK_CHECK(cu_attr_float32(attrs, "margin", &p.margin, err));
+        MXK_SDK_CHECK(cu_attr_float32(attrs, "regularization_coefficient", &p.coef, err));
         MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "use_linear", &p.use_linear, err));
     } else {
-        MXK_SDK_CHECK(reg_float(attrs, "grad_scale", &p.grad_scale, err));
+        MXK_SDK_CHECK(cu_attr_float32(attrs, "grad_scale", &p.grad_scale, err));
     }
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
 /* One parse_param per operator. */
-#define CU_REG_PARSE(fn, op)                                                                       \
-    static mxk_status fn(const mxk_attrs *a, void **o, mxk_error_sink *e) {                        \
-        return reg_parse(a, op, o, e);                                                             \
-    }
-CU_REG_PARSE(lin_parse, CU_REG_LINEAR)
-CU_REG_PARSE(logi_parse, CU_REG_LOGISTIC)
-CU_REG_PARSE(mae_parse, CU_REG_MAE)
-CU_REG_PARSE(svm_parse, CU_REG_SVM)
-
-/** float32 data and label only. */
-static int32_t reg_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                            uint32_t num_in) {
-    return num_in == 2 && in_types[0] == MXK_FLOAT32 && in_types[1] == MXK_FLOAT32;
-}
+CU_PARSE_AS(lin_parse, reg_parse, CU_REG_LINEAR)
+CU_PARSE_AS(logi_parse, reg_parse, CU_REG_LOGISTIC)
+CU_PARSE_AS(mae_parse, reg_parse, CU_REG_MAE)
+CU_PARSE_AS(svm_parse, reg_parse, CU_REG_SVM)
 
 /** Forward: y = x (nothing to do in place) or sigmoid(x), by the request. */
 static mxk_status reg_forward(const mxk_op_ctx *ctx, const void *param, void *state,
@@ -126,24 +107,15 @@ static mxk_status reg_backward(const mxk_op_ctx *ctx, const void *param, void *s
 }
 
 mxk_status cu_register_regression(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *name;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"LinearRegressionOutput", lin_parse},
-               {"LogisticRegressionOutput", logi_parse},
-               {"MAERegressionOutput", mae_parse},
-               {"SVMOutput", svm_parse}};
-    for (uint32_t i = 0; i < MXK_SDK_COUNTOF(ops); i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].name;
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = reg_supports;
-        k.forward = reg_forward;
-        k.backward = reg_backward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {{"LinearRegressionOutput", lin_parse},
+                                      {"LogisticRegressionOutput", logi_parse},
+                                      {"MAERegressionOutput", mae_parse},
+                                      {"SVMOutput", svm_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = cu_supports_float32;
+    k.forward = reg_forward;
+    k.backward = reg_backward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -178,11 +178,9 @@ static mxk_status cu_rnn_parse(const mxk_attrs *attrs, void **out, mxk_error_sin
 static int32_t cu_rnn_supports(const void *param, const mxk_shape *in_shapes,
                                const int32_t *in_types, uint32_t num_in) {
     const cu_rnn_param *p = param;
-    if ((p->p >= 1.0 && p->L > 1) || p->P == p->H || num_in < 1 || in_shapes[0].ndim != 3)
+    if ((p->p >= 1.0 && p->L > 1) || p->P == p->H || num_in < 1 || in_shapes[0].ndim != 3 ||
+        !cu_all_f32(in_types, num_in))
         return 0;
-    for (uint32_t i = 0; i < num_in; i++)
-        if (in_types[i] != MXK_FLOAT32)
-            return 0;
     const mxk_shape *d = &in_shapes[0];
     int64_t R = p->P ? p->P : p->H, wide = cu_rnn_dirs(p) * R;
     wide = d->dims[2] > wide ? d->dims[2] : wide;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "cu_random.h"
+#include "mxk_random_attr.h"
 
 /** The kernel's parameters of _sample_multinomial. */
 typedef struct cu_mn_param {
@@ -30,23 +31,6 @@ static mxk_status mn_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *e
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
-/** float32 probabilities only. */
-static int32_t mn_supports(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
-                           uint32_t num_in) {
-    return num_in == 1 && in_types[0] == MXK_FLOAT32;
-}
-
-/** The (n distributions, k outcomes, m samples each) of data and the indices. */
-static mxk_status mn_sizes(const mxk_shape *data, const mxk_shape *out, uint64_t *n, uint64_t *k,
-                           uint64_t *m, mxk_error_sink *err) {
-    *k = data->ndim > 0 ? (uint64_t)data->dims[data->ndim - 1] : 0;
-    if (*k == 0)
-        return mxk_sdk_error(err, MXK_ERR_SHAPE, "argument 'data': no outcomes (last dim 0)");
-    *n = mxk_sdk_shape_count(data) / *k;
-    *m = *n ? mxk_sdk_shape_count(out) / *n : 0;
-    return MXK_OK;
-}
-
 /** Draws the indices (and their log probabilities). */
 static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -57,7 +41,7 @@ static mxk_status mn_forward(const mxk_op_ctx *ctx, const void *param, void *sta
                              p->get_prob ? 2u : 1u);
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
     uint64_t n = 0, k = 0, m = 0;
-    MXK_SDK_CHECK(mn_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
     float *prob = p->get_prob && args->req[1] != MXK_REQ_NULL ? args->out_data[1]->data : NULL;
     MXK_SDK_CHECK(cu_enter(ctx, err));
     mxk_random *rng = cu_random_stream(ctx, "_sample_multinomial", err);
@@ -88,7 +72,7 @@ static mxk_status mn_backward(const mxk_op_ctx *ctx, const void *param, void *st
         return MXK_OK;
     const mxk_tensor *gp = args->out_grad[1], *xt = args->in_data[0], *yt = args->out_data[0];
     uint64_t n = 0, k = 0, m = 0;
-    MXK_SDK_CHECK(mn_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
+    MXK_SDK_CHECK(mxk_multinomial_sizes(&xt->shape, &yt->shape, &n, &k, &m, err));
     if (mxk_sdk_shape_count(&gp->shape) != n * m)
         return mxk_sdk_error(err, MXK_ERR_SHAPE, "gradient of 'prob': expected %llu elements",
                              (unsigned long long)(n * m));
@@ -108,13 +92,9 @@ static mxk_status sh_forward(const mxk_op_ctx *ctx, const void *param, void *sta
     mxk_op_req req = args->req[0];
     if (req == MXK_REQ_NULL)
         return MXK_OK;
-    if (req == MXK_REQ_ADD)
-        return mxk_sdk_error(err, MXK_ERR_UNSUPPORTED, "Shuffle does not support AddTo");
     const mxk_tensor *xt = args->in_data[0], *yt = args->out_data[0];
-    if (xt->dtype != yt->dtype)
-        return mxk_sdk_error(err, MXK_ERR_TYPE, "output: expected %s, got %s",
-                             mxk_sdk_dtype_name(xt->dtype), mxk_sdk_dtype_name(yt->dtype));
-    uint64_t rows = xt->shape.ndim ? (uint64_t)xt->shape.dims[0] : 1;
+    MXK_SDK_CHECK(mxk_shuffle_check(req, xt, yt, err));
+    uint64_t rows = mxk_shuffle_rows(&xt->shape);
     uint64_t bytes = mxk_sdk_shape_count(&xt->shape) * mxk_sdk_dtype_size(xt->dtype);
     MXK_SDK_CHECK(cu_enter(ctx, err));
     mxk_random *rng = cu_random_stream(ctx, "_shuffle", err);
@@ -137,7 +117,7 @@ mxk_status cu_register_sample(mxk_registrar *reg, mxk_error_sink *err) {
     k.op_name = "_sample_multinomial";
     k.parse_param = mn_parse;
     k.free_param = cu_param_free;
-    k.supports = mn_supports;
+    k.supports = cu_supports_float32;
     k.forward = mn_forward;
     k.backward = mn_backward;
     MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));

@@ -75,34 +75,6 @@ static int32_t so_supports(const void *param, const mxk_shape *in_shapes, const 
     return p->kind == SO_ARGMAX || p->kind == SO_ARGMIN || n <= CU_SORT_MAX;
 }
 
-/** Largest position an index dtype holds exactly (MaxIntegerValue, mxnet/common/utils.h). */
-static double so_dtype_max(int32_t dtype) {
-    switch (dtype) {
-    case MXK_UINT8:
-        return 255.0;
-    case MXK_INT32:
-        return 2147483647.0;
-    case MXK_FLOAT16:
-        return 2048.0;
-    case MXK_FLOAT32:
-        return 16777216.0;
-    default: /* int64, float64 */
-        return 9007199254740992.0;
-    }
-}
-
-/** Refuses a position output whose dtype cannot hold n positions (as cpu-blas and MXNet). */
-static mxk_status so_check_dtype(const mxk_tensor *t, uint64_t n, mxk_error_sink *err) {
-    if ((double)n > so_dtype_max(t->dtype))
-        return mxk_sdk_error(err, MXK_ERR_INVALID_ARGUMENT,
-                             "'IDType' does not have a sufficient precision to represent the "
-                             "indices of the input array. The total element_num is %llu, but "
-                             "the selected index_t (%s) can only represent %.0f elements",
-                             (unsigned long long)n, mxk_sdk_dtype_name(t->dtype),
-                             so_dtype_max(t->dtype));
-    return MXK_OK;
-}
-
 /** Forward: the extreme positions (argmax / argmin) or the sorted rows' outputs. */
 static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *state,
                              const mxk_forward_args *args, mxk_error_sink *err) {
@@ -145,7 +117,7 @@ static mxk_status so_forward(const mxk_op_ctx *ctx, const void *param, void *sta
         const mxk_tensor *t = args->out_data[i];
         MXK_SDK_CHECK(cu_need(t, op, "an output", err));
         if (i == 1 || p->ret == CU_SORT_INDICES)
-            MXK_SDK_CHECK(so_check_dtype(t, n, err));
+            MXK_SDK_CHECK(mxk_idx_check_positions(t->dtype, n, err));
         if (i == 0) {
             c.out0 = t->data, c.dtype0 = t->dtype, c.add0 = args->req[0] == MXK_REQ_ADD;
         } else {
@@ -195,17 +167,6 @@ static mxk_status so_backward(const mxk_op_ctx *ctx, const void *param, void *st
     return MXK_OK;
 }
 
-/** The position dtype attribute (topk, argsort) in MXNet's enum order. */
-static mxk_status so_attr_dtype(const mxk_attrs *attrs, int32_t *dtype, mxk_error_sink *err) {
-    static const int32_t codes[] = {MXK_UINT8,   MXK_INT32,   MXK_INT64,
-                                    MXK_FLOAT16, MXK_FLOAT32, MXK_FLOAT64};
-    int32_t i = 0;
-    MXK_SDK_CHECK(
-        mxk_sdk_attr_enum(attrs, "dtype", "uint8|int32|int64|float16|float32|float64", &i, err));
-    *dtype = codes[i];
-    return MXK_OK;
-}
-
 /** parse_param of argmax (axis absent: flattened). */
 static mxk_status argmax_parse(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     cu_so_param p = {.kind = SO_ARGMAX};
@@ -235,7 +196,7 @@ static mxk_status topk_parse(const mxk_attrs *attrs, void **out, mxk_error_sink 
     MXK_SDK_CHECK(mxk_sdk_attr_int(attrs, "k", &p.k, err));
     MXK_SDK_CHECK(mxk_sdk_attr_enum(attrs, "ret_typ", "value|indices|mask|both", &p.ret, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "is_ascend", &p.ascend, err));
-    MXK_SDK_CHECK(so_attr_dtype(attrs, &p.dtype, err));
+    MXK_SDK_CHECK(mxk_idx_attr_dtype(attrs, &p.dtype, err));
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
@@ -252,28 +213,20 @@ static mxk_status argsort_parse(const mxk_attrs *attrs, void **out, mxk_error_si
     cu_so_param p = {.kind = SO_ARGSORT, .ret = CU_SORT_INDICES};
     MXK_SDK_CHECK(mxk_idx_attr_opt_int(attrs, "axis", &p.has_axis, &p.axis, err));
     MXK_SDK_CHECK(mxk_sdk_attr_bool(attrs, "is_ascend", &p.ascend, err));
-    MXK_SDK_CHECK(so_attr_dtype(attrs, &p.dtype, err));
+    MXK_SDK_CHECK(mxk_idx_attr_dtype(attrs, &p.dtype, err));
     return cu_param_dup(&p, sizeof p, out, err);
 }
 
 mxk_status cu_register_sort(mxk_registrar *reg, mxk_error_sink *err) {
-    static const struct {
-        const char *op;
-        mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *);
-    } ops[] = {{"argmax", argmax_parse}, {"argmax_channel", argmax_channel_parse},
-               {"argmin", argmin_parse}, {"topk", topk_parse},
-               {"sort", sort_parse},     {"argsort", argsort_parse}};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-        mxk_op_kernel_def k;
-        mxk_sdk_kernel_def_init(&k);
-        k.op_name = ops[i].op;
-        k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
-        k.parse_param = ops[i].parse;
-        k.free_param = cu_param_free;
-        k.supports = so_supports;
-        k.forward = so_forward;
-        k.backward = so_backward;
-        MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
-    }
-    return MXK_OK;
+    static const cu_op_entry ops[] = {
+        {"argmax", argmax_parse}, {"argmax_channel", argmax_channel_parse},
+        {"argmin", argmin_parse}, {"topk", topk_parse},
+        {"sort", sort_parse},     {"argsort", argsort_parse}};
+    mxk_op_kernel_def k;
+    mxk_sdk_kernel_def_init(&k);
+    k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
+    k.supports = so_supports;
+    k.forward = so_forward;
+    k.backward = so_backward;
+    return cu_register_each(reg, &k, ops, MXK_SDK_COUNTOF(ops), err);
 }

@@ -104,6 +104,20 @@ cudnnHandle_t cu_dnn(const mxk_op_ctx *ctx, mxk_error_sink *err);
  */
 mxk_status cu_register_kernel(mxk_registrar *reg, mxk_op_kernel_def *kdef, mxk_error_sink *err);
 
+/** An operator and the parse_param of its kernel. */
+typedef struct cu_op_entry {
+    const char *name;
+    mxk_status (*parse)(const mxk_attrs *attrs, void **out, mxk_error_sink *err);
+} cu_op_entry;
+
+/**
+ * Registers the kernel `tmpl` (flags, supports, forward, backward, ...) once per
+ * operator of ops[0..n), with that operator's op_name and parse_param and
+ * free_param cu_param_free. Errors of cu_register_kernel.
+ */
+mxk_status cu_register_each(mxk_registrar *reg, const mxk_op_kernel_def *tmpl,
+                            const cu_op_entry *ops, size_t n, mxk_error_sink *err);
+
 /**
  * Allocates a copy of the `size` bytes at p as a kernel's parameter object
  * (parse_param; freed by cu_param_free). MXK_ERR_OUT_OF_MEMORY "cuda: out of
@@ -113,6 +127,26 @@ mxk_status cu_param_dup(const void *p, size_t size, void **out, mxk_error_sink *
 
 /** Frees a parameter object of cu_param_dup (free_param). */
 void cu_param_free(void *p);
+
+/**
+ * Defines parse_param `fn` as `parse(attrs, value, out, err)`: one per operator of
+ * a family whose parser takes the operator's code (the registrar keeps function
+ * pointers only).
+ */
+#define CU_PARSE_AS(fn, parse, value)                                                              \
+    static mxk_status fn(const mxk_attrs *a, void **o, mxk_error_sink *e) {                        \
+        return parse(a, value, o, e);                                                              \
+    }
+
+/** Reads float attribute `key` (validated by the operator) into *v as float32. */
+mxk_status cu_attr_float32(const mxk_attrs *attrs, const char *key, float *v, mxk_error_sink *err);
+
+/** 1 when every one of the n types is float32. */
+int cu_all_f32(const int32_t *types, uint32_t n);
+
+/** supports of a kernel that computes float32 only: 1 when every argument is float32. */
+int32_t cu_supports_float32(const void *param, const mxk_shape *in_shapes, const int32_t *in_types,
+                            uint32_t num_in);
 
 /** Number of elements of a shape (1 for ndim 0). */
 int64_t cu_shape_size(const mxk_shape *s);

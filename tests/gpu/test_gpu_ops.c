@@ -14,9 +14,10 @@
  *   forward ADD (outputs pre-filled with 5) in the backward's mode;
  *   backward with the same random output gradients, WRITE then ADD (pre-filled
  *   with 5; labels and indices get NULL): input gradients compared.
- * Every array is given to backward (the kit's "dependency" check covers what the
- * kernel may read). An element agrees when |gpu - cpu| <= atol + rtol * |cpu|
- * (NaN only with NaN), with the larger of the two kernels' crosscheck_rtol /
+ * Backward gets only the arrays the operator's backward dependency declares (the
+ * others NULL), as the executor passes them, so a GPU kernel that reads an
+ * undeclared array fails here as it would in training. An element agrees when |gpu - cpu| <= atol +
+ * rtol * |cpu| (NaN only with NaN), with the larger of the two kernels' crosscheck_rtol /
  * crosscheck_atol (ABI 1.2), else rtol 1e-4 and atol 1e-5, as mxk crosscheck
  * (kernel/graph/crosscheck.c, which compares two backends on ONE device and so
  * cannot serve here). Per-operator exceptions:
@@ -276,9 +277,19 @@ static int backward_both(const case_data *d, side s[2], mxk_op_req req, int *no_
             mxk_ndarray_free(s[k].grad[i]);
             rc = mxk_ndarray_full(&d->in_s[i], d->in_t[i], s[k].ctx, ADD_BASE, &s[k].grad[i]);
         }
-        if (rc == MXK_OK)
-            rc = mxk_op_instance_backward(s[k].inst, s[k].ograd, s[k].in, s[k].out, s[k].grad, reqs,
-                                          s[k].aux);
+        if (rc == MXK_OK) {
+            /* Only what the backward dependency declares, as the executor passes it. */
+            uint8_t need_og[MAX_SLOTS] = {0}, need_in[MAX_IN] = {0}, need_out[MAX_SLOTS] = {0};
+            mxk_op_instance_backward_dependency(s[k].inst, need_og, need_in, need_out);
+            mxk_ndarray *og[MAX_SLOTS], *in[MAX_IN], *out[MAX_SLOTS];
+            for (uint32_t i = 0; i < d->num_vis; i++)
+                og[i] = need_og[i] ? s[k].ograd[i] : NULL;
+            for (uint32_t i = 0; i < d->num_in; i++)
+                in[i] = need_in[i] ? s[k].in[i] : NULL;
+            for (uint32_t i = 0; i < d->num_out; i++)
+                out[i] = need_out[i] ? s[k].out[i] : NULL;
+            rc = mxk_op_instance_backward(s[k].inst, og, in, out, s[k].grad, reqs, s[k].aux);
+        }
         if (rc == MXK_ERR_UNSUPPORTED && k == 0 && req == MXK_REQ_WRITE) {
             *no_backward = 1;
             return 0;

@@ -84,7 +84,7 @@ static __global__ void cu_affine_kernel(const float *theta, const float *gd, int
     }
 }
 
-/** Affine gradient: one block per dtheta element (b, r), a tree sum in double. */
+/** Affine gradient: one block per dtheta element (b, r), a block sum in double. */
 static __global__ void cu_affine_grad_kernel(const float *dsrc, const float *gd, int64_t m,
                                              float *dtheta, int32_t req) {
     __shared__ double part[CU_THREADS];
@@ -92,15 +92,9 @@ static __global__ void cu_affine_grad_kernel(const float *dsrc, const float *gd,
     double s = 0.0;
     for (int64_t k = threadIdx.x; k < m; k += blockDim.x)
         s += (double)dsrc[b * m + k] * gd[r * m + k];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (unsigned h = blockDim.x / 2; h > 0; h /= 2) {
-        if (threadIdx.x < h)
-            part[threadIdx.x] += part[threadIdx.x + h];
-        __syncthreads();
-    }
+    s = cu_block_reduce(s, part, cu_sum_op());
     if (threadIdx.x == 0)
-        cu_store(&dtheta[blockIdx.x], (float)part[0], req);
+        cu_store(&dtheta[blockIdx.x], (float)s, req);
 }
 
 /**

@@ -6,11 +6,10 @@
  * compute identical numbers: block i of a stream is philox(key, counter + i),
  * independent of which thread computes it. The value mappings below (uniform
  * floats, normal floats, 64-bit integers) are the host's draws
- * (host->random_uniform / random_normal, kernel/memory/resource.h) element by
- * element, so a device kernel that computes element i from block i / 4 (i / 2
- * for 64-bit integers) of a reservation (host->random_reserve) yields the host's
- * numbers. The arithmetic is binary64 rounded after every operation (never fused
- * into an FMA: __dmul_rn / __dadd_rn on the device).
+ * (host->random_uniform / random_normal of mxk_abi_host.h) element by element, so a device kernel
+ * that computes element i from block i / 4 (i / 2 for 64-bit integers) of a reservation
+ * (host->random_reserve) yields the host's numbers. The arithmetic is binary64 rounded after every
+ * operation (never fused into an FMA: __dmul_rn / __dadd_rn on the device).
  */
 #ifndef MXK_PHILOX_H
 #define MXK_PHILOX_H

@@ -45,6 +45,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +287,7 @@ static void *comm_thread(void *arg) {
                                       done[i].status == MXK_OK ? NULL : done[i].msg);
         /* Requests with handles are polled every 20 us; abandoned ones every 10 ms. */
         if (n == 0)
-            nanosleep(&(struct timespec){0, live ? 20000 : 10000000}, NULL);
+            live ? sched_yield() : nanosleep(&(struct timespec){0, 10000000}, NULL);
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);

@@ -8,11 +8,14 @@
  *              summed over the workers (the value times N), every worker pulls the same; the
  *              updater runs once per key and round on the aggregate; rank, num_workers,
  *              barrier; integer keys pushed in a different order on every rank; init takes
- *              rank 0's value (upstream src/kvstore/kvstore_dist.h InitImpl).
- *   mismatch   rank 1 inits a key with another shape: the same exact error on every rank.
+ *              rank 0's value (upstream src/kvstore/kvstore_dist.h InitImpl); float16
+ *              and int32 keys.
+ *   mismatch   rank 1 inits a key with another shape: the same exact error on every rank;
+ *              a bad MXK_KVSTORE_TIMEOUT.
+ *   stop       2 workers; rank 1 stops after one round: rank 0's next pull, then its
+ *              barrier, fail after MXK_KVSTORE_TIMEOUT (3 s, set by ctest) with the exact
+ *              messages.
  *   nolaunch   without mpirun, create fails with the exact "needs an MPI launch" message.
- *   stop       2 workers; rank 1 stops after one round: rank 0's next pull fails within
- *              MXK_KVSTORE_TIMEOUT (3 s, set by ctest) with the exact message.
  * Every process prints its own "N passed, N failed" line (tests/testing.h).
  */
 #include <stdlib.h>
@@ -239,6 +242,46 @@ static void test_init_broadcasts_rank0(void) {
 }
 
 /**
+ * float16 (summed by the plugin's MPI operator, in float32) and int32 keys: worker r
+ * pushes 0.5 + r and 3 + r; pulled into float32 arrays (pull converts), every worker
+ * reads 0.5N + N(N-1)/2 and 3N + N(N-1)/2 (exact in float16 for N <= 3).
+ */
+static void test_other_dtypes(void) {
+    mxk_kvstore *kv = create("dist_sync");
+    if (kv == NULL)
+        return;
+    const int n = expected_workers, rank = mxk_kvstore_rank(kv);
+    const int32_t dtypes[2] = {MXK_FLOAT16, MXK_INT32};
+    const float mine[2] = {0.5f + (float)rank, 3.0f + (float)rank};
+    const float sums[2] = {0.5f * (float)n + (float)(n * (n - 1) / 2),
+                           3.0f * (float)n + (float)(n * (n - 1) / 2)};
+    const char *keys[2] = {"half", "int"};
+    for (int i = 0; i < 2; i++) {
+        mxk_ndarray *v = NULL, *out = full(0);
+        CHECK_EQ_INT(mxk_ndarray_full(&shape23, dtypes[i], cpu0, mine[i], &v), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_init(kv, 1, &keys[i], &v), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_push(kv, 1, &keys[i], &v, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, &keys[i], &out, 0), MXK_OK);
+        CHECK(all_eq(out, sums[i]));
+        mxk_ndarray_free(v);
+        mxk_ndarray_free(out);
+    }
+    mxk_kvstore_free(kv);
+}
+
+/** A bad MXK_KVSTORE_TIMEOUT fails create on every worker, naming the value. */
+static void test_bad_timeout(void) {
+    setenv("MXK_KVSTORE_TIMEOUT", "abc", 1);
+    mxk_kvstore *kv = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("dist_sync", &kv), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(kv == NULL);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore 'dist_sync': transport 'dist_sync' create: KVStore dist_sync: "
+                "MXK_KVSTORE_TIMEOUT must be a positive number of seconds, got 'abc'");
+    unsetenv("MXK_KVSTORE_TIMEOUT");
+}
+
+/**
  * Rank 1 inits key 3 with shape (10,21), the others with (10,20): every rank gets
  * the same error; the store stays usable (a later matching init and push work).
  */
@@ -313,6 +356,11 @@ static void test_worker_stops(void) {
         CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
         CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
         CHECK(now_s() - t0 < waited + 1.0);
+        /* The barrier times out alike. */
+        CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_ERR_BACKEND);
+        CHECK_STREQ(mxk_get_last_error(), "KVStore barrier: KVStore dist_sync: no progress on "
+                                          "the barrier for 3 s: a worker may have died or stopped "
+                                          "pushing (rank 0 of 2 here)");
     }
     mxk_kvstore_free(kv);
     mxk_ndarray_free(v);
@@ -337,8 +385,10 @@ int main(int argc, char **argv) {
         MXK_RUN(test_seed_sequence_dist_device_sync);
         MXK_RUN(test_int_keys_in_different_orders);
         MXK_RUN(test_init_broadcasts_rank0);
+        MXK_RUN(test_other_dtypes);
     } else if (strcmp(mode, "mismatch") == 0) {
         MXK_RUN(test_shape_mismatch);
+        MXK_RUN(test_bad_timeout);
     } else if (strcmp(mode, "nolaunch") == 0) {
         MXK_RUN(test_no_launch);
     } else if (strcmp(mode, "stop") == 0) {

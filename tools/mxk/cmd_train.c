@@ -743,7 +743,8 @@ static int train_run(const cli_globals *g, train_args *a, const train_dist *d, i
  * The body of `mxk train` (with the library initialised): opens the dist store of
  * --kv-store if any, puts the rank into a --model-prefix holding
  * TRAIN_DIST_RANK_TOKEN (then every rank saves; else only rank 0 does), keeps the
- * metrics log to rank 0, then trains.
+ * metrics log to rank 0, then trains. The text networks are refused with a dist
+ * store (their data is not split, and bucketing would push different keys).
  */
 static int train_body(const cli_globals *g, void *arg) {
     train_args *a = arg;
@@ -751,6 +752,10 @@ static int train_body(const cli_globals *g, void *arg) {
     char prefix[PATH_MAX];
     int saves = 1;
     int rc = train_dist_open(a->kv_store, &d);
+    if (rc == CLI_OK && d.kv && is_text(a))
+        rc = cli_error("--kv-store %s: the text networks do not train distributed: every worker "
+                       "would read the whole text, and the buckets would differ between workers",
+                       a->kv_store);
     if (rc == CLI_OK && a->model_prefix) {
         int per_rank = train_dist_prefix(&d, a->model_prefix, prefix, sizeof prefix);
         rc = per_rank < 0 ? CLI_ERROR : CLI_OK;

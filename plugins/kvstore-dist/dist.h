@@ -1,0 +1,37 @@
+/*
+ * Shared declarations of the kvstore-dist plugin: the process-wide MPI state
+ * (plugin.c) and the allreduce transport (transport.c).
+ *
+ * Semantics: MXNet's distributed KVStore (upstream src/kvstore/kvstore_dist.h,
+ * python/mxnet/kvstore/kvstore.py, docs "Distributed Training in MXNet"), built as
+ * an allreduce per key instead of a parameter server: see transport.c.
+ */
+#ifndef MXK_KVSTORE_DIST_H
+#define MXK_KVSTORE_DIST_H
+
+#include <mpi.h>
+
+#include "mxk_plugin.h"
+
+/** The host table, set by mxk_plugin_init (valid until process exit). */
+extern const mxk_host_api *dist_host;
+
+/**
+ * Initialises MPI once per process, lazily (the first transport create, never at
+ * plugin load), asking for MPI_THREAD_MULTIPLE. `name` (the store type) names the
+ * store in errors: MXK_ERR_STATE when the process was not started by an MPI
+ * launcher, MXK_ERR_BACKEND when MPI fails or gives less than MPI_THREAD_MULTIPLE.
+ * Thread-safe.
+ */
+mxk_status dist_mpi_start(const char *name, mxk_error_sink *err);
+
+/** The sum operator for float16 (uint16 bit patterns), valid after dist_mpi_start. */
+MPI_Op dist_half_sum_op(void);
+
+/** Writes MPI's text of error code `code` into buf (len bytes) and returns buf. */
+const char *dist_mpi_error(int code, char *buf, size_t len);
+
+/** Registers the transports dist_sync and dist_device_sync with the kernel. */
+mxk_status dist_register_transports(mxk_registrar *reg, mxk_error_sink *err);
+
+#endif /* MXK_KVSTORE_DIST_H */

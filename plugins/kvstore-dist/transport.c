@@ -1,0 +1,721 @@
+/*
+ * The dist_sync and dist_device_sync KVStore transports (abi/mxk_abi_kvstore.h)
+ * over MPI.
+ *
+ * Semantics: upstream MXNet's synchronous distributed KVStore
+ * (src/kvstore/kvstore_dist.h, python/mxnet/kvstore/kvstore.py,
+ * python/mxnet/module/module.py _create_kvstore / update_on_kvstore): every worker
+ * pushes its gradient of a key, the store sums them over the workers, every worker
+ * pulls the same sum; rank() and num_workers() are the worker's rank and the
+ * number of workers; init takes rank 0's value; barrier waits for every worker.
+ *
+ * Design: an allreduce per key instead of upstream's parameter servers. The kernel
+ * sums the values a worker pushes to a key, hands this worker's sum to push, pulls
+ * the aggregate into the same buffer and then runs the updater (or copies) on every
+ * worker (kernel/kvstore/kvstore.c). A push is therefore an MPI_Iallreduce(SUM) of
+ * the key: every worker receives the same sum and applies the same updater to it,
+ * so the parameters stay identical on every worker without server processes (as
+ * Horovod). Upstream's sync mode gives the same numbers: its servers sum the
+ * workers' pushes and run the updater once, then workers pull the result.
+ * Compared to upstream, there is no server process to launch, one collective per
+ * key and push instead of a push and a pull message per worker and server, and the
+ * optimizer state lives on every worker instead of on the servers.
+ *
+ * - Ordering: engine workers push different keys in an order that differs between
+ *   workers. Every key therefore has a communicator of its own (MPI_Comm_idup of
+ *   the transport's, in init, which the kernel calls synchronously in program order
+ *   on every worker), so the collectives of different keys never need one order;
+ *   those of one key are ordered by the kernel (its engine variable).
+ * - Progress: push starts MPI_Iallreduce from the engine worker calling it
+ *   (MPI_THREAD_MULTIPLE); one communication thread per transport polls the
+ *   requests with MPI_Testsome and completes the engine's handles. Pull copies the
+ *   last aggregate out of the key's receive buffer.
+ * - init: every worker MPI_Iallgather's a record of the key (hash, a prefix of its
+ *   name, dtype, shape); a mismatch is an error on every worker naming the key and
+ *   both values. Then MPI_Ibcast of rank 0's value, written into the tensor the
+ *   kernel passed (its stored copy, host memory), as upstream's InitImpl stores
+ *   rank 0's value on the servers for every worker's later pulls.
+ * - Faults never hang: a collective without completion for MXK_KVSTORE_TIMEOUT
+ *   seconds (default 60) fails its push, or init or barrier, with an error naming
+ *   the key. Such a collective cannot be cancelled (MPI forbids freeing a pending
+ *   collective request): it stays polled, its key fails every later push and pull,
+ *   and the buffers it may write are not freed. The communicators return errors
+ *   (MPI_ERRORS_RETURN), which become mxk errors.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist.h"
+#include "mxk_sdk_dtype.h"
+#include "mxk_sdk_shape.h"
+
+/** Default of MXK_KVSTORE_TIMEOUT, seconds. */
+#define DIST_TIMEOUT_DEFAULT 60.0
+
+/** One key. */
+typedef struct dist_key {
+    char *key;
+    MPI_Comm comm; /**< this key's communicator (a dup of the transport's) */
+    MPI_Datatype type;
+    MPI_Op op;
+    int32_t dtype;
+    int count;        /**< elements */
+    size_t bytes;     /**< bytes of the value */
+    void *recv;       /**< the last aggregate (after init: rank 0's value) */
+    int pending;      /**< an allreduce of this key is in flight (abandoned ones included) */
+    char failed[512]; /**< non-empty once a collective of this key failed */
+} dist_key;
+
+/** An allreduce in flight. */
+typedef struct dist_op {
+    dist_key *k;
+    mxk_async_handle *done; /**< NULL once completed with an error (abandoned) */
+    double start;           /**< MPI_Wtime at the start */
+} dist_op;
+
+/** A completion to deliver without the lock. */
+typedef struct dist_completion {
+    mxk_async_handle *done;
+    mxk_status status;
+    char msg[512];
+} dist_completion;
+
+/** The transport object. */
+typedef struct dist_transport {
+    const char *name; /**< the store type: dist_sync or dist_device_sync */
+    MPI_Comm world;   /**< a dup of MPI_COMM_WORLD with MPI_ERRORS_RETURN */
+    int rank, size;
+    double timeout;       /**< seconds */
+    pthread_mutex_t lock; /**< guards everything below */
+    pthread_cond_t wake;  /**< signalled when an op starts or at destroy */
+    dist_key **keys;
+    uint32_t nkeys, capkeys;
+    dist_op *ops; /**< in flight, parallel to reqs */
+    MPI_Request *reqs;
+    int *indices;
+    MPI_Status *statuses;
+    uint32_t nops, capops;
+    int stop;
+    pthread_t thread;
+    char broken[512]; /**< non-empty once a collective of init or barrier failed */
+} dist_transport;
+
+/** 64-bit FNV-1a of a string: keys are compared across workers by hash and a name prefix. */
+static uint64_t key_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/** The MPI type and sum operator of a dtype; 0 when the dtype has none. */
+static int dtype_mpi(int32_t dtype, MPI_Datatype *type, MPI_Op *op) {
+    *op = MPI_SUM;
+    switch (dtype) {
+    case MXK_FLOAT32:
+        *type = MPI_FLOAT;
+        return 1;
+    case MXK_FLOAT64:
+        *type = MPI_DOUBLE;
+        return 1;
+    case MXK_FLOAT16:
+        *type = MPI_UINT16_T;
+        *op = dist_half_sum_op();
+        return 1;
+    case MXK_UINT8:
+        *type = MPI_UINT8_T;
+        return 1;
+    case MXK_INT32:
+        *type = MPI_INT32_T;
+        return 1;
+    case MXK_INT8:
+        *type = MPI_INT8_T;
+        return 1;
+    case MXK_INT64:
+        *type = MPI_INT64_T;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/** True when the tensor lives in host memory. */
+static int is_host(const mxk_tensor *t) {
+    return t->dev_type == MXK_DEV_CPU || t->dev_type == MXK_DEV_CPU_PINNED;
+}
+
+/** Writes the timeout message of collective `what` into buf. */
+static void timeout_message(const dist_transport *t, const char *what, char *buf, size_t len) {
+    snprintf(buf, len,
+             "KVStore %s: no progress on %s for %g s: a worker may have died or stopped pushing "
+             "(rank %d of %d here)",
+             t->name, what, t->timeout, t->rank, t->size);
+}
+
+/**
+ * Waits for `req` (a collective on the transport's communicator), polling, at most
+ * the timeout. On a timeout or an MPI error the transport is marked broken (the
+ * communicator holds an unfinished collective) and the error written into `err`.
+ */
+static mxk_status wait_request(dist_transport *t, MPI_Request *req, const char *what,
+                               mxk_error_sink *err) {
+    double start = MPI_Wtime();
+    char msg[512];
+    for (;;) {
+        int flag = 0;
+        int rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            snprintf(msg, sizeof msg, "KVStore %s: %s: %s", t->name, what,
+                     dist_mpi_error(rc, text, sizeof text));
+            break;
+        }
+        if (flag)
+            return MXK_OK;
+        if (MPI_Wtime() - start > t->timeout) {
+            timeout_message(t, what, msg, sizeof msg);
+            break;
+        }
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    pthread_mutex_lock(&t->lock);
+    snprintf(t->broken, sizeof t->broken, "%s", msg);
+    pthread_mutex_unlock(&t->lock);
+    return dist_host->error(err, MXK_ERR_BACKEND, "%s", msg);
+}
+
+/** The earlier failure of an init or barrier collective (lock not held), or MXK_OK. */
+static mxk_status check_broken(dist_transport *t, mxk_error_sink *err) {
+    pthread_mutex_lock(&t->lock);
+    mxk_status st = MXK_OK;
+    if (t->broken[0])
+        st = dist_host->error(err, MXK_ERR_STATE, "%s", t->broken);
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/** The key named `key` (lock held), or NULL. */
+static dist_key *find_key(dist_transport *t, const char *key) {
+    for (uint32_t i = 0; i < t->nkeys; i++)
+        if (strcmp(t->keys[i]->key, key) == 0)
+            return t->keys[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The communication thread                                                  */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Polls the requests in flight (lock held): moves the completions and the timeouts
+ * of this round into `out` (at most `cap`), drops finished requests, and returns
+ * the number of completions; *live is set when a request with a handle remains.
+ */
+static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, int *live) {
+    uint32_t n = 0;
+    int outcount = 0;
+    int rc = MPI_Testsome((int)t->nops, t->reqs, &outcount, t->indices, t->statuses);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)
+        outcount = MPI_UNDEFINED;
+    for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++) {
+        dist_op *o = &t->ops[t->indices[i]];
+        int code = rc == MPI_ERR_IN_STATUS ? t->statuses[i].MPI_ERROR : MPI_SUCCESS;
+        o->k->pending = 0;
+        if (o->done == NULL)
+            continue; /* an abandoned collective finished late: nothing to report */
+        dist_completion *c = &out[n++];
+        c->done = o->done;
+        c->status = MXK_OK;
+        c->msg[0] = '\0';
+        o->done = NULL;
+        if (code != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            snprintf(o->k->failed, sizeof o->k->failed, "KVStore %s: allreduce of key %s: %s",
+                     t->name, o->k->key, dist_mpi_error(code, text, sizeof text));
+            c->status = MXK_ERR_BACKEND;
+            snprintf(c->msg, sizeof c->msg, "%s", o->k->failed);
+        }
+    }
+    double now = MPI_Wtime();
+    uint32_t kept = 0;
+    *live = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        dist_op *o = &t->ops[i];
+        if (t->reqs[i] == MPI_REQUEST_NULL)
+            continue; /* finished: handled above */
+        if (o->done != NULL && now - o->start > t->timeout && n < cap) {
+            char what[300];
+            snprintf(what, sizeof what, "key %s", o->k->key);
+            timeout_message(t, what, o->k->failed, sizeof o->k->failed);
+            dist_completion *c = &out[n++];
+            c->done = o->done;
+            c->status = MXK_ERR_BACKEND;
+            snprintf(c->msg, sizeof c->msg, "%s", o->k->failed);
+            o->done = NULL;
+        }
+        *live |= o->done != NULL;
+        t->ops[kept] = *o;
+        t->reqs[kept] = t->reqs[i];
+        kept++;
+    }
+    t->nops = kept;
+    return n;
+}
+
+/** The communication thread: completes the allreduces of the transport. */
+static void *comm_thread(void *arg) {
+    dist_transport *t = arg;
+    enum { BATCH = 64 };
+    dist_completion *done = malloc(BATCH * sizeof *done);
+    pthread_mutex_lock(&t->lock);
+    while (!t->stop) {
+        if (t->nops == 0) {
+            pthread_cond_wait(&t->wake, &t->lock);
+            continue;
+        }
+        int live = 0;
+        uint32_t n = done ? poll_ops(t, done, BATCH, &live) : 0;
+        pthread_mutex_unlock(&t->lock);
+        for (uint32_t i = 0; i < n; i++)
+            dist_host->async_complete(done[i].done, done[i].status,
+                                      done[i].status == MXK_OK ? NULL : done[i].msg);
+        /* Requests with handles are polled every 20 us; abandoned ones every 10 ms. */
+        if (n == 0)
+            nanosleep(&(struct timespec){0, live ? 20000 : 10000000}, NULL);
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    free(done);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The transport contract                                                    */
+/* ------------------------------------------------------------------------- */
+
+/** Reads MXK_KVSTORE_TIMEOUT (positive seconds) into *out. */
+static mxk_status read_timeout(const char *name, double *out, mxk_error_sink *err) {
+    const char *s = getenv("MXK_KVSTORE_TIMEOUT");
+    *out = DIST_TIMEOUT_DEFAULT;
+    if (s == NULL || *s == '\0')
+        return MXK_OK;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v > 0) || !isfinite(v))
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: MXK_KVSTORE_TIMEOUT must be a positive number of "
+                                "seconds, got '%s'",
+                                name, s);
+    *out = v;
+    return MXK_OK;
+}
+
+/** Frees a transport whose communication thread is not running. */
+static void free_transport(dist_transport *t) {
+    for (uint32_t i = 0; i < t->nkeys; i++) {
+        dist_key *k = t->keys[i];
+        if (k->pending)
+            continue; /* MPI may still write k->recv: leave the key to the process */
+        MPI_Comm_free(&k->comm);
+        free(k->recv);
+        free(k->key);
+        free(k);
+    }
+    if (t->world != MPI_COMM_NULL && !t->broken[0])
+        MPI_Comm_free(&t->world);
+    free(t->keys);
+    free(t->ops);
+    free(t->reqs);
+    free(t->indices);
+    free(t->statuses);
+    pthread_cond_destroy(&t->wake);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/** Shared body of the create functions of both store types. */
+static mxk_status create_named(const char *name, void **out, mxk_error_sink *err) {
+    double timeout = 0;
+    mxk_status st = dist_mpi_start(name, err);
+    if (st == MXK_OK)
+        st = read_timeout(name, &timeout, err);
+    if (st != MXK_OK)
+        return st;
+    dist_transport *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return dist_host->error(err, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", name);
+    t->name = name;
+    t->timeout = timeout;
+    t->world = MPI_COMM_NULL;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->wake, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+    MPI_Request req;
+    char text[MPI_MAX_ERROR_STRING];
+    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &t->world, &req);
+    if (rc != MPI_SUCCESS)
+        st = dist_host->error(err, MXK_ERR_BACKEND, "KVStore %s: MPI_Comm_idup: %s", name,
+                              dist_mpi_error(rc, text, sizeof text));
+    else
+        st = wait_request(t, &req, "the creation of the store", err);
+    if (st == MXK_OK)
+        MPI_Comm_set_errhandler(t->world, MPI_ERRORS_RETURN);
+    if (st == MXK_OK && pthread_create(&t->thread, NULL, comm_thread, t) != 0)
+        st = dist_host->error(err, MXK_ERR_BACKEND,
+                              "KVStore %s: cannot start the communication thread", name);
+    if (st != MXK_OK) {
+        free_transport(t);
+        return st;
+    }
+    *out = t;
+    return MXK_OK;
+}
+
+/** mxk_kvstore_transport_def.create of dist_sync. */
+static mxk_status create_sync(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    (void)attrs;
+    return create_named("dist_sync", out, err);
+}
+
+/** mxk_kvstore_transport_def.create of dist_device_sync (the same host allreduce). */
+static mxk_status create_device_sync(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
+    (void)attrs;
+    return create_named("dist_device_sync", out, err);
+}
+
+/** mxk_kvstore_transport_def.destroy: stops the thread, frees the keys. */
+static void transport_destroy(void *p) {
+    dist_transport *t = p;
+    pthread_mutex_lock(&t->lock);
+    t->stop = 1;
+    pthread_cond_signal(&t->wake);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+    free_transport(t);
+}
+
+/** mxk_kvstore_transport_def.rank: the rank in MPI_COMM_WORLD. */
+static int32_t transport_rank(void *p) {
+    return ((dist_transport *)p)->rank;
+}
+
+/** mxk_kvstore_transport_def.num_workers: the size of MPI_COMM_WORLD. */
+static int32_t transport_num_workers(void *p) {
+    return ((dist_transport *)p)->size;
+}
+
+/** What every worker tells the others about a key it inits. */
+typedef struct key_record {
+    uint64_t hash;
+    char name[48]; /**< a prefix of the key, for messages */
+    int32_t dtype;
+    int32_t ndim;
+    int64_t dims[MXK_MAX_NDIM];
+} key_record;
+
+/** The record of `key` with value `v`. */
+static key_record make_record(const char *key, const mxk_tensor *v) {
+    key_record r;
+    memset(&r, 0, sizeof r);
+    r.hash = key_hash(key);
+    snprintf(r.name, sizeof r.name, "%s", key);
+    r.dtype = v->dtype;
+    r.ndim = v->shape.ndim;
+    for (int32_t i = 0; i < v->shape.ndim && i < MXK_MAX_NDIM; i++)
+        r.dims[i] = v->shape.dims[i];
+    return r;
+}
+
+/** Compares every worker's record to rank 0's; the same error on every worker. */
+static mxk_status check_records(const dist_transport *t, const char *key, const key_record *all,
+                                mxk_error_sink *err) {
+    const key_record *r0 = &all[0];
+    for (int i = 1; i < t->size; i++) {
+        const key_record *ri = &all[i];
+        if (ri->hash != r0->hash || strcmp(ri->name, r0->name) != 0)
+            return dist_host->error(err, MXK_ERR_STATE,
+                                    "KVStore %s: rank 0 inits key %s but rank %d inits key %s: "
+                                    "every worker must init the same keys in the same order",
+                                    t->name, r0->name, i, ri->name);
+        if (ri->dtype != r0->dtype)
+            return dist_host->error(
+                err, MXK_ERR_TYPE, "KVStore %s: key %s has dtype %s on rank 0 but %s on rank %d",
+                t->name, key, mxk_sdk_dtype_name(r0->dtype), mxk_sdk_dtype_name(ri->dtype), i);
+        mxk_shape s0 = mxk_sdk_shape_from(r0->dims, r0->ndim);
+        mxk_shape si = mxk_sdk_shape_from(ri->dims, ri->ndim);
+        if (!mxk_sdk_shape_equal(&s0, &si)) {
+            char b0[160], bi[160];
+            return dist_host->error(err, MXK_ERR_SHAPE,
+                                    "KVStore %s: key %s has shape %s on rank 0 but %s on rank %d",
+                                    t->name, key, mxk_sdk_shape_format(&s0, b0, sizeof b0),
+                                    mxk_sdk_shape_format(&si, bi, sizeof bi), i);
+        }
+    }
+    return MXK_OK;
+}
+
+/** Adds a key to the table (lock not held). */
+static mxk_status add_key(dist_transport *t, dist_key *k, mxk_error_sink *err) {
+    pthread_mutex_lock(&t->lock);
+    mxk_status st = MXK_OK;
+    if (t->nkeys == t->capkeys) {
+        uint32_t cap = t->capkeys ? t->capkeys * 2 : 16;
+        dist_key **keys = realloc(t->keys, cap * sizeof *keys);
+        if (keys == NULL)
+            st = dist_host->error(err, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", t->name);
+        else {
+            t->keys = keys;
+            t->capkeys = cap;
+        }
+    }
+    if (st == MXK_OK)
+        t->keys[t->nkeys++] = k;
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/**
+ * mxk_kvstore_transport_def.init: checks that every worker inits `key` alike,
+ * gives the key its communicator and replaces `value` (the kernel's stored copy)
+ * with rank 0's value.
+ */
+static mxk_status transport_init(void *p, const char *key, const mxk_tensor *value,
+                                 mxk_error_sink *err) {
+    dist_transport *t = p;
+    mxk_status st = check_broken(t, err);
+    if (st != MXK_OK)
+        return st;
+    uint64_t count = mxk_sdk_shape_count(&value->shape);
+    MPI_Datatype type;
+    MPI_Op op;
+    if (!is_host(value))
+        return dist_host->error(err, MXK_ERR_UNSUPPORTED,
+                                "KVStore %s: init of key %s: the value is not in host memory",
+                                t->name, key);
+    if (!dtype_mpi(value->dtype, &type, &op))
+        return dist_host->error(err, MXK_ERR_TYPE, "KVStore %s: init of key %s: dtype %s", t->name,
+                                key, mxk_sdk_dtype_name(value->dtype));
+    if (count > (uint64_t)INT32_MAX)
+        return dist_host->error(err, MXK_ERR_UNSUPPORTED,
+                                "KVStore %s: init of key %s: %" PRIu64
+                                " elements, more than one MPI collective takes (%d)",
+                                t->name, key, count, INT32_MAX);
+    pthread_mutex_lock(&t->lock);
+    int dup = find_key(t, key) != NULL;
+    pthread_mutex_unlock(&t->lock);
+    if (dup)
+        return dist_host->error(err, MXK_ERR_STATE, "duplicate init of key %s", key);
+
+    key_record mine = make_record(key, value);
+    key_record *all = calloc((size_t)t->size, sizeof *all);
+    dist_key *k = calloc(1, sizeof *k);
+    size_t bytes = (size_t)count * mxk_sdk_dtype_size(value->dtype);
+    if (all == NULL || k == NULL || (k->key = strdup(key)) == NULL ||
+        (k->recv = malloc(bytes ? bytes : 1)) == NULL) {
+        free(all);
+        if (k != NULL) {
+            free(k->key);
+            free(k);
+        }
+        return dist_host->error(err, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", t->name);
+    }
+    k->comm = MPI_COMM_NULL;
+    k->type = type;
+    k->op = op;
+    k->dtype = value->dtype;
+    k->count = (int)count;
+    k->bytes = bytes;
+    char what[300], text[MPI_MAX_ERROR_STRING];
+    snprintf(what, sizeof what, "init of key %s", key);
+    MPI_Request req;
+    int rc = MPI_Iallgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                            t->world, &req);
+    if (rc == MPI_SUCCESS)
+        st = wait_request(t, &req, what, err);
+    if (rc == MPI_SUCCESS && st == MXK_OK)
+        st = check_records(t, key, all, err);
+    if (rc == MPI_SUCCESS && st == MXK_OK &&
+        (rc = MPI_Comm_idup(t->world, &k->comm, &req)) == MPI_SUCCESS)
+        st = wait_request(t, &req, what, err);
+    if (bytes)
+        memcpy(k->recv, value->data, bytes);
+    if (rc == MPI_SUCCESS && st == MXK_OK &&
+        (rc = MPI_Ibcast(k->recv, k->count, k->type, 0, k->comm, &req)) == MPI_SUCCESS)
+        st = wait_request(t, &req, what, err);
+    if (rc != MPI_SUCCESS)
+        st = dist_host->error(err, MXK_ERR_BACKEND, "KVStore %s: %s: %s", t->name, what,
+                              dist_mpi_error(rc, text, sizeof text));
+    if (st == MXK_OK)
+        st = add_key(t, k, err);
+    free(all);
+    if (st != MXK_OK) {
+        if (k->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&k->comm);
+        free(k->recv);
+        free(k->key);
+        free(k);
+        return st;
+    }
+    if (bytes && t->rank != 0)
+        memcpy(value->data, k->recv, bytes); /* the kernel's stored copy takes rank 0's value */
+    return MXK_OK;
+}
+
+/**
+ * The key of a push or pull and its check against `v`: NULL after completing
+ * `done` with the error (unknown key, other size or dtype, an earlier failure).
+ */
+static dist_key *key_for(dist_transport *t, const char *op, const char *key, const mxk_tensor *v,
+                         mxk_async_handle *done) {
+    char msg[600];
+    dist_key *k = find_key(t, key);
+    mxk_status st = MXK_OK;
+    if (k == NULL) {
+        snprintf(msg, sizeof msg, "key %s doesn't exist. Did you init?", key);
+        st = MXK_ERR_NOT_FOUND;
+    } else if (k->failed[0]) {
+        snprintf(msg, sizeof msg, "%s", k->failed);
+        st = MXK_ERR_BACKEND;
+    } else if (!is_host(v) || v->dtype != k->dtype ||
+               mxk_sdk_shape_count(&v->shape) != (uint64_t)k->count) {
+        snprintf(msg, sizeof msg,
+                 "KVStore %s: %s of key %s: %" PRIu64
+                 " elements of %s in %s memory, stored %d of %s",
+                 t->name, op, key, mxk_sdk_shape_count(&v->shape), mxk_sdk_dtype_name(v->dtype),
+                 is_host(v) ? "host" : "device", k->count, mxk_sdk_dtype_name(k->dtype));
+        st = MXK_ERR_SHAPE;
+    }
+    if (st == MXK_OK)
+        return k;
+    pthread_mutex_unlock(&t->lock);
+    dist_host->async_complete(done, st, msg);
+    pthread_mutex_lock(&t->lock);
+    return NULL;
+}
+
+/** Makes room for one more op (lock held); 0 when out of memory. */
+static int reserve_op(dist_transport *t) {
+    if (t->nops < t->capops)
+        return 1;
+    uint32_t cap = t->capops ? t->capops * 2 : 16;
+    dist_op *ops = realloc(t->ops, cap * sizeof *ops);
+    if (ops != NULL)
+        t->ops = ops;
+    MPI_Request *reqs = realloc(t->reqs, cap * sizeof *reqs);
+    if (reqs != NULL)
+        t->reqs = reqs;
+    int *indices = realloc(t->indices, cap * sizeof *indices);
+    if (indices != NULL)
+        t->indices = indices;
+    MPI_Status *statuses = realloc(t->statuses, cap * sizeof *statuses);
+    if (statuses != NULL)
+        t->statuses = statuses;
+    if (ops == NULL || reqs == NULL || indices == NULL || statuses == NULL)
+        return 0;
+    t->capops = cap;
+    return 1;
+}
+
+/** mxk_kvstore_transport_def.push: starts the allreduce of this worker's value. */
+static void transport_push(void *p, const char *key, const mxk_tensor *value, int32_t priority,
+                           mxk_async_handle *done) {
+    (void)priority;
+    dist_transport *t = p;
+    char msg[600];
+    mxk_status st = MXK_OK;
+    pthread_mutex_lock(&t->lock);
+    dist_key *k = key_for(t, "push", key, value, done);
+    if (k == NULL) {
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
+    if (!reserve_op(t)) {
+        snprintf(msg, sizeof msg, "KVStore %s: out of memory", t->name);
+        st = MXK_ERR_OUT_OF_MEMORY;
+    } else {
+        MPI_Request req;
+        int rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, &req);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            snprintf(msg, sizeof msg, "KVStore %s: MPI_Iallreduce of key %s: %s", t->name, key,
+                     dist_mpi_error(rc, text, sizeof text));
+            st = MXK_ERR_BACKEND;
+        } else {
+            k->pending = 1;
+            t->ops[t->nops] = (dist_op){.k = k, .done = done, .start = MPI_Wtime()};
+            t->reqs[t->nops++] = req;
+            pthread_cond_signal(&t->wake);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (st != MXK_OK)
+        dist_host->async_complete(done, st, msg);
+}
+
+/** mxk_kvstore_transport_def.pull: copies the key's last aggregate into `out`. */
+static void transport_pull(void *p, const char *key, const mxk_tensor *out, int32_t priority,
+                           mxk_async_handle *done) {
+    (void)priority;
+    dist_transport *t = p;
+    pthread_mutex_lock(&t->lock);
+    dist_key *k = key_for(t, "pull", key, out, done);
+    if (k != NULL && k->bytes)
+        memcpy(out->data, k->recv, k->bytes);
+    pthread_mutex_unlock(&t->lock);
+    if (k != NULL)
+        dist_host->async_complete(done, MXK_OK, NULL);
+}
+
+/** mxk_kvstore_transport_def.barrier: MPI_Ibarrier, polled with the timeout. */
+static mxk_status transport_barrier(void *p, mxk_error_sink *err) {
+    dist_transport *t = p;
+    mxk_status st = check_broken(t, err);
+    if (st != MXK_OK)
+        return st;
+    MPI_Request req;
+    int rc = MPI_Ibarrier(t->world, &req);
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        return dist_host->error(err, MXK_ERR_BACKEND, "KVStore %s: MPI_Ibarrier: %s", t->name,
+                                dist_mpi_error(rc, text, sizeof text));
+    }
+    return wait_request(t, &req, "the barrier", err);
+}
+
+/** Registers one store type. */
+static mxk_status register_one(mxk_registrar *reg, const char *name, const char *description,
+                               mxk_status (*create)(const mxk_attrs *, void **, mxk_error_sink *),
+                               mxk_error_sink *err) {
+    mxk_kvstore_transport_def d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.abi_minor = 0;
+    d.name = name;
+    d.description = description;
+    d.create = create;
+    d.destroy = transport_destroy;
+    d.rank = transport_rank;
+    d.num_workers = transport_num_workers;
+    d.init = transport_init;
+    d.push = transport_push;
+    d.pull = transport_pull;
+    d.barrier = transport_barrier;
+    return reg->register_kvstore_transport(reg, &d, err);
+}
+
+mxk_status dist_register_transports(mxk_registrar *reg, mxk_error_sink *err) {
+    mxk_status st = register_one(reg, "dist_sync",
+                                 "synchronous data parallelism over MPI: an allreduce per key",
+                                 create_sync, err);
+    if (st == MXK_OK)
+        st = register_one(reg, "dist_device_sync",
+                          "dist_sync for values on devices (the same host allreduce)",
+                          create_device_sync, err);
+    return st;
+}

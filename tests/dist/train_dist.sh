@@ -24,33 +24,32 @@ dist2() {
 
 case $case_name in
 train_dist_sync)
-    # 2 workers x batch 32 on 2,000 examples each against one process with batch 64
-    # on 4,000: the same number of updates of the same total batch and learning
+    # 2 workers x batch 32 on 6,000 examples each against one process with batch 64
+    # on 12,000: the same number of updates of the same total batch and learning
     # rate (rescale_grad 1/64 either way), different examples and order.
-    dist2 --num-examples 4000 --batch-size 32 --num-epochs 1 --disp-batches 20 \
+    dist2 --num-examples 12000 --batch-size 32 --num-epochs 1 --disp-batches 50 \
         --model-prefix ck/r{rank} --metrics-log m.jsonl >out.txt ||
         { cat log.0 log.1; fail "mpirun mxk train failed"; }
     cat log.0
     grep -qx "rank 0 of 2" log.0 || fail "no 'rank 0 of 2' line in rank 0's log"
     grep -qx "rank 1 of 2" log.1 || fail "no 'rank 1 of 2' line in rank 1's log"
-    grep -q '^Epoch\[0\] Batch \[20\]	Speed: ' log.0 || fail "rank 0 has no Speedometer line"
+    grep -q '^Epoch\[0\] Batch \[50\]	Speed: ' log.0 || fail "rank 0 has no Speedometer line"
     ! grep -q '^Epoch\[' log.1 || fail "rank 1 logs epochs at info level: $(cat log.1)"
-    # each worker trained on its half: 2,000 examples of 32-example batches
-    grep -q '^Trained on 2000 examples per epoch, validated on 10000$' log.0 ||
-        fail "rank 0 did not train on 2000 examples"
+    # each worker trained on its half
+    grep -q '^Trained on 6000 examples per epoch, validated on 10000$' log.0 ||
+        fail "rank 0 did not train on 6000 examples"
     [ "$(wc -l <m.jsonl)" -eq 1 ] || fail "the metrics log needs one line (rank 0's)"
     # the parameters after training: byte for byte the same on both workers
     [ -s ck/r0-0001.params ] && [ -s ck/r1-0001.params ] || fail "missing per-rank checkpoints"
     cmp ck/r0-0001.params ck/r1-0001.params || fail "parameters differ between the workers"
-    "$mxk" --config-dir "$conf" train --num-examples 4000 --batch-size 64 --num-epochs 1 \
+    "$mxk" --config-dir "$conf" train --num-examples 12000 --batch-size 64 --num-epochs 1 \
         --disp-batches 0 >out1.txt 2>log.single || { cat log.single; fail "one process failed"; }
     a2=$(last_acc log.0 Validation) a1=$(last_acc log.single Validation)
     echo "validation accuracy: 2 workers $a2, one process $a1"
-    # measured 0.7486 / 0.7405; seeds and orders move one epoch's accuracy by about
-    # 0.01, so 0.03 is noise and a broken average (gradients summed but not divided
-    # by the workers, or one worker's only) is far outside it
-    awk -v a="$a2" -v b="$a1" 'BEGIN { d = a - b; exit !(d < 0.03 && d > -0.03) }' ||
-        fail "2 workers reach $a2, one process $a1: more than 0.03 apart"
+    # measured (seeds 0 to 4): one process 0.743 to 0.786, 2 workers (seeds 0 to 2)
+    # 0.747 to 0.775, seed 0 0.768 and 0.775; 0.05 is that seed-to-seed spread
+    awk -v a="$a2" -v b="$a1" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }' ||
+        fail "2 workers reach $a2, one process $a1: more than 0.05 apart"
     ;;
 train_dist_rank0_saves)
     # without {rank} in the prefix only rank 0 saves; MXK_LOG_LEVEL=debug shows
@@ -69,7 +68,7 @@ train_dist_no_mpirun)
         --kv-store dist_sync --num-examples 64 --num-epochs 1 >out.txt 2>err.txt &&
         fail "mxk train --kv-store dist_sync ran without mpirun"
     cat err.txt
-    grep -qx "mxk: error: KVStore 'dist_sync' needs an MPI launch: mpirun -np N mxk train --kv-store dist_sync ... (see docs/distributed.md)" err.txt ||
+    grep -qx "mxk: error: KVStore 'dist_sync': transport 'dist_sync' create: KVStore 'dist_sync' needs an MPI launch: mpirun -np N mxk train --kv-store dist_sync ... (see docs/distributed.md)" err.txt ||
         fail "no 'needs an MPI launch' error: $(cat err.txt)"
     ;;
 *)

@@ -12,6 +12,8 @@ command -v mpirun >/dev/null 2>&1 || { echo "skipped: no mpirun (Open MPI)"; exi
 [ -r "$data/train-images-idx3-ubyte.gz" ] || { echo "skipped: no $data"; exit 77; }
 # one BLAS thread per worker: two workers share the machine's cores
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# under ASan: full stacks, so that tests/lsan.supp's Open MPI frames are seen
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 # metric value of the last "Epoch[E] KIND-accuracy=V" line of a log
 last_acc() { grep "$2-accuracy=" "$1" | tail -1 | sed 's/.*=//'; }
 # 2 workers, loopback only; each rank's stderr into log.RANK

@@ -39,12 +39,13 @@
  *   seconds (default 60) fails its push, or init or barrier, with an error naming
  *   the key. Such a collective cannot be cancelled (MPI forbids freeing a pending
  *   collective request): it stays polled, its key fails every later push and pull,
- *   and the buffers it may write are not freed. The communicators return errors
+ *   and the memory it may write is kept until exit (bury). The communicators return errors
  *   (MPI_ERRORS_RETURN), which become mxk errors.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,30 @@ typedef struct dist_transport {
     pthread_t thread;
     char broken[512]; /**< non-empty once a collective of init or barrier failed */
 } dist_transport;
+
+/*
+ * Memory that an abandoned collective may still write (MPI cannot cancel a started
+ * collective): kept, reachable, until the process exits.
+ */
+static pthread_mutex_t graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **graveyard;
+static size_t graveyard_count, graveyard_capacity;
+
+/** Keeps block `p` until exit instead of freeing it (out of memory: leaks it). */
+static void bury(void *p) {
+    pthread_mutex_lock(&graveyard_lock);
+    if (graveyard_count == graveyard_capacity) {
+        size_t cap = graveyard_capacity ? graveyard_capacity * 2 : 16;
+        void **g = realloc(graveyard, cap * sizeof *g);
+        if (g != NULL) {
+            graveyard = g;
+            graveyard_capacity = cap;
+        }
+    }
+    if (graveyard_count < graveyard_capacity)
+        graveyard[graveyard_count++] = p;
+    pthread_mutex_unlock(&graveyard_lock);
+}
 
 /** 64-bit FNV-1a of a string: keys are compared across workers by hash and a name prefix. */
 static uint64_t key_hash(const char *s) {
@@ -199,6 +224,14 @@ static mxk_status check_broken(dist_transport *t, mxk_error_sink *err) {
     return st;
 }
 
+/** True once a collective of init, barrier or create was abandoned (lock not held). */
+static int is_broken(dist_transport *t) {
+    pthread_mutex_lock(&t->lock);
+    int broken = t->broken[0] != '\0';
+    pthread_mutex_unlock(&t->lock);
+    return broken;
+}
+
 /** The key named `key` (lock held), or NULL. */
 static dist_key *find_key(dist_transport *t, const char *key) {
     for (uint32_t i = 0; i < t->nkeys; i++)
@@ -271,7 +304,7 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
 static void *comm_thread(void *arg) {
     dist_transport *t = arg;
     enum { BATCH = 64 };
-    dist_completion *done = malloc(BATCH * sizeof *done);
+    dist_completion done[BATCH];
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
         if (t->nops == 0) {
@@ -279,18 +312,17 @@ static void *comm_thread(void *arg) {
             continue;
         }
         int live = 0;
-        uint32_t n = done ? poll_ops(t, done, BATCH, &live) : 0;
+        uint32_t n = poll_ops(t, done, BATCH, &live);
         pthread_mutex_unlock(&t->lock);
         for (uint32_t i = 0; i < n; i++)
             dist_host->async_complete(done[i].done, done[i].status,
                                       done[i].status == MXK_OK ? NULL : done[i].msg);
         /* Requests with handles are polled every 20 us; abandoned ones every 10 ms. */
         if (n == 0)
-            nanosleep(&(struct timespec){0, live ? 20000 : 10000000}, NULL);
+            live ? sched_yield() : nanosleep(&(struct timespec){0, 10000000}, NULL);
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);
-    free(done);
     return NULL;
 }
 
@@ -319,8 +351,10 @@ static mxk_status read_timeout(const char *name, double *out, mxk_error_sink *er
 static void free_transport(dist_transport *t) {
     for (uint32_t i = 0; i < t->nkeys; i++) {
         dist_key *k = t->keys[i];
-        if (k->pending)
-            continue; /* MPI may still write k->recv: leave the key to the process */
+        if (k->pending) {
+            bury(k); /* an abandoned allreduce may still write k->recv */
+            continue;
+        }
         MPI_Comm_free(&k->comm);
         free(k->recv);
         free(k->key);
@@ -335,7 +369,10 @@ static void free_transport(dist_transport *t) {
     free(t->statuses);
     pthread_cond_destroy(&t->wake);
     pthread_mutex_destroy(&t->lock);
-    free(t);
+    if (t->broken[0])
+        bury(t); /* an abandoned collective of create may still write t->world */
+    else
+        free(t);
 }
 
 /** Shared body of the create functions of both store types. */
@@ -553,6 +590,11 @@ static mxk_status transport_init(void *p, const char *key, const mxk_tensor *val
                               dist_mpi_error(rc, text, sizeof text));
     if (st == MXK_OK)
         st = add_key(t, k, err);
+    if (st != MXK_OK && is_broken(t)) {
+        bury(all); /* a collective of this init was abandoned: it may still write them */
+        bury(k);
+        return st;
+    }
     free(all);
     if (st != MXK_OK) {
         if (k->comm != MPI_COMM_NULL)

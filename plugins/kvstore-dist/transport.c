@@ -317,9 +317,12 @@ static void *comm_thread(void *arg) {
         for (uint32_t i = 0; i < n; i++)
             dist_host->async_complete(done[i].done, done[i].status,
                                       done[i].status == MXK_OK ? NULL : done[i].msg);
-        /* Requests with handles are polled every 20 us; abandoned ones every 10 ms. */
-        if (n == 0)
-            live ? sched_yield() : nanosleep(&(struct timespec){0, 10000000}, NULL);
+        /* Requests with handles are polled continuously, yielding the CPU (MPI moves bytes only
+         * inside MPI calls); abandoned ones every 10 ms. */
+        if (n == 0 && live)
+            sched_yield();
+        else if (n == 0)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);

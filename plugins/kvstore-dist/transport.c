@@ -245,14 +245,15 @@ static dist_key *find_key(dist_transport *t, const char *key) {
 /* ------------------------------------------------------------------------- */
 
 /**
- * Polls the requests in flight (lock held): moves the completions and the timeouts
- * of this round into `out` (at most `cap`), drops finished requests, and returns
- * the number of completions; *live is set when a request with a handle remains.
+ * Polls the first `cap` requests in flight (lock held): moves the completions and the
+ * timeouts of this round into `out` (at most `cap`), drops finished requests, and
+ * returns the number of completions; *live is set when a request with a handle remains.
  */
 static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, int *live) {
     uint32_t n = 0;
     int outcount = 0;
-    int rc = MPI_Testsome((int)t->nops, t->reqs, &outcount, t->indices, t->statuses);
+    int rc = MPI_Testsome((int)(t->nops < cap ? t->nops : cap), t->reqs, &outcount, t->indices,
+                          t->statuses);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)
         outcount = MPI_UNDEFINED;
     for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++) {
@@ -303,16 +304,23 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
 /** The communication thread: completes the allreduces of the transport. */
 static void *comm_thread(void *arg) {
     dist_transport *t = arg;
-    enum { BATCH = 64 };
-    dist_completion done[BATCH];
+    dist_completion *done = NULL;
+    uint32_t cap = 0;
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
         if (t->nops == 0) {
             pthread_cond_wait(&t->wake, &t->lock);
             continue;
         }
+        if (cap < t->nops) { /* room for every request (out of memory: polls the first cap) */
+            dist_completion *more = realloc(done, t->nops * sizeof *more);
+            if (more != NULL) {
+                done = more;
+                cap = t->nops;
+            }
+        }
         int live = 0;
-        uint32_t n = poll_ops(t, done, BATCH, &live);
+        uint32_t n = cap ? poll_ops(t, done, cap, &live) : 0;
         pthread_mutex_unlock(&t->lock);
         for (uint32_t i = 0; i < n; i++)
             dist_host->async_complete(done[i].done, done[i].status,
@@ -326,6 +334,7 @@ static void *comm_thread(void *arg) {
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);
+    free(done);
     return NULL;
 }
 

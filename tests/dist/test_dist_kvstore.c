@@ -168,17 +168,17 @@ static void test_seed_sequence_dist_device_sync(void) {
     seed_sequence("dist_device_sync");
 }
 
-enum { NKEYS = 8, ROUNDS = 5 };
+enum { NKEYS = 80, ROUNDS = 5 };
 
 /**
- * Integer keys 0..7 pushed one call each, in ascending order on even ranks and
- * descending on odd ones, without waits, for several rounds; worker r pushes
- * key + r + round, so the aggregate is N * (key + round) + N(N-1)/2, and with the
- * updater "stored += recv" the stored value grows by that per round, with one
- * updater call per key and round. One communicator for every key would deadlock or
- * mix keys here; a communicator per key does not. (An updater that waits for its
- * key's aggregate in the pushing thread, as upd_plus2_host, would deadlock with any
- * transport here: rank 0 would wait for key 0 while rank 1 waits for key 7.)
+ * Integer keys 0..79 (many collectives in flight at once) pushed one call
+ * each, in ascending order on even ranks and descending on odd ones, without waits, for several
+ * rounds; worker r pushes key + r + round, so the aggregate is N * (key + round) + N(N-1)/2, and
+ * with the updater "stored += recv" the stored value grows by that per round, with one updater call
+ * per key and round. One communicator for every key would deadlock or mix keys here; a communicator
+ * per key does not. (An updater that waits for its key's aggregate in the pushing thread, as
+ * upd_plus2_host, would deadlock with any transport here: rank 0 would wait for key 0 while rank 1
+ * waits for key 79.)
  */
 static void test_int_keys_in_different_orders(void) {
     mxk_kvstore *kv = create("dist_sync");

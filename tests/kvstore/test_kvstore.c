@@ -6,7 +6,7 @@
  * test_kvstore.py's test_updater ("+=" from zeros with 4 devices: 4, then 16 after 4 list pushes),
  * plus the error messages of src/kvstore/kvstore_local.h, the "device" type, and engine ordering of
  * many pushes and pulls issued without waits. Updaters here push their work through the engine
- * (cpu-blas operators, loaded from the build tree's config dir) or work synchronously on host
+ * (cpu-blas operators, the plugin loaded by path) or work synchronously on host
  * copies; both are valid per mxk.h. A store of a type served by a plugin transport (the tkv-mem
  * test plugin, test_transport_plugin.c) is checked against the plugin's log of transport callbacks.
  */
@@ -669,8 +669,9 @@ static void test_plugin_transport(void) {
 }
 
 int main(void) {
-    mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR};
-    if (mxk_init(&o) != MXK_OK) {
+    /* Plugins by path: the registered transports are test_mem alone, whatever else is built. */
+    mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR, .no_plugins = 1};
+    if (mxk_init(&o) != MXK_OK || mxk_load_plugin(CPU_BLAS_PLUGIN, NULL) != MXK_OK) {
         fprintf(stderr, "mxk_init: %s\n", mxk_get_last_error());
         return 1;
     }

@@ -7,6 +7,16 @@
  * parameter since all contexts apply identical updates), so parameters stay
  * identical on all contexts. fit / score / predict / checkpoints as base_module.py.
  *
+ * Distributed stores (a type containing "dist", module.py _create_kvstore and
+ * init_optimizer): a dist store is made even with one context; its init
+ * broadcasts rank 0's parameters, which every worker then pulls into its
+ * contexts (model.py _initialize_kvstore); a "_sync" store divides gradients by
+ * batch_size * num_workers (rescale_grad). The exchange sums every worker's
+ * gradients (an allreduce, docs/distributed.md) and each worker then runs the
+ * same optimizer update on the same sum: upstream's update_on_kvstore=True runs
+ * the optimizer once, on the servers; here it runs on every worker with the same
+ * result, so parameters stay identical on all workers.
+ *
  * CPU contexts: cpu-blas serves one CPU device (all cores, as MXNet); logical
  * contexts cpu:1, cpu:2, ... bind their executors on cpu(0) memory, which is what
  * MXNet's cpu(i) amounts to as well.
@@ -163,7 +173,9 @@ mxk_status mxkt_module_create(const mxk_symbol *sym, const char *data_name, cons
 
 /** Drops what init_optimizer made (states, KVStore): back to no optimizer. */
 static void module_drop_optimizer(mxkt_module *m) {
-    mxk_kvstore_free(m->kv);
+    if (!m->kv_borrowed)
+        mxk_kvstore_free(m->kv);
+    m->kv_borrowed = 0;
     m->kv = NULL;
     if (m->states)
         for (uint32_t i = 0; i < m->nctx * m->nparams * m->nstates; i++)
@@ -393,11 +405,11 @@ mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initializer *init,
     return st;
 }
 
-static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore);
+static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore, mxk_kvstore *given);
 
-/** init_optimizer(kvstore, optimizer). */
-mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
-                                      const mxkt_optimizer *opt, int32_t keep_rescale) {
+/** init_optimizer with a store type (`kvstore`) or a store object (`given`). */
+static mxk_status module_init_optimizer(mxkt_module *m, const char *kvstore, mxk_kvstore *given,
+                                        const mxkt_optimizer *opt, int32_t keep_rescale) {
     if (!m->bound || !m->params_init)
         return mxkt_error(MXK_ERR_STATE, "bind and init_params before init_optimizer");
     if (m->opt_init) {
@@ -410,17 +422,57 @@ mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
     if (!keep_rescale)
         m->opt.rescale_grad = 1.0 / (double)m->batch;
     MXKT_CHECK(mxkt_optimizer_check(&m->opt));
-    mxk_status st = module_make_optimizer(m, kvstore);
+    mxk_status st = module_make_optimizer(m, kvstore, given);
     if (st != MXK_OK) {
         module_drop_optimizer(m);
         return st;
     }
+    /* module.py init_optimizer: a dist "_sync" store averages over the total batch */
+    const char *type = m->kv ? mxk_kvstore_type(m->kv) : "";
+    if (!keep_rescale && strstr(type, "dist") && strstr(type, "_sync"))
+        m->opt.rescale_grad = 1.0 / ((double)m->batch * (double)mxk_kvstore_num_workers(m->kv));
     m->opt_init = 1;
     return MXK_OK;
 }
 
-/** The optimizer states (zeros, per context) and, with several contexts, the KVStore. */
-static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore) {
+/** init_optimizer(kvstore, optimizer). */
+mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
+                                      const mxkt_optimizer *opt, int32_t keep_rescale) {
+    return module_init_optimizer(m, kvstore, NULL, opt, keep_rescale);
+}
+
+/** init_optimizer(kvstore=KVStore object, optimizer). */
+mxk_status mxkt_module_init_optimizer_kv(mxkt_module *m, mxk_kvstore *kv, const mxkt_optimizer *opt,
+                                         int32_t keep_rescale) {
+    if (kv == NULL)
+        return mxkt_error(MXK_ERR_INVALID_ARGUMENT, "init_optimizer: the kvstore is NULL");
+    return module_init_optimizer(m, NULL, kv, opt, keep_rescale);
+}
+
+/**
+ * Pulls every parameter from the store into all contexts (model.py
+ * _initialize_kvstore's pull): after a dist store's init, rank 0's values.
+ */
+static mxk_status module_pull_params(mxkt_module *m) {
+    for (uint32_t i = 0; i < m->nparams; i++) {
+        mxk_ndarray *p[MXKT_MAX_CTX];
+        const char *keys[MXKT_MAX_CTX];
+        for (uint32_t c = 0; c < m->nctx; c++) {
+            p[c] = m->params[c * m->nparams + i];
+            keys[c] = m->pnames[i];
+        }
+        mxk_status st = mxk_kvstore_pull(m->kv, m->nctx, keys, p, 0);
+        if (st != MXK_OK)
+            return st;
+    }
+    return MXK_OK;
+}
+
+/**
+ * The optimizer states (zeros, per context) and the KVStore: `given` (borrowed),
+ * else one of type `kvstore` with several contexts or a dist type.
+ */
+static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore, mxk_kvstore *given) {
     m->nstates = mxkt_optimizer_num_states(&m->opt);
     size_t ns = (size_t)m->nctx * m->nparams * m->nstates;
     m->states = calloc(ns + 1, sizeof *m->states);
@@ -437,16 +489,21 @@ static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore) {
                     return mxkt_kernel_error(st, "optimizer state");
             }
     /* upstream _create_kvstore: a string kvstore with one device and no "dist" → none */
-    if (m->nctx > 1) {
+    mxk_status st = MXK_OK;
+    if (given) {
+        m->kv = given;
+        m->kv_borrowed = 1;
+    } else if (m->nctx > 1 || (kvstore && strstr(kvstore, "dist"))) {
         if (kvstore == NULL || kvstore[0] == '\0' || strcmp(kvstore, "none") == 0)
             kvstore = "local";
-        mxk_status st = mxk_kvstore_create(kvstore, &m->kv);
-        if (st == MXK_OK)
-            st = mxk_kvstore_init(m->kv, m->nparams, m->pnames, m->params);
-        if (st != MXK_OK)
-            return mxkt_kernel_error(st, "kvstore");
+        st = mxk_kvstore_create(kvstore, &m->kv);
     }
-    return MXK_OK;
+    if (m->kv == NULL) /* none needed, or create failed */
+        return st == MXK_OK ? MXK_OK : mxkt_kernel_error(st, "kvstore");
+    st = mxk_kvstore_init(m->kv, m->nparams, m->pnames, m->params);
+    if (st == MXK_OK && strstr(mxk_kvstore_type(m->kv), "dist"))
+        st = module_pull_params(m);
+    return st == MXK_OK ? MXK_OK : mxkt_kernel_error(st, "kvstore");
 }
 
 /** Copies rows [b, e) of `src` into `dst` (whole array when the shapes agree). */
@@ -510,7 +567,7 @@ mxk_status mxkt_module_update(mxkt_module *m) {
         /* bucketing_module.py update: the current bucket's parameters only */
         if (m->grads[i] == NULL || (has && !has[i]))
             continue;
-        if (m->nctx > 1) {
+        if (m->nctx > 1 || m->kv) {
             mxk_ndarray *g[MXKT_MAX_CTX];
             const char *keys[MXKT_MAX_CTX];
             for (uint32_t c = 0; c < m->nctx; c++) {

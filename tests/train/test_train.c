@@ -6,7 +6,7 @@
  * _split_input_slice, the Speedometer line, checkpoint names, the reference
  * networks' parameters, and the Module: a second init_optimizer changes nothing,
  * checkpoints load back and predict bit for bit, two contexts keep identical
- * parameters and agree with one context.
+ * parameters and agree with one context, a store object given to init_optimizer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -402,8 +402,8 @@ static mxkt_iter *make_data(int32_t shuffle) {
     return it;
 }
 
-/** A bound, initialised MLP module with SGD on `nctx` contexts. */
-static mxkt_module *make_module(uint32_t nctx, double lr) {
+/** A bound, initialised MLP module with SGD on `nctx` contexts (with store `kv` when not NULL). */
+static mxkt_module *make_module(uint32_t nctx, double lr, mxk_kvstore *kv) {
     mxk_symbol *sym = NULL;
     mxkt_net_mlp(&sym);
     mxk_context ctx[2] = {{MXK_DEV_CPU, 0}, {MXK_DEV_CPU, 1}};
@@ -417,7 +417,9 @@ static mxkt_module *make_module(uint32_t nctx, double lr) {
     CHECK_EQ_INT(mxkt_module_init_params(m, &init, 0, NULL, NULL, 0, 0), MXK_OK);
     mxkt_optimizer o;
     mxkt_optimizer_sgd(&o, lr, 0.9, 1e-4);
-    CHECK_EQ_INT(mxkt_module_init_optimizer(m, "local", &o, 0), MXK_OK);
+    CHECK_EQ_INT(kv ? mxkt_module_init_optimizer_kv(m, kv, &o, 0)
+                    : mxkt_module_init_optimizer(m, "local", &o, 0),
+                 MXK_OK);
     return m;
 }
 
@@ -501,7 +503,7 @@ static void test_ndarray_iter(void) {
  */
 static void test_module_checkpoint(void) {
     mxkt_iter *ia = make_data(1), *ib = make_data(1), *it = make_data(0);
-    mxkt_module *a = make_module(1, 0.1), *b = make_module(1, 0.1);
+    mxkt_module *a = make_module(1, 0.1, NULL), *b = make_module(1, 0.1, NULL);
     mxkt_optimizer other;
     mxkt_optimizer_sgd(&other, 5.0, 0.0, 0.0);
     mxk_t_capture cap;
@@ -658,7 +660,7 @@ static void test_module_errors(void) {
  */
 static void test_fit_iterator_and_metrics(void) {
     mxkt_iter *it = make_data(0);
-    mxkt_module *m = make_module(1, 0.1);
+    mxkt_module *m = make_module(1, 0.1, NULL);
     fit_epochs(m, it, 0, 1);
     int32_t has = 0;
     CHECK_EQ_INT(mxkt_iter_next(it, &has), MXK_OK);
@@ -724,7 +726,7 @@ static void count_cb(int32_t epoch, int64_t nbatch, const mxkt_metric *metrics,
  */
 static void test_pad_rows_not_counted(void) {
     mxkt_iter *it = make_data25(0, -1);
-    mxkt_module *m = make_module(1, 0.1);
+    mxkt_module *m = make_module(1, 0.1, NULL);
     fit_epochs(m, it, 0, 1);
     float *out = NULL;
     int64_t rows = 0, width = 0;
@@ -784,7 +786,7 @@ static void empty_destroy(mxkt_iter *it) {
  * before that batch's update.
  */
 static void test_no_examples_and_bad_labels(void) {
-    mxkt_module *m = make_module(1, 0.1);
+    mxkt_module *m = make_module(1, 0.1, NULL);
     mxkt_iter e = {.reset = empty_reset,
                    .next = empty_next,
                    .batch = empty_batch,
@@ -829,7 +831,7 @@ static void test_no_examples_and_bad_labels(void) {
 /** Two contexts (KVStore local): identical parameters, close to one context. */
 static void test_two_contexts(void) {
     mxkt_iter *it = make_data(1), *it2 = make_data(1);
-    mxkt_module *one = make_module(1, 0.1), *two = make_module(2, 0.1);
+    mxkt_module *one = make_module(1, 0.1, NULL), *two = make_module(2, 0.1, NULL);
     CHECK_EQ_INT(mxkt_module_num_ctx(two), 2);
     fit_epochs(one, it, 0, 2);
     fit_epochs(two, it2, 0, 2);
@@ -882,6 +884,50 @@ static void test_two_contexts(void) {
     mxk_symbol_free(sym);
 }
 
+/**
+ * init_optimizer with a store object (mxkt_module_init_optimizer_kv, as mxk train
+ * passes its dist store), one context: the module initialises its keys in the
+ * store, trains bit for bit as without a store (the sum over one context is the
+ * gradient itself), and leaves the store to its owner; a NULL store is refused.
+ */
+static void test_store_object(void) {
+    mxkt_iter *it = make_data(1), *it2 = make_data(1);
+    mxk_kvstore *kv = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("local", &kv), MXK_OK);
+    mxkt_module *plain = make_module(1, 0.1, NULL), *with = make_module(1, 0.1, kv);
+    fit_epochs(plain, it, 0, 1);
+    fit_epochs(with, it2, 0, 1);
+    for (uint32_t i = 0; i < 6; i++) {
+        uint64_t n = 0;
+        float *p = param_copy(plain, 0, i, &n), *q = param_copy(with, 0, i, &n);
+        CHECK(memcmp(p, q, n * sizeof(float)) == 0);
+        free(p);
+        free(q);
+    }
+    mxkt_module_free(with);
+    /* the store outlives the module and holds its keys */
+    const char *key = "fc3_bias";
+    mxk_ndarray *v = scalar(0);
+    mxk_status st = mxk_kvstore_init(kv, 1, &key, &v);
+    CHECK_EQ_INT(st, MXK_ERR_STATE);
+    CHECK_CONTAINS(mxk_get_last_error(), "duplicate init of key fc3_bias");
+    mxk_ndarray_free(v);
+    mxk_kvstore_free(kv);
+    mxkt_optimizer o;
+    mxkt_optimizer_sgd(&o, 0.1, 0.9, 1e-4);
+    mxk_symbol *sym = NULL;
+    mxkt_net_mlp(&sym);
+    mxkt_module *m = NULL;
+    CHECK_EQ_INT(mxkt_module_create(sym, "data", "softmax_label", &cpu, 1, &m), MXK_OK);
+    CHECK_EQ_INT(mxkt_module_init_optimizer_kv(m, NULL, &o, 0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(mxkt_last_error(), "init_optimizer: the kvstore is NULL") == 0);
+    mxkt_module_free(m);
+    mxk_symbol_free(sym);
+    mxkt_module_free(plain);
+    mxkt_iter_free(it);
+    mxkt_iter_free(it2);
+}
+
 int main(void) {
     if (tt_init() != 0)
         return 77;
@@ -899,6 +945,7 @@ int main(void) {
     MXK_RUN(test_module_errors);
     MXK_RUN(test_fit_iterator_and_metrics);
     MXK_RUN(test_two_contexts);
+    MXK_RUN(test_store_object);
     MXK_RUN(test_pad_rows_not_counted);
     MXK_RUN(test_no_examples_and_bad_labels);
     mxk_shutdown();

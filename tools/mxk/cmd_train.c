@@ -11,6 +11,10 @@
  * line around `mxk train`'s; a progress bar is drawn on stderr only when stderr is
  * a terminal (train_progress.c); --json puts machine-readable objects on stdout.
  * Every option is checked before any data is read or anything trained.
+ *
+ * With a dist --kv-store (train_dist.h, docs/distributed.md) each worker trains on
+ * its part of the training set, and only rank 0 logs, saves checkpoints and
+ * appends to the metrics log, as upstream's common/fit.py.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "train_dist.h"
 #include "train_opts.h"
 #include "train_progress.h"
 #include "train_rec.h"
@@ -547,13 +552,17 @@ static int resume(const train_args *a, mxkt_module *m, int64_t shift) {
     return CLI_OK;
 }
 
-/** Runs fit with the header, the progress bar, --json and the summary line. */
-static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, const mxk_symbol *sym,
-                   mxkt_iter *train, mxkt_iter *val, int64_t all_train, int64_t all_val,
-                   const char *data_line) {
+/**
+ * Runs fit with the header, the progress bar, --json and the summary line (on
+ * worker d's log: see train_dist_log), saving checkpoints when `saves`.
+ */
+static int run_fit(const cli_globals *g, const train_args *a, const train_dist *d, int saves,
+                   mxkt_module *m, const mxk_symbol *sym, mxkt_iter *train, mxkt_iter *val,
+                   int64_t all_train, int64_t all_val, const char *data_line) {
     train_progress bar;
-    train_progress_open(&bar, !a->no_progress);
+    train_progress_open(&bar, !a->no_progress && d->rank == 0);
     mxkt_module_set_progress(m, train_progress_cb, &bar);
+    FILE *log = train_dist_log(d, bar.log);
     train_header h = {.network = a->symbol_file ? a->symbol_file : a->network,
                       .sym = sym,
                       .data_shape = &train->data_shape,
@@ -566,18 +575,18 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
                       .all_train = all_train,
                       .val_examples = all_val,
                       .data_line = data_line};
-    train_print_header(bar.log, &h);
+    train_print_header(log, &h);
     mxkt_fit_options fo;
     memset(&fo, 0, sizeof fo);
-    epoch_sink sink = {.json = g->json};
+    epoch_sink sink = {.json = g->json && d->rank == 0};
     fo.begin_epoch = a->load_epoch > 0 ? (int32_t)a->load_epoch : 0;
     fo.num_epoch = (int32_t)a->num_epochs;
     fo.metrics = a->metric;
     fo.num_metrics = a->num_metrics;
     fo.disp_batches = (int32_t)a->disp_batches;
-    fo.ckpt_prefix = a->model_prefix;
+    fo.ckpt_prefix = saves ? a->model_prefix : NULL;
     fo.ckpt_period = (int32_t)a->save_period;
-    fo.log = bar.log;
+    fo.log = log;
     fo.metrics_log = a->metrics_log;
     fo.epoch_cb = on_epoch;
     fo.epoch_cb_user = &sink;
@@ -587,9 +596,9 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
     train_progress_close(&bar);
     if (st != MXK_OK)
         return cli_error("%s", mxkt_last_error());
-    fprintf(stderr, "Trained on %lld examples per epoch, validated on %lld\n",
+    fprintf(train_dist_log(d, stderr), "Trained on %lld examples per epoch, validated on %lld\n",
             (long long)fo.last_examples, (long long)fo.last_val_examples);
-    train_print_summary(stderr, &sink.sum, a->metric, a->num_metrics, &fo);
+    train_print_summary(train_dist_log(d, stderr), &sink.sum, a->metric, a->num_metrics, &fo);
     return CLI_OK;
 }
 
@@ -597,30 +606,40 @@ static int run_fit(const cli_globals *g, const train_args *a, mxkt_module *m, co
  * Opens the training and validation iterators: ImageRecordIter over --data-train
  * and --data-val (none without it), else MNISTIter over --data-dir (flat when
  * the network takes (batch, 784)); *all_train and *all_val get the sets' sizes
- * (-1: unknown; 0: no validation). Returns CLI_OK or CLI_ERROR (reported).
+ * (-1: unknown; 0: no validation). Worker d reads its part of the training set
+ * (part d->rank of d->num_workers, as fit.py's (kv.rank, kv.num_workers)) and
+ * --num-examples / num_workers examples of it (at least 1); the validation set is
+ * not split. Returns CLI_OK or CLI_ERROR (reported).
  */
-static int open_train_data(const train_args *a, const mxk_symbol *sym, mxkt_iter **train,
-                           mxkt_iter **val, int64_t *all_train, int64_t *all_val) {
+static int open_train_data(const train_args *a, const train_dist *d, const mxk_symbol *sym,
+                           mxkt_iter **train, mxkt_iter **val, int64_t *all_train,
+                           int64_t *all_val) {
     *all_val = 0;
     if (a->rec.data_train) {
-        int rc = train_open_rec(&a->rec, 1, a->net.image_shape, a->batch_size, a->seed, all_train,
-                                train);
+        int rc = train_open_rec(&a->rec, 1, a->net.image_shape, a->batch_size, a->seed,
+                                d->num_workers, d->rank, all_train, train);
         if (rc == CLI_OK && a->rec.data_val)
-            rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, all_val, val);
+            rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, 1, 0, all_val,
+                                val);
         return rc;
     }
     int flat = train_symbol_is_flat(sym, a->batch_size);
     *all_train = train_count_examples(a->data_dir, 1);
     *all_val = train_count_examples(a->data_dir, 0);
-    int rc = train_open_mnist(a->data_dir, 1, a->batch_size, flat, a->seed, a->num_examples, train);
+    int64_t part = a->num_examples / d->num_workers;
+    int64_t examples = a->num_examples > 0 ? (part > 0 ? part : 1) : 0;
+    int rc = train_open_mnist(a->data_dir, 1, a->batch_size, flat, a->seed, examples,
+                              d->num_workers, d->rank, train);
     if (rc == CLI_OK)
-        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, val);
+        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, 0, 1, 0, val);
     return rc;
 }
 
-/** The body of `mxk train` (with the library initialised). */
-static int train_body(const cli_globals *g, void *arg) {
-    train_args *a = arg;
+/**
+ * Trains as worker d (rank 0 of 1 without a dist store), saving checkpoints when
+ * `saves`.
+ */
+static int train_run(const cli_globals *g, train_args *a, const train_dist *d, int saves) {
     mxk_symbol *sym = NULL;
     mxkt_iter *train = NULL, *val = NULL;
     mxkt_module *m = NULL;
@@ -671,7 +690,7 @@ static int train_body(const cli_globals *g, void *arg) {
         if (rc != CLI_OK)
             return rc;
         mxk_random_seed(a->seed);
-        rc = open_train_data(a, sym, &train, &val, &all_train, &all_val);
+        rc = open_train_data(a, d, sym, &train, &val, &all_train, &all_val);
         if (rc == CLI_OK)
             rc = make_module(a, sym, train, 1, &m);
     }
@@ -688,24 +707,27 @@ static int train_body(const cli_globals *g, void *arg) {
         mxkt_checkpoint_name(path, sizeof path, a->model_prefix, (int32_t)a->load_epoch, "states");
         shift = access(path, R_OK) == 0 && !mxnet_pickled_states(path) ? 0 : a->load_epoch;
     }
+    /* fit.py's epoch_size: the updates of one worker's epoch */
     if (rc == CLI_OK)
-        rc = make_optimizer(a, num_examples, shift, &opt);
+        rc = make_optimizer(a, num_examples / d->num_workers, shift, &opt);
     if (rc == CLI_OK) {
         mxk_status st = mxkt_module_init_params(m, &a->init, 0, NULL, NULL, 0, 0);
         if (st == MXK_OK)
-            st = mxkt_module_init_optimizer(m, a->kv_store, &opt, 0);
+            st = d->kv ? mxkt_module_init_optimizer_kv(m, d->kv, &opt, 0)
+                       : mxkt_module_init_optimizer(m, a->kv_store, &opt, 0);
         if (st != MXK_OK)
             rc = cli_error("%s", mxkt_last_error());
     }
     if (rc == CLI_OK && a->load_epoch >= 0)
         rc = resume(a, m, shift);
-    if (rc == CLI_OK && a->model_prefix)
+    if (rc == CLI_OK && a->model_prefix && saves)
         rc = make_prefix_dir(a->model_prefix);
-    if (rc == CLI_OK && text && a->model_prefix &&
+    if (rc == CLI_OK && text && a->model_prefix && saves &&
         mxkt_rnn_lm_save(a->model_prefix, &td.cfg, td.vocab) != MXK_OK)
         rc = cli_error("%s", mxkt_last_error());
     if (rc == CLI_OK)
-        rc = run_fit(g, a, m, sym, train, val, all_train, all_val, text ? data_line : NULL);
+        rc = run_fit(g, a, d, saves, m, sym, train, val, all_train, all_val,
+                     text ? data_line : NULL);
     mxkt_module_free(m);
     if (text) {
         train_text_close(&td);
@@ -714,6 +736,37 @@ static int train_body(const cli_globals *g, void *arg) {
         mxkt_iter_free(val);
     }
     mxk_symbol_free(sym);
+    return rc;
+}
+
+/**
+ * The body of `mxk train` (with the library initialised): opens the dist store of
+ * --kv-store if any, puts the rank into a --model-prefix holding
+ * TRAIN_DIST_RANK_TOKEN (then every rank saves; else only rank 0 does), keeps the
+ * metrics log to rank 0, then trains. The text networks are refused with a dist
+ * store (their data is not split, and bucketing would push different keys).
+ */
+static int train_body(const cli_globals *g, void *arg) {
+    train_args *a = arg;
+    train_dist d;
+    char prefix[PATH_MAX];
+    int saves = 1;
+    int rc = train_dist_open(a->kv_store, &d);
+    if (rc == CLI_OK && d.kv && is_text(a))
+        rc = cli_error("--kv-store %s: the text networks do not train distributed: every worker "
+                       "would read the whole text, and the buckets would differ between workers",
+                       a->kv_store);
+    if (rc == CLI_OK && a->model_prefix) {
+        int per_rank = train_dist_prefix(&d, a->model_prefix, prefix, sizeof prefix);
+        rc = per_rank < 0 ? CLI_ERROR : CLI_OK;
+        a->model_prefix = prefix;
+        saves = per_rank > 0 || d.rank == 0;
+    }
+    if (d.rank != 0)
+        a->metrics_log = NULL;
+    if (rc == CLI_OK)
+        rc = train_run(g, a, &d, saves);
+    train_dist_close(&d);
     return rc;
 }
 
@@ -746,10 +799,10 @@ static int load_checkpoint(train_args *a, train_progress *bar, mxk_symbol **sym,
         return cli_error("%s", mxkt_last_error());
     if (a->rec.data_val) {
         int64_t n = 0;
-        rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, &n, it);
+        rc = train_open_rec(&a->rec, 0, a->net.image_shape, a->batch_size, 0, 1, 0, &n, it);
     } else {
         int flat = train_symbol_is_flat(*sym, a->batch_size);
-        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, it);
+        rc = train_open_mnist(a->data_dir, 0, a->batch_size, flat, 0, a->num_examples, 1, 0, it);
     }
     if (rc == CLI_OK)
         rc = make_module(a, *sym, *it, 0, m);
@@ -947,10 +1000,15 @@ const cli_command cli_cmd_train = {
     "  --initializer SPEC    xavier[(rnd_type, factor_type, magnitude)], glorot, he,\n"
     "                        default (fit.py's: xavier(gaussian, in, 2)), msra,\n"
     "                        uniform(S), normal(S), one, zero, constant(V) (xavier)\n"
-    "  --kv-store TYPE       local or device, used with several contexts (local)\n"
+    "  --kv-store TYPE       local or device, used with several contexts (local);\n"
+    "                        dist_sync or dist_device_sync under mpirun: each worker\n"
+    "                        trains on its part of the data with --batch-size, so the\n"
+    "                        total batch is batch * workers, and --num-examples\n"
+    "                        counts all workers' examples (docs/distributed.md)\n"
     "  --ctx LIST            contexts, e.g. cpu:0, gpu:0 or gpu:0,gpu:1 (cpu:0):\n"
     "                        one device per slice of each batch (data parallel)\n"
-    "  --model-prefix P      save P-symbol.json and P-%04d.params/.states\n"
+    "  --model-prefix P      save P-symbol.json and P-%04d.params/.states (dist: rank\n"
+    "                        0 only, or every rank when P holds {rank}, the rank)\n"
     "  --save-period N       save every N epochs (1)\n"
     "  --load-epoch N        resume from P-%04d.params (and .states) at epoch N\n"
     "                        (needs --model-prefix; the file must exist)\n"

@@ -48,9 +48,10 @@ int train_iter_create(const char *name, uint32_t n, const char *const *keys,
     return CLI_OK;
 }
 
-/** Creates a MNISTIter over the train or test set of the data dir. */
+/** Creates a MNISTIter over the train or test set of the data dir (part part_index of num_parts).
+ */
 int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
-                     int64_t num_examples, mxkt_iter **out) {
+                     int64_t num_examples, int32_t num_parts, int32_t part_index, mxkt_iter **out) {
     char img[4096], lbl[4096];
     const char *ib = train ? "train-images-idx3-ubyte" : "t10k-images-idx3-ubyte";
     const char *lb = train ? "train-labels-idx1-ubyte" : "t10k-labels-idx1-ubyte";
@@ -64,17 +65,24 @@ int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64
                  "(/usr/share/datasets/fashion-mnist), or pass --data-dir DIR");
         return CLI_ERROR;
     }
-    char bs[32], sd[32], ne[32];
+    char bs[32], sd[32], ne[32], np[32], pi[32];
     snprintf(bs, sizeof bs, "%lld", (long long)batch);
     snprintf(sd, sizeof sd, "%llu", (unsigned long long)(seed % 2147483647ull));
     snprintf(ne, sizeof ne, "%lld", (long long)num_examples);
-    const char *keys[] = {"image", "label",  "batch_size",  "shuffle",     "flat",
-                          "seed",  "silent", "round_batch", "num_examples"};
-    const char *vals[] = {img,    lbl,    bs, train ? "True" : "False", flat ? "True" : "False", sd,
-                          "True", "True", ne};
-    if (train_iter_create("MNISTIter", 9, keys, vals, out) != CLI_OK)
+    snprintf(np, sizeof np, "%d", (int)num_parts);
+    snprintf(pi, sizeof pi, "%d", (int)part_index);
+    const char *keys[] = {"image",  "label",       "batch_size",   "shuffle",   "flat",      "seed",
+                          "silent", "round_batch", "num_examples", "num_parts", "part_index"};
+    const char *vals[] = {
+        img, lbl, bs, train ? "True" : "False", flat ? "True" : "False", sd, "True", "True",
+        ne,  np,  pi};
+    if (train_iter_create("MNISTIter", 11, keys, vals, out) != CLI_OK)
         return CLI_ERROR;
-    int64_t n = num_examples > 0 ? num_examples : train_count_examples(dir, train);
+    /* MNISTIter's part: examples [floor(n/k*i), floor(n/k*(i+1))) */
+    int64_t all = train_count_examples(dir, train);
+    int64_t n = num_examples > 0 ? num_examples
+                                 : (int64_t)((double)all / num_parts * (part_index + 1)) -
+                                       (int64_t)((double)all / num_parts * part_index);
     if (n > 0) /* the progress bar's total */
         (*out)->num_batches = (n + batch - 1) / batch;
     snprintf((*out)->source, sizeof(*out)->source, "%s", lbl);

@@ -22,8 +22,10 @@ int train_iter_create(const char *name, uint32_t n, const char *const *keys,
 
 /**
  * Opens the train (train != 0) or test set of Fashion-MNIST in `dir` as a MNISTIter
- * (shuffled with `seed` for training) that gives exactly num_examples examples per
- * epoch (0: all; more than the file holds is MNISTIter's error), the last batch
+ * (shuffled with `seed` for training) over its part `part_index` of `num_parts`
+ * (MNISTIter's partition: 1 and 0 read it all) that gives exactly num_examples
+ * examples of the part per epoch (0: all; more than the part holds is MNISTIter's
+ * error), the last batch
  * padded (round_batch), the label file named as the iterator's source and its
  * num_batches (the progress bar's total) counted from num_examples, else from the
  * set's size (train_count_examples). A
@@ -32,7 +34,7 @@ int train_iter_create(const char *name, uint32_t n, const char *const *keys,
  * Returns CLI_OK or CLI_ERROR (reported).
  */
 int train_open_mnist(const char *dir, int train, int64_t batch, int flat, uint64_t seed,
-                     int64_t num_examples, mxkt_iter **out);
+                     int64_t num_examples, int32_t num_parts, int32_t part_index, mxkt_iter **out);
 
 /**
  * The examples of the train (train != 0) or test set of Fashion-MNIST in `dir`,

@@ -213,7 +213,8 @@ int train_rec_check_files(const train_rec_args *r) {
     } while (0)
 
 int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape[3], int64_t batch,
-                   uint64_t seed, int64_t *examples, mxkt_iter **out) {
+                   uint64_t seed, int32_t num_parts, int32_t part_index, int64_t *examples,
+                   mxkt_iter **out) {
     const char *rec = train ? r->data_train : r->data_val;
     const char *idx = train ? r->data_train_idx : r->data_val_idx;
     int64_t count = train_rec_count(train ? "--data-train" : "--data-val", rec, idx);
@@ -232,6 +233,8 @@ int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape
     ATTR("data_shape", "(%lld,%lld,%lld)", (long long)image_shape[0], (long long)image_shape[1],
          (long long)image_shape[2]);
     ATTR("batch_size", "%lld", (long long)batch);
+    ATTR("num_parts", "%d", (int)num_parts);
+    ATTR("part_index", "%d", (int)part_index);
     ATTR("mean_r", "%.17g", r->mean[0]);
     ATTR("mean_g", "%.17g", r->mean[1]);
     ATTR("mean_b", "%.17g", r->mean[2]);
@@ -268,7 +271,7 @@ int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape
     }
     if (train_iter_create("ImageRecordIter", n, keys, vals, out) != CLI_OK)
         return CLI_ERROR;
-    (*out)->num_batches = (count + batch - 1) / batch;
+    (*out)->num_batches = (count / num_parts + batch - 1) / batch; /* about the part's */
     *examples = count;
     snprintf((*out)->source, sizeof(*out)->source, "%s", rec);
     return CLI_OK;

@@ -93,13 +93,16 @@ int train_rec_check(train_rec_args *r, const cli_command *cmd, int training);
  * Opens the training (train != 0, shuffled with `seed`, augmented) or validation
  * (no augmentation, no shuffle) ImageRecordIter of the options for batches of
  * `batch` images of image_shape (C,H,W), the last batch padded (round_batch), as
- * get_rec_iter does, and sets the iterator's source and its num_batches from
- * the number of records (train_rec_count), which goes into *examples too.
+ * get_rec_iter does, reading part `part_index` of `num_parts` (ImageRecordIter's
+ * partition; 1 and 0 read all), and sets the iterator's source, its num_batches
+ * from the part's share of the records (train_rec_count) and *examples to the
+ * number of records.
  * Returns CLI_OK or CLI_ERROR (reported, with a note naming the plugin when
  * ImageRecordIter is missing).
  */
 int train_open_rec(const train_rec_args *r, int train, const int64_t image_shape[3], int64_t batch,
-                   uint64_t seed, int64_t *examples, mxkt_iter **out);
+                   uint64_t seed, int32_t num_parts, int32_t part_index, int64_t *examples,
+                   mxkt_iter **out);
 
 /**
  * The number of records of `rec`: the keys of its index `idx` when given, else

@@ -770,17 +770,32 @@ MXK_API mxk_status mxkt_module_init_params(mxkt_module *m, const mxkt_initialize
  * it), sets rescale_grad = 1/batch_size unless `keep_rescale`, allocates
  * zero-filled states (mxkt_optimizer_num_states per parameter and context),
  * creates and initialises the KVStore `kvstore` ("local"/"device"; NULL, "" or
- * "none" → "local") only with several contexts (upstream _create_kvstore: none
- * for one device). A second call prints "WARNING: optimizer already initialized,
- * ignoring..." on stderr and changes nothing (MXK_OK). Errors: MXK_ERR_STATE "bind
- * and init_params before init_optimizer", MXK_ERR_UNSUPPORTED "more than 1024
- * parameters", mxkt_optimizer_check's (after rescale_grad is set; nothing changed),
- * MXK_ERR_OUT_OF_MEMORY "out of memory", the kernel's status creating a state ("optimizer state:
+ * "none" → "local") only with several contexts or a dist type (upstream
+ * _create_kvstore: none for one device without "dist"). A dist store's init
+ * broadcasts rank 0's parameters, which are then pulled into every context; with a
+ * "dist" and "_sync" type, rescale_grad is 1/(batch_size * num_workers) unless
+ * `keep_rescale` (module.py init_optimizer), so the summed gradients of all
+ * workers are averaged over the total batch. The update after the exchange runs
+ * on every worker (see docs/distributed.md). A second call prints "WARNING: optimizer already
+ * initialized, ignoring..." on stderr and changes nothing (MXK_OK). Errors: MXK_ERR_STATE "bind and
+ * init_params before init_optimizer", MXK_ERR_UNSUPPORTED "more than 1024 parameters",
+ * mxkt_optimizer_check's (after rescale_grad is set; nothing changed), MXK_ERR_OUT_OF_MEMORY "out
+ * of memory", the kernel's status creating a state ("optimizer state:
  * ...") or of mxk_kvstore_create / mxk_kvstore_init
  * ("kvstore: ...", e.g. MXK_ERR_NOT_FOUND for an unknown type).
  */
 MXK_API mxk_status mxkt_module_init_optimizer(mxkt_module *m, const char *kvstore,
                                               const mxkt_optimizer *opt, int32_t keep_rescale);
+/**
+ * init_optimizer with a KVStore object (upstream fit(kvstore=kv) with a store made
+ * by mx.kvstore.create, as fit.py does to read kv.rank first): as
+ * mxkt_module_init_optimizer with `kv` used whatever the number of contexts. `kv`
+ * must hold no keys yet; it is borrowed: the caller frees it after mxkt_module_free.
+ * Errors: MXK_ERR_INVALID_ARGUMENT "init_optimizer: the kvstore is NULL", else those
+ * of mxkt_module_init_optimizer.
+ */
+MXK_API mxk_status mxkt_module_init_optimizer_kv(mxkt_module *m, mxk_kvstore *kv,
+                                                 const mxkt_optimizer *opt, int32_t keep_rescale);
 /**
  * forward(data batch, is_train) (module.py): copies rows [begin, end) of `data`
  * (and `label`, when not NULL and the symbol has the label) into each context's

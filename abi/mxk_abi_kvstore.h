@@ -40,7 +40,13 @@ typedef struct mxk_kvstore_transport_def {
     int32_t (*rank)(void *transport);
     /** Number of workers. */
     int32_t (*num_workers)(void *transport);
-    /** Initialises `key` with `value` (CPU tensor), synchronously. */
+    /**
+     * Initialises `key` with `value` (CPU tensor), synchronously. A distributed
+     * transport may overwrite value->data (the kernel's stored copy) with the value
+     * every worker must start from, rank 0's (MXNet's dist init: rank 0 pushes the
+     * value, the others pull it; python/mxnet/kvstore/kvstore.py), so that all
+     * workers hold the same parameters.
+     */
     mxk_status (*init)(void *transport, const char *key, const mxk_tensor *value,
                        mxk_error_sink *err);
     /** Sends this worker's merged value for `key`; completes through `done`. */

@@ -225,7 +225,7 @@ op_help)
     out_line "^  eps +float, optional, default=0.001$"
     out_line "^  arguments +data, gamma, beta$"
     out_line "^  aux_states +moving_mean, moving_var$"
-    out_line "^kernels: cpu \(backend cpu-blas\)(, cpu \(backend onednn\))?$"
+    out_line "^kernels: cpu \(backend cpu-blas\)(, gpu \(backend cuda\))?(, cpu \(backend onednn\))?$"
     # an alias names the same operator
     run op --config-dir "$CONF" _Plus
     expect_rc 0

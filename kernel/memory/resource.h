@@ -14,8 +14,8 @@
  *
  * Random streams are Philox-4x32-10 (abi/mxk_philox.h): the key of device
  * (type t, id d) after mxk_random_seed(s) is s * 127 + d modulo 2^64 whatever the
- * type (cpu(d) and gpu(d) draw alike); the seed is 0 until the first mxki_resource_seed (and again after
- * mxki_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
+ * type (cpu(d) and gpu(d) draw alike); the seed is 0 until the first mxki_resource_seed (and again
+ * after mxki_resource_shutdown). Draws advance a 128-bit counter by ceil(n/4) blocks, so the
  * numbers depend only on the seed and the order of draws on the stream, never on thread
  * count. Each draw starts on a fresh block: drawing n then m numbers equals drawing
  * n + m at once only when n is a multiple of 4. The exact mappings (for device kernels

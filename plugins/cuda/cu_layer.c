@@ -3,13 +3,6 @@
  */
 #include "cu_layer.h"
 
-#include "cu_blas_util.h"
-
-int32_t cu_layer_supports_f32(const void *param, const mxk_shape *in_shapes,
-                              const int32_t *in_types, uint32_t num_in) {
-    return num_in > 0 && cu_all_f32(in_types, num_in);
-}
-
 mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,
                              mxk_status (*parse)(const mxk_attrs *, void **, mxk_error_sink *),
                              int32_t (*supports)(const void *, const mxk_shape *, const int32_t *,
@@ -25,7 +18,7 @@ mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,
     k.flags = MXK_KERNEL_SUPPORTS_ADDTO;
     k.parse_param = parse;
     k.free_param = cu_param_free;
-    k.supports = supports != NULL ? supports : cu_layer_supports_f32;
+    k.supports = supports != NULL ? supports : cu_supports_float32;
     k.forward = forward;
     k.backward = backward;
     return cu_register_kernel(reg, &k, err);

@@ -14,14 +14,10 @@ static inline float *cu_f32(const mxk_tensor *t) {
     return (float *)t->data;
 }
 
-/** Accepts float32 inputs (every one of them; empty ones too). */
-int32_t cu_layer_supports_f32(const void *param, const mxk_shape *in_shapes,
-                              const int32_t *in_types, uint32_t num_in);
-
 /**
  * Registers a kernel of op_name that parses its attributes with `parse` (its
  * object freed by cu_param_free), accepts what `supports` accepts (NULL:
- * cu_layer_supports_f32) and handles every write request itself
+ * cu_supports_float32) and handles every write request itself
  * (MXK_KERNEL_SUPPORTS_ADDTO).
  */
 mxk_status cu_layer_register(mxk_registrar *reg, const char *op_name,

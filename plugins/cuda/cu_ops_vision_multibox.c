@@ -223,7 +223,7 @@ mxk_status cu_register_vision_multibox(mxk_registrar *reg, mxk_error_sink *err) 
     MXK_SDK_CHECK(cu_register_kernel(reg, &k, err));
     k.op_name = "_contrib_MultiBoxTarget";
     k.parse_param = tg_parse;
-    k.supports = cu_layer_supports_f32;
+    k.supports = cu_supports_float32;
     k.forward = tg_forward;
     return cu_register_kernel(reg, &k, err);
 }

@@ -91,7 +91,7 @@ mxk_status cu_register_vision_nms(mxk_registrar *reg, mxk_error_sink *err) {
     k.op_name = "_contrib_box_nms";
     k.parse_param = nms_parse;
     k.free_param = cu_param_free;
-    k.supports = cu_layer_supports_f32;
+    k.supports = cu_supports_float32;
     k.forward = nms_forward;
     k.backward = nms_backward;
     return cu_register_kernel(reg, &k, err);

@@ -23,7 +23,7 @@ extern "C" {
 /** ABI major version: a plugin built for another major is rejected. */
 #define MXK_ABI_MAJOR 1
 /** ABI minor version of these headers. Minors only add (struct tails, new table slots). */
-#define MXK_ABI_MINOR 4
+#define MXK_ABI_MINOR 5
 
 /** Largest number of dimensions of an mxk_shape (MXNet allows up to 32; 8 covers its ops). */
 #define MXK_MAX_NDIM 8

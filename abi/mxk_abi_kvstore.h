@@ -15,6 +15,10 @@
  * as engine functions that write (pull) or read (push) the value's variable.
  * Ownership: the transport object is created and destroyed by the plugin; tensor
  * memory passed to push/pull is the kernel's, valid until completion.
+ *
+ * ABI 1.5 appends the server side of stores with parameter servers (dist_async,
+ * upstream src/kvstore/kvstore_dist_server.h) and gradient compression; a 1.0-1.4
+ * transport's struct ends before them (no servers, no compression).
  */
 #ifndef MXK_ABI_KVSTORE_H
 #define MXK_ABI_KVSTORE_H
@@ -25,6 +29,30 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * What a server process of a store runs for each message it receives
+ * (run_server), implemented by the kernel (upstream KVStoreDistServer's
+ * DataHandle and CommandHandle, src/kvstore/kvstore_dist_server.h). Keys are the
+ * transport's: a key split over several servers (upstream
+ * MXNET_KVSTORE_BIGARRAY_BOUND) reaches each of them under its own name with the
+ * server's slice of the value, a 1-D tensor. Tensors are host memory owned by the
+ * transport, valid during the call. Every callback is synchronous, called from the
+ * thread running run_server, one at a time; an error is returned to the worker
+ * whose message caused it (init, pull, command) or kept for that key's next pull
+ * (push).
+ */
+typedef struct mxk_kvstore_server_handler {
+    void *user; /**< passed to every callback */
+    /** A command of the workers (mxk_kvstore_send_command_to_servers): upstream's controller. */
+    mxk_status (*command)(void *user, int32_t head, const char *body, mxk_error_sink *err);
+    /** Stores a copy of `value` as key's value on this server. */
+    mxk_status (*init)(void *user, const char *key, const mxk_tensor *value, mxk_error_sink *err);
+    /** Applies one worker's pushed `value` to the key: the updater, run at once (async mode). */
+    mxk_status (*push)(void *user, const char *key, const mxk_tensor *value, mxk_error_sink *err);
+    /** Copies the key's current value into `out` (same shape and dtype as at init). */
+    mxk_status (*pull)(void *user, const char *key, const mxk_tensor *out, mxk_error_sink *err);
+} mxk_kvstore_server_handler;
 
 /** A KVStore transport type. */
 typedef struct mxk_kvstore_transport_def {
@@ -57,6 +85,38 @@ typedef struct mxk_kvstore_transport_def {
                  mxk_async_handle *done);
     /** Blocks until every worker has reached the barrier. */
     mxk_status (*barrier)(void *transport, mxk_error_sink *err);
+    /* ---- ABI 1.5: optional (NULL) ---- */
+    /**
+     * 1 when this process is one of the store's servers (upstream
+     * MXKVStoreIsServerNode), 0 for a worker. NULL: every process is a worker.
+     * A server's rank() is its index among the servers, num_workers() the number
+     * of workers. Set together with send_command and run_server.
+     */
+    int32_t (*is_server)(void *transport);
+    /**
+     * Worker side: sends command (head, body) to every server and waits until each
+     * has run it (upstream KVStoreDist::SendCommandToServers). Called by every
+     * worker: rank 0's command is sent, then the workers wait for each other, so no
+     * worker pushes before every server has run it. Synchronous; returns the first
+     * server's error.
+     */
+    mxk_status (*send_command)(void *transport, int32_t head, const char *body,
+                               mxk_error_sink *err);
+    /**
+     * Server side: serves the workers' init, push, pull and command messages
+     * through `handler` until every worker has destroyed its store (upstream
+     * MXKVStoreRunServer). Blocks the calling thread.
+     */
+    mxk_status (*run_server)(void *transport, const mxk_kvstore_server_handler *handler,
+                             mxk_error_sink *err);
+    /**
+     * Sets gradient compression for later pushes (upstream
+     * KVStore::SetGradientCompression, src/kvstore/gradient_compression.cc): type
+     * "2bit" with `threshold` > 0, or "none". Every worker calls it alike, before
+     * its first push. NULL: compression is refused with MXK_ERR_UNSUPPORTED.
+     */
+    mxk_status (*set_gradient_compression)(void *transport, const char *type, double threshold,
+                                           mxk_error_sink *err);
 } mxk_kvstore_transport_def;
 
 #ifdef __cplusplus

@@ -44,7 +44,7 @@ set(MXK_KERNEL_SOURCES
   ${k}/graph/executor.c ${k}/graph/executor_debug.c ${k}/graph/executor_memory.c
   ${k}/graph/executor_profile.c ${k}/graph/executor_reshape.c ${k}/graph/executor_run.c
   ${k}/graph/crosscheck.c ${k}/graph/predict.c
-  ${k}/kvstore/kvstore.c ${k}/kvstore/kvstore_local_transport.c
+  ${k}/kvstore/kvstore.c ${k}/kvstore/kvstore_local_transport.c ${k}/kvstore/kvstore_server.c
   ${k}/io/data_iter.c ${k}/io/recordio_api.c ${PROJECT_SOURCE_DIR}/plugins/io-recordio/recordio.c
   ${MXK_IMAGE_SOURCES})
 unset(k)

@@ -1469,6 +1469,67 @@ MXK_API mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater 
  * MXK_ERR_INVALID_ARGUMENT (kv NULL); what the transport's barrier reports.
  */
 MXK_API mxk_status mxk_kvstore_barrier(mxk_kvstore *kv);
+/**
+ * 1 when this process is a server of the store (upstream MXKVStoreIsServerNode):
+ * with dist_async, the last MXK_KVSTORE_NUM_SERVERS ranks of the MPI job
+ * (docs/distributed.md). A server's rank is its index among the servers and
+ * mxk_kvstore_num_workers the number of workers; it must call
+ * mxk_kvstore_run_server and nothing else on the store. 0 for workers, stores
+ * without servers and a NULL kv.
+ */
+MXK_API int32_t mxk_kvstore_is_server(const mxk_kvstore *kv);
+/**
+ * A server's controller (upstream KVStoreServer._controller,
+ * python/mxnet/kvstore/kvstore_server.py): called for every command of the workers
+ * (mxk_kvstore_send_command_to_servers), in the thread running
+ * mxk_kvstore_run_server. Command 0 conventionally sets the optimizer: the
+ * controller then calls mxk_kvstore_set_updater on the server's store. `body` is
+ * valid during the call. A failure (status and mxk_set_error message) is returned
+ * to the worker that sent the command.
+ */
+typedef mxk_status (*mxk_kvstore_server_controller)(int32_t head, const char *body, void *user);
+/**
+ * Runs a server of the store (upstream MXKVStoreRunServer / KVStoreDistServer,
+ * src/kvstore/kvstore_dist_server.h, async mode): until every worker has freed its
+ * store, keeps the server's share of each key (host memory), runs `controller` for
+ * commands, applies every worker's push at once with the updater the controller
+ * set (updater(key, pushed value, stored value, user)), and answers pulls with
+ * the current value. A key larger than MXK_KVSTORE_BIGARRAY_BOUND elements is
+ * split over all servers, and each server's updater sees its slice as a 1-D array
+ * under the key's name. Blocks the calling thread. Errors:
+ * MXK_ERR_INVALID_ARGUMENT (kv or controller NULL); MXK_ERR_STATE "KVStore T: this
+ * process is not a server of the store"; the transport's (a worker lost: see
+ * MXK_KVSTORE_TIMEOUT). Errors of single messages (a push before the optimizer,
+ * "no updater: the workers must send the optimizer (set_optimizer) before they
+ * push") go back to the worker concerned, and the server goes on.
+ */
+MXK_API mxk_status mxk_kvstore_run_server(mxk_kvstore *kv,
+                                          mxk_kvstore_server_controller controller, void *user);
+/**
+ * Sends a command to every server and waits until each has run it (upstream
+ * MXKVStoreSendCommmandToServers; python KVStore.set_optimizer sends command 0 with
+ * the optimizer). Every worker calls it alike: rank 0's body is sent, then the
+ * workers wait for each other, so no push of any worker precedes the command
+ * (upstream sends every worker's). Errors: MXK_ERR_INVALID_ARGUMENT (kv or body
+ * NULL); MXK_ERR_UNSUPPORTED "KVStore T has no servers to send commands to";
+ * MXK_ERR_STATE on a server; the controller's error, or the transport's.
+ */
+MXK_API mxk_status mxk_kvstore_send_command_to_servers(mxk_kvstore *kv, int32_t head,
+                                                       const char *body);
+/**
+ * Sets gradient compression for the pushes that follow (upstream
+ * KVStore.set_gradient_compression, src/kvstore/gradient_compression.cc): type
+ * "2bit" quantises each pushed value to -threshold, 0 or +threshold per element
+ * with error feedback (the residual, per key and worker, is added to the next
+ * push); "none" turns it off. Every worker calls it alike, before pushing.
+ * Errors: MXK_ERR_INVALID_ARGUMENT (kv or type NULL, "Unknown type for gradient
+ * compression T (known: 2bit, none)", "gradient compression 2bit: threshold must
+ * be positive, not X"); MXK_ERR_UNSUPPORTED "KVStore T: gradient compression needs
+ * a dist store ..." (local and device: upstream compresses across devices too;
+ * mxk only between processes); the transport's.
+ */
+MXK_API mxk_status mxk_kvstore_set_gradient_compression(mxk_kvstore *kv, const char *type,
+                                                        double threshold);
 
 #ifdef __cplusplus
 }

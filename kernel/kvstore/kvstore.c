@@ -75,31 +75,6 @@
  */
 #define KV_REDUCE_OP "ElementWiseSum"
 
-/** Kind of keys a store has seen (mixing is an error, upstream kvstore.py). */
-enum { KV_KEYS_NONE = 0, KV_KEYS_STR = 1, KV_KEYS_INT = 2 };
-
-/** One key of the store. */
-typedef struct kv_entry {
-    char *key;           /**< string form (integer keys in decimal) */
-    mxk_ndarray *stored; /**< the store's value: CPU, or the init value's device ("device") */
-    mxk_ndarray *merged; /**< reduce buffer, created on the first push (reduce device) */
-    mxk_ndarray *comm;   /**< host staging for the transport when merged is on a device */
-} kv_entry;
-
-/** Definition of the public opaque handle. */
-struct mxk_kvstore {
-    char *type;      /**< as given to mxk_kvstore_create */
-    int device_mode; /**< "device": reduce and keep values on the values' device */
-    const mxk_kvstore_transport_def *tdef;
-    void *transport;
-    pthread_mutex_t lock; /**< guards everything below */
-    int key_kind; /**< KV_KEYS_* of the keys held: set by the init that adds the first key */
-    kv_entry **items;
-    uint32_t count, capacity;
-    mxk_kvstore_updater updater;
-    void *updater_user;
-};
-
 static const mxk_context KV_CPU = {MXK_DEV_CPU, 0};
 
 /** True for host memory devices. */
@@ -324,9 +299,12 @@ static void kv_xfer_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *don
         a->def->push(a->transport, a->key, &a->t, a->priority, done);
 }
 
-/** Pushes a transport push (is_pull 0) or pull (1) of `buf` (host) for `key`. */
+/**
+ * Pushes a transport push (is_pull 0) or pull (1) of `buf` (host) for `key`, writing
+ * buf's variable and, when `also` is not NULL, also's (to order it after work on also).
+ */
 static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *buf, int is_pull,
-                               int32_t priority) {
+                               int32_t priority, mxk_ndarray *also) {
     kv_xfer *a = calloc(1, sizeof *a);
     if (a == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
@@ -340,14 +318,14 @@ static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *bu
         kv_xfer_free(a);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
     }
-    mxk_engine_var *v = mxk_ndarray_var(buf);
+    mxk_engine_var *v[2] = {mxk_ndarray_var(buf), also ? mxk_ndarray_var(also) : NULL};
     mxk_engine_push_desc d = {.async_fn = kv_xfer_fn,
                               .arg = a,
                               .arg_free = kv_xfer_free,
                               .dev_type = MXK_DEV_CPU,
                               .dev_id = 0,
-                              .write_vars = &v,
-                              .num_write = 1,
+                              .write_vars = v,
+                              .num_write = also ? 2 : 1,
                               .props = MXK_ENGINE_PROP_NORMAL,
                               .priority = priority,
                               .name =
@@ -462,9 +440,18 @@ int32_t mxk_kvstore_num_workers(const mxk_kvstore *kv) {
     return kv ? kv->tdef->num_workers(kv->transport) : 1;
 }
 
+int mxki_kvstore_has_servers(const mxk_kvstore *kv) {
+    return kv->tdef->is_server != NULL;
+}
+
 mxk_status mxk_kvstore_set_updater(mxk_kvstore *kv, mxk_kvstore_updater fn, void *user) {
     if (kv == NULL)
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "mxk_kvstore_set_updater: kv is NULL");
+    if (fn != NULL && mxki_kvstore_has_servers(kv) && !mxk_kvstore_is_server(kv))
+        return mxk_set_error(MXK_ERR_STATE,
+                             "KVStore %s: the updater runs on the servers: send the optimizer "
+                             "to them (set_optimizer, mxk_kvstore_send_command_to_servers)",
+                             kv->type);
     pthread_mutex_lock(&kv->lock);
     kv->updater = fn;
     kv->updater_user = fn ? user : NULL;
@@ -500,8 +487,7 @@ static mxk_status kv_check_kind(const mxk_kvstore *kv, int kind) {
     return MXK_OK;
 }
 
-/** The entry of `key` (lock held), or NULL. */
-static kv_entry *kv_find(mxk_kvstore *kv, const char *key) {
+kv_entry *mxki_kvstore_find(mxk_kvstore *kv, const char *key) {
     for (uint32_t i = 0; i < kv->count; i++)
         if (strcmp(kv->items[i]->key, key) == 0)
             return kv->items[i];
@@ -534,7 +520,7 @@ static mxk_status kv_resolve(mxk_kvstore *kv, int kind, uint32_t num, const char
     for (uint32_t i = 0; i < num; i++) {
         if (keys[i] == NULL)
             return mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "KVStore %s: key %u is NULL", what, i);
-        kv_entry *e = kv_find(kv, keys[i]);
+        kv_entry *e = mxki_kvstore_find(kv, keys[i]);
         if (e == NULL)
             return kv_missing(kind, keys[i]);
         if (!mxki_shape_equal(&e->stored->shape, &arrays[i]->shape)) {
@@ -552,6 +538,19 @@ static mxk_status kv_resolve(mxk_kvstore *kv, int kind, uint32_t num, const char
 /* ------------------------------------------------------------------------- */
 /* init / push / pull                                                        */
 /* ------------------------------------------------------------------------- */
+
+mxk_status mxki_kvstore_append(mxk_kvstore *kv, kv_entry *e) {
+    if (kv->count == kv->capacity) {
+        uint32_t cap = kv->capacity ? kv->capacity * 2 : 16;
+        kv_entry **items = realloc(kv->items, cap * sizeof *items);
+        if (items == NULL)
+            return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of memory");
+        kv->items = items;
+        kv->capacity = cap;
+    }
+    kv->items[kv->count++] = e;
+    return MXK_OK;
+}
 
 /** Creates one key's entry: stored copy of `value`, transport init (lock held). */
 static mxk_status kv_init_one(mxk_kvstore *kv, const char *key, mxk_ndarray *value) {
@@ -590,24 +589,14 @@ static mxk_status kv_init_one(mxk_kvstore *kv, const char *key, mxk_ndarray *val
             st = mxki_set_error_from_sink(&err, "KVStore init of key %s: ", key);
     }
     free(host);
-    if (st == MXK_OK && kv->count == kv->capacity) {
-        uint32_t cap = kv->capacity ? kv->capacity * 2 : 16;
-        kv_entry **items = realloc(kv->items, cap * sizeof *items);
-        if (items == NULL)
-            st = mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore init: out of memory");
-        else {
-            kv->items = items;
-            kv->capacity = cap;
-        }
-    }
+    if (st == MXK_OK)
+        st = mxki_kvstore_append(kv, e);
     if (st != MXK_OK) {
         mxk_ndarray_free(e->stored);
         free(e->key);
         free(e);
-        return st;
     }
-    kv->items[kv->count++] = e;
-    return MXK_OK;
+    return st;
 }
 
 /** mxk_kvstore_init for string-form keys of `kind`. */
@@ -621,7 +610,7 @@ static mxk_status kv_init(mxk_kvstore *kv, int kind, uint32_t num, const char *c
             st = mxk_set_error(MXK_ERR_INVALID_ARGUMENT, "KVStore init: key %u is NULL", i);
             break;
         }
-        int dup = kv_find(kv, keys[i]) != NULL;
+        int dup = mxki_kvstore_find(kv, keys[i]) != NULL;
         for (uint32_t j = 0; j < i && !dup; j++)
             dup = strcmp(keys[j], keys[i]) == 0;
         if (dup)
@@ -734,8 +723,11 @@ static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *
             return st;
         buf = e->comm;
     }
-    if ((st = kv_push_xfer(kv, e->key, buf, 0, priority)) != MXK_OK ||
-        (st = kv_push_xfer(kv, e->key, buf, 1, priority)) != MXK_OK)
+    if ((st = kv_push_xfer(kv, e->key, buf, 0, priority, NULL)) != MXK_OK)
+        return st;
+    if (mxki_kvstore_has_servers(kv)) /* the servers apply it; pulls fetch their value */
+        return MXK_OK;
+    if ((st = kv_push_xfer(kv, e->key, buf, 1, priority, NULL)) != MXK_OK)
         return st;
     if (buf != e->merged)
         st = mxk_ndarray_copy_to(e->comm, e->merged);
@@ -783,7 +775,9 @@ static mxk_status kv_push(mxk_kvstore *kv, int kind, uint32_t num, const char *c
         st = kv_reduce_exchange(kv, e, group, n, priority);
         if (st != MXK_OK)
             break;
-        if (fn == NULL) {
+        if (mxki_kvstore_has_servers(kv)) {
+            continue; /* the servers' updater applies the push */
+        } else if (fn == NULL) {
             st = mxk_ndarray_copy_to(e->merged, e->stored);
         } else {
             upd_e[nupd] = e;
@@ -811,7 +805,6 @@ static mxk_status kv_push(mxk_kvstore *kv, int kind, uint32_t num, const char *c
 /** mxk_kvstore_pull for string-form keys of `kind`. */
 static mxk_status kv_pull(mxk_kvstore *kv, int kind, uint32_t num, const char *const *keys,
                           mxk_ndarray *const *outs, int32_t priority) {
-    (void)priority; /* copies are pushed with the engine's default priority */
     kv_entry **entries = calloc(num ? num : 1, sizeof *entries);
     if (entries == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore pull: out of memory");
@@ -819,6 +812,15 @@ static mxk_status kv_pull(mxk_kvstore *kv, int kind, uint32_t num, const char *c
     mxk_status st = kv_check_kind(kv, kind);
     if (st == MXK_OK)
         st = kv_resolve(kv, kind, num, keys, outs, entries, "pull");
+    /* With servers: fetch each key's value once into stored, after this worker's pushes. */
+    for (uint32_t i = 0; st == MXK_OK && mxki_kvstore_has_servers(kv) && i < num; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = entries[j] == entries[i];
+        if (!seen)
+            st = kv_push_xfer(kv, entries[i]->key, entries[i]->stored, 1, priority,
+                              entries[i]->merged);
+    }
     for (uint32_t i = 0; st == MXK_OK && i < num; i++)
         st = mxk_ndarray_copy_to(entries[i]->stored, outs[i]);
     pthread_mutex_unlock(&kv->lock);

@@ -502,6 +502,15 @@ static mxk_status register_transport(mxk_registrar *reg, const mxk_kvstore_trans
                     "create, destroy, rank, num_workers, init, push, pull and barrier", owner, err);
     if (rc != MXK_OK)
         return rc;
+    /* ABI 1.5: the server slots come together. */
+    if (def->struct_size >= END_OF(mxk_kvstore_transport_def, run_server)) {
+        int n = (def->is_server != NULL) + (def->send_command != NULL) + (def->run_server != NULL);
+        if (n != 0 && n != 3)
+            return fail(st, err, MXK_ERR_ABI,
+                        "register_kvstore_transport: transport '%s': is_server, send_command and "
+                        "run_server are set together or not at all",
+                        def->name);
+    }
     mxk_transport_entry *e = calloc(1, sizeof *e);
     if (e == NULL)
         return fail(st, err, MXK_ERR_OUT_OF_MEMORY, "register_kvstore_transport: out of memory");

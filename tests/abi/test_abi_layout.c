@@ -184,7 +184,7 @@ PIN_OFF(mxk_iter_def, reset, 56);
 PIN_OFF(mxk_iter_def, next, 64);
 PIN_OFF(mxk_iter_def, current, 72);
 PIN_OFF(mxk_iter_def, describe, 80);
-PIN_SIZE(mxk_kvstore_transport_def, 104);
+PIN_SIZE(mxk_kvstore_transport_def, 136);
 PIN_OFF(mxk_kvstore_transport_def, struct_size, 0);
 PIN_OFF(mxk_kvstore_transport_def, abi_minor, 4);
 PIN_OFF(mxk_kvstore_transport_def, name, 8);
@@ -199,6 +199,16 @@ PIN_OFF(mxk_kvstore_transport_def, init, 72);
 PIN_OFF(mxk_kvstore_transport_def, push, 80);
 PIN_OFF(mxk_kvstore_transport_def, pull, 88);
 PIN_OFF(mxk_kvstore_transport_def, barrier, 96);
+PIN_OFF(mxk_kvstore_transport_def, is_server, 104); /* ABI 1.5 */
+PIN_OFF(mxk_kvstore_transport_def, send_command, 112);
+PIN_OFF(mxk_kvstore_transport_def, run_server, 120);
+PIN_OFF(mxk_kvstore_transport_def, set_gradient_compression, 128);
+PIN_SIZE(mxk_kvstore_server_handler, 40);
+PIN_OFF(mxk_kvstore_server_handler, user, 0);
+PIN_OFF(mxk_kvstore_server_handler, command, 8);
+PIN_OFF(mxk_kvstore_server_handler, init, 16);
+PIN_OFF(mxk_kvstore_server_handler, push, 24);
+PIN_OFF(mxk_kvstore_server_handler, pull, 32);
 PIN_SIZE(mxk_host_api, 192);
 PIN_OFF(mxk_host_api, struct_size, 0);
 PIN_OFF(mxk_host_api, abi_minor, 4);
@@ -253,7 +263,7 @@ PIN_OFF(mxk_plugin_init_args, options, 32);
 /* The numeric values of the enums that cross the boundary are part of the ABI too. */
 _Static_assert(MXK_ABI_MAJOR == 1, "this file pins ABI 1.x");
 /* The newest minor pinned here: a new minor pins its appended fields, then bumps this. */
-_Static_assert(MXK_ABI_MINOR == 4, "this file pins the layouts up to ABI 1.4");
+_Static_assert(MXK_ABI_MINOR == 5, "this file pins the layouts up to ABI 1.5");
 _Static_assert(MXK_FLOAT32 == 0 && MXK_FLOAT64 == 1 && MXK_FLOAT16 == 2 && MXK_UINT8 == 3 &&
                    MXK_INT32 == 4 && MXK_INT8 == 5 && MXK_INT64 == 6,
                "dtype codes are MXNet's");
@@ -266,7 +276,7 @@ _Static_assert(MXK_MAX_NDIM == 8 && MXK_MAX_RESOURCES == 4 && MXK_MAX_INPLACE ==
 
 static void test_layout_pinned(void) {
     /* The assertions above are the test; this reports the struct count at run time. */
-    printf("ABI %d.%d: sizes and offsets of 20 structs pinned\n", MXK_ABI_MAJOR, MXK_ABI_MINOR);
+    printf("ABI %d.%d: sizes and offsets of 21 structs pinned\n", MXK_ABI_MAJOR, MXK_ABI_MINOR);
     CHECK(sizeof(mxk_shape) == 72);
 }
 

@@ -85,9 +85,9 @@ static void test_same_file_twice_is_one_plugin(void) {
 static void test_abi_major_mismatch(void) {
     uint32_t n = mxk_plugin_count(), ops = mxk_op_count();
     CHECK_EQ_INT(mxk_load_plugin(tp("major"), NULL), MXK_ERR_ABI);
-    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.4; this host implements ABI 1.4 "
+    CHECK_CONTAINS(mxk_get_last_error(), "was built for ABI 2.5; this host implements ABI 1.5 "
                                          "(major versions must match)");
-    CHECK(rejected_with("was built for ABI 2.4"));
+    CHECK(rejected_with("was built for ABI 2.5"));
     CHECK_EQ_INT(mxk_plugin_count(), n);
     CHECK_EQ_INT(mxk_op_count(), ops);
 }
@@ -95,9 +95,9 @@ static void test_abi_major_mismatch(void) {
 static void test_needs_newer_host_minor(void) {
     CHECK_EQ_INT(mxk_load_plugin(tp("newer"), NULL), MXK_ERR_ABI);
     CHECK_CONTAINS(mxk_get_last_error(),
-                   "plugin 'tp-newer' needs a host with ABI minor >= 5; this host implements "
-                   "ABI 1.4");
-    CHECK(rejected_with("needs a host with ABI minor >= 5"));
+                   "plugin 'tp-newer' needs a host with ABI minor >= 6; this host implements "
+                   "ABI 1.5");
+    CHECK(rejected_with("needs a host with ABI minor >= 6"));
 }
 
 static void test_older_minor_short_structs(void) {

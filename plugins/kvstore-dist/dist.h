@@ -31,6 +31,27 @@ MPI_Op dist_half_sum_op(void);
 /** Writes MPI's text of error code `code` into buf (len bytes) and returns buf. */
 const char *dist_mpi_error(int code, char *buf, size_t len);
 
+/*
+ * 2-bit gradient compression (compress.c; upstream src/kvstore/gradient_compression.cc
+ * and gradient_compression-inl.h): each float32 element of grad + residual becomes
+ * one of 0, +threshold, -threshold, in 2 bits, 16 per 32-bit word; the residual
+ * keeps what was not sent (error feedback).
+ */
+
+/** Number of 32-bit words holding `n` 2-bit codes. Pure. */
+size_t dist_2bit_words(size_t n);
+
+/**
+ * Quantises n elements: residual += grad; an element >= threshold sends +threshold
+ * (residual -= threshold), <= -threshold sends -threshold (residual += threshold),
+ * else 0. Writes dist_2bit_words(n) words of codes. Pure apart from its outputs.
+ */
+void dist_2bit_quantize(const float *grad, float *residual, uint32_t *codes, size_t n,
+                        float threshold);
+
+/** Adds the n values that `codes` stand for (0, +threshold, -threshold) to out. */
+void dist_2bit_dequantize_add(const uint32_t *codes, float *out, size_t n, float threshold);
+
 /** Registers the transports dist_sync and dist_device_sync with the kernel. */
 mxk_status dist_register_transports(mxk_registrar *reg, mxk_error_sink *err);
 

@@ -38,20 +38,24 @@ extern "C" {
  * MXNET_KVSTORE_BIGARRAY_BOUND) reaches each of them under its own name with the
  * server's slice of the value, a 1-D tensor. Tensors are host memory owned by the
  * transport, valid during the call. Every callback is synchronous, called from the
- * thread running run_server, one at a time; an error is returned to the worker
- * whose message caused it (init, pull, command) or kept for that key's next pull
- * (push).
+ * thread running run_server, one at a time. On failure a callback returns the
+ * status and writes a NUL-terminated message into `msg` (msg_len bytes, owned by
+ * the transport), which the transport returns to the worker whose message caused
+ * it (init, pull, command) or keeps for that key's next pull (push).
  */
 typedef struct mxk_kvstore_server_handler {
     void *user; /**< passed to every callback */
     /** A command of the workers (mxk_kvstore_send_command_to_servers): upstream's controller. */
-    mxk_status (*command)(void *user, int32_t head, const char *body, mxk_error_sink *err);
+    mxk_status (*command)(void *user, int32_t head, const char *body, char *msg, size_t msg_len);
     /** Stores a copy of `value` as key's value on this server. */
-    mxk_status (*init)(void *user, const char *key, const mxk_tensor *value, mxk_error_sink *err);
+    mxk_status (*init)(void *user, const char *key, const mxk_tensor *value, char *msg,
+                       size_t msg_len);
     /** Applies one worker's pushed `value` to the key: the updater, run at once (async mode). */
-    mxk_status (*push)(void *user, const char *key, const mxk_tensor *value, mxk_error_sink *err);
+    mxk_status (*push)(void *user, const char *key, const mxk_tensor *value, char *msg,
+                       size_t msg_len);
     /** Copies the key's current value into `out` (same shape and dtype as at init). */
-    mxk_status (*pull)(void *user, const char *key, const mxk_tensor *out, mxk_error_sink *err);
+    mxk_status (*pull)(void *user, const char *key, const mxk_tensor *out, char *msg,
+                       size_t msg_len);
 } mxk_kvstore_server_handler;
 
 /** A KVStore transport type. */

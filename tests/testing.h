@@ -61,6 +61,17 @@ static int mxk_t_skip_flag;
         }                                                                                          \
     } while (0)
 
+/** Checks that string `a` equals `b` exactly. */
+#define CHECK_STREQ(a, b)                                                                          \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (a_ == NULL || strcmp(a_, b_) != 0) {                                                   \
+            fprintf(stderr, "%s:%d: CHECK_STREQ failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,   \
+                    a_ ? a_ : "(null)", b_);                                                       \
+            mxk_t_failed_checks++;                                                                 \
+        }                                                                                          \
+    } while (0)
+
 #define MXK_SKIP(why)                                                                              \
     do {                                                                                           \
         printf("SKIP: %s\n", why);                                                                 \

@@ -1503,8 +1503,8 @@ typedef mxk_status (*mxk_kvstore_server_controller)(int32_t head, const char *bo
  * "no updater: the workers must send the optimizer (set_optimizer) before they
  * push") go back to the worker concerned, and the server goes on.
  */
-MXK_API mxk_status mxk_kvstore_run_server(mxk_kvstore *kv,
-                                          mxk_kvstore_server_controller controller, void *user);
+MXK_API mxk_status mxk_kvstore_run_server(mxk_kvstore *kv, mxk_kvstore_server_controller controller,
+                                          void *user);
 /**
  * Sends a command to every server and waits until each has run it (upstream
  * MXKVStoreSendCommmandToServers; python KVStore.set_optimizer sends command 0 with

@@ -13,6 +13,7 @@
  * running mxk_kvstore_run_server. The server's keys are ordinary entries of the
  * store (host memory): `stored` the value, `merged` the received push.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,11 +31,12 @@ typedef struct kv_server {
     void *user;
 } kv_server;
 
-/** Moves the kernel's last error into the transport's sink, with a prefix. */
-static mxk_status kv_server_fail(mxk_status st, mxk_error_sink *err, const char *what,
+/** Writes the kernel's last error into the transport's buffer, with a prefix. */
+static mxk_status kv_server_fail(mxk_status st, char *msg, size_t len, const char *what,
                                  const char *key) {
-    return mxki_sink_set(err, st, "KVStore server: %s%s%s: %s", what, key ? " of key " : "",
-                         key ? key : "", mxki_last_error_message());
+    snprintf(msg, len, "KVStore server: %s%s%s: %s", what, key ? " of key " : "", key ? key : "",
+             mxki_last_error_message());
+    return st;
 }
 
 /** The entry of `key` checked against tensor `t` (lock not held), or NULL with the error set. */
@@ -58,16 +60,16 @@ static kv_entry *kv_server_entry(kv_server *s, const char *key, const mxk_tensor
 }
 
 /** handler.command: the application's controller (upstream KVStoreServer._controller). */
-static mxk_status kv_server_command(void *user, int32_t head, const char *body,
-                                    mxk_error_sink *err) {
+static mxk_status kv_server_command(void *user, int32_t head, const char *body, char *msg,
+                                    size_t msg_len) {
     kv_server *s = user;
     mxk_status st = s->controller(head, body, s->user);
-    return st == MXK_OK ? MXK_OK : kv_server_fail(st, err, "command", NULL);
+    return st == MXK_OK ? MXK_OK : kv_server_fail(st, msg, msg_len, "command", NULL);
 }
 
 /** handler.init: a host copy of the value (upstream DataHandleDefault's first push). */
-static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *value,
-                                 mxk_error_sink *err) {
+static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *value, char *msg,
+                                 size_t msg_len) {
     kv_server *s = user;
     kv_entry *e = calloc(1, sizeof *e);
     mxk_status st = MXK_ERR_OUT_OF_MEMORY;
@@ -92,7 +94,7 @@ static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *
         free(e->key);
         free(e);
     }
-    return kv_server_fail(st, err, "init", key);
+    return kv_server_fail(st, msg, msg_len, "init", key);
 }
 
 /**
@@ -100,12 +102,12 @@ static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *
  * KVStoreDistServer::DataHandleDefault, async mode: "Updater needs to be set for
  * async mode"); waits for the update so that its errors reach the transport.
  */
-static mxk_status kv_server_push(void *user, const char *key, const mxk_tensor *value,
-                                 mxk_error_sink *err) {
+static mxk_status kv_server_push(void *user, const char *key, const mxk_tensor *value, char *msg,
+                                 size_t msg_len) {
     kv_server *s = user;
     kv_entry *e = kv_server_entry(s, key, value);
     if (e == NULL)
-        return kv_server_fail(mxki_last_error_code(), err, "push", key);
+        return kv_server_fail(mxki_last_error_code(), msg, msg_len, "push", key);
     pthread_mutex_lock(&s->kv->lock);
     mxk_kvstore_updater fn = s->kv->updater;
     void *fn_user = s->kv->updater_user;
@@ -113,24 +115,26 @@ static mxk_status kv_server_push(void *user, const char *key, const mxk_tensor *
     if (fn == NULL) {
         mxk_set_error(MXK_ERR_STATE, "no updater: the workers must send the optimizer "
                                      "(set_optimizer) before they push");
-        return kv_server_fail(MXK_ERR_STATE, err, "push", key);
+        return kv_server_fail(MXK_ERR_STATE, msg, msg_len, "push", key);
     }
-    mxk_status st = mxk_ndarray_copy_from_host(e->merged, value->data, mxki_ndarray_bytes(e->merged));
+    mxk_status st =
+        mxk_ndarray_copy_from_host(e->merged, value->data, mxki_ndarray_bytes(e->merged));
     if (st == MXK_OK) {
         fn(key, e->merged, e->stored, fn_user);
         st = mxk_ndarray_wait_to_read(e->stored);
     }
-    return st == MXK_OK ? MXK_OK : kv_server_fail(st, err, "update", key);
+    return st == MXK_OK ? MXK_OK : kv_server_fail(st, msg, msg_len, "update", key);
 }
 
 /** handler.pull: the key's current value into `out`. */
-static mxk_status kv_server_pull(void *user, const char *key, const mxk_tensor *out,
-                                 mxk_error_sink *err) {
+static mxk_status kv_server_pull(void *user, const char *key, const mxk_tensor *out, char *msg,
+                                 size_t msg_len) {
     kv_server *s = user;
     kv_entry *e = kv_server_entry(s, key, out);
-    mxk_status st = e ? mxk_ndarray_copy_to_host(e->stored, out->data, mxki_ndarray_bytes(e->stored))
-                      : mxki_last_error_code();
-    return st == MXK_OK ? MXK_OK : kv_server_fail(st, err, "pull", key);
+    mxk_status st =
+        e ? mxk_ndarray_copy_to_host(e->stored, out->data, mxki_ndarray_bytes(e->stored))
+          : mxki_last_error_code();
+    return st == MXK_OK ? MXK_OK : kv_server_fail(st, msg, msg_len, "pull", key);
 }
 
 int32_t mxk_kvstore_is_server(const mxk_kvstore *kv) {
@@ -143,8 +147,8 @@ mxk_status mxk_kvstore_run_server(mxk_kvstore *kv, mxk_kvstore_server_controller
         return mxk_set_error(MXK_ERR_INVALID_ARGUMENT,
                              "mxk_kvstore_run_server: kv or controller is NULL");
     if (!mxk_kvstore_is_server(kv))
-        return mxk_set_error(MXK_ERR_STATE,
-                             "KVStore %s: this process is not a server of the store", kv->type);
+        return mxk_set_error(MXK_ERR_STATE, "KVStore %s: this process is not a server of the store",
+                             kv->type);
     kv_server s = {kv, controller, user};
     mxk_kvstore_server_handler h = {.user = &s,
                                     .command = kv_server_command,

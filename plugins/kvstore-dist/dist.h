@@ -28,6 +28,16 @@ mxk_status dist_mpi_start(const char *name, mxk_error_sink *err);
 /** The sum operator for float16 (uint16 bit patterns), valid after dist_mpi_start. */
 MPI_Op dist_half_sum_op(void);
 
+/** 64-bit FNV-1a of a string: keys are compared across processes by hash. Pure. */
+uint64_t dist_key_hash(const char *s);
+
+/**
+ * Reads MXK_KVSTORE_TIMEOUT (positive seconds, default 60) into *out. Errors:
+ * MXK_ERR_INVALID_ARGUMENT "KVStore NAME: MXK_KVSTORE_TIMEOUT must be a positive
+ * number of seconds, got 'V'".
+ */
+mxk_status dist_read_timeout(const char *name, double *out, mxk_error_sink *err);
+
 /** Writes MPI's text of error code `code` into buf (len bytes) and returns buf. */
 const char *dist_mpi_error(int code, char *buf, size_t len);
 
@@ -51,6 +61,9 @@ void dist_2bit_quantize(const float *grad, float *residual, uint32_t *codes, siz
 
 /** Adds the n values that `codes` stand for (0, +threshold, -threshold) to out. */
 void dist_2bit_dequantize_add(const uint32_t *codes, float *out, size_t n, float threshold);
+
+/** Registers the transport dist_async (async.c) with the kernel. */
+mxk_status dist_register_async(mxk_registrar *reg, mxk_error_sink *err);
 
 /** Registers the transports dist_sync and dist_device_sync with the kernel. */
 mxk_status dist_register_transports(mxk_registrar *reg, mxk_error_sink *err);

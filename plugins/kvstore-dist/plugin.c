@@ -8,6 +8,7 @@
  * transport (ps-lite) in KVStoreDist's constructor (src/kvstore/kvstore_dist.h)
  * the same way: when the store is created.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,32 @@ static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
 
 MPI_Op dist_half_sum_op(void) {
     return half_sum;
+}
+
+/** Default of MXK_KVSTORE_TIMEOUT, seconds. */
+#define DIST_TIMEOUT_DEFAULT 60.0
+
+uint64_t dist_key_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+mxk_status dist_read_timeout(const char *name, double *out, mxk_error_sink *err) {
+    const char *s = getenv("MXK_KVSTORE_TIMEOUT");
+    *out = DIST_TIMEOUT_DEFAULT;
+    if (s == NULL || *s == '\0')
+        return MXK_OK;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v > 0) || !isfinite(v))
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: MXK_KVSTORE_TIMEOUT must be a positive number of "
+                                "seconds, got '%s'",
+                                name, s);
+    *out = v;
+    return MXK_OK;
 }
 
 /** True when an MPI launcher started this process. */
@@ -102,7 +129,8 @@ MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
         .min_host_minor = 0,
         .name = "kvstore-dist",
         .version = "0.1.0",
-        .description = "distributed KVStore over MPI: dist_sync, dist_device_sync (allreduce)",
+        .description = "distributed KVStore over MPI: dist_sync, dist_device_sync (allreduce), "
+                       "dist_async (servers)",
         .provides = MXK_PROVIDES_KVSTORE,
     };
     return &info;
@@ -111,7 +139,8 @@ MXK_PLUGIN_EXPORT const mxk_plugin_info *mxk_plugin_get_info(void) {
 MXK_PLUGIN_EXPORT mxk_status mxk_plugin_init(const mxk_plugin_init_args *args,
                                              mxk_error_sink *err) {
     dist_host = args->host;
-    return dist_register_transports(args->registrar, err);
+    mxk_status st = dist_register_transports(args->registrar, err);
+    return st == MXK_OK ? dist_register_async(args->registrar, err) : st;
 }
 
 /** Frees the float16 operator and finalises MPI if this plugin initialised it. */

@@ -55,9 +55,6 @@
 #include "mxk_sdk_dtype.h"
 #include "mxk_sdk_shape.h"
 
-/** Default of MXK_KVSTORE_TIMEOUT, seconds. */
-#define DIST_TIMEOUT_DEFAULT 60.0
-
 /** One key. */
 typedef struct dist_key {
     char *key;
@@ -128,14 +125,6 @@ static void bury(void *p) {
     if (graveyard_count < graveyard_capacity)
         graveyard[graveyard_count++] = p;
     pthread_mutex_unlock(&graveyard_lock);
-}
-
-/** 64-bit FNV-1a of a string: keys are compared across workers by hash and a name prefix. */
-static uint64_t key_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
 }
 
 /** The MPI type and sum operator of a dtype; 0 when the dtype has none. */
@@ -342,23 +331,6 @@ static void *comm_thread(void *arg) {
 /* The transport contract                                                    */
 /* ------------------------------------------------------------------------- */
 
-/** Reads MXK_KVSTORE_TIMEOUT (positive seconds) into *out. */
-static mxk_status read_timeout(const char *name, double *out, mxk_error_sink *err) {
-    const char *s = getenv("MXK_KVSTORE_TIMEOUT");
-    *out = DIST_TIMEOUT_DEFAULT;
-    if (s == NULL || *s == '\0')
-        return MXK_OK;
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v > 0) || !isfinite(v))
-        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
-                                "KVStore %s: MXK_KVSTORE_TIMEOUT must be a positive number of "
-                                "seconds, got '%s'",
-                                name, s);
-    *out = v;
-    return MXK_OK;
-}
-
 /** Frees a transport whose communication thread is not running. */
 static void free_transport(dist_transport *t) {
     for (uint32_t i = 0; i < t->nkeys; i++) {
@@ -392,7 +364,7 @@ static mxk_status create_named(const char *name, void **out, mxk_error_sink *err
     double timeout = 0;
     mxk_status st = dist_mpi_start(name, err);
     if (st == MXK_OK)
-        st = read_timeout(name, &timeout, err);
+        st = dist_read_timeout(name, &timeout, err);
     if (st != MXK_OK)
         return st;
     dist_transport *t = calloc(1, sizeof *t);
@@ -472,7 +444,7 @@ typedef struct key_record {
 static key_record make_record(const char *key, const mxk_tensor *v) {
     key_record r;
     memset(&r, 0, sizeof r);
-    r.hash = key_hash(key);
+    r.hash = dist_key_hash(key);
     snprintf(r.name, sizeof r.name, "%s", key);
     r.dtype = v->dtype;
     r.ndim = v->shape.ndim;

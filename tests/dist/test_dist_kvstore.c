@@ -25,17 +25,6 @@
 #include "mxk.h"
 #include "testing.h"
 
-/** Checks that string `a` equals `b` exactly. */
-#define CHECK_STREQ(a, b)                                                                          \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (a_ == NULL || strcmp(a_, b_) != 0) {                                                   \
-            fprintf(stderr, "%s:%d: CHECK_STREQ failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,   \
-                    a_ ? a_ : "(null)", b_);                                                       \
-            mxk_t_failed_checks++;                                                                 \
-        }                                                                                          \
-    } while (0)
-
 static const mxk_context cpu0 = {MXK_DEV_CPU, 0};
 static const mxk_shape shape23 = {.ndim = 2, .dims = {2, 3}};
 /** The number of workers the test was launched with (argv[2]). */

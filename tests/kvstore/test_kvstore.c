@@ -18,17 +18,6 @@
 #include "test_transport.h"
 #include "testing.h"
 
-/** Checks that string `a` equals `b` exactly. */
-#define CHECK_STREQ(a, b)                                                                          \
-    do {                                                                                           \
-        const char *a_ = (a), *b_ = (b);                                                           \
-        if (a_ == NULL || strcmp(a_, b_) != 0) {                                                   \
-            fprintf(stderr, "%s:%d: CHECK_STREQ failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,   \
-                    a_ ? a_ : "(null)", b_);                                                       \
-            mxk_t_failed_checks++;                                                                 \
-        }                                                                                          \
-    } while (0)
-
 /*
  * The cpu-blas backend has one device, cpu(0) (as MXNet, all cores are one device),
  * so the "devices" of upstream's tests are distinct arrays on cpu(0).

@@ -15,7 +15,11 @@
  * gradients (an allreduce, docs/distributed.md) and each worker then runs the
  * same optimizer update on the same sum: upstream's update_on_kvstore=True runs
  * the optimizer once, on the servers; here it runs on every worker with the same
- * result, so parameters stay identical on all workers.
+ * result, so parameters stay identical on all workers. An "async" store has servers
+ * (dist_async): there the Module takes upstream's update_on_kvstore=True path
+ * (model.py _update_params_on_kvstore): init_optimizer sends the optimizer to the
+ * servers (mxkt_kvstore_set_optimizer), update pushes the gradients and pulls the
+ * servers' weights into every context, and the workers keep no optimizer states.
  *
  * CPU contexts: cpu-blas serves one CPU device (all cores, as MXNet); logical
  * contexts cpu:1, cpu:2, ... bind their executors on cpu(0) memory, which is what
@@ -177,6 +181,7 @@ static void module_drop_optimizer(mxkt_module *m) {
         mxk_kvstore_free(m->kv);
     m->kv_borrowed = 0;
     m->kv = NULL;
+    m->update_on_kv = 0;
     if (m->states)
         for (uint32_t i = 0; i < m->nctx * m->nparams * m->nstates; i++)
             mxk_ndarray_free(m->states[i]);
@@ -431,6 +436,15 @@ static mxk_status module_init_optimizer(mxkt_module *m, const char *kvstore, mxk
     const char *type = m->kv ? mxk_kvstore_type(m->kv) : "";
     if (!keep_rescale && strstr(type, "dist") && strstr(type, "_sync"))
         m->opt.rescale_grad = 1.0 / ((double)m->batch * (double)mxk_kvstore_num_workers(m->kv));
+    /* module.py init_optimizer: with update_on_kvstore, kvstore.set_optimizer */
+    if (m->update_on_kv) {
+        const char *const *names = (const char *const *)m->pnames;
+        st = mxkt_kvstore_set_optimizer(m->kv, &m->opt, m->nparams, names, m->lr_mult, m->wd_mult);
+        if (st != MXK_OK) {
+            module_drop_optimizer(m);
+            return st;
+        }
+    }
     m->opt_init = 1;
     return MXK_OK;
 }
@@ -473,7 +487,10 @@ static mxk_status module_pull_params(mxkt_module *m) {
  * else one of type `kvstore` with several contexts or a dist type.
  */
 static mxk_status module_make_optimizer(mxkt_module *m, const char *kvstore, mxk_kvstore *given) {
-    m->nstates = mxkt_optimizer_num_states(&m->opt);
+    /* upstream: async stores update on the servers (update_on_kvstore), so no local states */
+    const char *type = given ? mxk_kvstore_type(given) : kvstore;
+    m->update_on_kv = type && strstr(type, "dist") && strstr(type, "async");
+    m->nstates = m->update_on_kv ? 0 : mxkt_optimizer_num_states(&m->opt);
     size_t ns = (size_t)m->nctx * m->nparams * m->nstates;
     m->states = calloc(ns + 1, sizeof *m->states);
     if (m->states == NULL)
@@ -576,11 +593,17 @@ mxk_status mxkt_module_update(mxkt_module *m) {
             }
             if (m->kv == NULL)
                 return mxkt_error(MXK_ERR_STATE, "several contexts need a kvstore");
+            /* model.py _update_params_on_kvstore: the servers update, workers pull weights */
+            mxk_ndarray *w[MXKT_MAX_CTX];
+            for (uint32_t c = 0; c < m->nctx; c++)
+                w[c] = m->update_on_kv ? m->params[c * m->nparams + i] : g[c];
             mxk_status st = mxk_kvstore_push(m->kv, m->nctx, keys, g, -(int32_t)i);
             if (st == MXK_OK)
-                st = mxk_kvstore_pull(m->kv, m->nctx, keys, g, -(int32_t)i);
+                st = mxk_kvstore_pull(m->kv, m->nctx, keys, w, -(int32_t)i);
             if (st != MXK_OK)
                 return mxkt_kernel_error(st, "gradient aggregation");
+            if (m->update_on_kv)
+                continue;
         }
         /* optimizer.py _get_lr / _get_wd: times the parameter's multipliers */
         double lr = mxkt_optimizer_step(&m->opt, (int32_t)i) * m->lr_mult[i];
@@ -854,6 +877,11 @@ mxk_status mxkt_module_save_checkpoint(mxkt_module *m, const char *prefix, int32
     mxk_ndarray_list_free(n, arrs, names);
     if (st != MXK_OK || !save_states || !m->opt_init)
         return st;
+    if (m->update_on_kv) { /* upstream: "Cannot save states for distributed training" */
+        if (log)
+            fprintf(log, "Optimizer states live on the KVStore servers: not saved\n");
+        return MXK_OK;
+    }
     /* optimizer states of context 0 (all contexts hold the same) and the counts */
     uint32_t ns = m->nparams * m->nstates + 1;
     arrs = calloc(ns, sizeof *arrs);

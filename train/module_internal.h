@@ -45,9 +45,11 @@ struct mxkt_module {
     mxk_ndarray **auxs; /**< [c * naux + i] */
     mxkt_optimizer opt;
     uint32_t nstates;
-    mxk_ndarray **states;         /**< [(c * nparams + i) * nstates + s] */
-    mxk_kvstore *kv;              /**< several contexts or a dist store: sums gradients */
-    int32_t kv_borrowed;          /**< kv is the caller's (init_optimizer_kv): not freed */
+    mxk_ndarray **states; /**< [(c * nparams + i) * nstates + s] */
+    mxk_kvstore *kv;      /**< several contexts or a dist store: sums gradients */
+    int32_t kv_borrowed;  /**< kv is the caller's (init_optimizer_kv): not freed */
+    /** the servers of kv run the optimizer (dist_async: upstream's update_on_kvstore) */
+    int32_t update_on_kv;
     float *out_host;              /**< host copy of output 0 over all contexts */
     size_t out_cap;               /**< floats out_host holds */
     int64_t out_width;            /**< values per output row (output 0's size / its dims[0]) */

@@ -67,7 +67,10 @@ static mxk_status kv_server_command(void *user, int32_t head, const char *body, 
     return st == MXK_OK ? MXK_OK : kv_server_fail(st, msg, msg_len, "command", NULL);
 }
 
-/** handler.init: a host copy of the value (upstream DataHandleDefault's first push). */
+/**
+ * handler.init: a host copy of the value (upstream DataHandleDefault's first push),
+ * complete before returning (the transport owns `value` only during the call).
+ */
 static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *value, char *msg,
                                  size_t msg_len) {
     kv_server *s = user;
@@ -82,6 +85,7 @@ static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *
                  MXK_OK &&
              (st = mxk_ndarray_copy_from_host(e->stored, value->data,
                                               mxki_ndarray_bytes(e->stored))) == MXK_OK &&
+             (st = mxk_ndarray_wait_to_read(e->stored)) == MXK_OK &&
              (st = mxk_ndarray_create(&value->shape, value->dtype, KV_SERVER_CPU, &e->merged)) ==
                  MXK_OK)
         st = mxki_kvstore_append(s->kv, e);
@@ -117,8 +121,11 @@ static mxk_status kv_server_push(void *user, const char *key, const mxk_tensor *
                                      "(set_optimizer) before they push");
         return kv_server_fail(MXK_ERR_STATE, msg, msg_len, "push", key);
     }
+    /* The copy is asynchronous and `value` is the transport's only during this call. */
     mxk_status st =
         mxk_ndarray_copy_from_host(e->merged, value->data, mxki_ndarray_bytes(e->merged));
+    if (st == MXK_OK)
+        st = mxk_ndarray_wait_to_read(e->merged);
     if (st == MXK_OK) {
         fn(key, e->merged, e->stored, fn_user);
         st = mxk_ndarray_wait_to_read(e->stored);

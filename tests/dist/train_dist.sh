@@ -64,6 +64,31 @@ train_dist_rank0_saves)
     [ "$(ls ck)" = "$(printf 'm-0001.params\nm-0001.states\nm-symbol.json')" ] ||
         fail "unexpected files: $(ls ck)"
     ;;
+train_dist_async)
+    # dist_async: 2 workers and a server (the last rank) under mpirun -np 3. The
+    # server prints its role and ends when both workers are done; the workers train
+    # on their halves with the optimizer on the server (update_on_kvstore).
+    # Momentum 0 (with momentum 0.9 and lr 0.1 the stale updates of 2 async workers
+    # diverge: 0.11 validation accuracy, as docs/distributed.md says); measured
+    # 0.76 to 0.77 over seeds 0-2, one process on the same 12000 examples 0.74 to 0.76.
+    MXK_KVSTORE_TIMEOUT=20 timeout 80 mpirun --oversubscribe -np 3 --mca pml ob1 \
+        --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+        sh -c 'exec "$0" "$@" 2>log.$OMPI_COMM_WORLD_RANK' \
+        "$mxk" --config-dir "$conf" train --kv-store dist_async --num-examples 12000 \
+        --batch-size 32 --num-epochs 1 --disp-batches 0 --mom 0 --model-prefix ck/r{rank} \
+        >out.txt || { cat log.0 log.1 log.2; fail "mpirun mxk train dist_async failed"; }
+    cat log.0 log.2
+    grep -qx "rank 0 of 2" log.0 || fail "no 'rank 0 of 2' line in rank 0's log"
+    grep -qx "rank 1 of 2" log.1 || fail "no 'rank 1 of 2' line in rank 1's log"
+    grep -qx "server 0 of the dist_async store, for 2 workers" log.2 || fail "no server line"
+    grep -qx "server 0: every worker is done" log.2 || fail "the server did not end cleanly"
+    grep -q '^Optimizer states live on the KVStore servers: not saved$' log.0 ||
+        fail "rank 0 tried to save optimizer states"
+    [ -s ck/r0-0001.params ] && [ -s ck/r1-0001.params ] || fail "missing per-rank checkpoints"
+    a=$(last_acc log.0 Validation)
+    echo "dist_async validation accuracy: $a"
+    awk -v a="$a" 'BEGIN { exit !(a > 0.65) }' || fail "dist_async reaches only $a"
+    ;;
 train_dist_no_mpirun)
     # a dist type without mpirun: the plugin's message through mxk train
     env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_SIZE "$mxk" --config-dir "$conf" train \

@@ -752,6 +752,11 @@ static int train_body(const cli_globals *g, void *arg) {
     char prefix[PATH_MAX];
     int saves = 1;
     int rc = train_dist_open(a->kv_store, &d);
+    if (rc == CLI_OK && d.is_server) { /* dist_async's servers: no data, no network */
+        rc = train_dist_serve(&d);
+        train_dist_close(&d);
+        return rc;
+    }
     if (rc == CLI_OK && d.kv && is_text(a))
         rc = cli_error("--kv-store %s: the text networks do not train distributed: every worker "
                        "would read the whole text, and the buckets would differ between workers",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mxk_train.h"
 #include "train_dist.h"
 
 /** Opens the store of a dist --kv-store (see train_dist.h). */
@@ -20,6 +21,12 @@ int train_dist_open(const char *kv_store, train_dist *d) {
         return cli_error("%s", mxk_get_last_error());
     d->rank = mxk_kvstore_rank(d->kv);
     d->num_workers = mxk_kvstore_num_workers(d->kv);
+    d->is_server = mxk_kvstore_is_server(d->kv);
+    if (d->is_server) {
+        fprintf(stderr, "server %d of the %s store, for %d workers\n", (int)d->rank, kv_store,
+                (int)d->num_workers);
+        return CLI_OK;
+    }
     fprintf(stderr, "rank %d of %d\n", (int)d->rank, (int)d->num_workers);
     if (d->rank != 0) {
         const char *level = getenv("MXK_LOG_LEVEL");
@@ -28,6 +35,14 @@ int train_dist_open(const char *kv_store, train_dist *d) {
         if (d->quiet_log == NULL)
             d->quiet_log = stderr;
     }
+    return CLI_OK;
+}
+
+/** Serves the store until the workers are done (see train_dist.h). */
+int train_dist_serve(train_dist *d) {
+    if (mxkt_kvstore_run_server(d->kv) != MXK_OK)
+        return cli_error("%s", mxk_get_last_error());
+    fprintf(stderr, "server %d: every worker is done\n", (int)d->rank);
     return CLI_OK;
 }
 

@@ -21,6 +21,7 @@ typedef struct train_dist {
     mxk_kvstore *kv;     /**< the dist store (handed to the Module), or NULL */
     int32_t rank;        /**< this worker's rank */
     int32_t num_workers; /**< number of workers */
+    int32_t is_server;   /**< this process is a server of the store (dist_async) */
     /** The training log of ranks other than 0: /dev/null unless MXK_LOG_LEVEL=debug
      * (then stderr); NULL on rank 0, which logs as a single process does. */
     FILE *quiet_log;
@@ -33,6 +34,14 @@ typedef struct train_dist {
  * "needs an MPI launch" message) are reported. Returns CLI_OK or CLI_ERROR.
  */
 int train_dist_open(const char *kv_store, train_dist *d);
+
+/**
+ * On a server of the store (d->is_server: dist_async's last ranks), runs the server
+ * (mxkt_kvstore_run_server: the workers send the optimizer) until every worker is
+ * done, then prints "server R: every worker is done". CLI_OK, or CLI_ERROR with
+ * the error printed.
+ */
+int train_dist_serve(train_dist *d);
 
 /** Frees the store and closes the quiet log (after the Module using the store is freed). */
 void train_dist_close(train_dist *d);

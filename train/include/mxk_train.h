@@ -208,6 +208,41 @@ MXK_API mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, doub
                                         mxk_ndarray *const *states);
 
 /* ------------------------------------------------------------------------- */
+/* The optimizer on KVStore servers (python/mxnet/kvstore/kvstore.py,          */
+/* kvstore_server.py)                                                        */
+/* ------------------------------------------------------------------------- */
+
+/** The command that sets the servers' optimizer (upstream's kSetOptimizer, command 0). */
+#define MXKT_KV_SET_OPTIMIZER 0
+
+/**
+ * KVStore.set_optimizer on a store with servers (dist_async): sends `opt` (its
+ * name and hyper-parameters, as JSON; train/kvstore_server.c) with the n keys
+ * `names` and their learning-rate and weight-decay multipliers (NULL: all 1) to the
+ * servers, which from then on apply every push with this optimizer. Every worker
+ * calls it alike (rank 0's is sent; see mxk_kvstore_send_command_to_servers).
+ * Synchronous. Errors: MXK_ERR_INVALID_ARGUMENT (kv, opt or names NULL, or
+ * mxkt_optimizer_check's); MXK_ERR_OUT_OF_MEMORY; "set_optimizer: ..." with the
+ * kernel's status of the command (MXK_ERR_UNSUPPORTED for a store without servers,
+ * the servers' error). Thread-safe as the KVStore.
+ */
+MXK_API mxk_status mxkt_kvstore_set_optimizer(mxk_kvstore *kv, const mxkt_optimizer *opt,
+                                              uint32_t n, const char *const *names,
+                                              const double *lr_mult, const double *wd_mult);
+/**
+ * Runs a KVStore server (upstream KVStoreServer.run, kvstore_server.py) on a process
+ * where mxk_kvstore_is_server(kv): until every worker has freed its store, command
+ * MXKT_KV_SET_OPTIMIZER sets the updater to the optimizer it carries (optimizer
+ * states per key, created at a key's first update, in host memory; a new command
+ * drops them), and every push is applied at once. Errors:
+ * MXK_ERR_INVALID_ARGUMENT (kv NULL); "run_server: ..." with
+ * mxk_kvstore_run_server's. A malformed or unknown optimizer is the command's
+ * error, returned to the workers ("set_optimizer: unknown optimizer 'x' (sgd,
+ * adam)"). Blocks the calling thread.
+ */
+MXK_API mxk_status mxkt_kvstore_run_server(mxk_kvstore *kv);
+
+/* ------------------------------------------------------------------------- */
 /* Initializers (python/mxnet/initializer.py)                                */
 /* ------------------------------------------------------------------------- */
 

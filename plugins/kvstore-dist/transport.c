@@ -35,6 +35,12 @@
  *   both values. Then MPI_Ibcast of rank 0's value, written into the tensor the
  *   kernel passed (its stored copy, host memory), as upstream's InitImpl stores
  *   rank 0's value on the servers for every worker's later pulls.
+ * - Gradient compression (set_gradient_compression "2bit", upstream
+ *   src/kvstore/gradient_compression.cc): a push of a float32 key quantises the
+ *   value plus the key's residual into 2-bit codes (compress.c) and MPI_Iallgather's
+ *   them on the key's communicator; on completion the communication thread sums the
+ *   dequantised codes of every rank, in rank order, into the key's aggregate
+ *   (start_push, sum_gathered).
  * - Faults never hang: a collective without completion for MXK_KVSTORE_TIMEOUT
  *   seconds (default 60) fails its push, or init or barrier, with an error naming
  *   the key. Such a collective cannot be cancelled (MPI forbids freeing a pending
@@ -70,6 +76,10 @@ typedef struct dist_key {
     void *recv;       /**< the last aggregate (after init: rank 0's value) */
     int pending;      /**< an allreduce of this key is in flight (abandoned ones included) */
     char failed[512]; /**< non-empty once a collective of this key failed */
+    /* 2-bit compression (float32 keys), allocated at the first compressed push: */
+    float *residual;    /**< this worker's residual (NULL: zero) */
+    uint32_t *codes;    /**< this worker's codes of the push in flight */
+    uint32_t *gathered; /**< every rank's codes, rank after rank (MPI_Iallgather) */
 } dist_key;
 
 /** An allreduce in flight. */
@@ -77,6 +87,7 @@ typedef struct dist_op {
     dist_key *k;
     mxk_async_handle *done; /**< NULL once completed with an error (abandoned) */
     double start;           /**< MPI_Wtime at the start */
+    float gc_threshold;     /**< > 0: an allgather of 2-bit codes, dequantised into k->recv */
 } dist_op;
 
 /** A completion to deliver without the lock. */
@@ -103,7 +114,8 @@ typedef struct dist_transport {
     uint32_t nops, capops;
     int stop;
     pthread_t thread;
-    char broken[512]; /**< non-empty once a collective of init or barrier failed */
+    char broken[512];   /**< non-empty once a collective of init or barrier failed */
+    float gc_threshold; /**< 2-bit compression of float32 pushes with this threshold; 0: none */
 } dist_transport;
 
 /*
@@ -245,6 +257,20 @@ static dist_key *find_key(dist_transport *t, const char *key) {
 /* ------------------------------------------------------------------------- */
 
 /**
+ * Completes a compressed push of key `k` (lock held): k->recv becomes the sum of every
+ * rank's dequantised codes, added in rank order so that every worker gets the same
+ * bits (upstream's server sums the dequantised pushes: src/kvstore/kvstore_dist_server.h
+ * DataHandleCompressed).
+ */
+static void sum_gathered(const dist_transport *t, dist_key *k, float threshold) {
+    size_t n = (size_t)k->count, words = dist_2bit_words(n);
+    if (k->bytes)
+        memset(k->recv, 0, k->bytes);
+    for (int r = 0; r < t->size; r++)
+        dist_2bit_dequantize_add(k->gathered + (size_t)r * words, k->recv, n, threshold);
+}
+
+/**
  * Polls the first `cap` requests in flight (lock held): moves the completions and the
  * timeouts of this round into `out` (at most `cap`), drops finished requests, and
  * returns the number of completions; *live is set when a request with a handle remains.
@@ -267,10 +293,13 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
         c->status = MXK_OK;
         c->msg[0] = '\0';
         o->done = NULL;
+        if (code == MPI_SUCCESS && o->gc_threshold > 0)
+            sum_gathered(t, o->k, o->gc_threshold);
         if (code != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
-            snprintf(o->k->failed, sizeof o->k->failed, "KVStore %s: allreduce of key %s: %s",
-                     t->name, o->k->key, dist_mpi_error(code, text, sizeof text));
+            snprintf(o->k->failed, sizeof o->k->failed, "KVStore %s: %s of key %s: %s", t->name,
+                     o->gc_threshold > 0 ? "allgather" : "allreduce", o->k->key,
+                     dist_mpi_error(code, text, sizeof text));
             c->status = MXK_ERR_BACKEND;
             snprintf(c->msg, sizeof c->msg, "%s", o->k->failed);
         }
@@ -368,6 +397,9 @@ static void free_transport(dist_transport *t) {
             continue;
         }
         MPI_Comm_free(&k->comm);
+        free(k->residual);
+        free(k->codes);
+        free(k->gathered);
         free(k->recv);
         free(k->key);
         free(k);
@@ -676,7 +708,57 @@ static int reserve_op(dist_transport *t) {
     return 1;
 }
 
-/** mxk_kvstore_transport_def.push: starts the allreduce of this worker's value. */
+/**
+ * Allocates the compression buffers of key `k` (lock held): the residual (zero), this
+ * worker's codes and every rank's. 0 when out of memory.
+ */
+static int alloc_compression(const dist_transport *t, dist_key *k) {
+    size_t n = (size_t)k->count, words = dist_2bit_words(n);
+    if (k->residual == NULL)
+        k->residual = calloc(n ? n : 1, sizeof *k->residual);
+    if (k->codes == NULL)
+        k->codes = malloc((words ? words : 1) * sizeof *k->codes);
+    if (k->gathered == NULL)
+        k->gathered = malloc((words ? words : 1) * (size_t)t->size * sizeof *k->gathered);
+    return k->residual != NULL && k->codes != NULL && k->gathered != NULL;
+}
+
+/**
+ * Starts the collective of a push of `value` to key `k` (lock held) and sets
+ * o->gc_threshold: with 2-bit compression on and a float32 key, this worker's value
+ * plus the key's residual is quantised (dist_2bit_quantize) and the codes of every
+ * rank MPI_Iallgather'ed (poll_ops then sums them: sum_gathered); otherwise an
+ * MPI_Iallreduce of the value. Upstream compresses float32 only and refuses other
+ * dtypes (src/kvstore/kvstore_dist.h PushImpl: "Gradient compression is only
+ * supported for float32 type of parameters"); mxk pushes them uncompressed. On an
+ * error writes the message into msg.
+ */
+static mxk_status start_push(dist_transport *t, dist_key *k, const mxk_tensor *value, dist_op *o,
+                             MPI_Request *req, char *msg, size_t len) {
+    const char *what = "MPI_Iallreduce";
+    int rc;
+    o->gc_threshold = k->dtype == MXK_FLOAT32 ? t->gc_threshold : 0;
+    if (o->gc_threshold > 0) {
+        if (!alloc_compression(t, k)) {
+            snprintf(msg, len, "KVStore %s: out of memory", t->name);
+            return MXK_ERR_OUT_OF_MEMORY;
+        }
+        size_t words = dist_2bit_words((size_t)k->count);
+        dist_2bit_quantize(value->data, k->residual, k->codes, (size_t)k->count, o->gc_threshold);
+        what = "MPI_Iallgather";
+        rc = MPI_Iallgather(k->codes, (int)words, MPI_UINT32_T, k->gathered, (int)words,
+                            MPI_UINT32_T, k->comm, req);
+    } else
+        rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, req);
+    if (rc == MPI_SUCCESS)
+        return MXK_OK;
+    char text[MPI_MAX_ERROR_STRING];
+    snprintf(msg, len, "KVStore %s: %s of key %s: %s", t->name, what, k->key,
+             dist_mpi_error(rc, text, sizeof text));
+    return MXK_ERR_BACKEND;
+}
+
+/** mxk_kvstore_transport_def.push: starts the collective of this worker's value. */
 static void transport_push(void *p, const char *key, const mxk_tensor *value, int32_t priority,
                            mxk_async_handle *done) {
     (void)priority;
@@ -694,15 +776,11 @@ static void transport_push(void *p, const char *key, const mxk_tensor *value, in
         st = MXK_ERR_OUT_OF_MEMORY;
     } else {
         MPI_Request req;
-        int rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, &req);
-        if (rc != MPI_SUCCESS) {
-            char text[MPI_MAX_ERROR_STRING];
-            snprintf(msg, sizeof msg, "KVStore %s: MPI_Iallreduce of key %s: %s", t->name, key,
-                     dist_mpi_error(rc, text, sizeof text));
-            st = MXK_ERR_BACKEND;
-        } else {
+        dist_op o = {.k = k, .done = done, .start = MPI_Wtime()};
+        st = start_push(t, k, value, &o, &req, msg, sizeof msg);
+        if (st == MXK_OK) {
             k->pending = 1;
-            t->ops[t->nops] = (dist_op){.k = k, .done = done, .start = MPI_Wtime()};
+            t->ops[t->nops] = o;
             t->reqs[t->nops++] = req;
             pthread_cond_signal(&t->wake);
         }
@@ -742,6 +820,34 @@ static mxk_status transport_barrier(void *p, mxk_error_sink *err) {
     return wait_request(t, &req, "the barrier", err);
 }
 
+/**
+ * mxk_kvstore_transport_def.set_gradient_compression: "2bit" (threshold > 0, as a
+ * float32) or "none", for the pushes that start after it; "none" drops the residuals.
+ * Thread-safe (under the transport's lock). Errors: MXK_ERR_INVALID_ARGUMENT.
+ */
+static mxk_status transport_set_gradient_compression(void *p, const char *type, double threshold,
+                                                     mxk_error_sink *err) {
+    dist_transport *t = p;
+    int on = strcmp(type, "2bit") == 0;
+    if (!on && strcmp(type, "none") != 0)
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: unknown gradient compression %s", t->name, type);
+    float thr = (float)threshold;
+    if (on && !(thr > 0 && isfinite(thr)))
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: gradient compression 2bit: threshold %g is not a "
+                                "positive float32",
+                                t->name, threshold);
+    pthread_mutex_lock(&t->lock);
+    t->gc_threshold = on ? thr : 0;
+    for (uint32_t i = 0; !on && i < t->nkeys; i++) {
+        free(t->keys[i]->residual); /* read only by pushes, under the lock */
+        t->keys[i]->residual = NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return MXK_OK;
+}
+
 /** Registers one store type. */
 static mxk_status register_one(mxk_registrar *reg, const char *name, const char *description,
                                mxk_status (*create)(const mxk_attrs *, void **, mxk_error_sink *),
@@ -760,6 +866,7 @@ static mxk_status register_one(mxk_registrar *reg, const char *name, const char 
     d.push = transport_push;
     d.pull = transport_pull;
     d.barrier = transport_barrier;
+    d.set_gradient_compression = transport_set_gradient_compression;
     return reg->register_kvstore_transport(reg, &d, err);
 }
 

@@ -12,9 +12,16 @@
  *              and int32 keys.
  *   mismatch   rank 1 inits a key with another shape: the same exact error on every rank;
  *              a bad MXK_KVSTORE_TIMEOUT.
- *   stop       2 workers; rank 1 stops after one round: rank 0's next pull, then its
- *              barrier, fail after MXK_KVSTORE_TIMEOUT (3 s, set by ctest) with the exact
- *              messages.
+ *   stop       2 workers; rank 1 stops after one round (frees its store): rank 0's next
+ *              pull, then its barrier, fail after MXK_KVSTORE_TIMEOUT (3 s, set by ctest)
+ *              and a liveness probe that rank 1 does not answer (2 s), with the exact
+ *              messages naming rank 1.
+ *   alive      2 workers push different keys: both time out, probe each other, get
+ *              answers and say that both are alive but a worker has not pushed the key.
+ *   sigstop    2 workers; rank 1 stops itself (SIGSTOP) after one round: rank 0's pull
+ *              names rank 1 as not answering; rank 0 then prints its result and exits
+ *              without MPI_Finalize, so that mpirun ends the job (ctest matches rank 0's
+ *              result line; the command runs under `timeout`).
  *   compress N 2-bit gradient compression (set_gradient_compression "2bit", 0.5) with N
  *              workers: the pull gives the sum over the ranks of what each sends after
  *              quantising (the rule of upstream src/kvstore/gradient_compression-inl.h,
@@ -25,9 +32,11 @@
  * Every process prints its own "N passed, N failed" line (tests/testing.h).
  */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mxk.h"
 #include "testing.h"
@@ -441,6 +450,79 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/** Rank 0's timeout message on key 3 when rank 1 does not answer the probe. */
+#define NO_ANSWER_KEY3                                                                             \
+    "KVStore dist_sync: no progress on key 3 for 3 s (rank 0 of 2 here): rank 1 did not answer "   \
+    "a liveness probe within 2 s: it died, hangs, is stopped or has freed its store"
+
+/** A dist_sync store with keys 3 and 4 (ones) after one push and pull of key 3 on every rank. */
+static mxk_kvstore *one_round(mxk_ndarray *v, mxk_ndarray *out) {
+    mxk_kvstore *kv = create("dist_sync");
+    if (kv == NULL)
+        return NULL;
+    const int32_t keys[2] = {3, 4};
+    mxk_ndarray *vals[2] = {v, v};
+    CHECK_EQ_INT(mxk_kvstore_init_int(kv, 2, keys, vals), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &keys[0], &v, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &keys[0], &out, 0), MXK_OK);
+    CHECK(all_eq(out, 2));
+    return kv;
+}
+
+/**
+ * Rank 0 pushes key 3, rank 1 key 4: each times out after 3 s, probes the other (which
+ * answers, itself probing) and says that ranks 0-1 are alive but a worker has not
+ * pushed its key, within the timeout plus a little.
+ */
+static void test_workers_alive(void) {
+    mxk_ndarray *v = full(1), *out = full(0);
+    mxk_kvstore *kv = one_round(v, out);
+    if (kv != NULL) {
+        const int rank = mxk_kvstore_rank(kv);
+        const int32_t key = rank == 0 ? 3 : 4;
+        char expect[300];
+        snprintf(expect, sizeof expect,
+                 "KVStore dist_sync: no progress on key %d for 3 s (rank %d of 2 here): ranks "
+                 "0-1 are alive: a worker has not pushed key %d (do all workers push the same "
+                 "keys?)",
+                 key, rank, key);
+        double t0 = now_s();
+        CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &key, &v, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &key, &out, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
+        CHECK_STREQ(mxk_get_last_error(), expect);
+        double waited = now_s() - t0;
+        CHECK(waited >= 3.0 && waited < 4.9); /* answered well before the probe's 2 s */
+        /* the store answers probes until freed: free it once the other rank has its answer */
+        CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_OK);
+        mxk_kvstore_free(kv);
+    }
+    mxk_ndarray_free(v);
+    mxk_ndarray_free(out);
+}
+
+/**
+ * Rank 1 stops itself (SIGSTOP: no thread of it runs) after one round: rank 0's next
+ * pull fails after the timeout and the probe's 2 s, naming rank 1. Rank 1 never
+ * returns from raise; mpirun ends it when rank 0 exits (main).
+ */
+static void test_worker_sigstop(void) {
+    mxk_ndarray *v = full(1), *out = full(0);
+    mxk_kvstore *kv = one_round(v, out);
+    if (kv != NULL && mxk_kvstore_rank(kv) == 1)
+        raise(SIGSTOP);
+    if (kv != NULL) {
+        const int32_t k3 = 3;
+        double t0 = now_s();
+        CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
+        CHECK_STREQ(mxk_get_last_error(), NO_ANSWER_KEY3);
+        double waited = now_s() - t0;
+        CHECK(waited >= 3.0 + 2.0 && waited < 12.0);
+    }
+}
+
 /**
  * One round on both ranks, then rank 1 stops (frees its store and ends): rank 0's
  * next push and pull fail after MXK_KVSTORE_TIMEOUT (3 s) with the exact message,
@@ -462,11 +544,9 @@ static void test_worker_stops(void) {
         CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
         CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
         CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
-        CHECK_STREQ(mxk_get_last_error(), "KVStore dist_sync: no progress on key 3 for 3 s: a "
-                                          "worker may have died or stopped pushing (rank 0 of 2 "
-                                          "here)");
+        CHECK_STREQ(mxk_get_last_error(), NO_ANSWER_KEY3);
         double waited = now_s() - t0;
-        CHECK(waited >= 3.0 && waited < 10.0);
+        CHECK(waited >= 3.0 + 2.0 && waited < 12.0); /* the timeout, then the probe's wait */
         /* The key stays failed: the next round fails at once, with the same message. */
         CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
         CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
@@ -475,8 +555,9 @@ static void test_worker_stops(void) {
         /* The barrier times out alike. */
         CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_ERR_BACKEND);
         CHECK_STREQ(mxk_get_last_error(), "KVStore barrier: KVStore dist_sync: no progress on "
-                                          "the barrier for 3 s: a worker may have died or stopped "
-                                          "pushing (rank 0 of 2 here)");
+                                          "the barrier for 3 s (rank 0 of 2 here): rank 1 did not "
+                                          "answer a liveness probe within 2 s: it died, hangs, is "
+                                          "stopped or has freed its store");
     }
     mxk_kvstore_free(kv);
     mxk_ndarray_free(v);
@@ -511,6 +592,16 @@ int main(int argc, char **argv) {
         MXK_RUN(test_no_launch);
     } else if (strcmp(mode, "stop") == 0) {
         MXK_RUN(test_worker_stops);
+    } else if (strcmp(mode, "alive") == 0) {
+        MXK_RUN(test_workers_alive);
+    } else if (strcmp(mode, "sigstop") == 0) {
+        MXK_RUN(test_worker_sigstop);
+        /* rank 1 is stopped: MPI_Finalize would wait for it. Exit at once instead; mpirun
+         * then ends rank 1 and the job (its exit status is not this test's). */
+        int rc = MXK_TEST_EXIT();
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

@@ -82,10 +82,11 @@ mxk_status mxki_op_params_create(const char *op_name, const mxk_attrs *given, mx
     p->num_visible = p->out_names->count;
     if (op->def.num_visible_outputs) {
         uint32_t v = op->def.num_visible_outputs(p->param);
-        if (v == 0 || v > p->out_names->count) {
+        uint32_t count = p->out_names->count;
+        if (v == 0 || v > count) {
             mxki_op_params_free(p);
             return mxk_set_error(MXK_ERR_INTERNAL, "%s: num_visible_outputs %u not in [1, %u]",
-                                 op_name, v, p->out_names->count);
+                                 op_name, v, count);
         }
         p->num_visible = v;
     }

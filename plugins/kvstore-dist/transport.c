@@ -35,12 +35,20 @@
  *   both values. Then MPI_Ibcast of rank 0's value, written into the tensor the
  *   kernel passed (its stored copy, host memory), as upstream's InitImpl stores
  *   rank 0's value on the servers for every worker's later pulls.
+ * - Gradient compression (set_gradient_compression "2bit", upstream
+ *   src/kvstore/gradient_compression.cc): a push of a float32 key quantises the
+ *   value plus the key's residual into 2-bit codes (compress.c) and MPI_Iallgather's
+ *   them on the key's communicator; on completion the communication thread sums the
+ *   dequantised codes of every rank, in rank order, into the key's aggregate
+ *   (start_push, sum_gathered).
  * - Faults never hang: a collective without completion for MXK_KVSTORE_TIMEOUT
  *   seconds (default 60) fails its push, or init or barrier, with an error naming
- *   the key. Such a collective cannot be cancelled (MPI forbids freeing a pending
- *   collective request): it stays polled, its key fails every later push and pull,
- *   and the memory it may write is kept until exit (bury). The communicators return errors
- *   (MPI_ERRORS_RETURN), which become mxk errors.
+ *   the key and the workers that did not answer a liveness probe (probe_peers,
+ *   serve_probes: a side channel whose receive the communication thread keeps
+ *   posted and answers at once), or saying that all are alive. Such a collective cannot be
+ * cancelled (MPI forbids freeing a pending collective request): it stays polled, its key fails
+ * every later push and pull, and the memory it may write is kept until exit (bury). The
+ * communicators return errors (MPI_ERRORS_RETURN), which become mxk errors.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -55,6 +63,11 @@
 #include "mxk_sdk_dtype.h"
 #include "mxk_sdk_shape.h"
 
+/** The longest wait for the answers to a liveness probe, seconds (less when the timeout is). */
+#define DIST_PROBE_WAIT 2.0
+/** How often an idle communication thread answers liveness probes, nanoseconds. */
+#define DIST_IDLE_POLL_NS 20000000L
+
 /** One key. */
 typedef struct dist_key {
     char *key;
@@ -67,6 +80,10 @@ typedef struct dist_key {
     void *recv;       /**< the last aggregate (after init: rank 0's value) */
     int pending;      /**< an allreduce of this key is in flight (abandoned ones included) */
     char failed[512]; /**< non-empty once a collective of this key failed */
+    /* 2-bit compression (float32 keys), allocated at the first compressed push: */
+    float *residual;    /**< this worker's residual (NULL: zero) */
+    uint32_t *codes;    /**< this worker's codes of the push in flight */
+    uint32_t *gathered; /**< every rank's codes, rank after rank (MPI_Iallgather) */
 } dist_key;
 
 /** An allreduce in flight. */
@@ -74,12 +91,15 @@ typedef struct dist_op {
     dist_key *k;
     mxk_async_handle *done; /**< NULL once completed with an error (abandoned) */
     double start;           /**< MPI_Wtime at the start */
+    float gc_threshold;     /**< > 0: an allgather of 2-bit codes, dequantised into k->recv */
 } dist_op;
 
 /** A completion to deliver without the lock. */
 typedef struct dist_completion {
     mxk_async_handle *done;
     mxk_status status;
+    dist_key
+        *timed_out; /**< the key when this is a timeout (its message gets the probe's result) */
     char msg[512];
 } dist_completion;
 
@@ -100,7 +120,15 @@ typedef struct dist_transport {
     uint32_t nops, capops;
     int stop;
     pthread_t thread;
-    char broken[512]; /**< non-empty once a collective of init or barrier failed */
+    char broken[512];   /**< non-empty once a collective of init or barrier failed */
+    float gc_threshold; /**< 2-bit compression of float32 pushes with this threshold; 0: none */
+    /* The liveness side channel (probe_peers, serve_probes): */
+    MPI_Comm live;             /**< probes arrive here (a dup of world), tagged with the round */
+    MPI_Comm live_answers;     /**< answers go back here, with the probe's tag */
+    pthread_mutex_t live_lock; /**< guards probe_req, probe_round */
+    MPI_Request probe_req;     /**< the receive of the next probe (MPI_REQUEST_NULL: none) */
+    int probe_in;              /**< its buffer */
+    int probe_round;           /**< rounds of probes sent by this worker */
 } dist_transport;
 
 /*
@@ -163,12 +191,158 @@ static int is_host(const mxk_tensor *t) {
     return t->dev_type == MXK_DEV_CPU || t->dev_type == MXK_DEV_CPU_PINNED;
 }
 
-/** Writes the timeout message of collective `what` into buf. */
-static void timeout_message(const dist_transport *t, const char *what, char *buf, size_t len) {
-    snprintf(buf, len,
-             "KVStore %s: no progress on %s for %g s: a worker may have died or stopped pushing "
-             "(rank %d of %d here)",
-             t->name, what, t->timeout, t->rank, t->size);
+/** The payload of probes and answers (only their tags and sources matter). */
+static const int probe_payload = 0;
+
+/**
+ * Answers the liveness probes that have arrived (thread-safe): each gets an answer
+ * with its tag, sent to its source on t->live_answers, and the receive is posted again.
+ * Called by the communication thread at least every DIST_IDLE_POLL_NS, and by every
+ * wait for probe answers (so that two workers probing each other both answer).
+ */
+static void serve_probes(dist_transport *t) {
+    pthread_mutex_lock(&t->live_lock);
+    while (t->probe_req != MPI_REQUEST_NULL) {
+        int flag = 0;
+        MPI_Status status;
+        if (MPI_Test(&t->probe_req, &flag, &status) != MPI_SUCCESS) {
+            t->probe_req = MPI_REQUEST_NULL; /* the channel is broken: probes go unanswered */
+            break;
+        }
+        if (!flag)
+            break;
+        MPI_Request answer;
+        if (MPI_Isend(&probe_payload, 1, MPI_INT, status.MPI_SOURCE, status.MPI_TAG,
+                      t->live_answers, &answer) == MPI_SUCCESS)
+            MPI_Request_free(&answer); /* completes on its own; the buffer is static */
+        if (MPI_Irecv(&t->probe_in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, t->live,
+                      &t->probe_req) != MPI_SUCCESS)
+            t->probe_req = MPI_REQUEST_NULL;
+    }
+    pthread_mutex_unlock(&t->live_lock);
+}
+
+/**
+ * Sends a liveness probe to every other worker and waits up to min(DIST_PROBE_WAIT,
+ * timeout) for the answers, answering probes meanwhile. Sets alive[r] (t->size
+ * entries) to 1 for this worker and each worker that answered. Returns 0 when the
+ * channel does not exist (a timeout during create), else 1. Thread-safe.
+ */
+static int probe_peers(dist_transport *t, unsigned char *alive) {
+    if (t->live == MPI_COMM_NULL || t->live_answers == MPI_COMM_NULL)
+        return 0;
+    pthread_mutex_lock(&t->live_lock);
+    int tag = 1 + t->probe_round++ % 30000; /* a late answer to an earlier round never matches */
+    pthread_mutex_unlock(&t->live_lock);
+    MPI_Request *reqs = malloc((size_t)t->size * sizeof *reqs);
+    int *answers = malloc((size_t)t->size * sizeof *answers);
+    if (reqs == NULL || answers == NULL) {
+        free(reqs);
+        free(answers);
+        return 0;
+    }
+    for (int r = 0; r < t->size; r++) {
+        alive[r] = r == t->rank;
+        reqs[r] = MPI_REQUEST_NULL;
+        if (r == t->rank)
+            continue;
+        MPI_Request probe;
+        if (MPI_Irecv(&answers[r], 1, MPI_INT, r, tag, t->live_answers, &reqs[r]) != MPI_SUCCESS)
+            reqs[r] = MPI_REQUEST_NULL;
+        if (MPI_Isend(&probe_payload, 1, MPI_INT, r, tag, t->live, &probe) == MPI_SUCCESS)
+            MPI_Request_free(&probe);
+    }
+    double wait = t->timeout < DIST_PROBE_WAIT ? t->timeout : DIST_PROBE_WAIT;
+    double start = MPI_Wtime();
+    for (;;) {
+        int pending = 0;
+        for (int r = 0; r < t->size; r++) {
+            int flag = 0;
+            if (reqs[r] == MPI_REQUEST_NULL)
+                continue;
+            if (MPI_Test(&reqs[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                reqs[r] = MPI_REQUEST_NULL; /* an error: not alive */
+            else if (flag)
+                alive[r] = 1;
+            else
+                pending = 1;
+        }
+        if (!pending || MPI_Wtime() - start > wait)
+            break;
+        serve_probes(t);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    for (int r = 0; r < t->size; r++)
+        if (reqs[r] != MPI_REQUEST_NULL) { /* no answer: withdraw the receive */
+            MPI_Cancel(&reqs[r]);
+            MPI_Wait(&reqs[r], MPI_STATUS_IGNORE);
+        }
+    free(reqs);
+    free(answers);
+    return 1;
+}
+
+/** Appends the ranks r with alive[r] == want to buf as "0-2, 5" (ranges); returns how many. */
+static int format_ranks(const dist_transport *t, const unsigned char *alive, int want, char *buf,
+                        size_t len) {
+    int count = 0;
+    size_t used = strlen(buf);
+    for (int r = 0; r < t->size; r++) {
+        if (alive[r] != want || (r > 0 && alive[r - 1] == want))
+            continue;
+        int end = r;
+        while (end + 1 < t->size && alive[end + 1] == want)
+            end++;
+        int n = end > r ? snprintf(buf + used, len - used, "%s%d-%d", count ? ", " : "", r, end)
+                        : snprintf(buf + used, len - used, "%s%d", count ? ", " : "", r);
+        if (n > 0 && (size_t)n < len - used)
+            used += (size_t)n;
+        count += end - r + 1;
+    }
+    return count;
+}
+
+/**
+ * Writes the timeout message of collective `what` into buf: with `alive` (the result
+ * of probe_peers, or NULL) it names the workers that did not answer, or says that all
+ * are alive and one has not `missing` (e.g. "pushed key 3"; NULL: "reached WHAT").
+ */
+static void timeout_message(const dist_transport *t, const char *what, const char *missing,
+                            const unsigned char *alive, char *buf, size_t len) {
+    int n =
+        snprintf(buf, len, "KVStore %s: no progress on %s for %g s (rank %d of %d here): ", t->name,
+                 what, t->timeout, t->rank, t->size);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    char ranks[256] = "";
+    double wait = t->timeout < DIST_PROBE_WAIT ? t->timeout : DIST_PROBE_WAIT;
+    int silent = alive ? format_ranks(t, alive, 0, ranks, sizeof ranks) : 0;
+    if (alive == NULL)
+        snprintf(buf + n, len - (size_t)n, "a worker may have died or stopped pushing");
+    else if (silent > 0)
+        snprintf(buf + n, len - (size_t)n, "%s %s did not answer a liveness probe within %g s: %s",
+                 silent > 1 ? "ranks" : "rank", ranks, wait,
+                 silent > 1 ? "they died, hang, are stopped or have freed their store"
+                            : "it died, hangs, is stopped or has freed its store");
+    else {
+        format_ranks(t, alive, 1, ranks, sizeof ranks);
+        if (missing != NULL)
+            snprintf(buf + n, len - (size_t)n,
+                     "ranks %s are alive: a worker has not %s (do all workers push the same keys?)",
+                     ranks, missing);
+        else
+            snprintf(buf + n, len - (size_t)n, "ranks %s are alive: a worker has not reached %s",
+                     ranks, what);
+    }
+}
+
+/** Probes the other workers and writes the timeout message of `what` into buf. */
+static void explain_timeout(dist_transport *t, const char *what, const char *missing, char *buf,
+                            size_t len) {
+    unsigned char *alive = malloc((size_t)t->size);
+    int probed = alive != NULL && probe_peers(t, alive);
+    timeout_message(t, what, missing, probed ? alive : NULL, buf, len);
+    free(alive);
 }
 
 /**
@@ -192,7 +366,7 @@ static mxk_status wait_request(dist_transport *t, MPI_Request *req, const char *
         if (flag)
             return MXK_OK;
         if (MPI_Wtime() - start > t->timeout) {
-            timeout_message(t, what, msg, sizeof msg);
+            explain_timeout(t, what, NULL, msg, sizeof msg);
             break;
         }
         nanosleep(&(struct timespec){0, 100000}, NULL);
@@ -234,6 +408,20 @@ static dist_key *find_key(dist_transport *t, const char *key) {
 /* ------------------------------------------------------------------------- */
 
 /**
+ * Completes a compressed push of key `k` (lock held): k->recv becomes the sum of every
+ * rank's dequantised codes, added in rank order so that every worker gets the same
+ * bits (upstream's server sums the dequantised pushes: src/kvstore/kvstore_dist_server.h
+ * DataHandleCompressed).
+ */
+static void sum_gathered(const dist_transport *t, dist_key *k, float threshold) {
+    size_t n = (size_t)k->count, words = dist_2bit_words(n);
+    if (k->bytes)
+        memset(k->recv, 0, k->bytes);
+    for (int r = 0; r < t->size; r++)
+        dist_2bit_dequantize_add(k->gathered + (size_t)r * words, k->recv, n, threshold);
+}
+
+/**
  * Polls the first `cap` requests in flight (lock held): moves the completions and the
  * timeouts of this round into `out` (at most `cap`), drops finished requests, and
  * returns the number of completions; *live is set when a request with a handle remains.
@@ -254,12 +442,16 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
         dist_completion *c = &out[n++];
         c->done = o->done;
         c->status = MXK_OK;
+        c->timed_out = NULL;
         c->msg[0] = '\0';
         o->done = NULL;
+        if (code == MPI_SUCCESS && o->gc_threshold > 0)
+            sum_gathered(t, o->k, o->gc_threshold);
         if (code != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
-            snprintf(o->k->failed, sizeof o->k->failed, "KVStore %s: allreduce of key %s: %s",
-                     t->name, o->k->key, dist_mpi_error(code, text, sizeof text));
+            snprintf(o->k->failed, sizeof o->k->failed, "KVStore %s: %s of key %s: %s", t->name,
+                     o->gc_threshold > 0 ? "allgather" : "allreduce", o->k->key,
+                     dist_mpi_error(code, text, sizeof text));
             c->status = MXK_ERR_BACKEND;
             snprintf(c->msg, sizeof c->msg, "%s", o->k->failed);
         }
@@ -274,10 +466,12 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
         if (o->done != NULL && now - o->start > t->timeout && n < cap) {
             char what[300];
             snprintf(what, sizeof what, "key %s", o->k->key);
-            timeout_message(t, what, o->k->failed, sizeof o->k->failed);
+            /* the key fails at once; complete_timeouts adds the probe's result */
+            timeout_message(t, what, NULL, NULL, o->k->failed, sizeof o->k->failed);
             dist_completion *c = &out[n++];
             c->done = o->done;
             c->status = MXK_ERR_BACKEND;
+            c->timed_out = o->k;
             snprintf(c->msg, sizeof c->msg, "%s", o->k->failed);
             o->done = NULL;
         }
@@ -290,6 +484,30 @@ static uint32_t poll_ops(dist_transport *t, dist_completion *out, uint32_t cap, 
     return n;
 }
 
+/**
+ * Writes the probe's result into the messages of the timeouts among the n completions
+ * `done` and their keys' failures (lock not held; one probe for all of them).
+ */
+static void complete_timeouts(dist_transport *t, dist_completion *done, uint32_t n) {
+    unsigned char *alive = NULL;
+    int probed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        dist_key *k = done[i].timed_out;
+        if (k == NULL)
+            continue;
+        if (alive == NULL && (alive = malloc((size_t)t->size)) != NULL)
+            probed = probe_peers(t, alive);
+        char what[300], missing[300];
+        snprintf(what, sizeof what, "key %s", k->key);
+        snprintf(missing, sizeof missing, "pushed key %s", k->key);
+        timeout_message(t, what, missing, probed ? alive : NULL, done[i].msg, sizeof done[i].msg);
+        pthread_mutex_lock(&t->lock);
+        snprintf(k->failed, sizeof k->failed, "%s", done[i].msg);
+        pthread_mutex_unlock(&t->lock);
+    }
+    free(alive);
+}
+
 /** The communication thread: completes the allreduces of the transport. */
 static void *comm_thread(void *arg) {
     dist_transport *t = arg;
@@ -297,8 +515,18 @@ static void *comm_thread(void *arg) {
     uint32_t cap = 0;
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
-        if (t->nops == 0) {
-            pthread_cond_wait(&t->wake, &t->lock);
+        if (t->nops == 0) { /* idle: wakes every DIST_IDLE_POLL_NS to answer liveness probes */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += DIST_IDLE_POLL_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&t->wake, &t->lock, &until);
+            pthread_mutex_unlock(&t->lock);
+            serve_probes(t);
+            pthread_mutex_lock(&t->lock);
             continue;
         }
         if (cap < t->nops) { /* room for every request (out of memory: polls the first cap) */
@@ -311,6 +539,8 @@ static void *comm_thread(void *arg) {
         int live = 0;
         uint32_t n = cap ? poll_ops(t, done, cap, &live) : 0;
         pthread_mutex_unlock(&t->lock);
+        serve_probes(t);
+        complete_timeouts(t, done, n);
         for (uint32_t i = 0; i < n; i++)
             dist_host->async_complete(done[i].done, done[i].status,
                                       done[i].status == MXK_OK ? NULL : done[i].msg);
@@ -340,9 +570,22 @@ static void free_transport(dist_transport *t) {
             continue;
         }
         MPI_Comm_free(&k->comm);
+        free(k->residual);
+        free(k->codes);
+        free(k->gathered);
         free(k->recv);
         free(k->key);
         free(k);
+    }
+    if (t->probe_req != MPI_REQUEST_NULL) { /* withdraw the receive of probes */
+        MPI_Cancel(&t->probe_req);
+        MPI_Wait(&t->probe_req, MPI_STATUS_IGNORE);
+    }
+    if (!t->broken[0]) {
+        if (t->live != MPI_COMM_NULL)
+            MPI_Comm_free(&t->live);
+        if (t->live_answers != MPI_COMM_NULL)
+            MPI_Comm_free(&t->live_answers);
     }
     if (t->world != MPI_COMM_NULL && !t->broken[0])
         MPI_Comm_free(&t->world);
@@ -353,6 +596,7 @@ static void free_transport(dist_transport *t) {
     free(t->statuses);
     pthread_cond_destroy(&t->wake);
     pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->live_lock);
     if (t->broken[0])
         bury(t); /* an abandoned collective of create may still write t->world */
     else
@@ -372,8 +616,10 @@ static mxk_status create_named(const char *name, void **out, mxk_error_sink *err
         return dist_host->error(err, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", name);
     t->name = name;
     t->timeout = timeout;
-    t->world = MPI_COMM_NULL;
+    t->world = t->live = t->live_answers = MPI_COMM_NULL;
+    t->probe_req = MPI_REQUEST_NULL;
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->live_lock, NULL);
     pthread_cond_init(&t->wake, NULL);
     MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &t->size);
@@ -387,6 +633,19 @@ static mxk_status create_named(const char *name, void **out, mxk_error_sink *err
         st = wait_request(t, &req, "the creation of the store", err);
     if (st == MXK_OK)
         MPI_Comm_set_errhandler(t->world, MPI_ERRORS_RETURN);
+    /* the liveness side channel: two dups of world (which hand on MPI_ERRORS_RETURN) */
+    MPI_Comm *side[2] = {&t->live, &t->live_answers};
+    for (int i = 0; i < 2 && st == MXK_OK; i++) {
+        if ((rc = MPI_Comm_idup(t->world, side[i], &req)) != MPI_SUCCESS)
+            st = dist_host->error(err, MXK_ERR_BACKEND, "KVStore %s: MPI_Comm_idup: %s", name,
+                                  dist_mpi_error(rc, text, sizeof text));
+        else
+            st = wait_request(t, &req, "the creation of the store", err);
+    }
+    if (st == MXK_OK && (rc = MPI_Irecv(&t->probe_in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                        t->live, &t->probe_req)) != MPI_SUCCESS)
+        st = dist_host->error(err, MXK_ERR_BACKEND, "KVStore %s: MPI_Irecv: %s", name,
+                              dist_mpi_error(rc, text, sizeof text));
     if (st == MXK_OK && pthread_create(&t->thread, NULL, comm_thread, t) != 0)
         st = dist_host->error(err, MXK_ERR_BACKEND,
                               "KVStore %s: cannot start the communication thread", name);
@@ -648,7 +907,57 @@ static int reserve_op(dist_transport *t) {
     return 1;
 }
 
-/** mxk_kvstore_transport_def.push: starts the allreduce of this worker's value. */
+/**
+ * Allocates the compression buffers of key `k` (lock held): the residual (zero), this
+ * worker's codes and every rank's. 0 when out of memory.
+ */
+static int alloc_compression(const dist_transport *t, dist_key *k) {
+    size_t n = (size_t)k->count, words = dist_2bit_words(n);
+    if (k->residual == NULL)
+        k->residual = calloc(n ? n : 1, sizeof *k->residual);
+    if (k->codes == NULL)
+        k->codes = malloc((words ? words : 1) * sizeof *k->codes);
+    if (k->gathered == NULL)
+        k->gathered = malloc((words ? words : 1) * (size_t)t->size * sizeof *k->gathered);
+    return k->residual != NULL && k->codes != NULL && k->gathered != NULL;
+}
+
+/**
+ * Starts the collective of a push of `value` to key `k` (lock held) and sets
+ * o->gc_threshold: with 2-bit compression on and a float32 key, this worker's value
+ * plus the key's residual is quantised (dist_2bit_quantize) and the codes of every
+ * rank MPI_Iallgather'ed (poll_ops then sums them: sum_gathered); otherwise an
+ * MPI_Iallreduce of the value. Upstream compresses float32 only and refuses other
+ * dtypes (src/kvstore/kvstore_dist.h PushImpl: "Gradient compression is only
+ * supported for float32 type of parameters"); mxk pushes them uncompressed. On an
+ * error writes the message into msg.
+ */
+static mxk_status start_push(dist_transport *t, dist_key *k, const mxk_tensor *value, dist_op *o,
+                             MPI_Request *req, char *msg, size_t len) {
+    const char *what = "MPI_Iallreduce";
+    int rc;
+    o->gc_threshold = k->dtype == MXK_FLOAT32 ? t->gc_threshold : 0;
+    if (o->gc_threshold > 0) {
+        if (!alloc_compression(t, k)) {
+            snprintf(msg, len, "KVStore %s: out of memory", t->name);
+            return MXK_ERR_OUT_OF_MEMORY;
+        }
+        size_t words = dist_2bit_words((size_t)k->count);
+        dist_2bit_quantize(value->data, k->residual, k->codes, (size_t)k->count, o->gc_threshold);
+        what = "MPI_Iallgather";
+        rc = MPI_Iallgather(k->codes, (int)words, MPI_UINT32_T, k->gathered, (int)words,
+                            MPI_UINT32_T, k->comm, req);
+    } else
+        rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, req);
+    if (rc == MPI_SUCCESS)
+        return MXK_OK;
+    char text[MPI_MAX_ERROR_STRING];
+    snprintf(msg, len, "KVStore %s: %s of key %s: %s", t->name, what, k->key,
+             dist_mpi_error(rc, text, sizeof text));
+    return MXK_ERR_BACKEND;
+}
+
+/** mxk_kvstore_transport_def.push: starts the collective of this worker's value. */
 static void transport_push(void *p, const char *key, const mxk_tensor *value, int32_t priority,
                            mxk_async_handle *done) {
     (void)priority;
@@ -666,15 +975,11 @@ static void transport_push(void *p, const char *key, const mxk_tensor *value, in
         st = MXK_ERR_OUT_OF_MEMORY;
     } else {
         MPI_Request req;
-        int rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, &req);
-        if (rc != MPI_SUCCESS) {
-            char text[MPI_MAX_ERROR_STRING];
-            snprintf(msg, sizeof msg, "KVStore %s: MPI_Iallreduce of key %s: %s", t->name, key,
-                     dist_mpi_error(rc, text, sizeof text));
-            st = MXK_ERR_BACKEND;
-        } else {
+        dist_op o = {.k = k, .done = done, .start = MPI_Wtime()};
+        st = start_push(t, k, value, &o, &req, msg, sizeof msg);
+        if (st == MXK_OK) {
             k->pending = 1;
-            t->ops[t->nops] = (dist_op){.k = k, .done = done, .start = MPI_Wtime()};
+            t->ops[t->nops] = o;
             t->reqs[t->nops++] = req;
             pthread_cond_signal(&t->wake);
         }
@@ -714,6 +1019,34 @@ static mxk_status transport_barrier(void *p, mxk_error_sink *err) {
     return wait_request(t, &req, "the barrier", err);
 }
 
+/**
+ * mxk_kvstore_transport_def.set_gradient_compression: "2bit" (threshold > 0, as a
+ * float32) or "none", for the pushes that start after it; "none" drops the residuals.
+ * Thread-safe (under the transport's lock). Errors: MXK_ERR_INVALID_ARGUMENT.
+ */
+static mxk_status transport_set_gradient_compression(void *p, const char *type, double threshold,
+                                                     mxk_error_sink *err) {
+    dist_transport *t = p;
+    int on = strcmp(type, "2bit") == 0;
+    if (!on && strcmp(type, "none") != 0)
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: unknown gradient compression %s", t->name, type);
+    float thr = (float)threshold;
+    if (on && !(thr > 0 && isfinite(thr)))
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: gradient compression 2bit: threshold %g is not a "
+                                "positive float32",
+                                t->name, threshold);
+    pthread_mutex_lock(&t->lock);
+    t->gc_threshold = on ? thr : 0;
+    for (uint32_t i = 0; !on && i < t->nkeys; i++) {
+        free(t->keys[i]->residual); /* read only by pushes, under the lock */
+        t->keys[i]->residual = NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return MXK_OK;
+}
+
 /** Registers one store type. */
 static mxk_status register_one(mxk_registrar *reg, const char *name, const char *description,
                                mxk_status (*create)(const mxk_attrs *, void **, mxk_error_sink *),
@@ -732,6 +1065,7 @@ static mxk_status register_one(mxk_registrar *reg, const char *name, const char 
     d.push = transport_push;
     d.pull = transport_pull;
     d.barrier = transport_barrier;
+    d.set_gradient_compression = transport_set_gradient_compression;
     return reg->register_kvstore_transport(reg, &d, err);
 }
 

@@ -12,15 +12,31 @@
  *              and int32 keys.
  *   mismatch   rank 1 inits a key with another shape: the same exact error on every rank;
  *              a bad MXK_KVSTORE_TIMEOUT.
- *   stop       2 workers; rank 1 stops after one round: rank 0's next pull, then its
- *              barrier, fail after MXK_KVSTORE_TIMEOUT (3 s, set by ctest) with the exact
- *              messages.
+ *   stop       2 workers; rank 1 stops after one round (frees its store): rank 0's next
+ *              pull, then its barrier, fail after MXK_KVSTORE_TIMEOUT (3 s, set by ctest)
+ *              and a liveness probe that rank 1 does not answer (2 s), with the exact
+ *              messages naming rank 1.
+ *   alive      2 workers push different keys: both time out, probe each other, get
+ *              answers and say that both are alive but a worker has not pushed the key.
+ *   sigstop    2 workers; rank 1 stops itself (SIGSTOP) after one round: rank 0's pull
+ *              names rank 1 as not answering; rank 0 then prints its result and exits
+ *              without MPI_Finalize, so that mpirun ends the job (ctest matches rank 0's
+ *              result line; the command runs under `timeout`).
+ *   compress N 2-bit gradient compression (set_gradient_compression "2bit", 0.5) with N
+ *              workers: the pull gives the sum over the ranks of what each sends after
+ *              quantising (the rule of upstream src/kvstore/gradient_compression-inl.h,
+ *              written out here), with the residual fed back on the next push; float64
+ *              keys are summed uncompressed; "none" clears the residuals; a bad type's
+ *              exact message.
  *   nolaunch   without mpirun, create fails with the exact "needs an MPI launch" message.
  * Every process prints its own "N passed, N failed" line (tests/testing.h).
  */
+#include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mxk.h"
 #include "testing.h"
@@ -296,6 +312,115 @@ static void test_shape_mismatch(void) {
     mxk_ndarray_free(out);
 }
 
+enum { GC_N = 20 }; /* elements of the compressed key: not a multiple of 16 */
+
+/** What rank `r` pushes to the compressed key: 0.3 at element 0, a ramp elsewhere. */
+static float gc_value(int r, int i) {
+    return i == 0 ? 0.3f : 0.07f * (float)(i - 10) + 0.11f * (float)r;
+}
+
+/** The 2-bit rule for one element: residual += g, returns what is sent. */
+static float gc_send(float *residual, float g, float thr) {
+    float r = *residual + g, sent = 0;
+    if (r >= thr) {
+        sent = thr;
+        r -= thr;
+    } else if (r <= -thr) {
+        sent = -thr;
+        r += thr;
+    }
+    *residual = r;
+    return sent;
+}
+
+/**
+ * One push of gc_value by every rank to key `key` (float32, GC_N elements); checks the
+ * pull against the sum over the ranks (in rank order) of what each sends, with the
+ * residuals `res` (res[r][i], kept by the caller across pushes), or with none when
+ * thr is 0 (uncompressed: the plain sum). Writes the pulled values into got.
+ */
+static void gc_round(mxk_kvstore *kv, const char *key, float thr, float res[][GC_N],
+                     float got[GC_N]) {
+    const int n = expected_workers, rank = mxk_kvstore_rank(kv);
+    const mxk_shape s = {.ndim = 1, .dims = {GC_N}};
+    float mine[GC_N], expect[GC_N] = {0};
+    for (int i = 0; i < GC_N; i++)
+        mine[i] = gc_value(rank, i);
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < GC_N; i++)
+            expect[i] += thr > 0 ? gc_send(&res[r][i], gc_value(r, i), thr) : gc_value(r, i);
+    mxk_ndarray *v = full_shape(&s, 0), *out = full_shape(&s, -1);
+    CHECK_EQ_INT(mxk_ndarray_copy_from_host(v, mine, sizeof mine), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, &key, &v, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, &key, &out, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(out, got, GC_N * sizeof(float)), MXK_OK);
+    int bad = 0;
+    for (int i = 0; i < GC_N; i++)
+        if (thr > 0 ? got[i] != expect[i] : fabsf(got[i] - expect[i]) > 1e-5f) {
+            if (bad++ < 4)
+                fprintf(stderr, "key %s element %d: got %.9g, expected %.9g\n", key, i,
+                        (double)got[i], (double)expect[i]);
+        }
+    CHECK_EQ_INT(bad, 0);
+    mxk_ndarray_free(v);
+    mxk_ndarray_free(out);
+}
+
+/**
+ * 2-bit compression with threshold 0.5 on N workers: two pushes match the rule with
+ * the residual carried (element 0: every rank pushes 0.3, sends 0 then 0.5, so the
+ * pull reads 0, then 0.5 N); a float64 key pushed 0.25 + r sums exactly; "none"
+ * sends the plain sum and drops the residuals; the bad type's exact message.
+ */
+static void test_gradient_compression(void) {
+    mxk_kvstore *kv = create("dist_sync");
+    if (kv == NULL)
+        return;
+    const int n = expected_workers, rank = mxk_kvstore_rank(kv);
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "1bit", 0.5), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(),
+                "Unknown type for gradient compression 1bit (known: 2bit, none)");
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "2bit", 0.5), MXK_OK);
+    const mxk_shape s = {.ndim = 1, .dims = {GC_N}};
+    const char *g = "g", *d = "d";
+    mxk_ndarray *zeros = full_shape(&s, 0), *dv = NULL, *dout = full_shape(&s, 0);
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, &g, &zeros), MXK_OK);
+    float res[3][GC_N] = {{0}}, got[GC_N];
+    gc_round(kv, g, 0.5f, res, got);
+    CHECK(got[0] == 0.0f); /* 0.3 < 0.5 on every rank: nothing sent */
+    gc_round(kv, g, 0.5f, res, got);
+    CHECK(got[0] == 0.5f * (float)n); /* 0.3 + 0.3 residual: 0.5 sent by every rank */
+    /* float64: pushed uncompressed (0.25 + r would be sent as 0 or 0.5) */
+    CHECK_EQ_INT(mxk_ndarray_full(&s, MXK_FLOAT64, cpu0, 0.25 + rank, &dv), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_init(kv, 1, &d, &dv), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push(kv, 1, &d, &dv, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull(kv, 1, &d, &dout, 0), MXK_OK);
+    float dgot[GC_N];
+    CHECK_EQ_INT(mxk_ndarray_copy_to_host(dout, dgot, sizeof dgot), MXK_OK);
+    CHECK(dgot[0] == 0.25f * (float)n + (float)(n * (n - 1) / 2) && dgot[GC_N - 1] == dgot[0]);
+    /* none: the plain sum; then 2bit again starts from zero residuals */
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "none", 0), MXK_OK);
+    gc_round(kv, g, 0, res, got);
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "2bit", 0.5), MXK_OK);
+    int differs = 0; /* kept residuals would send other values: the check below tells */
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < GC_N; i++) {
+            float kept = res[r][i], zero = 0;
+            differs |= gc_send(&kept, gc_value(r, i), 0.5f) != gc_send(&zero, gc_value(r, i), 0.5f);
+        }
+    CHECK(differs);
+    memset(res, 0, sizeof res);
+    gc_round(kv, g, 0.5f, res, got);
+    CHECK(got[0] == 0.0f);
+    gc_round(kv, g, 0.5f, res, got);
+    CHECK(got[0] == 0.5f * (float)n);
+    CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_OK);
+    mxk_kvstore_free(kv);
+    mxk_ndarray_free(zeros);
+    mxk_ndarray_free(dv);
+    mxk_ndarray_free(dout);
+}
+
 /** Without an MPI launcher, create fails and says how to launch. */
 static void test_no_launch(void) {
     mxk_kvstore *kv = NULL;
@@ -312,6 +437,79 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/** Rank 0's timeout message on key 3 when rank 1 does not answer the probe. */
+#define NO_ANSWER_KEY3                                                                             \
+    "KVStore dist_sync: no progress on key 3 for 3 s (rank 0 of 2 here): rank 1 did not answer "   \
+    "a liveness probe within 2 s: it died, hangs, is stopped or has freed its store"
+
+/** A dist_sync store with keys 3 and 4 (ones) after one push and pull of key 3 on every rank. */
+static mxk_kvstore *one_round(mxk_ndarray *v, mxk_ndarray *out) {
+    mxk_kvstore *kv = create("dist_sync");
+    if (kv == NULL)
+        return NULL;
+    const int32_t keys[2] = {3, 4};
+    mxk_ndarray *vals[2] = {v, v};
+    CHECK_EQ_INT(mxk_kvstore_init_int(kv, 2, keys, vals), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &keys[0], &v, 0), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &keys[0], &out, 0), MXK_OK);
+    CHECK(all_eq(out, 2));
+    return kv;
+}
+
+/**
+ * Rank 0 pushes key 3, rank 1 key 4: each times out after 3 s, probes the other (which
+ * answers, itself probing) and says that ranks 0-1 are alive but a worker has not
+ * pushed its key, within the timeout plus a little.
+ */
+static void test_workers_alive(void) {
+    mxk_ndarray *v = full(1), *out = full(0);
+    mxk_kvstore *kv = one_round(v, out);
+    if (kv != NULL) {
+        const int rank = mxk_kvstore_rank(kv);
+        const int32_t key = rank == 0 ? 3 : 4;
+        char expect[300];
+        snprintf(expect, sizeof expect,
+                 "KVStore dist_sync: no progress on key %d for 3 s (rank %d of 2 here): ranks "
+                 "0-1 are alive: a worker has not pushed key %d (do all workers push the same "
+                 "keys?)",
+                 key, rank, key);
+        double t0 = now_s();
+        CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &key, &v, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &key, &out, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
+        CHECK_STREQ(mxk_get_last_error(), expect);
+        double waited = now_s() - t0;
+        CHECK(waited >= 3.0 && waited < 4.9); /* answered well before the probe's 2 s */
+        /* the store answers probes until freed: free it once the other rank has its answer */
+        CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_OK);
+        mxk_kvstore_free(kv);
+    }
+    mxk_ndarray_free(v);
+    mxk_ndarray_free(out);
+}
+
+/**
+ * Rank 1 stops itself (SIGSTOP: no thread of it runs) after one round: rank 0's next
+ * pull fails after the timeout and the probe's 2 s, naming rank 1. Rank 1 never
+ * returns from raise; mpirun ends it when rank 0 exits (main).
+ */
+static void test_worker_sigstop(void) {
+    mxk_ndarray *v = full(1), *out = full(0);
+    mxk_kvstore *kv = one_round(v, out);
+    if (kv != NULL && mxk_kvstore_rank(kv) == 1)
+        raise(SIGSTOP);
+    if (kv != NULL) {
+        const int32_t k3 = 3;
+        double t0 = now_s();
+        CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
+        CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
+        CHECK_STREQ(mxk_get_last_error(), NO_ANSWER_KEY3);
+        double waited = now_s() - t0;
+        CHECK(waited >= 3.0 + 2.0 && waited < 12.0);
+    }
 }
 
 /**
@@ -335,11 +533,9 @@ static void test_worker_stops(void) {
         CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
         CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
         CHECK_EQ_INT(mxk_ndarray_wait_to_read(out), MXK_ERR_BACKEND);
-        CHECK_STREQ(mxk_get_last_error(), "KVStore dist_sync: no progress on key 3 for 3 s: a "
-                                          "worker may have died or stopped pushing (rank 0 of 2 "
-                                          "here)");
+        CHECK_STREQ(mxk_get_last_error(), NO_ANSWER_KEY3);
         double waited = now_s() - t0;
-        CHECK(waited >= 3.0 && waited < 10.0);
+        CHECK(waited >= 3.0 + 2.0 && waited < 12.0); /* the timeout, then the probe's wait */
         /* The key stays failed: the next round fails at once, with the same message. */
         CHECK_EQ_INT(mxk_kvstore_push_int(kv, 1, &k3, &v, 0), MXK_OK);
         CHECK_EQ_INT(mxk_kvstore_pull_int(kv, 1, &k3, &out, 0), MXK_OK);
@@ -348,8 +544,9 @@ static void test_worker_stops(void) {
         /* The barrier times out alike. */
         CHECK_EQ_INT(mxk_kvstore_barrier(kv), MXK_ERR_BACKEND);
         CHECK_STREQ(mxk_get_last_error(), "KVStore barrier: KVStore dist_sync: no progress on "
-                                          "the barrier for 3 s: a worker may have died or stopped "
-                                          "pushing (rank 0 of 2 here)");
+                                          "the barrier for 3 s (rank 0 of 2 here): rank 1 did not "
+                                          "answer a liveness probe within 2 s: it died, hangs, is "
+                                          "stopped or has freed its store");
     }
     mxk_kvstore_free(kv);
     mxk_ndarray_free(v);
@@ -378,10 +575,22 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "mismatch") == 0) {
         MXK_RUN(test_shape_mismatch);
         MXK_RUN(test_bad_timeout);
+    } else if (strcmp(mode, "compress") == 0) {
+        MXK_RUN(test_gradient_compression);
     } else if (strcmp(mode, "nolaunch") == 0) {
         MXK_RUN(test_no_launch);
     } else if (strcmp(mode, "stop") == 0) {
         MXK_RUN(test_worker_stops);
+    } else if (strcmp(mode, "alive") == 0) {
+        MXK_RUN(test_workers_alive);
+    } else if (strcmp(mode, "sigstop") == 0) {
+        MXK_RUN(test_worker_sigstop);
+        /* rank 1 is stopped: MPI_Finalize would wait for it. Exit at once instead; mpirun
+         * then ends rank 1 and the job (its exit status is not this test's). */
+        int rc = MXK_TEST_EXIT();
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

@@ -88,6 +88,8 @@ typedef struct train_args {
     uint64_t seed;
     double lr, lr_factor, mom, wd;
     double clip_gradient; /**< --clip-gradient (NAN: the network's default) */
+    const char *gc_type;  /**< --gc-type: none or 2bit (fit.py's gradient compression) */
+    double gc_threshold;  /**< --gc-threshold */
     int lr_set;
     int no_progress; /**< --no-progress */
     /* parsed by parse_args, so that a bad list is reported before any data is read */
@@ -210,6 +212,15 @@ static int parse_args(train_args *a, int argc, char **argv) {
         REAL_OPT("--lr-factor", lr_factor)
         REAL_OPT("--mom", mom)
         REAL_OPT("--wd", wd)
+        if (a->cmd == &cli_cmd_train) {
+            CLI_STR_OPT(a->cmd, "--gc-type", a->gc_type)
+            if ((r = cli_option_value(argc, argv, &i, "--gc-threshold", &v)) != 0) {
+                if (r < 0 || !cli_parse_real(v, &a->gc_threshold) || !(a->gc_threshold > 0))
+                    return cli_usage_error(a->cmd,
+                                           "option '--gc-threshold' needs a positive number");
+                continue;
+            }
+        }
         if ((r = cli_option_value(argc, argv, &i, "--clip-gradient", &v)) != 0) {
             if (r < 0 || !cli_parse_real(v, &a->clip_gradient) || a->clip_gradient <= 0)
                 return cli_usage_error(a->cmd, "option '--clip-gradient' needs a positive number");
@@ -238,6 +249,14 @@ static int parse_args(train_args *a, int argc, char **argv) {
         return cli_usage_error(a->cmd, "--mom must be in [0, 1), not %g", a->mom);
     if (!(a->wd >= 0.0))
         return cli_usage_error(a->cmd, "--wd must be at least 0, not %g", a->wd);
+    if (strcmp(a->gc_type, "none") != 0 && strcmp(a->gc_type, "2bit") != 0)
+        return cli_usage_error(a->cmd, "--gc-type must be none or 2bit, not '%s'", a->gc_type);
+    if (strcmp(a->gc_type, "none") != 0 && strstr(a->kv_store, "dist") == NULL)
+        return cli_usage_error(a->cmd,
+                               "--gc-type %s needs a dist --kv-store (dist_sync or "
+                               "dist_device_sync under mpirun), not '%s': it compresses what "
+                               "the workers exchange",
+                               a->gc_type, a->kv_store);
     if (a->load_epoch >= 0 && a->model_prefix == NULL)
         return cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");
     if (a->save_period < 1)
@@ -287,6 +306,8 @@ static void defaults(train_args *a, const cli_command *cmd) {
     a->save_period = 1;
     a->lr_factor = NAN; /* network_defaults: fit.py's 0.1, stepping at --lr-step-epochs */
     a->clip_gradient = NAN;
+    a->gc_type = "none";
+    a->gc_threshold = 0.5;
     a->lr_step_epochs = NULL; /* default_step_epochs: 60% and 90% of --num-epochs */
     a->mom = 0.9;
     a->wd = 1e-5;
@@ -757,6 +778,9 @@ static int train_body(const cli_globals *g, void *arg) {
         train_dist_close(&d);
         return rc;
     }
+    if (rc == CLI_OK && d.kv && strcmp(a->gc_type, "none") != 0 &&
+        mxk_kvstore_set_gradient_compression(d.kv, a->gc_type, a->gc_threshold) != MXK_OK)
+        rc = cli_error("--gc-type %s: %s", a->gc_type, mxk_get_last_error());
     if (rc == CLI_OK && d.kv && is_text(a))
         rc = cli_error("--kv-store %s: the text networks do not train distributed: every worker "
                        "would read the whole text, and the buckets would differ between workers",
@@ -1010,6 +1034,10 @@ const cli_command cli_cmd_train = {
     "                        trains on its part of the data with --batch-size, so the\n"
     "                        total batch is batch * workers, and --num-examples\n"
     "                        counts all workers' examples (docs/distributed.md)\n"
+    "  --gc-type TYPE        gradient compression of a dist --kv-store: none or 2bit\n"
+    "                        (each gradient element sent as 0 or +-threshold in 2\n"
+    "                        bits, the rest kept for the next push) (none)\n"
+    "  --gc-threshold X      the 2bit threshold, positive (0.5)\n"
     "  --ctx LIST            contexts, e.g. cpu:0, gpu:0 or gpu:0,gpu:1 (cpu:0):\n"
     "                        one device per slice of each batch (data parallel)\n"
     "  --model-prefix P      save P-symbol.json and P-%04d.params/.states (dist: rank\n"

@@ -300,11 +300,13 @@ static void kv_xfer_fn(void *arg, const mxk_run_ctx *rctx, mxk_async_handle *don
 }
 
 /**
- * Pushes a transport push (is_pull 0) or pull (1) of `buf` (host) for `key`, writing
- * buf's variable and, when `also` is not NULL, also's (to order it after work on also).
+ * Pushes a transport push (is_pull 0) or pull (1) of `buf` (host) for `key`. A push
+ * reads buf and a pull writes it; both also write `order` when it is not NULL (the
+ * key's exchange variable, merged's, which orders a key's pushes and pulls; a push
+ * of buf == order writes it).
  */
 static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *buf, int is_pull,
-                               int32_t priority, mxk_ndarray *also) {
+                               int32_t priority, mxk_ndarray *order) {
     kv_xfer *a = calloc(1, sizeof *a);
     if (a == NULL)
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
@@ -318,14 +320,19 @@ static mxk_status kv_push_xfer(mxk_kvstore *kv, const char *key, mxk_ndarray *bu
         kv_xfer_free(a);
         return mxk_set_error(MXK_ERR_OUT_OF_MEMORY, "KVStore: out of memory");
     }
-    mxk_engine_var *v[2] = {mxk_ndarray_var(buf), also ? mxk_ndarray_var(also) : NULL};
+    mxk_engine_var *bv = mxk_ndarray_var(buf), *ov = order ? mxk_ndarray_var(order) : NULL;
+    int reads = !is_pull && ov != NULL && ov != bv; /* a push of another array reads it */
+    mxk_engine_var *w[2] = {reads ? ov : bv, ov};
+    uint32_t nw = reads || ov == NULL || ov == bv ? 1 : 2;
     mxk_engine_push_desc d = {.async_fn = kv_xfer_fn,
                               .arg = a,
                               .arg_free = kv_xfer_free,
                               .dev_type = MXK_DEV_CPU,
                               .dev_id = 0,
-                              .write_vars = v,
-                              .num_write = also ? 2 : 1,
+                              .read_vars = reads ? &bv : NULL,
+                              .num_read = reads ? 1 : 0,
+                              .write_vars = w,
+                              .num_write = nw,
                               .props = MXK_ENGINE_PROP_NORMAL,
                               .priority = priority,
                               .name =
@@ -637,15 +644,26 @@ static mxk_status kv_ensure(mxk_ndarray **slot, const mxk_ndarray *like, mxk_con
 
 /**
  * Pushes the reduce of `vals` into e->merged and the transport exchange (lock held).
- * Steps 1-2 of the design note at the top of this file.
+ * Steps 1-2 of the design note at the top of this file. With `to_stored` (no
+ * updater) and one host value, the transport reads the value where it is and pulls
+ * the aggregate straight into e->stored (no copies of its own); *in_stored tells
+ * whether it did.
  */
 static mxk_status kv_reduce_exchange(mxk_kvstore *kv, kv_entry *e, mxk_ndarray *const *vals,
-                                     uint32_t n, int32_t priority) {
+                                     uint32_t n, int32_t priority, int to_stored, int *in_stored) {
     mxk_context vc = vals[0]->chunk->ctx;
     mxk_context rctx = kv->device_mode && !kv_is_host(vc) ? vc : KV_CPU;
+    *in_stored = 0;
     mxk_status st = kv_ensure(&e->merged, e->stored, rctx);
     if (st != MXK_OK)
         return st;
+    if (n == 1 && kv_is_host(rctx) && kv_is_host(vc)) {
+        if ((st = kv_push_xfer(kv, e->key, vals[0], 0, priority, e->merged)) != MXK_OK ||
+            mxki_kvstore_has_servers(kv))
+            return st;
+        *in_stored = to_stored;
+        return kv_push_xfer(kv, e->key, to_stored ? e->stored : e->merged, 1, priority, e->merged);
+    }
     const mxk_device_def *ddef = NULL;
     if (kv_is_host(rctx)) {
         kv_sum *a = calloc(1, sizeof *a + n * sizeof(mxk_ndarray *));
@@ -772,11 +790,12 @@ static mxk_status kv_push(mxk_kvstore *kv, int kind, uint32_t num, const char *c
             if (entries[j] == entries[i])
                 group[n++] = values[j];
         kv_entry *e = entries[i];
-        st = kv_reduce_exchange(kv, e, group, n, priority);
+        int in_stored = 0;
+        st = kv_reduce_exchange(kv, e, group, n, priority, fn == NULL, &in_stored);
         if (st != MXK_OK)
             break;
-        if (mxki_kvstore_has_servers(kv)) {
-            continue; /* the servers' updater applies the push */
+        if (mxki_kvstore_has_servers(kv) || in_stored) {
+            continue; /* the servers' updater applies the push, or stored has the sum */
         } else if (fn == NULL) {
             st = mxk_ndarray_copy_to(e->merged, e->stored);
         } else {

@@ -37,7 +37,12 @@
  *        engine (imperative operators, copies: ordered by the arrays' variables) or
  *        wait for them (mxk_ndarray_wait_to_read and friends are allowed: it does not
  *        run inside an engine function).
- *   pull(key, out...)  one engine copy stored -> out per output.
+ *   One host value on a host store skips the copies: the transport reads it where
+ *   it is, and without an updater pulls the aggregate straight into `stored`.
+ *   Stores whose transport has servers (ABI 1.5, dist_async) stop after the push:
+ *   the servers' updater applies it (kvstore_server.c), and no updater runs here.
+ *   pull(key, out...)  one engine copy stored -> out per output; with servers, a
+ *   transport pull into `stored` first (ordered after this worker's pushes).
  *
  * Ordering: every step reads and writes the arrays' engine variables; the per-key
  * variable of the store is its `stored` array's variable (and `merged`'s for the

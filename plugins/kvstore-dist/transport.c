@@ -63,10 +63,6 @@
 #include "mxk_sdk_dtype.h"
 #include "mxk_sdk_shape.h"
 
-/** How long the communication thread spins (yields) after a completion, seconds. */
-#define DIST_SPIN_S 200e-6
-/** Its sleep between polls after that, nanoseconds. */
-#define DIST_POLL_NS 50000L
 /** The longest wait for the answers to a liveness probe, seconds (less when the timeout is). */
 #define DIST_PROBE_WAIT 2.0
 /** How often an idle communication thread answers liveness probes, nanoseconds. */
@@ -517,7 +513,6 @@ static void *comm_thread(void *arg) {
     dist_transport *t = arg;
     dist_completion *done = NULL;
     uint32_t cap = 0;
-    double last_progress = MPI_Wtime();
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
         if (t->nops == 0) { /* idle: wakes every DIST_IDLE_POLL_NS to answer liveness probes */
@@ -549,17 +544,10 @@ static void *comm_thread(void *arg) {
         for (uint32_t i = 0; i < n; i++)
             dist_host->async_complete(done[i].done, done[i].status,
                                       done[i].status == MXK_OK ? NULL : done[i].msg);
-        /* Requests with handles are polled (MPI moves bytes only inside MPI calls): yielding
-         * the CPU for DIST_SPIN_S after the last completion, then sleeping DIST_POLL_NS between
-         * polls, so that a collective waiting for a slower worker does not take a core from
-         * this worker's compute; abandoned ones every 10 ms. */
-        double now = MPI_Wtime();
-        if (n > 0)
-            last_progress = now;
-        if (n == 0 && live && now - last_progress < DIST_SPIN_S)
+        /* Requests with handles are polled continuously, yielding the CPU (MPI moves bytes only
+         * inside MPI calls); abandoned ones every 10 ms. */
+        if (n == 0 && live)
             sched_yield();
-        else if (n == 0 && live)
-            nanosleep(&(struct timespec){0, DIST_POLL_NS}, NULL);
         else if (n == 0)
             nanosleep(&(struct timespec){0, 10000000}, NULL);
         pthread_mutex_lock(&t->lock);

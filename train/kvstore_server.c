@@ -100,7 +100,10 @@ static void server_opt_clear(kv_server_opt *s) {
     s->set = 0;
 }
 
-/** Reads command 0's JSON into `s`; MXK_ERR_INVALID_ARGUMENT (set) when malformed. */
+/**
+ * Reads command 0's JSON into `s` (dropping the previous optimizer and its states);
+ * MXK_ERR_INVALID_ARGUMENT (set) when malformed, leaving `s` as it was.
+ */
 static mxk_status server_opt_parse(kv_server_opt *s, const char *body) {
     json_error_t jerr;
     json_t *j = json_loads(body, 0, &jerr), *sched = NULL, *steps = NULL, *params = NULL;
@@ -139,27 +142,34 @@ static mxk_status server_opt_parse(kv_server_opt *s, const char *body) {
     o.sched.lr = o.sched.base_lr;
     mxk_status st = mxkt_optimizer_check(&o);
     size_t n = json_array_size(params);
-    server_opt_clear(s);
+    /* Parsed aside: a rejected command leaves the optimizer in use as it was. */
+    kv_server_opt fresh;
+    memset(&fresh, 0, sizeof fresh);
     if (st == MXK_OK && n > 0 &&
-        ((s->names = calloc(n, sizeof *s->names)) == NULL ||
-         (s->lr_mult = calloc(n, sizeof *s->lr_mult)) == NULL ||
-         (s->wd_mult = calloc(n, sizeof *s->wd_mult)) == NULL))
+        ((fresh.names = calloc(n, sizeof *fresh.names)) == NULL ||
+         (fresh.lr_mult = calloc(n, sizeof *fresh.lr_mult)) == NULL ||
+         (fresh.wd_mult = calloc(n, sizeof *fresh.wd_mult)) == NULL))
         st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "set_optimizer: out of memory");
     for (size_t i = 0; st == MXK_OK && i < n; i++) {
         const char *pn = NULL;
-        if (json_unpack(json_array_get(params, i), "[s F F]", &pn, &s->lr_mult[i],
-                        &s->wd_mult[i]) != 0)
+        if (json_unpack(json_array_get(params, i), "[s F F]", &pn, &fresh.lr_mult[i],
+                        &fresh.wd_mult[i]) != 0)
             st =
                 mxkt_error(MXK_ERR_INVALID_ARGUMENT, "set_optimizer: a malformed parameter %zu", i);
-        else if ((s->names[i] = strdup(pn)) == NULL)
+        else if ((fresh.names[i] = strdup(pn)) == NULL)
             st = mxkt_error(MXK_ERR_OUT_OF_MEMORY, "set_optimizer: out of memory");
-        s->nparams = (uint32_t)(i + 1);
+        fresh.nparams = (uint32_t)(i + 1);
     }
     json_decref(j);
     if (st != MXK_OK) {
-        server_opt_clear(s);
+        server_opt_clear(&fresh);
         return st;
     }
+    server_opt_clear(s); /* the new optimizer starts with fresh states, as upstream's updater */
+    s->names = fresh.names;
+    s->lr_mult = fresh.lr_mult;
+    s->wd_mult = fresh.wd_mult;
+    s->nparams = fresh.nparams;
     s->opt = o;
     s->set = 1;
     return MXK_OK;

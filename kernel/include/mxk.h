@@ -1494,14 +1494,14 @@ typedef mxk_status (*mxk_kvstore_server_controller)(int32_t head, const char *bo
  * store, keeps the server's share of each key (host memory), runs `controller` for
  * commands, applies every worker's push at once with the updater the controller
  * set (updater(key, pushed value, stored value, user)), and answers pulls with
- * the current value. A key larger than MXK_KVSTORE_BIGARRAY_BOUND elements is
- * split over all servers, and each server's updater sees its slice as a 1-D array
- * under the key's name. Blocks the calling thread. Errors:
- * MXK_ERR_INVALID_ARGUMENT (kv or controller NULL); MXK_ERR_STATE "KVStore T: this
- * process is not a server of the store"; the transport's (a worker lost: see
- * MXK_KVSTORE_TIMEOUT). Errors of single messages (a push before the optimizer,
- * "no updater: the workers must send the optimizer (set_optimizer) before they
- * push") go back to the worker concerned, and the server goes on.
+ * the current value. A key of at least MXK_KVSTORE_BIGARRAY_BOUND elements is
+ * split over all servers (a smaller one lives whole on one), and each server's
+ * updater sees its slice as a 1-D array under the key's name. Blocks the calling
+ * thread. Errors: MXK_ERR_INVALID_ARGUMENT (kv or controller NULL); MXK_ERR_STATE
+ * "KVStore T: this process is not a server of the store"; the transport's (a
+ * worker lost: see MXK_KVSTORE_TIMEOUT). Errors of single messages (a push before
+ * the optimizer, "no updater: the workers must send the optimizer (set_optimizer)
+ * before they push") go back to the worker concerned, and the server goes on.
  */
 MXK_API mxk_status mxk_kvstore_run_server(mxk_kvstore *kv, mxk_kvstore_server_controller controller,
                                           void *user);

@@ -31,6 +31,7 @@
  * that hangs is seen by the other workers' timeouts.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -162,16 +163,17 @@ static mxk_status mpi_fail(async_err *e, int rc, const char *what) {
 }
 
 /**
- * Polls `req` until it completes, at most the timeout. On a timeout the message
- * names server `server` (index; -1: the workers' collective `what`). A request
- * that timed out is left pending (MPI cannot cancel it safely).
+ * Polls `req` until it completes, at most the timeout, and writes its status into
+ * `status` (MPI_STATUS_IGNORE: not wanted). On a timeout the message names server
+ * `server` (index; -1: the workers' collective `what`). A request that timed out is
+ * left pending (MPI cannot cancel it safely).
  */
-static mxk_status async_wait(const async_transport *t, MPI_Request *req, int server,
-                             const char *what, async_err *e) {
+static mxk_status async_wait_status(const async_transport *t, MPI_Request *req, int server,
+                                    const char *what, async_err *e, MPI_Status *status) {
     double start = MPI_Wtime();
     for (;;) {
         int flag = 0;
-        int rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        int rc = MPI_Test(req, &flag, status);
         if (rc != MPI_SUCCESS)
             return mpi_fail(e, rc, what);
         if (flag)
@@ -193,6 +195,12 @@ static mxk_status async_wait(const async_transport *t, MPI_Request *req, int ser
         else
             nanosleep(&(struct timespec){0, 50000}, NULL);
     }
+}
+
+/** async_wait_status without the status. */
+static mxk_status async_wait(const async_transport *t, MPI_Request *req, int server,
+                             const char *what, async_err *e) {
+    return async_wait_status(t, req, server, what, e, MPI_STATUS_IGNORE);
 }
 
 /** A new request: header, key and `h->payload` bytes of room after it (NULL: out of memory). */
@@ -225,8 +233,14 @@ static mxk_status exchange(const async_transport *t, int s, char *m, size_t len,
                            void *answer, size_t payload, int want_reply, async_err *e) {
     MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
     size_t rlen = sizeof(async_reply) + sizeof e->text + payload;
-    char *reply = want_reply ? malloc(rlen) : NULL;
     mxk_status st = MXK_OK;
+    if (len > (size_t)INT_MAX || rlen > (size_t)INT_MAX) { /* MPI counts are int */
+        free(m);
+        return fail(e, MXK_ERR_UNSUPPORTED,
+                    "KVStore %s: %s: a message of %zu bytes is more than one MPI message takes",
+                    ASYNC_NAME, what, len > rlen ? len : rlen);
+    }
+    char *reply = want_reply ? malloc(rlen) : NULL;
     if (want_reply && reply == NULL)
         st = fail(e, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", ASYNC_NAME);
     if (st == MXK_OK && want_reply) {
@@ -243,16 +257,28 @@ static mxk_status exchange(const async_transport *t, int s, char *m, size_t len,
         st = rc == MPI_SUCCESS ? async_wait(t, &sreq, s, what, e) : mpi_fail(e, rc, what);
     }
     int sent = st == MXK_OK;
+    MPI_Status rstatus;
     if (st == MXK_OK && want_reply)
-        st = async_wait(t, &rreq, s, what, e);
-    int answered = st == MXK_OK;
-    if (answered && want_reply) {
+        st = async_wait_status(t, &rreq, s, what, e, &rstatus);
+    int answered = st == MXK_OK, got = 0;
+    if (answered && want_reply && MPI_Get_count(&rstatus, MPI_BYTE, &got) != MPI_SUCCESS)
+        got = 0;
+    if (answered && want_reply) { /* the answer's sizes are checked before they are used */
         async_reply r;
-        memcpy(&r, reply, sizeof r);
-        if (r.status != MXK_OK)
+        memset(&r, 0, sizeof r);
+        if ((size_t)got >= sizeof r)
+            memcpy(&r, reply, sizeof r);
+        size_t body = (size_t)got >= sizeof r ? (size_t)got - sizeof r : 0;
+        if ((size_t)got < sizeof r || r.msg_len > body ||
+            (r.status == MXK_OK && (r.msg_len != 0 || r.payload != payload || body != payload)))
+            st = fail(e, MXK_ERR_BACKEND,
+                      "KVStore %s: %s: a malformed answer of %d bytes from server rank %d "
+                      "(expected %zu bytes of value)",
+                      ASYNC_NAME, what, got, server_rank(t, s), payload);
+        else if (r.status != MXK_OK)
             st = fail(e, (mxk_status)r.status, "%.*s", (int)r.msg_len, reply + sizeof r);
         else if (payload)
-            memcpy(answer, reply + sizeof r + r.msg_len, payload);
+            memcpy(answer, reply + sizeof r, payload);
     }
     if (sent || sreq == MPI_REQUEST_NULL)
         free(m);
@@ -479,7 +505,7 @@ static mxk_status async_init(void *p, const char *key, const mxk_tensor *value,
                                 ASYNC_NAME);
     uint64_t count = mxk_sdk_shape_count(&value->shape);
     size_t es = mxk_sdk_dtype_size(value->dtype);
-    if (es == 0 || count * es > (uint64_t)INT32_MAX - 4096)
+    if (es == 0 || count > ((uint64_t)INT32_MAX - 4096) / es)
         return dist_host->error(err, MXK_ERR_UNSUPPORTED,
                                 "KVStore %s: init of key %s: dtype %s, %" PRIu64
                                 " elements: more than one MPI message takes",
@@ -848,6 +874,51 @@ static int server_probe(const async_transport *t, MPI_Message *msg, MPI_Status *
     }
 }
 
+/**
+ * Why request header `h` of a message of `len` bytes from MPI rank `src` is
+ * malformed, or NULL when it is well formed: the sender is a worker and says so,
+ * the key and payload fill the message exactly, the op is known, and the payload
+ * holds what the shape and dtype say (INIT: rank 0's value or nothing; PUSH: the
+ * value or, for float32, its 2-bit codes; PULL: an answer that fits one message;
+ * CMD: at least the body's NUL).
+ */
+static const char *request_problem(const async_transport *t, const async_hdr *h, size_t len,
+                                   int src) {
+    if (src < 0 || src >= t->num_workers || h->worker != src)
+        return "not from the worker it names";
+    if (h->key_len > len - sizeof *h || h->payload != len - sizeof *h - h->key_len)
+        return "key and payload sizes do not add up";
+    if (h->op < ASYNC_INIT || h->op > ASYNC_STOP)
+        return "an unknown request";
+    if (h->op == ASYNC_CMD)
+        return h->payload == 0 ? "a command without a body" : NULL;
+    if (h->op == ASYNC_STOP)
+        return NULL;
+    if (h->ndim < 0 || h->ndim > MXK_MAX_NDIM)
+        return "a bad number of dimensions";
+    for (int32_t i = 0; i < h->ndim; i++)
+        if (h->dims[i] < 0)
+            return "a negative dimension";
+    size_t es = mxk_sdk_dtype_size(h->dtype);
+    mxk_shape shape = mxk_sdk_shape_from(h->dims, h->ndim);
+    uint64_t n = mxk_sdk_shape_count(&shape);
+    if (es == 0 || n > ((uint64_t)INT32_MAX - 4096) / es)
+        return "an unknown dtype or a value larger than one MPI message";
+    uint64_t bytes = n * es;
+    if (h->op == ASYNC_INIT && h->payload != (h->worker == 0 ? bytes : 0))
+        return "an init whose value does not match its shape";
+    if (h->op == ASYNC_PUSH && h->head &&
+        (h->dtype != MXK_FLOAT32 ||
+         h->payload != (uint64_t)dist_2bit_words((size_t)n) * sizeof(uint32_t) ||
+         !(h->threshold > 0)))
+        return "2-bit codes that do not match their shape, dtype or threshold";
+    if (h->op == ASYNC_PUSH && !h->head && h->payload != bytes)
+        return "a push whose value does not match its shape";
+    if (h->op == ASYNC_PULL && h->payload != 0)
+        return "a pull with a payload";
+    return NULL;
+}
+
 /** run_server(): serves the workers until every one has sent STOP. */
 static mxk_status async_run_server(void *p, const mxk_kvstore_server_handler *handler,
                                    mxk_error_sink *err) {
@@ -877,17 +948,20 @@ static mxk_status async_run_server(void *p, const mxk_kvstore_server_handler *ha
         }
         rc = MPI_Mrecv(m, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         async_hdr h;
+        memset(&h, 0, sizeof h);
         if (rc == MPI_SUCCESS && (size_t)len >= sizeof h)
             memcpy(&h, m, sizeof h);
-        if (rc != MPI_SUCCESS || (size_t)len < sizeof h ||
-            h.key_len + h.payload != (size_t)len - sizeof h || h.ndim < 0 ||
-            h.ndim > MXK_MAX_NDIM) {
+        const char *bad = rc != MPI_SUCCESS ? NULL
+                          : (size_t)len < sizeof h
+                              ? "shorter than a header"
+                              : request_problem(t, &h, (size_t)len, status.MPI_SOURCE);
+        if (rc != MPI_SUCCESS || bad != NULL) {
             free(m);
             st = rc != MPI_SUCCESS ? mpi_fail(&e, rc, "a server's receive")
                                    : fail(&e, MXK_ERR_BACKEND,
                                           "KVStore %s server: a malformed message of %d bytes "
-                                          "from rank %d",
-                                          ASYNC_NAME, len, status.MPI_SOURCE);
+                                          "from rank %d: %s",
+                                          ASYNC_NAME, len, status.MPI_SOURCE, bad);
             break;
         }
         char *key = strndup(m + sizeof h, (size_t)h.key_len);
@@ -903,10 +977,8 @@ static mxk_status async_run_server(void *p, const mxk_kvstore_server_handler *ha
         else if (h.op == ASYNC_PULL)
             server_pull(&s, status.MPI_SOURCE, &h, key);
         else if (h.op == ASYNC_CMD) {
-            payload[h.payload ? h.payload - 1 : 0] = '\0';
-            mxk_status cs =
-                h.payload ? handler->command(handler->user, h.head, payload, e.text, sizeof e.text)
-                          : fail(&e, MXK_ERR_BACKEND, "empty command");
+            payload[h.payload - 1] = '\0'; /* request_problem: at least one byte */
+            mxk_status cs = handler->command(handler->user, h.head, payload, e.text, sizeof e.text);
             server_answer(&s, status.MPI_SOURCE, h.reply_tag, cs, e.text, NULL, 0);
         }
         free(key);

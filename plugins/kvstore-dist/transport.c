@@ -926,11 +926,13 @@ static int alloc_compression(const dist_transport *t, dist_key *k) {
  * Starts the collective of a push of `value` to key `k` (lock held) and sets
  * o->gc_threshold: with 2-bit compression on and a float32 key, this worker's value
  * plus the key's residual is quantised (dist_2bit_quantize) and the codes of every
- * rank MPI_Iallgather'ed (poll_ops then sums them: sum_gathered); otherwise an
- * MPI_Iallreduce of the value. Upstream compresses float32 only and refuses other
- * dtypes (src/kvstore/kvstore_dist.h PushImpl: "Gradient compression is only
- * supported for float32 type of parameters"); mxk pushes them uncompressed. On an
- * error writes the message into msg.
+ * rank MPI_Iallgather'ed (poll_ops then sums them: sum_gathered); otherwise the
+ * value is copied into k->recv and MPI_Iallreduce'd there in place (the collective
+ * then never reads `value` after the push completes, even when it times out).
+ * Upstream compresses float32 only and refuses other dtypes
+ * (src/kvstore/kvstore_dist.h PushImpl: "Gradient compression is only supported
+ * for float32 type of parameters"); mxk pushes them uncompressed. On an error
+ * writes the message into msg.
  */
 static mxk_status start_push(dist_transport *t, dist_key *k, const mxk_tensor *value, dist_op *o,
                              MPI_Request *req, char *msg, size_t len) {
@@ -947,8 +949,13 @@ static mxk_status start_push(dist_transport *t, dist_key *k, const mxk_tensor *v
         what = "MPI_Iallgather";
         rc = MPI_Iallgather(k->codes, (int)words, MPI_UINT32_T, k->gathered, (int)words,
                             MPI_UINT32_T, k->comm, req);
-    } else
-        rc = MPI_Iallreduce(value->data, k->recv, k->count, k->type, k->op, k->comm, req);
+    } else { /* in place on k->recv: a timed-out collective may read its buffer after the
+                push completed, and `value` may be the caller's own array (the kernel's
+                one-value fast path); k->recv is kept with the key */
+        if (k->bytes)
+            memcpy(k->recv, value->data, k->bytes);
+        rc = MPI_Iallreduce(MPI_IN_PLACE, k->recv, k->count, k->type, k->op, k->comm, req);
+    }
     if (rc == MPI_SUCCESS)
         return MXK_OK;
     char text[MPI_MAX_ERROR_STRING];

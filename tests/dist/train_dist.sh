@@ -70,7 +70,7 @@ train_dist_2bit)
     # without a dist store: refused before any work
     "$mxk" --config-dir "$conf" train --gc-type 2bit --num-examples 64 >out1.txt 2>err.txt &&
         fail "--gc-type 2bit ran with the local store"
-    grep -q "^mxk train: --gc-type 2bit needs a dist --kv-store (dist_sync or dist_device_sync under mpirun), not 'local': it compresses what the workers exchange$" err.txt ||
+    grep -q "^mxk train: --gc-type 2bit needs a dist --kv-store (dist_sync, dist_device_sync or dist_async under mpirun), not 'local': it compresses what the workers send$" err.txt ||
         fail "no 'needs a dist --kv-store' error: $(cat err.txt)"
     ;;
 train_dist_rank0_saves)

@@ -253,9 +253,9 @@ static int parse_args(train_args *a, int argc, char **argv) {
         return cli_usage_error(a->cmd, "--gc-type must be none or 2bit, not '%s'", a->gc_type);
     if (strcmp(a->gc_type, "none") != 0 && strstr(a->kv_store, "dist") == NULL)
         return cli_usage_error(a->cmd,
-                               "--gc-type %s needs a dist --kv-store (dist_sync or "
-                               "dist_device_sync under mpirun), not '%s': it compresses what "
-                               "the workers exchange",
+                               "--gc-type %s needs a dist --kv-store (dist_sync, "
+                               "dist_device_sync or dist_async under mpirun), not '%s': it "
+                               "compresses what the workers send",
                                a->gc_type, a->kv_store);
     if (a->load_epoch >= 0 && a->model_prefix == NULL)
         return cli_usage_error(a->cmd, "--load-epoch needs --model-prefix");

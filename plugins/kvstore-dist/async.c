@@ -162,6 +162,24 @@ static mxk_status mpi_fail(async_err *e, int rc, const char *what) {
                 dist_mpi_error(rc, text, sizeof text));
 }
 
+/** A key's value split into its servers' parts, and the phrase naming an operation on it. */
+typedef struct key_layout {
+    uint64_t count; /**< elements of the value */
+    size_t es;      /**< bytes per element */
+    int np;         /**< parts */
+    async_part parts[ASYNC_MAX_SERVERS];
+    char what[300]; /**< e.g. "the push of key 3", for messages */
+} key_layout;
+
+/** The layout of value `v` of `key` for operation `op` ("push", "pull", "init"). */
+static void layout_of(const async_transport *t, const char *key, const mxk_tensor *v,
+                      const char *op, key_layout *l) {
+    l->count = mxk_sdk_shape_count(&v->shape);
+    l->es = mxk_sdk_dtype_size(v->dtype);
+    l->np = key_parts(t, key, l->count, l->parts);
+    snprintf(l->what, sizeof l->what, "the %s of key %s", op, key);
+}
+
 /**
  * Polls `req` until it completes, at most the timeout, and writes its status into
  * `status` (MPI_STATUS_IGNORE: not wanted). On a timeout the message names server
@@ -349,22 +367,18 @@ static async_hdr part_header(const async_transport *t, int op, const mxk_tensor 
 /** Pulls every part of `key` into `out` (synchronous). */
 static mxk_status pull_parts(async_transport *t, const char *key, const mxk_tensor *out,
                              async_err *e) {
-    uint64_t count = mxk_sdk_shape_count(&out->shape);
-    size_t es = mxk_sdk_dtype_size(out->dtype);
-    async_part parts[ASYNC_MAX_SERVERS];
-    int np = key_parts(t, key, count, parts);
-    char what[300];
-    snprintf(what, sizeof what, "the pull of key %s", key);
-    for (int i = 0; i < np; i++) {
-        async_hdr h = part_header(t, ASYNC_PULL, out, &parts[i], np);
+    key_layout l;
+    layout_of(t, key, out, "pull", &l);
+    for (int i = 0; i < l.np; i++) {
+        async_hdr h = part_header(t, ASYNC_PULL, out, &l.parts[i], l.np);
         h.reply_tag = new_tag(t);
         size_t len;
         char *m = make_request(&h, key, &len);
         if (m == NULL)
             return fail(e, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory", ASYNC_NAME);
-        size_t bytes = (size_t)(parts[i].end - parts[i].begin) * es;
-        mxk_status st = exchange(t, parts[i].server, m, len, what,
-                                 (char *)out->data + parts[i].begin * es, bytes, 1, e);
+        size_t bytes = (size_t)(l.parts[i].end - l.parts[i].begin) * l.es;
+        mxk_status st = exchange(t, l.parts[i].server, m, len, l.what,
+                                 (char *)out->data + l.parts[i].begin * l.es, bytes, 1, e);
         if (st != MXK_OK)
             return st;
     }
@@ -386,9 +400,7 @@ static int env_positive(const char *name, long long def, long long *out) {
 static mxk_status async_create(const mxk_attrs *attrs, void **out, mxk_error_sink *err) {
     (void)attrs;
     double timeout = 0;
-    mxk_status st = dist_mpi_start(ASYNC_NAME, err);
-    if (st == MXK_OK)
-        st = dist_read_timeout(ASYNC_NAME, &timeout, err);
+    mxk_status st = dist_mpi_start(ASYNC_NAME, &timeout, err);
     if (st != MXK_OK)
         return st;
     int rank = 0, size = 1;
@@ -503,22 +515,18 @@ static mxk_status async_init(void *p, const char *key, const mxk_tensor *value,
     if (t->is_server)
         return dist_host->error(err, MXK_ERR_STATE, "KVStore %s: a server cannot init keys",
                                 ASYNC_NAME);
-    uint64_t count = mxk_sdk_shape_count(&value->shape);
-    size_t es = mxk_sdk_dtype_size(value->dtype);
-    if (es == 0 || count > ((uint64_t)INT32_MAX - 4096) / es)
+    key_layout l;
+    layout_of(t, key, value, "init", &l);
+    if (l.es == 0 || l.count > ((uint64_t)INT32_MAX - 4096) / l.es)
         return dist_host->error(err, MXK_ERR_UNSUPPORTED,
                                 "KVStore %s: init of key %s: dtype %s, %" PRIu64
                                 " elements: more than one MPI message takes",
-                                ASYNC_NAME, key, mxk_sdk_dtype_name(value->dtype), count);
-    async_part parts[ASYNC_MAX_SERVERS];
-    int np = key_parts(t, key, count, parts);
-    char what[300];
-    snprintf(what, sizeof what, "the init of key %s", key);
+                                ASYNC_NAME, key, mxk_sdk_dtype_name(value->dtype), l.count);
     mxk_status st = MXK_OK;
-    for (int i = 0; st == MXK_OK && i < np; i++) {
-        async_hdr h = part_header(t, ASYNC_INIT, value, &parts[i], np);
+    for (int i = 0; st == MXK_OK && i < l.np; i++) {
+        async_hdr h = part_header(t, ASYNC_INIT, value, &l.parts[i], l.np);
         h.reply_tag = new_tag(t);
-        size_t bytes = (size_t)(parts[i].end - parts[i].begin) * es;
+        size_t bytes = (size_t)(l.parts[i].end - l.parts[i].begin) * l.es;
         h.payload = t->rank == 0 ? bytes : 0;
         size_t len;
         char *m = make_request(&h, key, &len);
@@ -527,12 +535,12 @@ static mxk_status async_init(void *p, const char *key, const mxk_tensor *value,
             break;
         }
         if (h.payload)
-            memcpy(request_payload(m), (const char *)value->data + parts[i].begin * es, bytes);
-        st = exchange(t, parts[i].server, m, len, what, NULL, 0, 1, &e);
+            memcpy(request_payload(m), (const char *)value->data + l.parts[i].begin * l.es, bytes);
+        st = exchange(t, l.parts[i].server, m, len, l.what, NULL, 0, 1, &e);
     }
     int any_failed = 0;
     async_err e2;
-    mxk_status sa = workers_agree(t, st != MXK_OK, &any_failed, what, &e2);
+    mxk_status sa = workers_agree(t, st != MXK_OK, &any_failed, l.what, &e2);
     if (st != MXK_OK)
         return to_sink(st, &e, err);
     if (sa != MXK_OK)
@@ -551,23 +559,19 @@ static void async_push(void *p, const char *key, const mxk_tensor *value, int32_
     (void)priority;
     async_transport *t = p;
     async_err e;
-    uint64_t count = mxk_sdk_shape_count(&value->shape);
-    size_t es = mxk_sdk_dtype_size(value->dtype);
-    async_part parts[ASYNC_MAX_SERVERS];
-    int np = key_parts(t, key, count, parts);
-    char what[300];
-    snprintf(what, sizeof what, "the push of key %s", key);
+    key_layout l;
+    layout_of(t, key, value, "push", &l);
     pthread_mutex_lock(&t->lock);
     int compress = t->compress && value->dtype == MXK_FLOAT32;
     double threshold = t->threshold;
     pthread_mutex_unlock(&t->lock);
     mxk_status st = MXK_OK;
-    for (int i = 0; st == MXK_OK && i < np; i++) {
-        uint64_t n = parts[i].end - parts[i].begin;
-        async_hdr h = part_header(t, ASYNC_PUSH, value, &parts[i], np);
+    for (int i = 0; st == MXK_OK && i < l.np; i++) {
+        uint64_t n = l.parts[i].end - l.parts[i].begin;
+        async_hdr h = part_header(t, ASYNC_PUSH, value, &l.parts[i], l.np);
         h.head = compress;
         h.threshold = threshold;
-        h.payload = compress ? dist_2bit_words((size_t)n) * sizeof(uint32_t) : (size_t)n * es;
+        h.payload = compress ? dist_2bit_words((size_t)n) * sizeof(uint32_t) : (size_t)n * l.es;
         size_t len;
         char *m = make_request(&h, key, &len);
         if (m == NULL) {
@@ -576,10 +580,10 @@ static void async_push(void *p, const char *key, const mxk_tensor *value, int32_
         }
         if (compress) { /* the residual is the worker's, per key: quantised under the lock */
             pthread_mutex_lock(&t->lock);
-            float *residual = residual_of(t, key, count);
+            float *residual = residual_of(t, key, l.count);
             if (residual != NULL)
-                dist_2bit_quantize((const float *)value->data + parts[i].begin,
-                                   residual + parts[i].begin, (uint32_t *)request_payload(m),
+                dist_2bit_quantize((const float *)value->data + l.parts[i].begin,
+                                   residual + l.parts[i].begin, (uint32_t *)request_payload(m),
                                    (size_t)n, (float)threshold);
             pthread_mutex_unlock(&t->lock);
             if (residual == NULL) {
@@ -588,10 +592,10 @@ static void async_push(void *p, const char *key, const mxk_tensor *value, int32_
                 break;
             }
         } else {
-            memcpy(request_payload(m), (const char *)value->data + parts[i].begin * es,
-                   (size_t)n * es);
+            memcpy(request_payload(m), (const char *)value->data + l.parts[i].begin * l.es,
+                   (size_t)n * l.es);
         }
-        st = exchange(t, parts[i].server, m, len, what, NULL, 0, 0, &e);
+        st = exchange(t, l.parts[i].server, m, len, l.what, NULL, 0, 0, &e);
     }
     dist_host->async_complete(done, st, st == MXK_OK ? NULL : e.text);
 }

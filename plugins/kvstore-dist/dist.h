@@ -17,26 +17,22 @@
 extern const mxk_host_api *dist_host;
 
 /**
- * Initialises MPI once per process, lazily (the first transport create, never at
- * plugin load), asking for MPI_THREAD_MULTIPLE. `name` (the store type) names the
- * store in errors: MXK_ERR_STATE when the process was not started by an MPI
- * launcher, MXK_ERR_BACKEND when MPI fails or gives less than MPI_THREAD_MULTIPLE.
- * Thread-safe.
+ * What every store's create does first: reads MXK_KVSTORE_TIMEOUT into *timeout
+ * (positive seconds, default 60), then initialises MPI once per process, lazily
+ * (the first transport create, never at plugin load), asking for
+ * MPI_THREAD_MULTIPLE. `name` (the store type) names the store in errors:
+ * MXK_ERR_INVALID_ARGUMENT "KVStore NAME: MXK_KVSTORE_TIMEOUT must be a positive
+ * number of seconds, got 'V'"; MXK_ERR_STATE when the process was not started by
+ * an MPI launcher; MXK_ERR_BACKEND when MPI fails or gives less than
+ * MPI_THREAD_MULTIPLE. Thread-safe.
  */
-mxk_status dist_mpi_start(const char *name, mxk_error_sink *err);
+mxk_status dist_mpi_start(const char *name, double *timeout, mxk_error_sink *err);
 
 /** The sum operator for float16 (uint16 bit patterns), valid after dist_mpi_start. */
 MPI_Op dist_half_sum_op(void);
 
 /** 64-bit FNV-1a of a string: keys are compared across processes by hash. Pure. */
 uint64_t dist_key_hash(const char *s);
-
-/**
- * Reads MXK_KVSTORE_TIMEOUT (positive seconds, default 60) into *out. Errors:
- * MXK_ERR_INVALID_ARGUMENT "KVStore NAME: MXK_KVSTORE_TIMEOUT must be a positive
- * number of seconds, got 'V'".
- */
-mxk_status dist_read_timeout(const char *name, double *out, mxk_error_sink *err);
 
 /** Writes MPI's text of error code `code` into buf (len bytes) and returns buf. */
 const char *dist_mpi_error(int code, char *buf, size_t len);

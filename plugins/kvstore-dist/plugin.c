@@ -57,7 +57,8 @@ uint64_t dist_key_hash(const char *s) {
     return h;
 }
 
-mxk_status dist_read_timeout(const char *name, double *out, mxk_error_sink *err) {
+/** Reads MXK_KVSTORE_TIMEOUT (see dist_mpi_start). */
+static mxk_status read_timeout(const char *name, double *out, mxk_error_sink *err) {
     const char *s = getenv("MXK_KVSTORE_TIMEOUT");
     *out = DIST_TIMEOUT_DEFAULT;
     if (s == NULL || *s == '\0')
@@ -81,7 +82,9 @@ static int mpi_launched(void) {
     return 0;
 }
 
-mxk_status dist_mpi_start(const char *name, mxk_error_sink *err) {
+mxk_status dist_mpi_start(const char *name, double *timeout, mxk_error_sink *err) {
+    if (read_timeout(name, timeout, err) != MXK_OK)
+        return MXK_ERR_INVALID_ARGUMENT;
     if (!mpi_launched())
         return dist_host->error(err, MXK_ERR_STATE,
                                 "KVStore '%s' needs an MPI launch: mpirun -np N mxk train "

@@ -606,9 +606,7 @@ static void free_transport(dist_transport *t) {
 /** Shared body of the create functions of both store types. */
 static mxk_status create_named(const char *name, void **out, mxk_error_sink *err) {
     double timeout = 0;
-    mxk_status st = dist_mpi_start(name, err);
-    if (st == MXK_OK)
-        st = dist_read_timeout(name, &timeout, err);
+    mxk_status st = dist_mpi_start(name, &timeout, err);
     if (st != MXK_OK)
         return st;
     dist_transport *t = calloc(1, sizeof *t);

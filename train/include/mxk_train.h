@@ -217,7 +217,7 @@ MXK_API mxk_status mxkt_optimizer_apply(const mxkt_optimizer *o, double lr, doub
 
 /**
  * KVStore.set_optimizer on a store with servers (dist_async): sends `opt` (its
- * name and hyper-parameters, as JSON; train/kvstore_server.c) with the n keys
+ * name and hyper-parameters, as JSON; docs/distributed.md) with the n keys
  * `names` and their learning-rate and weight-decay multipliers (NULL: all 1) to the
  * servers, which from then on apply every push with this optimizer. Every worker
  * calls it alike (rank 0's is sent; see mxk_kvstore_send_command_to_servers).

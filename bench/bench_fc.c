@@ -50,7 +50,8 @@ static double run_blas(int iters) {
     for (int it = 0; it < iters; it++) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, H, K, 1.f, x, K, w, K, 0.f, y, H);
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, K, N, 1.f, dy, H, x, K, 0.f, dw, K);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, K, H, 1.f, dy, H, w, K, 0.f, dx, K);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, K, H, 1.f, dy, H, w, K, 0.f, dx,
+                    K);
     }
     double t = now() - t0;
     free(x), free(w), free(y), free(dy), free(dw), free(dx);

@@ -132,8 +132,8 @@ mxk_status dn_md_plain(dnnl_memory_desc_t *md, int ndims, const dnnl_dim_t *dims
 }
 
 mxk_status dn_md_of_shape(dnnl_memory_desc_t *md, const mxk_shape *s, mxk_error_sink *err) {
-    dnnl_dim_t dims[MXK_MAX_NDIM];
-    for (int32_t i = 0; i < s->ndim; i++)
+    dnnl_dims_t dims = {0}; /* oneDNN's full dims type: the call reads DNNL_MAX_NDIMS entries */
+    for (int32_t i = 0; i < s->ndim && i < DNNL_MAX_NDIMS; i++)
         dims[i] = (dnnl_dim_t)s->dims[i];
     return dn_md_plain(md, (int)s->ndim, dims, err);
 }

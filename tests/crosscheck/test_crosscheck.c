@@ -22,9 +22,9 @@ enum { B = 4, IN = 5, HID = 8, CLS = 3 };
 /** A symbol of operator `op` named `name` on the inputs, with attributes k=v (NULL-ended). */
 static mxk_symbol *op_sym(const char *op, const char *name, mxk_symbol *input,
                           const char *const *kv) {
-    const char *keys[8], *vals[8];
+    const char *keys[8] = {0}, *vals[8] = {0};
     uint32_t n = 0;
-    for (; kv && kv[2 * n]; n++) {
+    for (; kv && kv[2 * n] && n < 8; n++) {
         keys[n] = kv[2 * n];
         vals[n] = kv[2 * n + 1];
     }

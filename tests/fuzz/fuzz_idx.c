@@ -127,7 +127,9 @@ static fuzz_seed make_seed(uint32_t ndim, int gz, uint8_t parts_bits) {
     uint32_t n = 7, rows = 3, cols = 2;
     size_t hdr = 4 + 4 * ndim, item = ndim == 3 ? rows * cols : 1;
     size_t len = hdr + n * item;
-    uint8_t *f = malloc(len);
+    uint8_t *f = calloc(1, len);
+    if (f == NULL)
+        abort();
     be32(f, 0x800 | ndim);
     be32(f + 4, n);
     if (ndim == 3) {

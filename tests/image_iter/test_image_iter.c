@@ -234,7 +234,7 @@ static void test_random_crop_and_mirror(void) {
     CHECK_EQ_INT(run("b.rec", kv, &g_a), MXK_OK);
     int off_centre = 0, mirrored = 0, plain = 0;
     for (uint32_t e = 0; e < 16; e++) {
-        int x, y, m;
+        int x = 0, y = 0, m = 0;
         CHECK(find_crop(&g_a, e, (uint32_t)g_a.index[e], 2, 3, &x, &y, &m));
         off_centre += x != 1 || y != 1;
         mirrored += m;

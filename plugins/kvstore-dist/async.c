@@ -95,6 +95,7 @@ typedef struct async_transport {
     double timeout; /**< seconds */
     uint64_t bound; /**< MXK_KVSTORE_BIGARRAY_BOUND */
     atomic_int next_tag;
+    unsigned num_tags;    /**< answer tags available: MPI_TAG_UB - ASYNC_TAG_FIRST_REPLY + 1 */
     pthread_mutex_t lock; /**< guards the compression settings and residuals */
     int compress;         /**< 2-bit compression on */
     double threshold;
@@ -305,10 +306,14 @@ static mxk_status exchange(const async_transport *t, int s, char *m, size_t len,
     return st;
 }
 
-/** A fresh answer tag (unique among this worker's outstanding requests). */
+/**
+ * A fresh answer tag: they cycle through every tag MPI allows above
+ * ASYNC_TAG_FIRST_REPLY (MPI_TAG_UB: at least 32767, about 2^31 with Open MPI), so
+ * a receive left pending by a timed-out request is not matched by a later answer.
+ */
 static int32_t new_tag(async_transport *t) {
     unsigned v = (unsigned)atomic_fetch_add(&t->next_tag, 1);
-    return ASYNC_TAG_FIRST_REPLY + (int32_t)(v % 30000u);
+    return ASYNC_TAG_FIRST_REPLY + (int32_t)(v % t->num_tags);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -430,6 +435,10 @@ static mxk_status async_create(const mxk_attrs *attrs, void **out, mxk_error_sin
     t->is_server = rank >= t->num_workers;
     t->timeout = timeout;
     t->bound = (uint64_t)bound;
+    int *tag_ub = NULL, has_ub = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_ub);
+    t->num_tags =
+        (unsigned)((has_ub && *tag_ub > 32767 ? *tag_ub : 32767) - ASYNC_TAG_FIRST_REPLY + 1);
     t->world = t->workers = MPI_COMM_NULL;
     pthread_mutex_init(&t->lock, NULL);
     async_err e;

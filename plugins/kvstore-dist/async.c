@@ -412,13 +412,19 @@ static mxk_status async_create(const mxk_attrs *attrs, void **out, mxk_error_sin
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long servers = 1, bound = ASYNC_BIGARRAY_BOUND;
-    int max = size - 1 < ASYNC_MAX_SERVERS ? size - 1 : ASYNC_MAX_SERVERS;
-    if (!env_positive("MXK_KVSTORE_NUM_SERVERS", 1, &servers) || servers > max)
+    const char *ns = getenv("MXK_KVSTORE_NUM_SERVERS");
+    if (!env_positive("MXK_KVSTORE_NUM_SERVERS", 1, &servers) || servers > ASYNC_MAX_SERVERS)
         return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
-                                "KVStore %s: MXK_KVSTORE_NUM_SERVERS=%s: a job of %d processes "
-                                "takes 1 to %d servers, keeping at least one worker (the last "
-                                "ranks serve)",
-                                ASYNC_NAME, getenv("MXK_KVSTORE_NUM_SERVERS"), size, max);
+                                "KVStore %s: MXK_KVSTORE_NUM_SERVERS must be a number of server "
+                                "processes from 1 to %d, got '%s'",
+                                ASYNC_NAME, ASYNC_MAX_SERVERS, ns);
+    if (servers >= size)
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: %lld server%s (MXK_KVSTORE_NUM_SERVERS) and at least "
+                                "one worker need %lld MPI processes, this job has %d: mpirun -np "
+                                "%lld ... (the last ranks serve)",
+                                ASYNC_NAME, servers, servers == 1 ? "" : "s", servers + 1, size,
+                                servers + 1);
     if (!env_positive("MXK_KVSTORE_BIGARRAY_BOUND", ASYNC_BIGARRAY_BOUND, &bound))
         return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
                                 "KVStore %s: MXK_KVSTORE_BIGARRAY_BOUND must be a positive number "

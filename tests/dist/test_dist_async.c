@@ -16,6 +16,8 @@
  *            message naming both shapes, the other "failed on another worker".
  *   noserver the server never serves: the workers' init fails after
  *            MXK_KVSTORE_TIMEOUT (3 s) with a message naming the server's rank.
+ *   toofew   (mpirun -np 1) create fails: a server and a worker need 2 processes;
+ *            then MXK_KVSTORE_NUM_SERVERS=abc fails with its own message.
  * Every process prints its own "N passed, N failed" line (tests/testing.h).
  */
 #include <stdlib.h>
@@ -257,9 +259,27 @@ static void test_role(void) {
         work_noserver(store);
 }
 
+/** Creating the store fails on a job too small for its servers, and on a bad server count. */
+static void test_too_few_processes(void) {
+    mxk_kvstore *kv = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("dist_async", &kv), MXK_ERR_INVALID_ARGUMENT);
+    CHECK(kv == NULL);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore 'dist_async': transport 'dist_async' create: KVStore dist_async: 1 "
+                "server (MXK_KVSTORE_NUM_SERVERS) and at least one worker need 2 MPI processes, "
+                "this job has 1: mpirun -np 2 ... (the last ranks serve)");
+    setenv("MXK_KVSTORE_NUM_SERVERS", "abc", 1);
+    CHECK_EQ_INT(mxk_kvstore_create("dist_async", &kv), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore 'dist_async': transport 'dist_async' create: KVStore dist_async: "
+                "MXK_KVSTORE_NUM_SERVERS must be a number of server processes from 1 to 64, got "
+                "'abc'");
+    unsetenv("MXK_KVSTORE_NUM_SERVERS");
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s async|mismatch|noserver NUM_WORKERS\n", argv[0]);
+        fprintf(stderr, "usage: %s async|mismatch|noserver|toofew NUM_WORKERS\n", argv[0]);
         return 2;
     }
     expected_workers = atoi(argv[2]);
@@ -267,11 +287,14 @@ int main(int argc, char **argv) {
     mxk_init_options o = {.struct_size = sizeof o, .config_dir = BUILD_CONFDIR, .no_plugins = 1};
     if (mxk_init(&o) != MXK_OK || mxk_load_plugin(CPU_BLAS_PLUGIN, NULL) != MXK_OK ||
         mxk_load_plugin(DIST_PLUGIN, NULL) != MXK_OK ||
-        mxk_kvstore_create("dist_async", &store) != MXK_OK) {
+        (strcmp(mode, "toofew") != 0 && mxk_kvstore_create("dist_async", &store) != MXK_OK)) {
         fprintf(stderr, "setup: %s\n", mxk_get_last_error());
         return 1;
     }
-    MXK_RUN(test_role);
+    if (strcmp(mode, "toofew") == 0)
+        MXK_RUN(test_too_few_processes);
+    else
+        MXK_RUN(test_role);
     mxk_kvstore_free(store);
     int rc = MXK_TEST_EXIT();
     mxk_shutdown();

@@ -418,6 +418,11 @@ static mxk_status async_create(const mxk_attrs *attrs, void **out, mxk_error_sin
                                 "KVStore %s: MXK_KVSTORE_NUM_SERVERS must be a number of server "
                                 "processes from 1 to %d, got '%s'",
                                 ASYNC_NAME, ASYNC_MAX_SERVERS, ns);
+    if (!env_positive("MXK_KVSTORE_BIGARRAY_BOUND", ASYNC_BIGARRAY_BOUND, &bound))
+        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
+                                "KVStore %s: MXK_KVSTORE_BIGARRAY_BOUND must be a positive number "
+                                "of elements, got '%s'",
+                                ASYNC_NAME, getenv("MXK_KVSTORE_BIGARRAY_BOUND"));
     if (servers >= size)
         return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
                                 "KVStore %s: %lld server%s (MXK_KVSTORE_NUM_SERVERS) and at least "
@@ -425,11 +430,6 @@ static mxk_status async_create(const mxk_attrs *attrs, void **out, mxk_error_sin
                                 "%lld ... (the last ranks serve)",
                                 ASYNC_NAME, servers, servers == 1 ? "" : "s", servers + 1, size,
                                 servers + 1);
-    if (!env_positive("MXK_KVSTORE_BIGARRAY_BOUND", ASYNC_BIGARRAY_BOUND, &bound))
-        return dist_host->error(err, MXK_ERR_INVALID_ARGUMENT,
-                                "KVStore %s: MXK_KVSTORE_BIGARRAY_BOUND must be a positive number "
-                                "of elements, got '%s'",
-                                ASYNC_NAME, getenv("MXK_KVSTORE_BIGARRAY_BOUND"));
     async_transport *t = calloc(1, sizeof *t);
     if (t == NULL)
         return dist_host->error(err, MXK_ERR_OUT_OF_MEMORY, "KVStore %s: out of memory",

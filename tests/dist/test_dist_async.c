@@ -17,7 +17,8 @@
  *   noserver the server never serves: the workers' init fails after
  *            MXK_KVSTORE_TIMEOUT (3 s) with a message naming the server's rank.
  *   toofew   (mpirun -np 1) create fails: a server and a worker need 2 processes;
- *            then MXK_KVSTORE_NUM_SERVERS=abc fails with its own message.
+ *            then MXK_KVSTORE_NUM_SERVERS=abc and MXK_KVSTORE_BIGARRAY_BOUND=0 fail
+ *            with their own messages.
  * Every process prints its own "N passed, N failed" line (tests/testing.h).
  */
 #include <stdlib.h>
@@ -275,6 +276,12 @@ static void test_too_few_processes(void) {
                 "MXK_KVSTORE_NUM_SERVERS must be a number of server processes from 1 to 64, got "
                 "'abc'");
     unsetenv("MXK_KVSTORE_NUM_SERVERS");
+    setenv("MXK_KVSTORE_BIGARRAY_BOUND", "0", 1);
+    CHECK_EQ_INT(mxk_kvstore_create("dist_async", &kv), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore 'dist_async': transport 'dist_async' create: KVStore dist_async: "
+                "MXK_KVSTORE_BIGARRAY_BOUND must be a positive number of elements, got '0'");
+    unsetenv("MXK_KVSTORE_BIGARRAY_BOUND");
 }
 
 int main(int argc, char **argv) {

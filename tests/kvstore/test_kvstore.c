@@ -315,6 +315,42 @@ static void test_errors(void) {
     mxk_ndarray_free(d);
 }
 
+/** A controller that refuses every command (never called: the store has no servers). */
+static mxk_status refuse_command(int32_t head, const char *body, void *user) {
+    (void)head;
+    (void)body;
+    (void)user;
+    return mxk_set_error(MXK_ERR_STATE, "no commands here");
+}
+
+/**
+ * The server side and compression on a store without servers (mxk.h): commands,
+ * run_server and gradient compression are refused with their exact messages, and
+ * the arguments are checked before the store's kind.
+ */
+static void test_server_calls_without_servers(void) {
+    mxk_kvstore *kv = NULL;
+    CHECK_EQ_INT(mxk_kvstore_create("local", &kv), MXK_OK);
+    CHECK_EQ_INT(mxk_kvstore_is_server(kv), 0);
+    CHECK_EQ_INT(mxk_kvstore_is_server(NULL), 0);
+    CHECK_EQ_INT(mxk_kvstore_send_command_to_servers(kv, 0, "x"), MXK_ERR_UNSUPPORTED);
+    CHECK_STREQ(mxk_get_last_error(), "KVStore local has no servers to send commands to");
+    CHECK_EQ_INT(mxk_kvstore_send_command_to_servers(kv, 0, NULL), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "mxk_kvstore_send_command_to_servers: kv or body is NULL");
+    CHECK_EQ_INT(mxk_kvstore_run_server(kv, NULL, NULL), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(), "mxk_kvstore_run_server: kv or controller is NULL");
+    CHECK_EQ_INT(mxk_kvstore_run_server(kv, refuse_command, NULL), MXK_ERR_STATE);
+    CHECK_STREQ(mxk_get_last_error(), "KVStore local: this process is not a server of the store");
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "2bit", 0.0), MXK_ERR_INVALID_ARGUMENT);
+    CHECK_STREQ(mxk_get_last_error(),
+                "gradient compression 2bit: threshold must be positive, not 0");
+    CHECK_EQ_INT(mxk_kvstore_set_gradient_compression(kv, "2bit", 0.5), MXK_ERR_UNSUPPORTED);
+    CHECK_STREQ(mxk_get_last_error(),
+                "KVStore local: gradient compression needs a dist store (its transport "
+                "compresses what it sends)");
+    mxk_kvstore_free(kv);
+}
+
 /**
  * The key kind is recorded by the init that adds the store's first key, never by a
  * failing call: failed string-key calls on an empty store (pull and push of an
@@ -674,6 +710,7 @@ int main(void) {
     MXK_RUN(test_updater_from_zeros_device);
     MXK_RUN(test_errors);
     MXK_RUN(test_key_kind_after_failed_call);
+    MXK_RUN(test_server_calls_without_servers);
     MXK_RUN(test_other_dtypes);
     MXK_RUN(test_interleaved_ordering);
     MXK_RUN(test_free_with_pending_work);

@@ -80,8 +80,6 @@
  */
 #define KV_REDUCE_OP "ElementWiseSum"
 
-static const mxk_context KV_CPU = {MXK_DEV_CPU, 0};
-
 /** True for host memory devices. */
 static int kv_is_host(mxk_context c) {
     return c.dev_type == MXK_DEV_CPU || c.dev_type == MXK_DEV_CPU_PINNED;

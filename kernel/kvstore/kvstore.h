@@ -16,6 +16,9 @@
 #include "mxk.h"
 #include "mxk_abi_kvstore.h"
 
+/** The host device, where the store keeps values that are not on a device. */
+static const mxk_context KV_CPU = {MXK_DEV_CPU, 0};
+
 /** Kind of keys a store has seen (mixing is an error, upstream kvstore.py). */
 enum { KV_KEYS_NONE = 0, KV_KEYS_STR = 1, KV_KEYS_INT = 2 };
 

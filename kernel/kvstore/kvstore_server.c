@@ -22,8 +22,6 @@
 #include "ndarray.h"
 #include "shape.h"
 
-static const mxk_context KV_SERVER_CPU = {MXK_DEV_CPU, 0};
-
 /** The server loop's state: the store and the application's controller. */
 typedef struct kv_server {
     mxk_kvstore *kv;
@@ -81,13 +79,11 @@ static mxk_status kv_server_init(void *user, const char *key, const mxk_tensor *
     if (mxki_kvstore_find(s->kv, key) != NULL)
         st = mxk_set_error(MXK_ERR_STATE, "duplicate init of key %s", key);
     else if (e != NULL && (e->key = strdup(key)) != NULL &&
-             (st = mxk_ndarray_create(&value->shape, value->dtype, KV_SERVER_CPU, &e->stored)) ==
-                 MXK_OK &&
+             (st = mxk_ndarray_create(&value->shape, value->dtype, KV_CPU, &e->stored)) == MXK_OK &&
              (st = mxk_ndarray_copy_from_host(e->stored, value->data,
                                               mxki_ndarray_bytes(e->stored))) == MXK_OK &&
              (st = mxk_ndarray_wait_to_read(e->stored)) == MXK_OK &&
-             (st = mxk_ndarray_create(&value->shape, value->dtype, KV_SERVER_CPU, &e->merged)) ==
-                 MXK_OK)
+             (st = mxk_ndarray_create(&value->shape, value->dtype, KV_CPU, &e->merged)) == MXK_OK)
         st = mxki_kvstore_append(s->kv, e);
     pthread_mutex_unlock(&s->kv->lock);
     if (st == MXK_OK)
